@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Installs every system package polytune needs on a fresh Debian machine.
+# Idempotent and non-interactive: packages already present are skipped.
+set -euo pipefail
+
+packages=(
+  # isl-rs builds its bundled isl with autotools
+  autoconf automake libtool g++ make pkg-config libgmp-dev
+  # SCoP detection in ordinary C (clang-sys, dynamic)
+  libclang-dev
+  # simulated counters (cachegrind)
+  valgrind
+  # second back-end compiler and its OpenMP runtime
+  clang-19 libomp-19-dev
+  # timing helpers for scripts
+  python3
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if [ "${#missing[@]}" -eq 0 ]; then
+  echo "setup: all system packages present"
+  exit 0
+fi
+
+echo "setup: installing ${missing[*]}"
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+echo "setup: done"

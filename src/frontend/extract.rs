@@ -1,0 +1,213 @@
+//! Finds the `#pragma scop` ... `#pragma endscop` regions of a C file.
+//! A light lexer skips comments, strings and character literals so that a
+//! pragma in a comment is not taken for one; everything outside the
+//! regions is never touched.
+
+use super::error::SpanError;
+use crate::scop::Region;
+use crate::scop::ast::Span;
+
+/// What kind of preprocessor line was found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Directive {
+    Scop,
+    EndScop,
+    Other,
+}
+
+/// Every SCoP region of `text`, in order.
+pub fn regions(text: &str) -> Result<Vec<Region>, SpanError> {
+    let mut out = Vec::new();
+    let mut open: Option<Span> = None;
+    for (span, directive) in directives(text) {
+        match (directive, open) {
+            (Directive::Scop, None) => open = Some(span),
+            (Directive::Scop, Some(_)) => {
+                return Err(SpanError::new(
+                    span,
+                    "`#pragma scop` inside an open SCoP",
+                )
+                .help("close the previous region with `#pragma endscop` first; SCoPs do not nest"));
+            }
+            (Directive::EndScop, Some(o)) => {
+                out.push(Region {
+                    open: o,
+                    body: Span {
+                        start: o.end,
+                        end: span.start,
+                    },
+                    close: span,
+                });
+                open = None;
+            }
+            (Directive::EndScop, None) => {
+                return Err(SpanError::new(
+                    span,
+                    "`#pragma endscop` without a matching `#pragma scop`",
+                )
+                .help("add `#pragma scop` before the loop nest, or remove this line"));
+            }
+            (Directive::Other, Some(_)) => {
+                return Err(SpanError::new(
+                    span,
+                    "preprocessor directive inside a SCoP is not supported",
+                )
+                .help("move it outside the `#pragma scop` ... `#pragma endscop` region"));
+            }
+            (Directive::Other, None) => {}
+        }
+    }
+    if let Some(o) = open {
+        return Err(
+            SpanError::new(o, "`#pragma scop` is never closed")
+                .help("add `#pragma endscop` after the loop nest"),
+        );
+    }
+    if out.is_empty() {
+        return Err(SpanError::new(
+            Span { start: 0, end: 0 },
+            "no SCoP found: the file has no `#pragma scop` ... `#pragma endscop` region",
+        )
+        .help("mark the loop nest to optimize with `#pragma scop` before it and `#pragma endscop` after it"));
+    }
+    Ok(out)
+}
+
+/// Preprocessor lines outside comments and literals, with their spans
+/// (including the final newline, if any).
+fn directives(text: &str) -> Vec<(Span, Directive)> {
+    let b = text.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    let mut at_line_start = true;
+    while i < b.len() {
+        let c = b[i];
+        match c {
+            b'\n' => {
+                at_line_start = true;
+                i += 1;
+            }
+            b' ' | b'\t' | b'\r' | b'\x0c' | b'\x0b' => i += 1,
+            b'#' if at_line_start => {
+                let start = line_start(b, i);
+                let end = directive_end(b, i);
+                let kind = classify(&text[i..end]);
+                let end_nl = if end < b.len() { end + 1 } else { end };
+                out.push((Span { start, end: end_nl }, kind));
+                i = end_nl;
+                at_line_start = true;
+            }
+            b'/' if b.get(i + 1) == Some(&b'/') => {
+                while i < b.len() && b[i] != b'\n' {
+                    i += 1;
+                }
+            }
+            b'/' if b.get(i + 1) == Some(&b'*') => {
+                i += 2;
+                while i < b.len() && !(b[i] == b'*' && b.get(i + 1) == Some(&b'/')) {
+                    i += 1;
+                }
+                i = (i + 2).min(b.len());
+            }
+            b'"' | b'\'' => {
+                i += 1;
+                while i < b.len() && b[i] != c && b[i] != b'\n' {
+                    if b[i] == b'\\' {
+                        i += 1;
+                    }
+                    i += 1;
+                }
+                i = (i + 1).min(b.len());
+                at_line_start = false;
+            }
+            _ => {
+                at_line_start = false;
+                i += 1;
+            }
+        }
+    }
+    out
+}
+
+fn line_start(b: &[u8], mut i: usize) -> usize {
+    while i > 0 && b[i - 1] != b'\n' {
+        i -= 1;
+    }
+    i
+}
+
+/// End of a directive line (index of its newline), following `\` joins.
+fn directive_end(b: &[u8], mut i: usize) -> usize {
+    while i < b.len() {
+        if b[i] == b'\n' {
+            let mut k = i;
+            if k > 0 && b[k - 1] == b'\r' {
+                k -= 1;
+            }
+            if k > 0 && b[k - 1] == b'\\' {
+                i += 1;
+                continue;
+            }
+            return i;
+        }
+        i += 1;
+    }
+    b.len()
+}
+
+fn classify(line: &str) -> Directive {
+    // Drop a trailing comment, then split into words.
+    let code = line.split("//").next().unwrap_or("");
+    let code = code.split("/*").next().unwrap_or("");
+    let words: Vec<&str> = code
+        .trim_start_matches('#')
+        .split_whitespace()
+        .collect();
+    match words.as_slice() {
+        ["pragma", "scop"] => Directive::Scop,
+        ["pragma", "endscop"] => Directive::EndScop,
+        _ => Directive::Other,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn finds_regions_and_ignores_comments() {
+        let text = "int x;\n/* #pragma scop */\n#pragma scop\na[0] = 1;\n  #  pragma   endscop // end\nint y;\n";
+        let r = regions(text).unwrap();
+        assert_eq!(r.len(), 1);
+        assert_eq!(&text[r[0].body.start..r[0].body.end], "a[0] = 1;\n");
+        assert_eq!(&text[r[0].open.start..r[0].open.end], "#pragma scop\n");
+        assert!(text[r[0].close.start..r[0].close.end].contains("endscop"));
+    }
+
+    #[test]
+    fn reports_unbalanced_pragmas() {
+        assert!(regions("#pragma endscop\n").unwrap_err().message.contains("without a matching"));
+        assert!(regions("#pragma scop\nx=1;\n").unwrap_err().message.contains("never closed"));
+        assert!(
+            regions("#pragma scop\n#pragma scop\n#pragma endscop\n")
+                .unwrap_err()
+                .message
+                .contains("inside an open SCoP")
+        );
+        assert!(regions("int main(){}\n").unwrap_err().message.contains("no SCoP"));
+        assert!(
+            regions("#pragma scop\n#define X 1\n#pragma endscop\n")
+                .unwrap_err()
+                .message
+                .contains("preprocessor")
+        );
+    }
+
+    #[test]
+    fn string_with_pragma_text_is_not_a_pragma() {
+        let text = "char *s = \"\\n#pragma scop\";\n#pragma scop\nx = 1;\n#pragma endscop";
+        let r = regions(text).unwrap();
+        assert_eq!(r.len(), 1);
+        assert_eq!(r[0].close.end, text.len());
+    }
+}

@@ -1,0 +1,11 @@
+//! polytune: a polyhedral source-to-source optimizer for C that learns
+//! which loop transformations to apply.
+//!
+//! The crate is organized by pipeline stage: [`frontend`] finds and parses
+//! the static control parts of a C file, [`scop`] is the polyhedral
+//! description handed to the engine, [`isl`] is the only door to isl.
+
+pub mod cli;
+pub mod frontend;
+pub mod isl;
+pub mod scop;

@@ -1,0 +1,234 @@
+//! The C subset of a SCoP as a tree: what the front end parses, what the
+//! code generator re-emits statement bodies from, and what the
+//! pretty-printer turns back into C.
+
+use serde::Serialize;
+
+/// A byte range in the source file (not in the SCoP), so every node can be
+/// reported as file:line:col.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Default)]
+pub struct Span {
+    pub start: usize,
+    pub end: usize,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+pub enum BinOp {
+    Or,
+    And,
+    BitOr,
+    BitXor,
+    BitAnd,
+    Eq,
+    Ne,
+    Lt,
+    Gt,
+    Le,
+    Ge,
+    Shl,
+    Shr,
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Mod,
+}
+
+impl BinOp {
+    /// C precedence: larger binds tighter.
+    pub fn precedence(self) -> u8 {
+        use BinOp::*;
+        match self {
+            Or => 1,
+            And => 2,
+            BitOr => 3,
+            BitXor => 4,
+            BitAnd => 5,
+            Eq | Ne => 6,
+            Lt | Gt | Le | Ge => 7,
+            Shl | Shr => 8,
+            Add | Sub => 9,
+            Mul | Div | Mod => 10,
+        }
+    }
+
+    pub fn symbol(self) -> &'static str {
+        use BinOp::*;
+        match self {
+            Or => "||",
+            And => "&&",
+            BitOr => "|",
+            BitXor => "^",
+            BitAnd => "&",
+            Eq => "==",
+            Ne => "!=",
+            Lt => "<",
+            Gt => ">",
+            Le => "<=",
+            Ge => ">=",
+            Shl => "<<",
+            Shr => ">>",
+            Add => "+",
+            Sub => "-",
+            Mul => "*",
+            Div => "/",
+            Mod => "%",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+pub enum UnOp {
+    Neg,
+    Plus,
+    Not,
+    BitNot,
+    /// `*p`: parsed only to be rejected.
+    Deref,
+    /// `&x`: parsed only to be rejected.
+    AddrOf,
+    PreInc,
+    PreDec,
+    PostInc,
+    PostDec,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub enum ExprKind {
+    /// Integer literal, with its original spelling (suffixes kept).
+    Int { value: i64, text: String },
+    /// Floating literal, kept as written so the value is bit-identical.
+    Float(String),
+    Ident(String),
+    /// `name[s0][s1]...`.
+    Access { name: String, subscripts: Vec<Expr> },
+    Call { name: String, args: Vec<Expr> },
+    Unary { op: UnOp, expr: Box<Expr> },
+    Binary { op: BinOp, lhs: Box<Expr>, rhs: Box<Expr> },
+    Ternary { cond: Box<Expr>, then: Box<Expr>, other: Box<Expr> },
+    Cast { ty: String, expr: Box<Expr> },
+    /// Something the SCoP language does not accept (string literals, member
+    /// access, indexing a non-name, ...), kept with a description so the
+    /// lowering pass can report it at its position.
+    Unsupported(String),
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Expr {
+    pub kind: ExprKind,
+    pub span: Span,
+}
+
+impl Expr {
+    pub fn new(kind: ExprKind, span: Span) -> Expr {
+        Expr { kind, span }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+pub enum AssignOp {
+    Assign,
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Mod,
+    BitAnd,
+    BitOr,
+    BitXor,
+    Shl,
+    Shr,
+}
+
+impl AssignOp {
+    pub fn symbol(self) -> &'static str {
+        use AssignOp::*;
+        match self {
+            Assign => "=",
+            Add => "+=",
+            Sub => "-=",
+            Mul => "*=",
+            Div => "/=",
+            Mod => "%=",
+            BitAnd => "&=",
+            BitOr => "|=",
+            BitXor => "^=",
+            Shl => "<<=",
+            Shr => ">>=",
+        }
+    }
+
+    /// The binary operator a compound assignment applies.
+    pub fn binary(self) -> Option<BinOp> {
+        use AssignOp::*;
+        Some(match self {
+            Assign => return None,
+            Add => BinOp::Add,
+            Sub => BinOp::Sub,
+            Mul => BinOp::Mul,
+            Div => BinOp::Div,
+            Mod => BinOp::Mod,
+            BitAnd => BinOp::BitAnd,
+            BitOr => BinOp::BitOr,
+            BitXor => BinOp::BitXor,
+            Shl => BinOp::Shl,
+            Shr => BinOp::Shr,
+        })
+    }
+}
+
+/// How a `for` loop advances its iterator.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Step {
+    /// The variable the step updates (must be the loop's iterator).
+    pub variable: String,
+    /// Signed constant stride when the step is `i++`, `i -= 2`, `i = i + 4`...;
+    /// `None` with the expression kept when the step is not a constant.
+    pub stride: Option<i64>,
+    pub text_expr: Option<Expr>,
+    pub span: Span,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ForLoop {
+    pub iterator: String,
+    /// `Some("int")` for `for (int i = ...)`.
+    pub declared_type: Option<String>,
+    pub init: Expr,
+    pub cond: Expr,
+    pub step: Step,
+    pub body: Box<Stmt>,
+    pub span: Span,
+    /// Span of the iterator name in the header.
+    pub iterator_span: Span,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub enum StmtKind {
+    For(ForLoop),
+    If {
+        cond: Expr,
+        then: Box<Stmt>,
+        other: Option<Box<Stmt>>,
+    },
+    Block(Vec<Stmt>),
+    /// `lhs op rhs;`; `id` numbers the polyhedral statements of the SCoP
+    /// in textual order (S0, S1, ...).
+    Assign {
+        id: usize,
+        lhs: Expr,
+        op: AssignOp,
+        rhs: Expr,
+    },
+    /// An expression statement without assignment (rejected when lowered).
+    Expr(Expr),
+    /// `while`, a declaration, ...: rejected when lowered.
+    Unsupported(String),
+    Empty,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Stmt {
+    pub kind: StmtKind,
+    pub span: Span,
+}

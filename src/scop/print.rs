@@ -1,0 +1,247 @@
+//! Regenerates C from the parsed SCoP tree. The output parses back to the
+//! same tree (same operators, same association, literals as written), so
+//! the compiler sees the same computation as in the original source.
+
+use super::ast::{AssignOp, Expr, ExprKind, ForLoop, Stmt, StmtKind, UnOp};
+use std::fmt::Write;
+
+const PREC_TERNARY: u8 = 0;
+const PREC_UNARY: u8 = 11;
+const PREC_POSTFIX: u8 = 12;
+const PREC_PRIMARY: u8 = 13;
+
+fn precedence(e: &Expr) -> u8 {
+    match &e.kind {
+        ExprKind::Ternary { .. } => PREC_TERNARY,
+        ExprKind::Binary { op, .. } => op.precedence(),
+        ExprKind::Unary {
+            op: UnOp::PostInc | UnOp::PostDec,
+            ..
+        } => PREC_POSTFIX,
+        ExprKind::Unary { .. } | ExprKind::Cast { .. } => PREC_UNARY,
+        ExprKind::Access { .. } | ExprKind::Call { .. } => PREC_POSTFIX,
+        _ => PREC_PRIMARY,
+    }
+}
+
+/// C text of an expression.
+pub fn expr_to_c(e: &Expr) -> String {
+    let mut s = String::new();
+    write_expr(&mut s, e, PREC_TERNARY);
+    s
+}
+
+fn write_expr(out: &mut String, e: &Expr, min_prec: u8) {
+    let paren = precedence(e) < min_prec;
+    if paren {
+        out.push('(');
+    }
+    match &e.kind {
+        ExprKind::Int { text, .. } => out.push_str(text),
+        ExprKind::Float(text) => out.push_str(text),
+        ExprKind::Ident(name) => out.push_str(name),
+        ExprKind::Access { name, subscripts } => {
+            out.push_str(name);
+            for s in subscripts {
+                out.push('[');
+                write_expr(out, s, PREC_TERNARY);
+                out.push(']');
+            }
+        }
+        ExprKind::Call { name, args } => {
+            out.push_str(name);
+            out.push('(');
+            for (k, a) in args.iter().enumerate() {
+                if k > 0 {
+                    out.push_str(", ");
+                }
+                write_expr(out, a, PREC_TERNARY);
+            }
+            out.push(')');
+        }
+        ExprKind::Unary { op, expr } => {
+            let (prefix, postfix) = match op {
+                UnOp::Neg => ("-", ""),
+                UnOp::Plus => ("+", ""),
+                UnOp::Not => ("!", ""),
+                UnOp::BitNot => ("~", ""),
+                UnOp::Deref => ("*", ""),
+                UnOp::AddrOf => ("&", ""),
+                UnOp::PreInc => ("++", ""),
+                UnOp::PreDec => ("--", ""),
+                UnOp::PostInc => ("", "++"),
+                UnOp::PostDec => ("", "--"),
+            };
+            out.push_str(prefix);
+            // Avoid `- -x` turning into `--x` and `+ +x` into `++x`.
+            let inner_sign_clash = matches!(
+                (&expr.kind, op),
+                (
+                    ExprKind::Unary {
+                        op: UnOp::Neg | UnOp::PreDec,
+                        ..
+                    },
+                    UnOp::Neg
+                ) | (
+                    ExprKind::Unary {
+                        op: UnOp::Plus | UnOp::PreInc,
+                        ..
+                    },
+                    UnOp::Plus
+                )
+            );
+            let inner_min = if postfix.is_empty() {
+                PREC_UNARY
+            } else {
+                PREC_POSTFIX
+            };
+            if inner_sign_clash {
+                out.push('(');
+                write_expr(out, expr, PREC_TERNARY);
+                out.push(')');
+            } else {
+                write_expr(out, expr, inner_min);
+            }
+            out.push_str(postfix);
+        }
+        ExprKind::Binary { op, lhs, rhs } => {
+            let p = op.precedence();
+            write_expr(out, lhs, p);
+            let _ = write!(out, " {} ", op.symbol());
+            write_expr(out, rhs, p + 1);
+        }
+        ExprKind::Ternary { cond, then, other } => {
+            write_expr(out, cond, 1);
+            out.push_str(" ? ");
+            write_expr(out, then, PREC_TERNARY);
+            out.push_str(" : ");
+            write_expr(out, other, PREC_TERNARY);
+        }
+        ExprKind::Cast { ty, expr } => {
+            let _ = write!(out, "({ty})");
+            write_expr(out, expr, PREC_UNARY);
+        }
+        ExprKind::Unsupported(what) => {
+            let _ = write!(out, "/* unsupported: {what} */");
+        }
+    }
+    if paren {
+        out.push(')');
+    }
+}
+
+/// C text of a statement list, each line prefixed with `indent` plus two
+/// spaces per nesting level.
+pub fn stmts_to_c(stmts: &[Stmt], indent: &str) -> String {
+    let mut out = String::new();
+    for s in stmts {
+        write_stmt(&mut out, s, indent);
+    }
+    out
+}
+
+fn write_stmt(out: &mut String, s: &Stmt, indent: &str) {
+    match &s.kind {
+        StmtKind::For(l) => {
+            let _ = write!(out, "{indent}{}", for_header(l));
+            write_body(out, &l.body, indent, false);
+        }
+        StmtKind::If { cond, then, other } => {
+            let _ = write!(out, "{indent}if ({})", expr_to_c(cond));
+            // Brace a non-block then-branch when an else follows, so the
+            // else cannot attach to a nested if.
+            write_body(out, then, indent, other.is_some() && ends_with_open_if(then));
+            if let Some(other) = other {
+                let _ = write!(out, "{indent}else");
+                write_body(out, other, indent, false);
+            }
+        }
+        StmtKind::Block(stmts) => {
+            let _ = writeln!(out, "{indent}{{");
+            let inner = format!("{indent}  ");
+            for st in stmts {
+                write_stmt(out, st, &inner);
+            }
+            let _ = writeln!(out, "{indent}}}");
+        }
+        StmtKind::Assign { lhs, op, rhs, .. } => {
+            let _ = writeln!(
+                out,
+                "{indent}{} {} {};",
+                expr_to_c(lhs),
+                op.symbol(),
+                expr_to_c(rhs)
+            );
+        }
+        StmtKind::Expr(e) => {
+            let _ = writeln!(out, "{indent}{};", expr_to_c(e));
+        }
+        StmtKind::Unsupported(what) => {
+            let _ = writeln!(out, "{indent}/* unsupported: {what} */");
+        }
+        StmtKind::Empty => {
+            let _ = writeln!(out, "{indent};");
+        }
+    }
+}
+
+fn write_body(out: &mut String, body: &Stmt, indent: &str, force_braces: bool) {
+    match &body.kind {
+        StmtKind::Block(stmts) => {
+            out.push_str(" {\n");
+            let inner = format!("{indent}  ");
+            for st in stmts {
+                write_stmt(out, st, &inner);
+            }
+            let _ = writeln!(out, "{indent}}}");
+        }
+        _ if force_braces => {
+            out.push_str(" {\n");
+            write_stmt(out, body, &format!("{indent}  "));
+            let _ = writeln!(out, "{indent}}}");
+        }
+        _ => {
+            out.push('\n');
+            write_stmt(out, body, &format!("{indent}  "));
+        }
+    }
+}
+
+/// Whether an `else` printed after `s` would attach to an `if` inside it.
+fn ends_with_open_if(s: &Stmt) -> bool {
+    match &s.kind {
+        StmtKind::If { other: None, .. } => true,
+        StmtKind::If { other: Some(o), .. } => ends_with_open_if(o),
+        StmtKind::For(l) => ends_with_open_if(&l.body),
+        _ => false,
+    }
+}
+
+/// `for (init; cond; step)` of a loop.
+pub fn for_header(l: &ForLoop) -> String {
+    let decl = match &l.declared_type {
+        Some(t) => format!("{t} "),
+        None => String::new(),
+    };
+    let step = match l.step.stride {
+        Some(1) => format!("{}++", l.iterator),
+        Some(-1) => format!("{}--", l.iterator),
+        Some(c) if c > 0 => format!("{} += {c}", l.iterator),
+        Some(c) => format!("{} -= {}", l.iterator, -(c as i128)),
+        None => match &l.step.text_expr {
+            Some(e) => format!("{} = {}", l.iterator, expr_to_c(e)),
+            None => format!("/* unsupported step of {} */", l.iterator),
+        },
+    };
+    format!(
+        "for ({decl}{} = {}; {}; {step})",
+        l.iterator,
+        expr_to_c(&l.init),
+        expr_to_c(&l.cond)
+    )
+}
+
+/// `lhs op rhs` of an assignment, without the semicolon.
+pub fn assignment_to_c(lhs: &Expr, op: AssignOp, rhs: &Expr) -> String {
+    format!("{} {} {}", expr_to_c(lhs), op.symbol(), expr_to_c(rhs))
+}
