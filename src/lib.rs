@@ -8,4 +8,5 @@
 pub mod cli;
 pub mod frontend;
 pub mod isl;
+pub mod measure;
 pub mod scop;

@@ -208,7 +208,7 @@ impl Lowerer<'_> {
         match &s.kind {
             StmtKind::For(l) => self.for_loop(l),
             StmtKind::If { cond, then, other } => {
-                let f = self.condition(cond)?;
+                let f = self.condition(cond, Place::Condition)?;
                 self.guards.push(f.clone());
                 self.stmt(then)?;
                 self.guards.pop();
@@ -265,7 +265,7 @@ impl Lowerer<'_> {
         self.loops.push(LoopScope {
             iterator: it.to_string(),
         });
-        let cond = self.condition(&l.cond);
+        let cond = self.condition(&l.cond, Place::Bound);
         self.loops.pop();
         let cond = cond?;
         check_monotone(&cond, it, stride, l.cond.span)?;
@@ -551,20 +551,20 @@ impl Lowerer<'_> {
         }
     }
 
-    fn condition(&mut self, e: &Expr) -> R<Formula> {
+    fn condition(&mut self, e: &Expr, place: Place) -> R<Formula> {
         match &e.kind {
-            ExprKind::Binary { op: BinOp::And, lhs, rhs } => Ok(Formula::and(vec![self.condition(lhs)?, self.condition(rhs)?])),
-            ExprKind::Binary { op: BinOp::Or, lhs, rhs } => Ok(Formula::or(vec![self.condition(lhs)?, self.condition(rhs)?])),
+            ExprKind::Binary { op: BinOp::And, lhs, rhs } => Ok(Formula::and(vec![self.condition(lhs, place)?, self.condition(rhs, place)?])),
+            ExprKind::Binary { op: BinOp::Or, lhs, rhs } => Ok(Formula::or(vec![self.condition(lhs, place)?, self.condition(rhs, place)?])),
             ExprKind::Unary { op: UnOp::Not, expr } => {
-                self.condition(expr)?.negate().ok_or_else(|| overflow(e.span))
+                self.condition(expr, place)?.negate().ok_or_else(|| overflow(e.span))
             }
             ExprKind::Binary {
                 op: op @ (BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge | BinOp::Eq | BinOp::Ne),
                 lhs,
                 rhs,
             } => {
-                let a = self.piecewise(lhs, Place::Condition)?;
-                let b = self.piecewise(rhs, Place::Condition)?;
+                let a = self.piecewise(lhs, place)?;
+                let b = self.piecewise(rhs, place)?;
                 compare(*op, &a, &b).ok_or_else(|| overflow(e.span))
             }
             ExprKind::Int { value, .. } => Ok(if *value != 0 { Formula::truth() } else { Formula::Or(vec![]) }),

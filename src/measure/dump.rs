@@ -1,0 +1,207 @@
+//! The dump a kernel prints with `--dump` (see
+//! `polybench/include/polytune_bench.h`), and its comparison: exact for
+//! integers, within a relative tolerance for floating point, since a
+//! legal reordering may change rounding (contraction into FMA, ...).
+
+use std::fmt;
+
+/// Every array a program dumped, in order.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Dump {
+    pub arrays: Vec<(String, Vec<String>)>,
+}
+
+/// Why a dump could not be read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("malformed dump at line {line}: {message}")]
+pub struct DumpError {
+    pub line: usize,
+    pub message: String,
+}
+
+/// Accepted difference between two floating-point values:
+/// `|a - b| <= atol + rtol * max(|a|, |b|)`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Tolerance {
+    pub rtol: f64,
+    pub atol: f64,
+}
+
+impl Default for Tolerance {
+    fn default() -> Self {
+        Tolerance {
+            rtol: 1e-6,
+            atol: 1e-9,
+        }
+    }
+}
+
+/// The first difference between two dumps, and how many values differ.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Mismatch {
+    pub array: String,
+    pub index: usize,
+    pub expected: String,
+    pub actual: String,
+    pub differing: usize,
+}
+
+impl fmt::Display for Mismatch {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{}[{}]: expected {}, got {} ({} value(s) differ)",
+            self.array, self.index, self.expected, self.actual, self.differing
+        )
+    }
+}
+
+impl Dump {
+    /// Reads the `begin NAME COUNT` / values / `end NAME` format.
+    pub fn parse(text: &str) -> Result<Dump, DumpError> {
+        let mut arrays = Vec::new();
+        let mut current: Option<(String, usize, Vec<String>)> = None;
+        for (k, line) in text.lines().enumerate() {
+            let err = |message: String| DumpError { line: k + 1, message };
+            let line = line.trim();
+            if line.is_empty() {
+                continue;
+            }
+            if let Some(rest) = line.strip_prefix("begin ") {
+                if current.is_some() {
+                    return Err(err("`begin` inside an open array".into()));
+                }
+                let mut parts = rest.split_whitespace();
+                let name = parts.next().ok_or_else(|| err("`begin` without a name".into()))?;
+                let count = parts
+                    .next()
+                    .and_then(|c| c.parse().ok())
+                    .ok_or_else(|| err("`begin` without a count".into()))?;
+                current = Some((name.to_string(), count, Vec::new()));
+            } else if let Some(rest) = line.strip_prefix("end ") {
+                let (name, count, values) = current.take().ok_or_else(|| err("`end` without `begin`".into()))?;
+                if rest.trim() != name {
+                    return Err(err(format!("`end {}` closes `{name}`", rest.trim())));
+                }
+                if values.len() != count {
+                    return Err(err(format!("{name}: {} values, header says {count}", values.len())));
+                }
+                arrays.push((name, values));
+            } else if let Some((_, _, values)) = current.as_mut() {
+                values.push(line.to_string());
+            } else {
+                return Err(err(format!("value outside an array: `{line}`")));
+            }
+        }
+        if let Some((name, ..)) = current {
+            return Err(DumpError {
+                line: text.lines().count(),
+                message: format!("array `{name}` is never closed"),
+            });
+        }
+        Ok(Dump { arrays })
+    }
+
+    /// Total number of values.
+    pub fn len(&self) -> usize {
+        self.arrays.iter().map(|(_, v)| v.len()).sum()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Compares `actual` against `self` (the reference).
+    pub fn compare(&self, actual: &Dump, tol: Tolerance) -> Result<(), Mismatch> {
+        let names = |d: &Dump| d.arrays.iter().map(|(n, v)| (n.clone(), v.len())).collect::<Vec<_>>();
+        if names(self) != names(actual) {
+            return Err(Mismatch {
+                array: "<arrays>".into(),
+                index: 0,
+                expected: format!("{:?}", names(self)),
+                actual: format!("{:?}", names(actual)),
+                differing: 1,
+            });
+        }
+        let mut first: Option<Mismatch> = None;
+        let mut differing = 0;
+        for ((name, exp), (_, act)) in self.arrays.iter().zip(&actual.arrays) {
+            for (i, (e, a)) in exp.iter().zip(act).enumerate() {
+                if !values_match(e, a, tol) {
+                    differing += 1;
+                    if first.is_none() {
+                        first = Some(Mismatch {
+                            array: name.clone(),
+                            index: i,
+                            expected: e.clone(),
+                            actual: a.clone(),
+                            differing: 0,
+                        });
+                    }
+                }
+            }
+        }
+        match first {
+            None => Ok(()),
+            Some(mut m) => {
+                m.differing = differing;
+                Err(m)
+            }
+        }
+    }
+}
+
+fn values_match(e: &str, a: &str, tol: Tolerance) -> bool {
+    if e == a {
+        return true;
+    }
+    if let (Ok(x), Ok(y)) = (e.parse::<i64>(), a.parse::<i64>()) {
+        return x == y;
+    }
+    match (e.parse::<f64>(), a.parse::<f64>()) {
+        (Ok(x), Ok(y)) => {
+            if x.is_nan() || y.is_nan() {
+                return x.is_nan() && y.is_nan();
+            }
+            if x.is_infinite() || y.is_infinite() {
+                return x == y;
+            }
+            (x - y).abs() <= tol.atol + tol.rtol * x.abs().max(y.abs())
+        }
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_and_compares() {
+        let a = Dump::parse("begin C 3\n1.5\n2\n-0.25\nend C\nbegin n 1\n7\nend n\n").unwrap();
+        assert_eq!(a.len(), 4);
+        let b = Dump::parse("begin C 3\n1.5000000001\n2\n-0.25\nend C\nbegin n 1\n7\nend n\n").unwrap();
+        assert!(a.compare(&b, Tolerance::default()).is_ok());
+        let c = Dump::parse("begin C 3\n1.6\n2\n-0.25\nend C\nbegin n 1\n8\nend n\n").unwrap();
+        let m = a.compare(&c, Tolerance::default()).unwrap_err();
+        assert_eq!((m.array.as_str(), m.index, m.differing), ("C", 0, 2));
+        let d = Dump::parse("begin C 3\n1.5\n2\n-0.25\nend C\n").unwrap();
+        assert!(a.compare(&d, Tolerance::default()).is_err());
+    }
+
+    #[test]
+    fn integers_are_exact_and_nan_matches_nan() {
+        assert!(!values_match("100000000", "100000001", Tolerance::default()));
+        assert!(values_match("nan", "nan", Tolerance::default()));
+        assert!(!values_match("nan", "1", Tolerance::default()));
+        assert!(!values_match("inf", "-inf", Tolerance::default()));
+    }
+
+    #[test]
+    fn malformed_dumps_are_errors() {
+        assert!(Dump::parse("1.0\n").is_err());
+        assert!(Dump::parse("begin A 2\n1\nend A\n").is_err());
+        assert!(Dump::parse("begin A 1\n1\n").is_err());
+        assert!(Dump::parse("begin A 1\n1\nend B\n").is_err());
+    }
+}

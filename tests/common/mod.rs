@@ -1,0 +1,60 @@
+//! Shared helpers of the end-to-end tests: build and run corpus programs.
+#![allow(dead_code)]
+
+use polytune::measure::dump::Dump;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+pub fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+pub fn include_dir() -> PathBuf {
+    root().join("polybench").join("include")
+}
+
+/// gcc, or the versioned clang the project installs.
+pub fn compilers() -> Vec<&'static str> {
+    vec!["gcc", "clang-19"]
+}
+
+/// Compiles a corpus-style program at a dataset size; panics with the
+/// compiler's message on failure or on any warning.
+pub fn compile(cc: &str, src: &Path, exe: &Path, size: &str) {
+    let out = Command::new(cc)
+        .args(["-O2", "-march=native", "-std=c99", "-Wall", "-Wextra", "-Werror"])
+        .arg(format!("-D{}_DATASET", size.to_uppercase()))
+        .arg("-I")
+        .arg(include_dir())
+        .arg(src)
+        .arg("-o")
+        .arg(exe)
+        .arg("-lm")
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {cc}: {e} (run scripts/setup.sh)"));
+    assert!(
+        out.status.success() && out.stderr.is_empty(),
+        "{cc} {}:\n{}",
+        src.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// Runs a program with `--dump` and parses what it printed.
+pub fn run_dump(exe: &Path) -> Dump {
+    let out = Command::new(exe).arg("--dump").output().expect("run program");
+    assert!(
+        out.status.success(),
+        "{} exited with {}: {}",
+        exe.display(),
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.lines().any(|l| l.starts_with("polytune-time: ")),
+        "{} printed no time line",
+        exe.display()
+    );
+    Dump::parse(&String::from_utf8_lossy(&out.stdout)).expect("well-formed dump")
+}
