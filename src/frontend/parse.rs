@@ -29,7 +29,38 @@ pub fn parse_body(text: &str, offset: usize, next_id: &mut usize) -> Result<Vec<
             out.push(b.stmt(p));
         }
     }
+    // Chains of prefix operators or casts nest without brackets; the tree
+    // must stay shallow enough to be walked and dropped on any thread.
+    for s in &out {
+        if stmt_depth(s) > MAX_NESTING {
+            return Err(SpanError::new(s.span, format!("SCoP is nested too deeply for polytune (more than {MAX_NESTING} levels)"))
+                .help("split the region into several SCoPs or simplify the expressions"));
+        }
+    }
     Ok(out)
+}
+
+fn stmt_depth(s: &Stmt) -> usize {
+    1 + match &s.kind {
+        StmtKind::For(l) => expr_depth(&l.init).max(expr_depth(&l.cond)).max(stmt_depth(&l.body)),
+        StmtKind::If { cond, then, other } => expr_depth(cond)
+            .max(stmt_depth(then))
+            .max(other.as_ref().map_or(0, |o| stmt_depth(o))),
+        StmtKind::Block(v) => v.iter().map(stmt_depth).max().unwrap_or(0),
+        StmtKind::Assign { lhs, rhs, .. } => expr_depth(lhs).max(expr_depth(rhs)),
+        StmtKind::Expr(e) => expr_depth(e),
+        _ => 0,
+    }
+}
+
+fn expr_depth(e: &Expr) -> usize {
+    1 + match &e.kind {
+        ExprKind::Access { subscripts: v, .. } | ExprKind::Call { args: v, .. } => v.iter().map(expr_depth).max().unwrap_or(0),
+        ExprKind::Unary { expr, .. } | ExprKind::Cast { expr, .. } => expr_depth(expr),
+        ExprKind::Binary { lhs, rhs, .. } => expr_depth(lhs).max(expr_depth(rhs)),
+        ExprKind::Ternary { cond, then, other } => expr_depth(cond).max(expr_depth(then)).max(expr_depth(other)),
+        _ => 0,
+    }
 }
 
 fn check_nesting(text: &str, offset: usize) -> Result<(), SpanError> {

@@ -101,6 +101,50 @@ impl Affine {
     }
 }
 
+impl Affine {
+    /// The value at an integer point (`env` gives every variable).
+    pub fn eval(&self, env: &dyn Fn(&str) -> i64) -> i64 {
+        let mut v = self.constant;
+        for (t, c) in &self.terms {
+            let x = match t {
+                Term::Var(name) => env(name),
+                Term::FloorDiv(e, d) => e.eval(env).div_euclid(*d),
+            };
+            v += c * x;
+        }
+        v
+    }
+}
+
+impl Formula {
+    /// Whether the formula holds at an integer point.
+    pub fn eval(&self, env: &dyn Fn(&str) -> i64) -> bool {
+        match self {
+            Formula::Atom(c) => {
+                let v = c.expr.eval(env);
+                if c.equality { v == 0 } else { v >= 0 }
+            }
+            Formula::And(v) => v.iter().all(|f| f.eval(env)),
+            Formula::Or(v) => v.iter().any(|f| f.eval(env)),
+        }
+    }
+}
+
+impl Statement {
+    /// The original schedule's time vector of one instance.
+    pub fn time(&self, point: &[i64]) -> Vec<i64> {
+        self.schedule
+            .iter()
+            .map(|d| match *d {
+                ScheduleDim::Position(p) => p as i64,
+                ScheduleDim::Iterator { index, reversed } => {
+                    if reversed { -point[index] } else { point[index] }
+                }
+            })
+            .collect()
+    }
+}
+
 impl fmt::Display for Affine {
     /// isl's notation (`2*i + n - 1`, `floor((i)/2)`), which is also C when
     /// there is no division.
