@@ -146,7 +146,11 @@ fn scop_text(ctx: &isl::Ctx, src: &SourceFile, with_c: bool) -> Result<String> {
             .arrays
             .iter()
             .map(|a| {
-                let dims = if a.rank == 0 { String::new() } else { format!("[{}d]", a.rank) };
+                let dims = if a.rank == 0 {
+                    String::new()
+                } else {
+                    format!("[{}d]", a.rank)
+                };
                 let rw = if a.written { "" } else { " (read-only)" };
                 format!("{}{dims}{rw}", a.name)
             })
@@ -154,7 +158,12 @@ fn scop_text(ctx: &isl::Ctx, src: &SourceFile, with_c: bool) -> Result<String> {
         writeln!(o, "  arrays: {}", arrays.join(", "))?;
         for st in &s.statements {
             let (l, c) = src.line_col(st.span.start);
-            writeln!(o, "  {} at {name}:{l}:{c}: {}", st.name(), statement_text(src, st))?;
+            writeln!(
+                o,
+                "  {} at {name}:{l}:{c}: {}",
+                st.name(),
+                statement_text(src, st)
+            )?;
             writeln!(o, "    domain:   {}", set(ctx, &s.domain_of(st))?)?;
             writeln!(o, "    schedule: {}", map(ctx, &s.schedule_of(st))?)?;
             writeln!(o, "    reads:    {}", map(ctx, &s.reads_of(st))?)?;

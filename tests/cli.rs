@@ -14,7 +14,8 @@ fn polytune(args: &[&str]) -> Output {
         .expect("run polytune")
 }
 
-const PROLOGUE: &str = "void f(int n, int m, double A[10][10], int B[10], double s)\n{\n  int i, j;\n#pragma scop\n";
+const PROLOGUE: &str =
+    "void f(int n, int m, double A[10][10], int B[10], double s)\n{\n  int i, j;\n#pragma scop\n";
 const EPILOGUE: &str = "#pragma endscop\n}\n";
 
 /// Writes `body` as the SCoP of a small file and runs `polytune scop`.
@@ -33,24 +34,42 @@ fn expect_error(body: &str, line: usize, col: usize, needle: &str) {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "stderr: {stderr}");
     let prefix = format!("{}:{line}:{col}: error: ", path.display());
-    assert!(stderr.starts_with(&prefix), "expected `{prefix}`, got:\n{stderr}");
+    assert!(
+        stderr.starts_with(&prefix),
+        "expected `{prefix}`, got:\n{stderr}"
+    );
     assert!(stderr.contains(needle), "expected `{needle}` in:\n{stderr}");
     assert!(!stderr.contains("panicked"), "{stderr}");
 }
 
 #[test]
 fn non_affine_subscript() {
-    expect_error("  for (i = 0; i < n; i++)\n    A[i * i][0] = 1;\n", 6, 7, "non-affine subscript: product of two");
+    expect_error(
+        "  for (i = 0; i < n; i++)\n    A[i * i][0] = 1;\n",
+        6,
+        7,
+        "non-affine subscript: product of two",
+    );
 }
 
 #[test]
 fn indirect_subscript() {
-    expect_error("  for (i = 0; i < n; i++)\n    A[B[i]][0] = 1;\n", 6, 7, "non-affine subscript: it reads array `B`");
+    expect_error(
+        "  for (i = 0; i < n; i++)\n    A[B[i]][0] = 1;\n",
+        6,
+        7,
+        "non-affine subscript: it reads array `B`",
+    );
 }
 
 #[test]
 fn non_affine_bound() {
-    expect_error("  for (i = 0; i < n * m; i++)\n    A[i][0] = 1;\n", 5, 19, "non-affine loop bound");
+    expect_error(
+        "  for (i = 0; i < n * m; i++)\n    A[i][0] = 1;\n",
+        5,
+        19,
+        "non-affine loop bound",
+    );
 }
 
 #[test]
@@ -65,15 +84,40 @@ fn data_dependent_condition() {
 
 #[test]
 fn modulo_in_subscript() {
-    expect_error("  for (i = 0; i < n; i++)\n    A[i % 2][0] = 1;\n", 6, 7, "`%` is not supported");
+    expect_error(
+        "  for (i = 0; i < n; i++)\n    A[i % 2][0] = 1;\n",
+        6,
+        7,
+        "`%` is not supported",
+    );
 }
 
 #[test]
 fn unsupported_statements() {
-    expect_error("  while (n > 0)\n    A[0][0] = 1;\n", 5, 3, "`while` statement is not supported");
-    expect_error("  double t = 1.0;\n", 5, 3, "a declaration is not supported");
-    expect_error("  n++;\n", 5, 3, "increment or decrement outside a loop header");
-    expect_error("  printf(\"%d\", n);\n", 5, 3, "call to `printf` as a statement");
+    expect_error(
+        "  while (n > 0)\n    A[0][0] = 1;\n",
+        5,
+        3,
+        "`while` statement is not supported",
+    );
+    expect_error(
+        "  double t = 1.0;\n",
+        5,
+        3,
+        "a declaration is not supported",
+    );
+    expect_error(
+        "  n++;\n",
+        5,
+        3,
+        "increment or decrement outside a loop header",
+    );
+    expect_error(
+        "  printf(\"%d\", n);\n",
+        5,
+        3,
+        "call to `printf` as a statement",
+    );
     expect_error("  A[0][0] = *B;\n", 5, 13, "pointer dereference");
 }
 
@@ -82,7 +126,11 @@ fn impure_call_needs_pure_flag() {
     let body = "  for (i = 0; i < n; i++)\n    A[i][0] = foo(s, i);\n";
     expect_error(body, 6, 15, "--pure foo");
     let (out, _, _dir) = scop_of(body, &["--pure", "foo"]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 #[test]
@@ -97,23 +145,48 @@ fn written_parameter_is_not_static() {
 
 #[test]
 fn iterator_outside_its_loop() {
-    expect_error("  for (i = 0; i < n; i++)\n    A[i][0] = 1;\n  A[0][1] = i;\n", 7, 13, "used outside its loop");
+    expect_error(
+        "  for (i = 0; i < n; i++)\n    A[i][0] = 1;\n  A[0][1] = i;\n",
+        7,
+        13,
+        "used outside its loop",
+    );
 }
 
 #[test]
 fn loop_condition_must_bound_the_iterator() {
-    expect_error("  for (i = 0; i > n; i++)\n    A[i][0] = 1;\n", 5, 15, "not a plain upper bound");
-    expect_error("  for (i = 0; n > 0; i++)\n    A[i][0] = 1;\n", 5, 15, "does not bound `i`");
+    expect_error(
+        "  for (i = 0; i > n; i++)\n    A[i][0] = 1;\n",
+        5,
+        15,
+        "not a plain upper bound",
+    );
+    expect_error(
+        "  for (i = 0; n > 0; i++)\n    A[i][0] = 1;\n",
+        5,
+        15,
+        "does not bound `i`",
+    );
 }
 
 #[test]
 fn rank_mismatch() {
-    expect_error("  for (i = 0; i < n; i++)\n    A[i][0] = A[i];\n", 6, 15, "used as an array with 1 subscript");
+    expect_error(
+        "  for (i = 0; i < n; i++)\n    A[i][0] = A[i];\n",
+        6,
+        15,
+        "used as an array with 1 subscript",
+    );
 }
 
 #[test]
 fn syntax_error_points_at_the_token() {
-    expect_error("  for (i = 0; i < n; i++)\n    A[i][0] = @;\n", 6, 15, "syntax error");
+    expect_error(
+        "  for (i = 0; i < n; i++)\n    A[i][0] = @;\n",
+        6,
+        15,
+        "syntax error",
+    );
 }
 
 #[test]
@@ -121,10 +194,22 @@ fn files_without_scops_or_with_unbalanced_pragmas() {
     let dir = tempfile::tempdir().unwrap();
     let cases = [
         ("int main(void) { return 0; }\n", "1:1", "no SCoP found"),
-        ("int x;\n#pragma endscop\n", "2:1", "without a matching `#pragma scop`"),
+        (
+            "int x;\n#pragma endscop\n",
+            "2:1",
+            "without a matching `#pragma scop`",
+        ),
         ("int x;\n  #pragma scop\nx = 1;\n", "2:1", "never closed"),
-        ("#pragma scop\n#pragma scop\n#pragma endscop\n", "2:1", "inside an open SCoP"),
-        ("print('hello')\n#pragma scop\ndef f(): pass\n#pragma endscop\n", "3:5", "syntax error"),
+        (
+            "#pragma scop\n#pragma scop\n#pragma endscop\n",
+            "2:1",
+            "inside an open SCoP",
+        ),
+        (
+            "print('hello')\n#pragma scop\ndef f(): pass\n#pragma endscop\n",
+            "3:5",
+            "syntax error",
+        ),
     ];
     for (k, (text, pos, needle)) in cases.iter().enumerate() {
         let p = dir.path().join(format!("c{k}.c"));
@@ -132,7 +217,10 @@ fn files_without_scops_or_with_unbalanced_pragmas() {
         let out = polytune(&["scop", p.to_str().unwrap()]);
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(1), "{stderr}");
-        assert!(stderr.starts_with(&format!("{}:{pos}: error: ", p.display())), "{stderr}");
+        assert!(
+            stderr.starts_with(&format!("{}:{pos}: error: ", p.display())),
+            "{stderr}"
+        );
         assert!(stderr.contains(needle), "{needle} not in {stderr}");
     }
     let bin = dir.path().join("bin.c");
@@ -150,7 +238,11 @@ fn files_without_scops_or_with_unbalanced_pragmas() {
 fn gemm_in_isl_notation() {
     let gemm = root().join("polybench/linear-algebra/gemm.c");
     let out = polytune(&["scop", gemm.to_str().unwrap(), "--json"]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let scop = &v["scops"][0];
     assert_eq!(scop["parameters"], serde_json::json!(["ni", "nj", "nk"]));
@@ -160,7 +252,10 @@ fn gemm_in_isl_notation() {
         s1["domain"],
         "[ni, nj, nk] -> { S1[i, k, j] : 0 <= i < ni and 0 <= k < nk and 0 <= j < nj }"
     );
-    assert_eq!(s1["schedule"], "[ni, nj, nk] -> { S1[i, k, j] -> [0, i, 1, k, 0, j, 0] }");
+    assert_eq!(
+        s1["schedule"],
+        "[ni, nj, nk] -> { S1[i, k, j] -> [0, i, 1, k, 0, j, 0] }"
+    );
     assert_eq!(s1["writes"], "[ni, nj, nk] -> { S1[i, k, j] -> C[i, j] }");
     let reads = s1["reads"].as_str().unwrap();
     for r in ["C[i, j]", "A[i, k]", "B[k, j]", "alpha[]"] {
@@ -177,14 +272,21 @@ fn gemm_in_isl_notation() {
 fn polybench4_style_file_as_is() {
     let f = root().join("tests/fixtures/pb4_style.c");
     let out = polytune(&["scop", f.to_str().unwrap(), "--json"]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let scop = &v["scops"][0];
     assert_eq!(scop["parameters"], serde_json::json!(["_PB_N", "m"]));
     let stmts = scop["statements"].as_array().unwrap();
     assert_eq!(stmts.len(), 8);
     // The backward loop runs downward: its schedule dimension is negated.
-    assert_eq!(stmts[4]["schedule"], "[_PB_N, m] -> { S4[i] -> [1, -i, 0] }");
+    assert_eq!(
+        stmts[4]["schedule"],
+        "[_PB_N, m] -> { S4[i] -> [1, -i, 0] }"
+    );
     // Scalars written in the SCoP are zero-dimensional arrays.
     assert!(stmts[4]["writes"].as_str().unwrap().contains("w[]"));
     // Stride 2, max/min bounds, `||` and `!` in the guard.
@@ -199,7 +301,13 @@ fn regenerate_writes_elsewhere_and_never_touches_the_input() {
     let before = std::fs::read(&gemm).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let out_path = dir.path().join("gemm.regen.c");
-    let out = polytune(&["scop", gemm.to_str().unwrap(), "--regenerate", "-o", out_path.to_str().unwrap()]);
+    let out = polytune(&[
+        "scop",
+        gemm.to_str().unwrap(),
+        "--regenerate",
+        "-o",
+        out_path.to_str().unwrap(),
+    ]);
     assert!(out.status.success());
     assert_eq!(std::fs::read(&gemm).unwrap(), before);
     let regen = std::fs::read_to_string(&out_path).unwrap();

@@ -31,12 +31,15 @@ fn check_kernel(rel: &str) {
     let again = frontend::parse_file(&regenerated, &Options::default()).unwrap();
     assert_eq!(again.scops.len(), src.scops.len());
     for (a, b) in src.scops.iter().zip(&again.scops) {
-        for (text_a, text_b) in [(a.domains(), b.domains())] {
-            let sa = isl::UnionSet::parse(&ctx, &text_a).unwrap();
-            let sb = isl::UnionSet::parse(&ctx, &text_b).unwrap();
-            assert!(sa.is_equal(&sb).unwrap(), "{text_a}\n{text_b}");
-        }
-        for (text_a, text_b) in [(a.schedules(), b.schedules()), (a.reads(), b.reads()), (a.writes(), b.writes())] {
+        let (text_a, text_b) = (a.domains(), b.domains());
+        let sa = isl::UnionSet::parse(&ctx, &text_a).unwrap();
+        let sb = isl::UnionSet::parse(&ctx, &text_b).unwrap();
+        assert!(sa.is_equal(&sb).unwrap(), "{text_a}\n{text_b}");
+        for (text_a, text_b) in [
+            (a.schedules(), b.schedules()),
+            (a.reads(), b.reads()),
+            (a.writes(), b.writes()),
+        ] {
             let ma = isl::UnionMap::parse(&ctx, &text_a).unwrap();
             let mb = isl::UnionMap::parse(&ctx, &text_b).unwrap();
             assert!(ma.is_equal(&mb).unwrap(), "{text_a}\n{text_b}");

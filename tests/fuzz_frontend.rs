@@ -10,11 +10,20 @@ fn check(text: String) {
     match frontend::parse_source(Path::new("fuzz.c"), text, &Options::default()) {
         Ok(src) => {
             // Whatever parsed must regenerate and parse again.
-            let again = frontend::parse_source(Path::new("fuzz.c"), src.regenerated(), &Options::default());
-            assert!(again.is_ok(), "regenerated text does not parse: {:?}", again.err());
+            let again =
+                frontend::parse_source(Path::new("fuzz.c"), src.regenerated(), &Options::default());
+            assert!(
+                again.is_ok(),
+                "regenerated text does not parse: {:?}",
+                again.err()
+            );
         }
         Err(FrontendError::Source(d)) => {
-            assert!(d.line >= 1 && d.line <= len_lines + 1, "line {} of {len_lines}", d.line);
+            assert!(
+                d.line >= 1 && d.line <= len_lines + 1,
+                "line {} of {len_lines}",
+                d.line
+            );
             assert!(d.column >= 1);
             assert!(!d.message.is_empty());
         }
@@ -23,10 +32,10 @@ fn check(text: String) {
 }
 
 const TOKENS: &[&str] = &[
-    "for", "if", "else", "while", "(", ")", "[", "]", "{", "}", ";", "=", "+=", "-=", "*=", "/=", "++", "--",
-    "<", "<=", ">", ">=", "==", "!=", "&&", "||", "!", "+", "-", "*", "/", "%", "?", ":", ",", "i", "j", "n",
-    "A", "B", "x", "0", "1", "2", "32", "1.5", "min", "max", "floord", "ceild", "sqrt", "(double)", "int",
-    "\n", " ", "/*c*/", "//c\n",
+    "for", "if", "else", "while", "(", ")", "[", "]", "{", "}", ";", "=", "+=", "-=", "*=", "/=",
+    "++", "--", "<", "<=", ">", ">=", "==", "!=", "&&", "||", "!", "+", "-", "*", "/", "%", "?",
+    ":", ",", "i", "j", "n", "A", "B", "x", "0", "1", "2", "32", "1.5", "min", "max", "floord",
+    "ceild", "sqrt", "(double)", "int", "\n", " ", "/*c*/", "//c\n",
 ];
 
 fn token_soup() -> impl Strategy<Value = String> {

@@ -23,11 +23,11 @@ pub fn regions(text: &str) -> Result<Vec<Region>, SpanError> {
         match (directive, open) {
             (Directive::Scop, None) => open = Some(span),
             (Directive::Scop, Some(_)) => {
-                return Err(SpanError::new(
-                    span,
-                    "`#pragma scop` inside an open SCoP",
-                )
-                .help("close the previous region with `#pragma endscop` first; SCoPs do not nest"));
+                return Err(
+                    SpanError::new(span, "`#pragma scop` inside an open SCoP").help(
+                        "close the previous region with `#pragma endscop` first; SCoPs do not nest",
+                    ),
+                );
             }
             (Directive::EndScop, Some(o)) => {
                 out.push(Region {
@@ -58,10 +58,8 @@ pub fn regions(text: &str) -> Result<Vec<Region>, SpanError> {
         }
     }
     if let Some(o) = open {
-        return Err(
-            SpanError::new(o, "`#pragma scop` is never closed")
-                .help("add `#pragma endscop` after the loop nest"),
-        );
+        return Err(SpanError::new(o, "`#pragma scop` is never closed")
+            .help("add `#pragma endscop` after the loop nest"));
     }
     if out.is_empty() {
         return Err(SpanError::new(
@@ -159,10 +157,7 @@ fn classify(line: &str) -> Directive {
     // Drop a trailing comment, then split into words.
     let code = line.split("//").next().unwrap_or("");
     let code = code.split("/*").next().unwrap_or("");
-    let words: Vec<&str> = code
-        .trim_start_matches('#')
-        .split_whitespace()
-        .collect();
+    let words: Vec<&str> = code.trim_start_matches('#').split_whitespace().collect();
     match words.as_slice() {
         ["pragma", "scop"] => Directive::Scop,
         ["pragma", "endscop"] => Directive::EndScop,
@@ -186,15 +181,30 @@ mod tests {
 
     #[test]
     fn reports_unbalanced_pragmas() {
-        assert!(regions("#pragma endscop\n").unwrap_err().message.contains("without a matching"));
-        assert!(regions("#pragma scop\nx=1;\n").unwrap_err().message.contains("never closed"));
+        assert!(
+            regions("#pragma endscop\n")
+                .unwrap_err()
+                .message
+                .contains("without a matching")
+        );
+        assert!(
+            regions("#pragma scop\nx=1;\n")
+                .unwrap_err()
+                .message
+                .contains("never closed")
+        );
         assert!(
             regions("#pragma scop\n#pragma scop\n#pragma endscop\n")
                 .unwrap_err()
                 .message
                 .contains("inside an open SCoP")
         );
-        assert!(regions("int main(){}\n").unwrap_err().message.contains("no SCoP"));
+        assert!(
+            regions("int main(){}\n")
+                .unwrap_err()
+                .message
+                .contains("no SCoP")
+        );
         assert!(
             regions("#pragma scop\n#define X 1\n#pragma endscop\n")
                 .unwrap_err()

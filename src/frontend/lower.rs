@@ -10,10 +10,50 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 
 /// Functions known to be pure (math library and PolyBench's macros).
 pub const PURE_FUNCTIONS: &[&str] = &[
-    "sqrt", "sqrtf", "exp", "expf", "log", "logf", "log2", "log10", "pow", "powf", "fabs", "fabsf",
-    "abs", "labs", "sin", "sinf", "cos", "cosf", "tan", "tanh", "atan", "atan2", "floor", "ceil",
-    "round", "fmin", "fmax", "fminf", "fmaxf", "fmod", "cbrt", "hypot", "min", "max", "MIN", "MAX",
-    "floord", "ceild", "SQRT_FUN", "EXP_FUN", "POW_FUN", "FABS_FUN", "LOG_FUN", "SCALAR_VAL",
+    "sqrt",
+    "sqrtf",
+    "exp",
+    "expf",
+    "log",
+    "logf",
+    "log2",
+    "log10",
+    "pow",
+    "powf",
+    "fabs",
+    "fabsf",
+    "abs",
+    "labs",
+    "sin",
+    "sinf",
+    "cos",
+    "cosf",
+    "tan",
+    "tanh",
+    "atan",
+    "atan2",
+    "floor",
+    "ceil",
+    "round",
+    "fmin",
+    "fmax",
+    "fminf",
+    "fmaxf",
+    "fmod",
+    "cbrt",
+    "hypot",
+    "min",
+    "max",
+    "MIN",
+    "MAX",
+    "floord",
+    "ceild",
+    "SQRT_FUN",
+    "EXP_FUN",
+    "POW_FUN",
+    "FABS_FUN",
+    "LOG_FUN",
+    "SCALAR_VAL",
 ];
 
 /// Where an affine expression appears, for messages.
@@ -47,8 +87,12 @@ impl Piecewise {
     fn map(self, f: &mut impl FnMut(Affine) -> Option<Affine>) -> Option<Piecewise> {
         Some(match self {
             Piecewise::Aff(a) => Piecewise::Aff(f(a)?),
-            Piecewise::Min(v) => Piecewise::Min(v.into_iter().map(|p| p.map(f)).collect::<Option<_>>()?),
-            Piecewise::Max(v) => Piecewise::Max(v.into_iter().map(|p| p.map(f)).collect::<Option<_>>()?),
+            Piecewise::Min(v) => {
+                Piecewise::Min(v.into_iter().map(|p| p.map(f)).collect::<Option<_>>()?)
+            }
+            Piecewise::Max(v) => {
+                Piecewise::Max(v.into_iter().map(|p| p.map(f)).collect::<Option<_>>()?)
+            }
         })
     }
 
@@ -67,8 +111,16 @@ impl Piecewise {
         match (self, other) {
             (Piecewise::Aff(a), Piecewise::Aff(b)) => Some(Piecewise::Aff(a.add_scaled(&b, 1)?)),
             (Piecewise::Aff(a), p) | (p, Piecewise::Aff(a)) => p.map(&mut |x| x.add_scaled(&a, 1)),
-            (Piecewise::Min(v), p) => Some(Piecewise::Min(v.into_iter().map(|x| x.add(p.clone())).collect::<Option<_>>()?)),
-            (Piecewise::Max(v), p) => Some(Piecewise::Max(v.into_iter().map(|x| x.add(p.clone())).collect::<Option<_>>()?)),
+            (Piecewise::Min(v), p) => Some(Piecewise::Min(
+                v.into_iter()
+                    .map(|x| x.add(p.clone()))
+                    .collect::<Option<_>>()?,
+            )),
+            (Piecewise::Max(v), p) => Some(Piecewise::Max(
+                v.into_iter()
+                    .map(|x| x.add(p.clone()))
+                    .collect::<Option<_>>()?,
+            )),
         }
     }
 
@@ -89,8 +141,12 @@ impl Piecewise {
 fn le(a: &Piecewise, b: &Piecewise) -> Option<Formula> {
     Some(match (a, b) {
         (Piecewise::Min(xs), _) => Formula::or(xs.iter().map(|x| le(x, b)).collect::<Option<_>>()?),
-        (Piecewise::Max(xs), _) => Formula::and(xs.iter().map(|x| le(x, b)).collect::<Option<_>>()?),
-        (_, Piecewise::Min(ys)) => Formula::and(ys.iter().map(|y| le(a, y)).collect::<Option<_>>()?),
+        (Piecewise::Max(xs), _) => {
+            Formula::and(xs.iter().map(|x| le(x, b)).collect::<Option<_>>()?)
+        }
+        (_, Piecewise::Min(ys)) => {
+            Formula::and(ys.iter().map(|y| le(a, y)).collect::<Option<_>>()?)
+        }
         (_, Piecewise::Max(ys)) => Formula::or(ys.iter().map(|y| le(a, y)).collect::<Option<_>>()?),
         (Piecewise::Aff(x), Piecewise::Aff(y)) => Formula::ge0(y.add_scaled(x, -1)?),
     })
@@ -146,9 +202,15 @@ pub fn lower(index: usize, region: Region, body: Vec<Stmt>, pure: &HashSet<Strin
     for s in &body {
         collect(s, &mut all_iterators, &mut written_scalars)?;
     }
-    if let Some((name, span)) = written_scalars.iter().find(|(n, _)| all_iterators.contains(*n)) {
-        return Err(SpanError::new(*span, format!("`{name}` is a loop iterator and is also assigned in the SCoP"))
-            .help("loop iterators may only be changed by their loop header; use another variable"));
+    if let Some((name, span)) = written_scalars
+        .iter()
+        .find(|(n, _)| all_iterators.contains(*n))
+    {
+        return Err(SpanError::new(
+            *span,
+            format!("`{name}` is a loop iterator and is also assigned in the SCoP"),
+        )
+        .help("loop iterators may only be changed by their loop header; use another variable"));
     }
     let mut l = Lowerer {
         pure,
@@ -168,8 +230,10 @@ pub fn lower(index: usize, region: Region, body: Vec<Stmt>, pure: &HashSet<Strin
         l.stmt(s)?;
     }
     if l.statements.is_empty() {
-        return Err(SpanError::new(region.open, "the SCoP contains no statement")
-            .help("put at least one assignment between `#pragma scop` and `#pragma endscop`"));
+        return Err(
+            SpanError::new(region.open, "the SCoP contains no statement")
+                .help("put at least one assignment between `#pragma scop` and `#pragma endscop`"),
+        );
     }
     l.finish(index, region, body)
 }
@@ -244,20 +308,29 @@ impl Lowerer<'_> {
     fn for_loop(&mut self, l: &ForLoop) -> R<()> {
         let it = l.iterator.as_str();
         if self.in_scope(it).is_some() {
-            return Err(SpanError::new(l.iterator_span, format!("loop iterator `{it}` shadows an enclosing loop's iterator"))
-                .help("give the inner loop its own iterator"));
+            return Err(SpanError::new(
+                l.iterator_span,
+                format!("loop iterator `{it}` shadows an enclosing loop's iterator"),
+            )
+            .help("give the inner loop its own iterator"));
         }
         if l.step.variable != it {
             return Err(SpanError::new(
                 l.step.span,
-                format!("the loop steps `{}` but its iterator is `{it}`", l.step.variable),
+                format!(
+                    "the loop steps `{}` but its iterator is `{it}`",
+                    l.step.variable
+                ),
             ));
         }
         let stride = match l.step.stride {
             Some(s) if s != 0 => s,
             _ => {
-                return Err(SpanError::new(l.step.span, "loop step is not a non-zero integer constant")
-                    .help("use `i++`, `i--`, `i += c` or `i -= c` with a constant c"));
+                return Err(SpanError::new(
+                    l.step.span,
+                    "loop step is not a non-zero integer constant",
+                )
+                .help("use `i++`, `i--`, `i += c` or `i -= c` with a constant c"));
             }
         };
         let init = self.piecewise(&l.init, Place::Bound)?;
@@ -271,18 +344,30 @@ impl Lowerer<'_> {
         check_monotone(&cond, it, stride, l.cond.span)?;
 
         let var = Piecewise::Aff(Affine::var(it));
-        let start = if stride > 0 { le(&init, &var) } else { le(&var, &init) }.ok_or_else(|| overflow(l.init.span))?;
+        let start = if stride > 0 {
+            le(&init, &var)
+        } else {
+            le(&var, &init)
+        }
+        .ok_or_else(|| overflow(l.init.span))?;
         let mut parts = vec![start, cond];
         if stride.abs() > 1 {
             let Some(lb) = init.as_affine() else {
-                return Err(SpanError::new(l.init.span, "a strided loop must start at a single affine expression")
-                    .help("min/max is only supported in the start of loops with step 1"));
+                return Err(SpanError::new(
+                    l.init.span,
+                    "a strided loop must start at a single affine expression",
+                )
+                .help("min/max is only supported in the start of loops with step 1"));
             };
             // (i - lb) mod |s| = 0, as i - lb - |s| * floor((i - lb) / |s|) = 0.
             let s = stride.abs();
-            let diff = Affine::var(it).add_scaled(lb, -1).ok_or_else(|| overflow(l.init.span))?;
+            let diff = Affine::var(it)
+                .add_scaled(lb, -1)
+                .ok_or_else(|| overflow(l.init.span))?;
             let q = diff.floor_div(s);
-            let e = diff.add_scaled(&q, -s).ok_or_else(|| overflow(l.init.span))?;
+            let e = diff
+                .add_scaled(&q, -s)
+                .ok_or_else(|| overflow(l.init.span))?;
             parts.push(Formula::eq0(e));
         }
         self.guards.push(Formula::and(parts));
@@ -318,8 +403,11 @@ impl Lowerer<'_> {
                 }
             }
             _ => {
-                return Err(SpanError::new(lhs.span, "assignment target must be an array element or a scalar variable")
-                    .help("write to `A[i][j]` or to a local scalar"));
+                return Err(SpanError::new(
+                    lhs.span,
+                    "assignment target must be an array element or a scalar variable",
+                )
+                .help("write to `A[i][j]` or to a local scalar"));
             }
         };
         if op != AssignOp::Assign {
@@ -345,7 +433,13 @@ impl Lowerer<'_> {
     fn note_use(&mut self, name: &str, rank: usize, span: Span) -> R<()> {
         match self.uses.get(name) {
             Some(&(r, first)) if r != rank => {
-                let what = |r: usize| if r == 0 { "a scalar".to_string() } else { format!("an array with {r} subscript(s)") };
+                let what = |r: usize| {
+                    if r == 0 {
+                        "a scalar".to_string()
+                    } else {
+                        format!("an array with {r} subscript(s)")
+                    }
+                };
                 Err(SpanError::new(span, format!("`{name}` is used as {} here but as {} earlier", what(rank), what(r)))
                     .help(format!("first use at byte {}; every use of an array needs the same number of subscripts", first.start)))
             }
@@ -359,7 +453,10 @@ impl Lowerer<'_> {
 
     fn access(&mut self, name: &str, subscripts: &[Expr], span: Span) -> R<Access> {
         if self.all_iterators.contains(name) {
-            return Err(SpanError::new(span, format!("loop iterator `{name}` is subscripted like an array")));
+            return Err(SpanError::new(
+                span,
+                format!("loop iterator `{name}` is subscripted like an array"),
+            ));
         }
         let mut subs = Vec::new();
         for s in subscripts {
@@ -367,8 +464,10 @@ impl Lowerer<'_> {
             match p {
                 Piecewise::Aff(a) => subs.push(a),
                 _ => {
-                    return Err(SpanError::new(s.span, "min/max in a subscript is not supported")
-                        .help("min and max are accepted in loop bounds and conditions only"));
+                    return Err(
+                        SpanError::new(s.span, "min/max in a subscript is not supported")
+                            .help("min and max are accepted in loop bounds and conditions only"),
+                    );
                 }
             }
         }
@@ -407,17 +506,28 @@ impl Lowerer<'_> {
             }
             ExprKind::Call { name, args } => {
                 if !self.pure.contains(name.as_str()) {
-                    return Err(SpanError::new(e.span, format!("call to `{name}`, which polytune does not know to be pure"))
-                        .help(format!("if `{name}` has no side effects, pass `--pure {name}`")));
+                    return Err(SpanError::new(
+                        e.span,
+                        format!("call to `{name}`, which polytune does not know to be pure"),
+                    )
+                    .help(format!(
+                        "if `{name}` has no side effects, pass `--pure {name}`"
+                    )));
                 }
                 args.iter().try_for_each(|a| self.value(a))
             }
             ExprKind::Unary { op, expr } => match op {
                 UnOp::Neg | UnOp::Plus | UnOp::Not | UnOp::BitNot => self.value(expr),
-                UnOp::Deref | UnOp::AddrOf => Err(SpanError::new(e.span, "pointer dereference or address-of is not supported in a SCoP")
-                    .help("access data through array subscripts")),
-                _ => Err(SpanError::new(e.span, "increment or decrement inside an expression is not supported")
-                    .help("a SCoP statement may have only one side effect: its assignment")),
+                UnOp::Deref | UnOp::AddrOf => Err(SpanError::new(
+                    e.span,
+                    "pointer dereference or address-of is not supported in a SCoP",
+                )
+                .help("access data through array subscripts")),
+                _ => Err(SpanError::new(
+                    e.span,
+                    "increment or decrement inside an expression is not supported",
+                )
+                .help("a SCoP statement may have only one side effect: its assignment")),
             },
             ExprKind::Binary { lhs, rhs, .. } => {
                 self.value(lhs)?;
@@ -429,7 +539,10 @@ impl Lowerer<'_> {
                 self.value(other)
             }
             ExprKind::Cast { expr, .. } => self.value(expr),
-            ExprKind::Unsupported(what) => Err(SpanError::new(e.span, format!("{what} is not supported in a SCoP"))),
+            ExprKind::Unsupported(what) => Err(SpanError::new(
+                e.span,
+                format!("{what} is not supported in a SCoP"),
+            )),
         }
     }
 
@@ -447,20 +560,32 @@ impl Lowerer<'_> {
                     return Ok(Piecewise::Aff(Affine::var(name)));
                 }
                 if self.all_iterators.contains(name) {
-                    return Err(SpanError::new(e.span, format!("loop iterator `{name}` is used outside its loop")));
+                    return Err(SpanError::new(
+                        e.span,
+                        format!("loop iterator `{name}` is used outside its loop"),
+                    ));
                 }
                 if self.written_scalars.contains_key(name) {
-                    return Err(non_affine(format!("`{name}` is assigned inside the SCoP, so its value is not static")));
+                    return Err(non_affine(format!(
+                        "`{name}` is assigned inside the SCoP, so its value is not static"
+                    )));
                 }
                 if !self.parameters.iter().any(|p| p == name) {
                     self.parameters.push(name.clone());
                 }
                 Ok(Piecewise::Aff(Affine::var(name)))
             }
-            ExprKind::Unary { op: UnOp::Plus, expr } => self.piecewise(expr, place),
-            ExprKind::Unary { op: UnOp::Neg, expr } => {
-                self.piecewise(expr, place)?.scale(-1).ok_or_else(|| overflow(e.span))
-            }
+            ExprKind::Unary {
+                op: UnOp::Plus,
+                expr,
+            } => self.piecewise(expr, place),
+            ExprKind::Unary {
+                op: UnOp::Neg,
+                expr,
+            } => self
+                .piecewise(expr, place)?
+                .scale(-1)
+                .ok_or_else(|| overflow(e.span)),
             ExprKind::Cast { ty, expr } if is_integer_type(ty) => self.piecewise(expr, place),
             ExprKind::Binary { op, lhs, rhs } => match op {
                 BinOp::Add | BinOp::Sub => {
@@ -477,7 +602,11 @@ impl Lowerer<'_> {
                     let (k, other) = match (constant_of(&a), constant_of(&b)) {
                         (Some(k), _) => (k, b),
                         (_, Some(k)) => (k, a),
-                        _ => return Err(non_affine("product of two non-constant expressions".into())),
+                        _ => {
+                            return Err(non_affine(
+                                "product of two non-constant expressions".into(),
+                            ));
+                        }
                     };
                     other.scale(k).ok_or_else(|| overflow(e.span))
                 }
@@ -492,12 +621,17 @@ impl Lowerer<'_> {
                     self.record_dividends(&a);
                     a.floor_div(d).ok_or_else(|| overflow(e.span))
                 }
-                BinOp::Mod => Err(non_affine("`%` is not supported in affine expressions".into())),
+                BinOp::Mod => Err(non_affine(
+                    "`%` is not supported in affine expressions".into(),
+                )),
                 _ => Err(non_affine(format!("operator `{}`", op.symbol()))),
             },
             ExprKind::Call { name, args } => match (name.as_str(), args.as_slice()) {
                 ("min" | "MIN" | "max" | "MAX", [_, _, ..]) => {
-                    let parts = args.iter().map(|a| self.piecewise(a, place)).collect::<R<Vec<_>>>()?;
+                    let parts = args
+                        .iter()
+                        .map(|a| self.piecewise(a, place))
+                        .collect::<R<Vec<_>>>()?;
                     Ok(if name.eq_ignore_ascii_case("min") {
                         Piecewise::Min(parts)
                     } else {
@@ -524,19 +658,32 @@ impl Lowerer<'_> {
                 "it reads array `{name}`, so it depends on data"
             ))),
             ExprKind::Float(_) => Err(non_affine("floating-point constant".into())),
-            ExprKind::Ternary { .. } => Err(non_affine("conditional expression (use min/max instead)".into())),
-            ExprKind::Cast { ty, .. } => Err(non_affine(format!("cast to non-integer type `{ty}`"))),
+            ExprKind::Ternary { .. } => Err(non_affine(
+                "conditional expression (use min/max instead)".into(),
+            )),
+            ExprKind::Cast { ty, .. } => {
+                Err(non_affine(format!("cast to non-integer type `{ty}`")))
+            }
             ExprKind::Unary { .. } => Err(non_affine("unsupported unary operator".into())),
-            ExprKind::Unsupported(what) => Err(SpanError::new(e.span, format!("{what} is not supported in a SCoP"))),
+            ExprKind::Unsupported(what) => Err(SpanError::new(
+                e.span,
+                format!("{what} is not supported in a SCoP"),
+            )),
         }
     }
 
     fn divisor(&self, p: &Piecewise, span: Span) -> R<i64> {
         match constant_of(p) {
             Some(d) if d > 0 => Ok(d),
-            Some(_) => Err(SpanError::new(span, "division by a constant that is not positive")),
-            None => Err(SpanError::new(span, "division by a non-constant expression is not affine")
-                .help("only division by a positive integer constant is supported")),
+            Some(_) => Err(SpanError::new(
+                span,
+                "division by a constant that is not positive",
+            )),
+            None => Err(SpanError::new(
+                span,
+                "division by a non-constant expression is not affine",
+            )
+            .help("only division by a positive integer constant is supported")),
         }
     }
 
@@ -547,7 +694,9 @@ impl Lowerer<'_> {
                     self.dividends.push(a.clone());
                 }
             }
-            Piecewise::Min(v) | Piecewise::Max(v) => v.iter().for_each(|x| self.record_dividends(x)),
+            Piecewise::Min(v) | Piecewise::Max(v) => {
+                v.iter().for_each(|x| self.record_dividends(x))
+            }
         }
     }
 
@@ -577,10 +726,15 @@ impl Lowerer<'_> {
         let params: HashSet<&String> = self.parameters.iter().collect();
         let mut statements = self.statements;
         for s in &mut statements {
-            s.reads.retain(|a| !(a.subscripts.is_empty() && params.contains(&a.array)));
+            s.reads
+                .retain(|a| !(a.subscripts.is_empty() && params.contains(&a.array)));
         }
         // Arrays in order of first use.
-        let mut order: Vec<(&String, &(usize, Span))> = self.uses.iter().filter(|(n, _)| !params.contains(n)).collect();
+        let mut order: Vec<(&String, &(usize, Span))> = self
+            .uses
+            .iter()
+            .filter(|(n, _)| !params.contains(n))
+            .collect();
         order.sort_by_key(|(_, (_, sp))| sp.start);
         let written: HashSet<&str> = statements
             .iter()
@@ -588,7 +742,10 @@ impl Lowerer<'_> {
             .collect();
         for (name, (rank, span)) in &order {
             if *rank > 0 && params.contains(name) {
-                return Err(SpanError::new(*span, format!("`{name}` is used both as an array and as a parameter")));
+                return Err(SpanError::new(
+                    *span,
+                    format!("`{name}` is used both as an array and as a parameter"),
+                ));
             }
         }
         let arrays = order
@@ -619,7 +776,19 @@ fn is_integer_type(ty: &str) -> bool {
     ty.split_whitespace().all(|w| {
         matches!(
             w,
-            "int" | "long" | "short" | "unsigned" | "signed" | "char" | "size_t" | "ptrdiff_t" | "int64_t" | "int32_t" | "uint64_t" | "uint32_t" | "const"
+            "int"
+                | "long"
+                | "short"
+                | "unsigned"
+                | "signed"
+                | "char"
+                | "size_t"
+                | "ptrdiff_t"
+                | "int64_t"
+                | "int32_t"
+                | "uint64_t"
+                | "uint32_t"
+                | "const"
         )
     })
 }
@@ -632,8 +801,12 @@ fn check_monotone(cond: &Formula, it: &str, stride: i64, span: Span) -> R<()> {
         match f {
             Formula::Atom(c) => {
                 let k = c.expr.coefficient(it);
-                let in_div = c.expr.terms.keys().any(|t| matches!(t, crate::scop::Term::FloorDiv(e, _) if e.coefficient(it) != 0));
-                !in_div && !(c.equality && k != 0) && (k == 0 || (k < 0) == (stride > 0))
+                let in_div = c.expr.terms.keys().any(
+                    |t| matches!(t, crate::scop::Term::FloorDiv(e, _) if e.coefficient(it) != 0),
+                );
+                let wrong_direction = k != 0 && ((k < 0) != (stride > 0));
+                let pinned = c.equality && k != 0;
+                !(in_div || pinned || wrong_direction)
             }
             Formula::And(v) | Formula::Or(v) => v.iter().all(|x| atoms_ok(x, it, stride)),
         }
@@ -655,8 +828,10 @@ fn check_monotone(cond: &Formula, it: &str, stride: i64, span: Span) -> R<()> {
             )));
     }
     if !bounded(cond, it) {
-        return Err(SpanError::new(span, format!("the loop condition does not bound `{it}`"))
-            .help(format!("add an {dir} bound on `{it}`")));
+        return Err(
+            SpanError::new(span, format!("the loop condition does not bound `{it}`"))
+                .help(format!("add an {dir} bound on `{it}`")),
+        );
     }
     Ok(())
 }

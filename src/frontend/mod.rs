@@ -59,7 +59,11 @@ pub fn parse_file(path: &Path, options: &Options) -> Result<SourceFile, Frontend
 }
 
 /// Parses C source text; `path` is used in messages only.
-pub fn parse_source(path: &Path, text: String, options: &Options) -> Result<SourceFile, FrontendError> {
+pub fn parse_source(
+    path: &Path,
+    text: String,
+    options: &Options,
+) -> Result<SourceFile, FrontendError> {
     let index = LineIndex::new(&text);
     let result = std::thread::scope(|s| {
         std::thread::Builder::new()
@@ -121,7 +125,11 @@ impl SourceFile {
     /// The file with the body of SCoP `k` replaced by `replacements[k]`
     /// (pragma lines and everything outside the SCoPs unchanged).
     pub fn splice(&self, replacements: &[String]) -> String {
-        assert_eq!(replacements.len(), self.scops.len(), "one replacement per SCoP");
+        assert_eq!(
+            replacements.len(),
+            self.scops.len(),
+            "one replacement per SCoP"
+        );
         let mut out = String::with_capacity(self.text.len());
         let mut at = 0;
         for (scop, new_body) in self.scops.iter().zip(replacements) {

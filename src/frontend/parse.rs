@@ -20,7 +20,8 @@ pub const MAX_NESTING: usize = 2000;
 /// file. `next_id` numbers assignment statements across the file.
 pub fn parse_body(text: &str, offset: usize, next_id: &mut usize) -> Result<Vec<Stmt>, SpanError> {
     check_nesting(text, offset)?;
-    let mut pairs = ScopGrammar::parse(Rule::scop_body, text).map_err(|e| syntax_error(e, offset))?;
+    let mut pairs =
+        ScopGrammar::parse(Rule::scop_body, text).map_err(|e| syntax_error(e, offset))?;
     let body = pairs.next().expect("scop_body");
     let mut b = Builder { offset, next_id };
     let mut out = Vec::new();
@@ -33,8 +34,11 @@ pub fn parse_body(text: &str, offset: usize, next_id: &mut usize) -> Result<Vec<
     // must stay shallow enough to be walked and dropped on any thread.
     for s in &out {
         if stmt_depth(s) > MAX_NESTING {
-            return Err(SpanError::new(s.span, format!("SCoP is nested too deeply for polytune (more than {MAX_NESTING} levels)"))
-                .help("split the region into several SCoPs or simplify the expressions"));
+            return Err(SpanError::new(
+                s.span,
+                format!("SCoP is nested too deeply for polytune (more than {MAX_NESTING} levels)"),
+            )
+            .help("split the region into several SCoPs or simplify the expressions"));
         }
     }
     Ok(out)
@@ -42,7 +46,9 @@ pub fn parse_body(text: &str, offset: usize, next_id: &mut usize) -> Result<Vec<
 
 fn stmt_depth(s: &Stmt) -> usize {
     1 + match &s.kind {
-        StmtKind::For(l) => expr_depth(&l.init).max(expr_depth(&l.cond)).max(stmt_depth(&l.body)),
+        StmtKind::For(l) => expr_depth(&l.init)
+            .max(expr_depth(&l.cond))
+            .max(stmt_depth(&l.body)),
         StmtKind::If { cond, then, other } => expr_depth(cond)
             .max(stmt_depth(then))
             .max(other.as_ref().map_or(0, |o| stmt_depth(o))),
@@ -55,10 +61,14 @@ fn stmt_depth(s: &Stmt) -> usize {
 
 fn expr_depth(e: &Expr) -> usize {
     1 + match &e.kind {
-        ExprKind::Access { subscripts: v, .. } | ExprKind::Call { args: v, .. } => v.iter().map(expr_depth).max().unwrap_or(0),
+        ExprKind::Access { subscripts: v, .. } | ExprKind::Call { args: v, .. } => {
+            v.iter().map(expr_depth).max().unwrap_or(0)
+        }
         ExprKind::Unary { expr, .. } | ExprKind::Cast { expr, .. } => expr_depth(expr),
         ExprKind::Binary { lhs, rhs, .. } => expr_depth(lhs).max(expr_depth(rhs)),
-        ExprKind::Ternary { cond, then, other } => expr_depth(cond).max(expr_depth(then)).max(expr_depth(other)),
+        ExprKind::Ternary { cond, then, other } => expr_depth(cond)
+            .max(expr_depth(then))
+            .max(expr_depth(other)),
         _ => 0,
     }
 }
@@ -87,7 +97,10 @@ fn check_nesting(text: &str, offset: usize) -> Result<(), SpanError> {
     if max_depth + statements > MAX_NESTING {
         let at = offset + worst;
         return Err(SpanError::new(
-            Span { start: at, end: at + 1 },
+            Span {
+                start: at,
+                end: at + 1,
+            },
             format!("SCoP is nested too deeply for polytune (more than {MAX_NESTING} levels)"),
         )
         .help("split the region into several SCoPs or simplify the expressions"));
@@ -147,12 +160,18 @@ impl LineColCol for pest::error::Error<Rule> {
 fn rule_name(r: Rule) -> Option<String> {
     Some(
         match r {
-            Rule::expr | Rule::binary_expr | Rule::unary_expr | Rule::postfix_expr => "an expression",
-            Rule::statement | Rule::for_stmt | Rule::if_stmt | Rule::block | Rule::expr_stmt => "a statement",
-            Rule::identifier => "a name",
-            Rule::for_step | Rule::step_postfix | Rule::step_prefix | Rule::step_compound | Rule::step_assign => {
-                "a loop step"
+            Rule::expr | Rule::binary_expr | Rule::unary_expr | Rule::postfix_expr => {
+                "an expression"
             }
+            Rule::statement | Rule::for_stmt | Rule::if_stmt | Rule::block | Rule::expr_stmt => {
+                "a statement"
+            }
+            Rule::identifier => "a name",
+            Rule::for_step
+            | Rule::step_postfix
+            | Rule::step_prefix
+            | Rule::step_compound
+            | Rule::step_assign => "a loop step",
             Rule::for_init => "a loop initialization",
             Rule::assign_op => "an assignment",
             Rule::EOI => "end of SCoP",
@@ -180,9 +199,11 @@ impl Builder<'_> {
     fn stmt(&mut self, p: Pair<Rule>) -> Stmt {
         let span = self.span(&p);
         let kind = match p.as_rule() {
-            Rule::for_stmt => StmtKind::For(self.for_loop(p, span)),
+            Rule::for_stmt => StmtKind::For(Box::new(self.for_loop(p, span))),
             Rule::if_stmt => {
-                let mut it = p.into_inner().filter(|q| !matches!(q.as_rule(), Rule::kw_if | Rule::kw_else));
+                let mut it = p
+                    .into_inner()
+                    .filter(|q| !matches!(q.as_rule(), Rule::kw_if | Rule::kw_else));
                 let cond = self.expr(it.next().expect("if cond"));
                 let then = Box::new(self.stmt(it.next().expect("if body")));
                 let other = it.next().map(|q| Box::new(self.stmt(q)));
@@ -205,7 +226,11 @@ impl Builder<'_> {
                 }
             }
             Rule::unsupported_stmt => {
-                let kw = p.into_inner().next().map(|k| k.as_str().to_string()).unwrap_or_default();
+                let kw = p
+                    .into_inner()
+                    .next()
+                    .map(|k| k.as_str().to_string())
+                    .unwrap_or_default();
                 StmtKind::Unsupported(format!("`{kw}` statement"))
             }
             Rule::declaration => StmtKind::Unsupported("a declaration".to_string()),
@@ -322,8 +347,16 @@ impl Builder<'_> {
                     };
                     let kind = match op.as_rule() {
                         Rule::cast => {
-                            let ty = op.clone().into_inner().next().map(|t| normalize_type(t.as_str())).unwrap_or_default();
-                            ExprKind::Cast { ty, expr: Box::new(e) }
+                            let ty = op
+                                .clone()
+                                .into_inner()
+                                .next()
+                                .map(|t| normalize_type(t.as_str()))
+                                .unwrap_or_default();
+                            ExprKind::Cast {
+                                ty,
+                                expr: Box::new(e),
+                            }
                         }
                         r => {
                             let op = match r {
@@ -336,7 +369,10 @@ impl Builder<'_> {
                                 Rule::deref => UnOp::Deref,
                                 _ => UnOp::AddrOf,
                             };
-                            ExprKind::Unary { op, expr: Box::new(e) }
+                            ExprKind::Unary {
+                                op,
+                                expr: Box::new(e),
+                            }
                         }
                     };
                     e = Expr::new(kind, whole);
@@ -360,11 +396,16 @@ impl Builder<'_> {
                                     name,
                                     subscripts: vec![idx],
                                 },
-                                ExprKind::Access { name, mut subscripts } => {
+                                ExprKind::Access {
+                                    name,
+                                    mut subscripts,
+                                } => {
                                     subscripts.push(idx);
                                     ExprKind::Access { name, subscripts }
                                 }
-                                _ => ExprKind::Unsupported("subscript of something that is not an array name".into()),
+                                _ => ExprKind::Unsupported(
+                                    "subscript of something that is not an array name".into(),
+                                ),
                             }
                         }
                         Rule::call_args => {
@@ -397,7 +438,10 @@ impl Builder<'_> {
                 let text = p.as_str().to_string();
                 match parse_int(&text) {
                     Some(value) => Expr::new(ExprKind::Int { value, text }, span),
-                    None => Expr::new(ExprKind::Unsupported(format!("integer literal `{text}` out of range")), span),
+                    None => Expr::new(
+                        ExprKind::Unsupported(format!("integer literal `{text}` out of range")),
+                        span,
+                    ),
                 }
             }
             Rule::float_lit => Expr::new(ExprKind::Float(p.as_str().to_string()), span),
@@ -497,7 +541,10 @@ fn normalize_type(t: &str) -> String {
 
 fn parse_int(text: &str) -> Option<i64> {
     let digits = text.trim_end_matches(['u', 'U', 'l', 'L']);
-    if let Some(hex) = digits.strip_prefix("0x").or_else(|| digits.strip_prefix("0X")) {
+    if let Some(hex) = digits
+        .strip_prefix("0x")
+        .or_else(|| digits.strip_prefix("0X"))
+    {
         i64::from_str_radix(hex, 16).ok()
     } else if digits.len() > 1 && digits.starts_with('0') {
         i64::from_str_radix(&digits[1..], 8).ok()
@@ -509,8 +556,14 @@ fn parse_int(text: &str) -> Option<i64> {
 fn constant_int(e: &Expr) -> Option<i64> {
     match &e.kind {
         ExprKind::Int { value, .. } => Some(*value),
-        ExprKind::Unary { op: UnOp::Neg, expr } => constant_int(expr)?.checked_neg(),
-        ExprKind::Unary { op: UnOp::Plus, expr } => constant_int(expr),
+        ExprKind::Unary {
+            op: UnOp::Neg,
+            expr,
+        } => constant_int(expr)?.checked_neg(),
+        ExprKind::Unary {
+            op: UnOp::Plus,
+            expr,
+        } => constant_int(expr),
         _ => None,
     }
 }
@@ -518,9 +571,21 @@ fn constant_int(e: &Expr) -> Option<i64> {
 fn assign_stride(var: &str, e: &Expr) -> Option<i64> {
     let is_var = |x: &Expr| matches!(&x.kind, ExprKind::Ident(n) if n == var);
     match &e.kind {
-        ExprKind::Binary { op: BinOp::Add, lhs, rhs } if is_var(lhs) => constant_int(rhs),
-        ExprKind::Binary { op: BinOp::Add, lhs, rhs } if is_var(rhs) => constant_int(lhs),
-        ExprKind::Binary { op: BinOp::Sub, lhs, rhs } if is_var(lhs) => constant_int(rhs)?.checked_neg(),
+        ExprKind::Binary {
+            op: BinOp::Add,
+            lhs,
+            rhs,
+        } if is_var(lhs) => constant_int(rhs),
+        ExprKind::Binary {
+            op: BinOp::Add,
+            lhs,
+            rhs,
+        } if is_var(rhs) => constant_int(lhs),
+        ExprKind::Binary {
+            op: BinOp::Sub,
+            lhs,
+            rhs,
+        } if is_var(lhs) => constant_int(rhs)?.checked_neg(),
         _ => None,
     }
 }
@@ -559,7 +624,12 @@ mod tests {
     #[test]
     fn statements_are_numbered_in_order() {
         let mut id = 0;
-        let body = parse_body("a = 1; for (i = 0; i < n; i++) { b[i] = 2; c[i] = 3; }", 10, &mut id).unwrap();
+        let body = parse_body(
+            "a = 1; for (i = 0; i < n; i++) { b[i] = 2; c[i] = 3; }",
+            10,
+            &mut id,
+        )
+        .unwrap();
         assert_eq!(id, 3);
         assert_eq!(body[0].span.start, 10);
     }

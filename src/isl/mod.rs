@@ -254,13 +254,17 @@ mod tests {
         let ctx = Ctx::new();
         let before = resident_kib();
         for _ in 0..20_000 {
-            let s = UnionSet::parse(&ctx, "[n] -> { S0[i, j] : 0 <= i < n and 0 <= j <= i }").unwrap();
+            let s =
+                UnionSet::parse(&ctx, "[n] -> { S0[i, j] : 0 <= i < n and 0 <= j <= i }").unwrap();
             let c = s.clone();
             assert!(!c.to_string().is_empty());
         }
         let after = resident_kib();
         if let (Some(b), Some(a)) = (before, after) {
-            assert!(a < b + 20_000, "resident memory grew from {b} KiB to {a} KiB");
+            assert!(
+                a < b + 20_000,
+                "resident memory grew from {b} KiB to {a} KiB"
+            );
         }
     }
 

@@ -62,7 +62,10 @@ impl Dump {
         let mut arrays = Vec::new();
         let mut current: Option<(String, usize, Vec<String>)> = None;
         for (k, line) in text.lines().enumerate() {
-            let err = |message: String| DumpError { line: k + 1, message };
+            let err = |message: String| DumpError {
+                line: k + 1,
+                message,
+            };
             let line = line.trim();
             if line.is_empty() {
                 continue;
@@ -72,19 +75,26 @@ impl Dump {
                     return Err(err("`begin` inside an open array".into()));
                 }
                 let mut parts = rest.split_whitespace();
-                let name = parts.next().ok_or_else(|| err("`begin` without a name".into()))?;
+                let name = parts
+                    .next()
+                    .ok_or_else(|| err("`begin` without a name".into()))?;
                 let count = parts
                     .next()
                     .and_then(|c| c.parse().ok())
                     .ok_or_else(|| err("`begin` without a count".into()))?;
                 current = Some((name.to_string(), count, Vec::new()));
             } else if let Some(rest) = line.strip_prefix("end ") {
-                let (name, count, values) = current.take().ok_or_else(|| err("`end` without `begin`".into()))?;
+                let (name, count, values) = current
+                    .take()
+                    .ok_or_else(|| err("`end` without `begin`".into()))?;
                 if rest.trim() != name {
                     return Err(err(format!("`end {}` closes `{name}`", rest.trim())));
                 }
                 if values.len() != count {
-                    return Err(err(format!("{name}: {} values, header says {count}", values.len())));
+                    return Err(err(format!(
+                        "{name}: {} values, header says {count}",
+                        values.len()
+                    )));
                 }
                 arrays.push((name, values));
             } else if let Some((_, _, values)) = current.as_mut() {
@@ -113,7 +123,12 @@ impl Dump {
 
     /// Compares `actual` against `self` (the reference).
     pub fn compare(&self, actual: &Dump, tol: Tolerance) -> Result<(), Mismatch> {
-        let names = |d: &Dump| d.arrays.iter().map(|(n, v)| (n.clone(), v.len())).collect::<Vec<_>>();
+        let names = |d: &Dump| {
+            d.arrays
+                .iter()
+                .map(|(n, v)| (n.clone(), v.len()))
+                .collect::<Vec<_>>()
+        };
         if names(self) != names(actual) {
             return Err(Mismatch {
                 array: "<arrays>".into(),
@@ -180,7 +195,8 @@ mod tests {
     fn parses_and_compares() {
         let a = Dump::parse("begin C 3\n1.5\n2\n-0.25\nend C\nbegin n 1\n7\nend n\n").unwrap();
         assert_eq!(a.len(), 4);
-        let b = Dump::parse("begin C 3\n1.5000000001\n2\n-0.25\nend C\nbegin n 1\n7\nend n\n").unwrap();
+        let b =
+            Dump::parse("begin C 3\n1.5000000001\n2\n-0.25\nend C\nbegin n 1\n7\nend n\n").unwrap();
         assert!(a.compare(&b, Tolerance::default()).is_ok());
         let c = Dump::parse("begin C 3\n1.6\n2\n-0.25\nend C\nbegin n 1\n8\nend n\n").unwrap();
         let m = a.compare(&c, Tolerance::default()).unwrap_err();
@@ -191,7 +207,11 @@ mod tests {
 
     #[test]
     fn integers_are_exact_and_nan_matches_nan() {
-        assert!(!values_match("100000000", "100000001", Tolerance::default()));
+        assert!(!values_match(
+            "100000000",
+            "100000001",
+            Tolerance::default()
+        ));
         assert!(values_match("nan", "nan", Tolerance::default()));
         assert!(!values_match("nan", "1", Tolerance::default()));
         assert!(!values_match("inf", "-inf", Tolerance::default()));

@@ -96,17 +96,40 @@ pub enum UnOp {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub enum ExprKind {
     /// Integer literal, with its original spelling (suffixes kept).
-    Int { value: i64, text: String },
+    Int {
+        value: i64,
+        text: String,
+    },
     /// Floating literal, kept as written so the value is bit-identical.
     Float(String),
     Ident(String),
     /// `name[s0][s1]...`.
-    Access { name: String, subscripts: Vec<Expr> },
-    Call { name: String, args: Vec<Expr> },
-    Unary { op: UnOp, expr: Box<Expr> },
-    Binary { op: BinOp, lhs: Box<Expr>, rhs: Box<Expr> },
-    Ternary { cond: Box<Expr>, then: Box<Expr>, other: Box<Expr> },
-    Cast { ty: String, expr: Box<Expr> },
+    Access {
+        name: String,
+        subscripts: Vec<Expr>,
+    },
+    Call {
+        name: String,
+        args: Vec<Expr>,
+    },
+    Unary {
+        op: UnOp,
+        expr: Box<Expr>,
+    },
+    Binary {
+        op: BinOp,
+        lhs: Box<Expr>,
+        rhs: Box<Expr>,
+    },
+    Ternary {
+        cond: Box<Expr>,
+        then: Box<Expr>,
+        other: Box<Expr>,
+    },
+    Cast {
+        ty: String,
+        expr: Box<Expr>,
+    },
     /// Something the SCoP language does not accept (string literals, member
     /// access, indexing a non-name, ...), kept with a description so the
     /// lowering pass can report it at its position.
@@ -205,7 +228,7 @@ pub struct ForLoop {
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub enum StmtKind {
-    For(ForLoop),
+    For(Box<ForLoop>),
     If {
         cond: Expr,
         then: Box<Stmt>,

@@ -138,7 +138,11 @@ impl Statement {
             .map(|d| match *d {
                 ScheduleDim::Position(p) => p as i64,
                 ScheduleDim::Iterator { index, reversed } => {
-                    if reversed { -point[index] } else { point[index] }
+                    if reversed {
+                        -point[index]
+                    } else {
+                        point[index]
+                    }
                 }
             })
             .collect()
@@ -484,7 +488,13 @@ mod tests {
     fn affine_prints_in_isl_notation() {
         let i = Affine::var("i");
         let n = Affine::var("n");
-        let e = i.scale(2).unwrap().add_scaled(&n, -1).unwrap().plus_constant(-1).unwrap();
+        let e = i
+            .scale(2)
+            .unwrap()
+            .add_scaled(&n, -1)
+            .unwrap()
+            .plus_constant(-1)
+            .unwrap();
         assert_eq!(e.to_string(), "2*i - n - 1");
         assert_eq!(Affine::constant(-3).to_string(), "-3");
         assert_eq!(i.floor_div(2).to_string(), "floor((i)/2)");

@@ -150,7 +150,12 @@ fn write_stmt(out: &mut String, s: &Stmt, indent: &str) {
             let _ = write!(out, "{indent}if ({})", expr_to_c(cond));
             // Brace a non-block then-branch when an else follows, so the
             // else cannot attach to a nested if.
-            write_body(out, then, indent, other.is_some() && ends_with_open_if(then));
+            write_body(
+                out,
+                then,
+                indent,
+                other.is_some() && ends_with_open_if(then),
+            );
             if let Some(other) = other {
                 let _ = write!(out, "{indent}else");
                 write_body(out, other, indent, false);

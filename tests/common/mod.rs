@@ -22,7 +22,14 @@ pub fn compilers() -> Vec<&'static str> {
 /// compiler's message on failure or on any warning.
 pub fn compile(cc: &str, src: &Path, exe: &Path, size: &str) {
     let out = Command::new(cc)
-        .args(["-O2", "-march=native", "-std=c99", "-Wall", "-Wextra", "-Werror"])
+        .args([
+            "-O2",
+            "-march=native",
+            "-std=c99",
+            "-Wall",
+            "-Wextra",
+            "-Werror",
+        ])
         .arg(format!("-D{}_DATASET", size.to_uppercase()))
         .arg("-I")
         .arg(include_dir())
@@ -42,7 +49,10 @@ pub fn compile(cc: &str, src: &Path, exe: &Path, size: &str) {
 
 /// Runs a program with `--dump` and parses what it printed.
 pub fn run_dump(exe: &Path) -> Dump {
-    let out = Command::new(exe).arg("--dump").output().expect("run program");
+    let out = Command::new(exe)
+        .arg("--dump")
+        .output()
+        .expect("run program");
     assert!(
         out.status.success(),
         "{} exited with {}: {}",

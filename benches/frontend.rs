@@ -1,0 +1,48 @@
+//! Front-end speed: parsing and lowering the whole corpus (issue: "well
+//! under a second" in a release build).
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use polytune::frontend::{self, Options};
+use std::path::{Path, PathBuf};
+
+fn corpus() -> Vec<(PathBuf, String)> {
+    fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+        for e in std::fs::read_dir(dir).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                walk(&p, out);
+            } else if p.extension().is_some_and(|x| x == "c") {
+                out.push(p);
+            }
+        }
+    }
+    let mut files = Vec::new();
+    walk(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("polybench"),
+        &mut files,
+    );
+    files.sort();
+    files
+        .into_iter()
+        .map(|p| {
+            let t = std::fs::read_to_string(&p).unwrap();
+            (p, t)
+        })
+        .collect()
+}
+
+fn parse_corpus(c: &mut Criterion) {
+    let files = corpus();
+    let options = Options::default();
+    c.bench_function(&format!("parse corpus ({} files)", files.len()), |b| {
+        b.iter(|| {
+            for (path, text) in &files {
+                let src = frontend::parse_source(path, text.clone(), &options).unwrap();
+                std::hint::black_box(src);
+            }
+        })
+    });
+}
+
+criterion_group!(benches, parse_corpus);
+criterion_main!(benches);
