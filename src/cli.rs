@@ -169,8 +169,8 @@ fn scop_text(ctx: &isl::Ctx, src: &SourceFile, with_c: bool) -> Result<String> {
             writeln!(o, "    reads:    {}", map(ctx, &s.reads_of(st))?)?;
             writeln!(o, "    writes:   {}", map(ctx, &s.writes_of(st))?)?;
         }
-        if !s.division_dividends.is_empty() {
-            let d: Vec<String> = s.division_dividends.iter().map(|a| a.to_string()).collect();
+        if !s.division_checks.is_empty() {
+            let d: Vec<String> = s.division_checks.iter().map(|c| c.dividend.to_string()).collect();
             writeln!(
                 o,
                 "  note: C division truncates; the model floors, assuming these are never negative: {}",
@@ -214,7 +214,7 @@ fn scop_json(ctx: &isl::Ctx, src: &SourceFile) -> Result<serde_json::Value> {
             "schedule": map(ctx, &s.schedules())?,
             "reads": map(ctx, &s.reads())?,
             "writes": map(ctx, &s.writes())?,
-            "division_dividends": s.division_dividends.iter().map(|a| a.to_string()).collect::<Vec<_>>(),
+            "division_dividends": s.division_checks.iter().map(|c| c.dividend.to_string()).collect::<Vec<_>>(),
             "statements": stmts,
             "c": s.to_c(""),
         }));

@@ -9,4 +9,5 @@ pub mod cli;
 pub mod frontend;
 pub mod isl;
 pub mod measure;
+pub mod model;
 pub mod scop;

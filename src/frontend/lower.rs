@@ -5,7 +5,7 @@
 
 use super::error::SpanError;
 use crate::scop::ast::{AssignOp, BinOp, Expr, ExprKind, ForLoop, Span, Stmt, StmtKind, UnOp};
-use crate::scop::{Access, Affine, Array, Formula, Region, ScheduleDim, Scop, Statement};
+use crate::scop::{Access, Affine, Array, DivisionCheck, Formula, Region, ScheduleDim, Scop, Statement};
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 /// Functions known to be pure (math library and PolyBench's macros).
@@ -181,7 +181,7 @@ struct Lowerer<'o> {
     counters: Vec<usize>,
     parameters: Vec<String>,
     statements: Vec<Statement>,
-    dividends: Vec<Affine>,
+    divisions: Vec<DivisionCheck>,
     /// Name -> (rank, span of first use) for every array or scalar use.
     uses: BTreeMap<String, (usize, Span)>,
     /// Identifiers read as values; those that turn out to be parameters
@@ -222,7 +222,7 @@ pub fn lower(index: usize, region: Region, body: Vec<Stmt>, pure: &HashSet<Strin
         counters: vec![0],
         parameters: Vec::new(),
         statements: Vec::new(),
-        dividends: Vec::new(),
+        divisions: Vec::new(),
         uses: BTreeMap::new(),
         current_reads: Vec::new(),
     };
@@ -618,7 +618,7 @@ impl Lowerer<'_> {
                         // C truncates toward zero.
                         return Ok(Piecewise::Aff(Affine::constant(c / d)));
                     }
-                    self.record_dividends(&a);
+                    self.record_dividends(&a, e.span);
                     a.floor_div(d).ok_or_else(|| overflow(e.span))
                 }
                 BinOp::Mod => Err(non_affine(
@@ -687,15 +687,16 @@ impl Lowerer<'_> {
         }
     }
 
-    fn record_dividends(&mut self, p: &Piecewise) {
+    fn record_dividends(&mut self, p: &Piecewise, span: Span) {
         match p {
-            Piecewise::Aff(a) => {
-                if !self.dividends.contains(a) {
-                    self.dividends.push(a.clone());
-                }
-            }
+            Piecewise::Aff(a) => self.divisions.push(DivisionCheck {
+                iterators: self.loops.iter().map(|l| l.iterator.clone()).collect(),
+                domain: Formula::and(self.guards.clone()),
+                dividend: a.clone(),
+                span,
+            }),
             Piecewise::Min(v) | Piecewise::Max(v) => {
-                v.iter().for_each(|x| self.record_dividends(x))
+                v.iter().for_each(|x| self.record_dividends(x, span))
             }
         }
     }
@@ -763,7 +764,7 @@ impl Lowerer<'_> {
             arrays,
             statements,
             body,
-            division_dividends: self.dividends,
+            division_checks: self.divisions,
         })
     }
 }

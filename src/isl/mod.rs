@@ -7,11 +7,15 @@
 //! hands out wrappers that are `!Send`, borrow their [`Ctx`], check every
 //! NULL, free every string, and turn isl's error state into [`IslError`].
 
+mod ast;
 mod ffi;
+
+pub use ast::{AstExpr, AstNode, AstOp, LoopBuild, build_ast};
 
 use std::ffi::{CStr, CString};
 use std::fmt;
 use std::marker::PhantomData;
+use std::os::raw::c_int;
 use std::ptr::NonNull;
 
 // Keep isl-rs linked: its build script compiles isl and emits the link
@@ -32,6 +36,18 @@ pub struct Ctx {
     _not_send: PhantomData<*mut ()>,
 }
 
+/// How the scheduler groups statements (DESIGN.md §3, fusion).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Clustering {
+    /// Each strongly connected component on its own (maximal distribution).
+    SerializeSccs,
+    /// isl's default incremental clustering: fuse where no parallelism or
+    /// band depth is lost.
+    Incremental,
+    /// Schedule each connected component as a whole (maximal fusion).
+    WholeComponent,
+}
+
 impl Ctx {
     /// A fresh context whose errors are reported as values, never printed
     /// and never fatal.
@@ -39,16 +55,56 @@ impl Ctx {
         // SAFETY: isl_ctx_alloc has no preconditions.
         let raw = unsafe { ffi::isl_ctx_alloc() };
         let raw = NonNull::new(raw).expect("isl_ctx_alloc returned NULL (out of memory)");
-        // SAFETY: raw is a live context.
-        unsafe { ffi::isl_options_set_on_error(raw.as_ptr(), ffi::ISL_ON_ERROR_CONTINUE) };
-        Ctx {
+        let ctx = Ctx {
             raw,
             _not_send: PhantomData,
+        };
+        // SAFETY: raw is a live context; option setters only store values.
+        unsafe {
+            ffi::isl_options_set_on_error(ctx.ptr(), ffi::ISL_ON_ERROR_CONTINUE);
+            // Code generation choices that give compact, integer-exact C.
+            ffi::isl_options_set_ast_build_atomic_upper_bound(ctx.ptr(), 1);
+            ffi::isl_options_set_ast_build_prefer_pdiv(ctx.ptr(), 1);
+            ffi::isl_options_set_ast_build_detect_min_max(ctx.ptr(), 1);
+            ffi::isl_options_set_ast_build_allow_else(ctx.ptr(), 1);
+            ffi::isl_options_set_ast_build_allow_or(ctx.ptr(), 1);
+            // Tile loops count tiles (not scaled), point loops start at 0
+            // within their tile: the usual shape of tiled code.
+            ffi::isl_options_set_tile_scale_tile_loops(ctx.ptr(), 0);
+            ffi::isl_options_set_tile_shift_point_loops(ctx.ptr(), 0);
+            ffi::isl_options_set_schedule_outer_coincidence(ctx.ptr(), 1);
+            ffi::isl_options_set_schedule_maximize_band_depth(ctx.ptr(), 1);
+            ffi::isl_options_set_schedule_treat_coalescing(ctx.ptr(), 1);
         }
+        ctx
     }
 
     fn ptr(&self) -> *mut ffi::isl_ctx {
         self.raw.as_ptr()
+    }
+
+    /// Selects how the next [`compute_schedule`] clusters statements.
+    pub fn set_clustering(&self, c: Clustering) {
+        let (serialize, whole) = match c {
+            Clustering::SerializeSccs => (1, 0),
+            Clustering::Incremental => (0, 0),
+            Clustering::WholeComponent => (0, 1),
+        };
+        // SAFETY: the context is live.
+        unsafe {
+            ffi::isl_options_set_schedule_serialize_sccs(self.ptr(), serialize);
+            ffi::isl_options_set_schedule_whole_component(self.ptr(), whole);
+        }
+    }
+
+    /// Bounds the scheduler's coefficients (`-1` for no bound); small
+    /// bounds keep skews simple and the search fast.
+    pub fn set_schedule_bounds(&self, max_coefficient: i32, max_constant: i32) {
+        // SAFETY: the context is live.
+        unsafe {
+            ffi::isl_options_set_schedule_max_coefficient(self.ptr(), max_coefficient);
+            ffi::isl_options_set_schedule_max_constant_term(self.ptr(), max_constant);
+        }
     }
 
     /// Takes isl's last error message (or a generic one) and clears it.
@@ -72,6 +128,15 @@ impl Ctx {
         CString::new(text).map_err(|_| IslError {
             message: "input contains a NUL byte".into(),
         })
+    }
+
+    /// Turns an isl_bool into a result.
+    fn boolean(&self, r: c_int, what: &str) -> Result<bool, IslError> {
+        if r < 0 {
+            Err(self.take_error(what))
+        } else {
+            Ok(r != 0)
+        }
     }
 }
 
@@ -103,7 +168,7 @@ fn owned_string(raw: *mut std::os::raw::c_char) -> Option<String> {
 }
 
 macro_rules! isl_object {
-    ($(#[$doc:meta])* $name:ident, $raw:ty, $read:ident, $copy:ident, $free:ident, $to_str:ident, $equal:ident, $what:literal) => {
+    ($(#[$doc:meta])* $name:ident, $raw:ty, $copy:ident, $free:ident, $to_str:ident, $what:literal) => {
         $(#[$doc])*
         pub struct $name<'c> {
             raw: NonNull<$raw>,
@@ -111,33 +176,33 @@ macro_rules! isl_object {
         }
 
         impl<'c> $name<'c> {
-            /// Parses isl's textual notation.
-            pub fn parse(ctx: &'c Ctx, text: &str) -> Result<Self, IslError> {
-                let c = ctx.c_string(text)?;
-                // SAFETY: the context is live and `c` is NUL-terminated.
-                let raw = unsafe { ffi::$read(ctx.ptr(), c.as_ptr()) };
+            /// Wraps a pointer isl gave us, or turns NULL into isl's error.
+            fn wrap(ctx: &'c Ctx, raw: *mut $raw, op: &str) -> Result<Self, IslError> {
                 match NonNull::new(raw) {
                     Some(raw) => Ok($name { raw, ctx }),
-                    None => Err(ctx.take_error(concat!("cannot read ", $what))),
+                    None => Err(ctx.take_error(&format!(concat!("{} (", $what, ")"), op))),
                 }
             }
 
-            /// Whether both denote the same set of integer points.
-            pub fn is_equal(&self, other: &Self) -> Result<bool, IslError> {
-                // SAFETY: both objects are live; isl only reads them.
-                let r = unsafe { ffi::$equal(self.raw.as_ptr(), other.raw.as_ptr()) };
-                if r < 0 {
-                    Err(self.ctx.take_error(concat!("comparing ", $what)))
-                } else {
-                    Ok(r == 1)
-                }
+            /// A new reference for a function that takes ownership.
+            fn take(&self) -> *mut $raw {
+                // SAFETY: the object is live; copy bumps a reference count.
+                unsafe { ffi::$copy(self.raw.as_ptr()) }
+            }
+
+            #[allow(dead_code)]
+            fn keep(&self) -> *mut $raw {
+                self.raw.as_ptr()
+            }
+
+            pub fn ctx(&self) -> &'c Ctx {
+                self.ctx
             }
         }
 
         impl Clone for $name<'_> {
             fn clone(&self) -> Self {
-                // SAFETY: the object is live; copy only bumps a refcount.
-                let raw = unsafe { ffi::$copy(self.raw.as_ptr()) };
+                let raw = self.take();
                 $name {
                     raw: NonNull::new(raw).expect(concat!($what, " copy returned NULL")),
                     ctx: self.ctx,
@@ -171,42 +236,454 @@ macro_rules! isl_object {
     };
 }
 
-isl_object!(
-    /// A union of integer sets (statement domains).
-    UnionSet,
-    ffi::isl_union_set,
-    isl_union_set_read_from_str,
-    isl_union_set_copy,
-    isl_union_set_free,
-    isl_union_set_to_str,
-    isl_union_set_is_equal,
-    "union set"
-);
+/// Declares methods that call a unary/binary isl function on copies of
+/// their operands and wrap the result.
+macro_rules! isl_ops {
+    ($ty:ident { $( $(#[$doc:meta])* fn $m:ident($($arg:ident : $aty:ident),*) -> $rty:ident = $f:ident; )* }) => {
+        impl<'c> $ty<'c> {
+            $(
+                $(#[$doc])*
+                pub fn $m(&self $(, $arg: &$aty<'c>)*) -> Result<$rty<'c>, IslError> {
+                    // SAFETY: every operand is a fresh reference isl takes.
+                    let r = unsafe { ffi::$f(self.take() $(, $arg.take())*) };
+                    $rty::wrap(self.ctx, r, stringify!($m))
+                }
+            )*
+        }
+    };
+}
 
+/// Declares isl_bool predicates over kept operands.
+macro_rules! isl_preds {
+    ($ty:ident { $( $(#[$doc:meta])* fn $m:ident($($arg:ident : $aty:ident),*) = $f:ident; )* }) => {
+        impl<'c> $ty<'c> {
+            $(
+                $(#[$doc])*
+                pub fn $m(&self $(, $arg: &$aty<'c>)*) -> Result<bool, IslError> {
+                    // SAFETY: isl only reads the operands.
+                    let r = unsafe { ffi::$f(self.keep() $(, $arg.keep())*) };
+                    self.ctx.boolean(r, stringify!($m))
+                }
+            )*
+        }
+    };
+}
+
+macro_rules! isl_parse {
+    ($ty:ident, $f:ident) => {
+        impl<'c> $ty<'c> {
+            /// Parses isl's textual notation.
+            pub fn parse(ctx: &'c Ctx, text: &str) -> Result<Self, IslError> {
+                let c = ctx.c_string(text)?;
+                // SAFETY: the context is live and `c` is NUL-terminated.
+                let raw = unsafe { ffi::$f(ctx.ptr(), c.as_ptr()) };
+                $ty::wrap(ctx, raw, "cannot read")
+            }
+        }
+    };
+}
+
+isl_object!(
+    /// A set of integer tuples of one space (parameter contexts).
+    Set, ffi::isl_set, isl_set_copy, isl_set_free, isl_set_to_str, "set"
+);
+isl_object!(
+    /// A union of integer sets (statement domains, dependence distances).
+    UnionSet, ffi::isl_union_set, isl_union_set_copy, isl_union_set_free, isl_union_set_to_str, "union set"
+);
 isl_object!(
     /// A union of integer relations (accesses, schedules, dependences).
-    UnionMap,
-    ffi::isl_union_map,
-    isl_union_map_read_from_str,
-    isl_union_map_copy,
-    isl_union_map_free,
-    isl_union_map_to_str,
-    isl_union_map_is_equal,
-    "union map"
+    UnionMap, ffi::isl_union_map, isl_union_map_copy, isl_union_map_free, isl_union_map_to_str, "union map"
+);
+isl_object!(
+    /// A schedule tree.
+    Schedule, ffi::isl_schedule, isl_schedule_copy, isl_schedule_free, isl_schedule_to_str, "schedule"
+);
+isl_object!(
+    /// A position in a schedule tree; editing returns a new node.
+    ScheduleNode, ffi::isl_schedule_node, isl_schedule_node_copy, isl_schedule_node_free, isl_schedule_node_to_str, "schedule node"
+);
+isl_object!(
+    /// The members of a band: one piecewise affine function each.
+    MultiUnionPwAff, ffi::isl_multi_union_pw_aff, isl_multi_union_pw_aff_copy, isl_multi_union_pw_aff_free,
+    isl_multi_union_pw_aff_to_str, "multi union pw aff"
+);
+isl_object!(
+    /// One band member: a piecewise affine function over statements.
+    UnionPwAff, ffi::isl_union_pw_aff, isl_union_pw_aff_copy, isl_union_pw_aff_free, isl_union_pw_aff_to_str,
+    "union pw aff"
 );
 
-impl UnionSet<'_> {
+isl_parse!(Set, isl_set_read_from_str);
+isl_parse!(UnionSet, isl_union_set_read_from_str);
+isl_parse!(UnionMap, isl_union_map_read_from_str);
+isl_parse!(MultiUnionPwAff, isl_multi_union_pw_aff_read_from_str);
+
+isl_preds!(Set {
+    fn is_empty() = isl_set_is_empty;
+    /// Whether both denote the same set of integer points.
+    fn is_equal(other: Set) = isl_set_is_equal;
+});
+
+isl_preds!(UnionSet {
     /// Whether the set has no integer point.
-    pub fn is_empty(&self) -> Result<bool, IslError> {
-        // SAFETY: the object is live.
-        let r = unsafe { ffi::isl_union_set_is_empty(self.raw.as_ptr()) };
-        if r < 0 {
-            Err(self.ctx.take_error("emptiness test"))
-        } else {
-            Ok(r == 1)
+    fn is_empty() = isl_union_set_is_empty;
+    /// Whether both denote the same set of integer points.
+    fn is_equal(other: UnionSet) = isl_union_set_is_equal;
+    fn is_subset(other: UnionSet) = isl_union_set_is_subset;
+});
+
+isl_ops!(UnionSet {
+    fn intersect(other: UnionSet) -> UnionSet = isl_union_set_intersect;
+    fn union(other: UnionSet) -> UnionSet = isl_union_set_union;
+    fn subtract(other: UnionSet) -> UnionSet = isl_union_set_subtract;
+    fn intersect_params(params: Set) -> UnionSet = isl_union_set_intersect_params;
+    fn coalesce() -> UnionSet = isl_union_set_coalesce;
+    fn compute_divs() -> UnionSet = isl_union_set_compute_divs;
+    fn apply(map: UnionMap) -> UnionSet = isl_union_set_apply;
+    fn identity() -> UnionMap = isl_union_set_identity;
+});
+
+isl_preds!(UnionMap {
+    fn is_empty() = isl_union_map_is_empty;
+    /// Whether both denote the same relation.
+    fn is_equal(other: UnionMap) = isl_union_map_is_equal;
+    fn is_subset(other: UnionMap) = isl_union_map_is_subset;
+});
+
+isl_ops!(UnionMap {
+    fn union(other: UnionMap) -> UnionMap = isl_union_map_union;
+    fn subtract(other: UnionMap) -> UnionMap = isl_union_map_subtract;
+    fn intersect(other: UnionMap) -> UnionMap = isl_union_map_intersect;
+    fn apply_range(other: UnionMap) -> UnionMap = isl_union_map_apply_range;
+    fn apply_domain(other: UnionMap) -> UnionMap = isl_union_map_apply_domain;
+    fn reverse() -> UnionMap = isl_union_map_reverse;
+    fn intersect_domain(set: UnionSet) -> UnionMap = isl_union_map_intersect_domain;
+    fn intersect_range(set: UnionSet) -> UnionMap = isl_union_map_intersect_range;
+    fn intersect_params(params: Set) -> UnionMap = isl_union_map_intersect_params;
+    fn coalesce() -> UnionMap = isl_union_map_coalesce;
+    /// Differences range - domain of every pair.
+    fn deltas() -> UnionSet = isl_union_map_deltas;
+    fn domain() -> UnionSet = isl_union_map_domain;
+    fn range() -> UnionSet = isl_union_map_range;
+    /// Pairs (a, b) with self(a) lexicographically before other(b).
+    fn lex_lt_union_map(other: UnionMap) -> UnionMap = isl_union_map_lex_lt_union_map;
+});
+
+impl UnionMap<'_> {
+    /// Number of output dimensions when the relation has a single range
+    /// space (as the schedule of a loop being generated does).
+    pub fn range_dims(&self) -> Result<usize, IslError> {
+        // SAFETY: from_union_map takes a fresh reference; the map is freed.
+        unsafe {
+            let m = ffi::isl_map_from_union_map(self.take());
+            if m.is_null() {
+                return Err(self.ctx.take_error("relation with one range space"));
+            }
+            let n = ffi::isl_map_dim(m, 3);
+            ffi::isl_map_free(m);
+            usize::try_from(n).map_err(|_| self.ctx.take_error("range dimension"))
         }
     }
 }
+
+/// Result of a dataflow analysis.
+pub struct Flow<'c> {
+    /// Dependences from must-sources (value-based: the last writer).
+    pub must: UnionMap<'c>,
+    /// Dependences from may-sources (memory-based: every earlier access).
+    pub may: UnionMap<'c>,
+}
+
+/// isl's dataflow analysis: for every `sink` access, its sources among
+/// `must_source` (killing) and `may_source` (non-killing) accesses that run
+/// earlier under `schedule`.
+pub fn dataflow<'c>(
+    sink: &UnionMap<'c>,
+    must_source: Option<&UnionMap<'c>>,
+    may_source: Option<&UnionMap<'c>>,
+    schedule: &UnionMap<'c>,
+) -> Result<Flow<'c>, IslError> {
+    let ctx = sink.ctx;
+    // SAFETY: each call takes one fresh reference; the access info is
+    // consumed by compute_flow; the flow is freed after both getters.
+    unsafe {
+        let mut ai = ffi::isl_union_access_info_from_sink(sink.take());
+        if let Some(m) = must_source {
+            ai = ffi::isl_union_access_info_set_must_source(ai, m.take());
+        }
+        if let Some(m) = may_source {
+            ai = ffi::isl_union_access_info_set_may_source(ai, m.take());
+        }
+        ai = ffi::isl_union_access_info_set_schedule_map(ai, schedule.take());
+        let flow = ffi::isl_union_access_info_compute_flow(ai);
+        if flow.is_null() {
+            return Err(ctx.take_error("dataflow analysis"));
+        }
+        let must = ffi::isl_union_flow_get_must_dependence(flow);
+        let may = ffi::isl_union_flow_get_may_dependence(flow);
+        ffi::isl_union_flow_free(flow);
+        Ok(Flow {
+            must: UnionMap::wrap(ctx, must, "must dependences")?,
+            may: UnionMap::wrap(ctx, may, "may dependences")?,
+        })
+    }
+}
+
+/// isl's scheduler (Pluto-inspired: outer parallelism, permutable bands)
+/// under the context's clustering option.
+pub fn compute_schedule<'c>(
+    domain: &UnionSet<'c>,
+    context: &Set<'c>,
+    validity: &UnionMap<'c>,
+    coincidence: &UnionMap<'c>,
+    proximity: &UnionMap<'c>,
+) -> Result<Schedule<'c>, IslError> {
+    let ctx = domain.ctx;
+    // SAFETY: each setter takes the constraints and one fresh reference.
+    unsafe {
+        let mut sc = ffi::isl_schedule_constraints_on_domain(domain.take());
+        sc = ffi::isl_schedule_constraints_set_context(sc, context.take());
+        sc = ffi::isl_schedule_constraints_set_validity(sc, validity.take());
+        sc = ffi::isl_schedule_constraints_set_coincidence(sc, coincidence.take());
+        sc = ffi::isl_schedule_constraints_set_proximity(sc, proximity.take());
+        let s = ffi::isl_schedule_constraints_compute_schedule(sc);
+        Schedule::wrap(ctx, s, "scheduling")
+    }
+}
+
+impl<'c> Schedule<'c> {
+    /// A schedule with a single domain node and no band.
+    pub fn from_domain(domain: &UnionSet<'c>) -> Result<Self, IslError> {
+        // SAFETY: takes a fresh reference.
+        let r = unsafe { ffi::isl_schedule_from_domain(domain.take()) };
+        Schedule::wrap(domain.ctx, r, "schedule from domain")
+    }
+
+    pub fn root(&self) -> Result<ScheduleNode<'c>, IslError> {
+        // SAFETY: isl only reads the schedule.
+        let r = unsafe { ffi::isl_schedule_get_root(self.keep()) };
+        ScheduleNode::wrap(self.ctx, r, "schedule root")
+    }
+
+    /// The schedule flattened into one relation.
+    pub fn map(&self) -> Result<UnionMap<'c>, IslError> {
+        // SAFETY: isl only reads the schedule.
+        let r = unsafe { ffi::isl_schedule_get_map(self.keep()) };
+        UnionMap::wrap(self.ctx, r, "schedule map")
+    }
+
+    pub fn domain(&self) -> Result<UnionSet<'c>, IslError> {
+        // SAFETY: isl only reads the schedule.
+        let r = unsafe { ffi::isl_schedule_get_domain(self.keep()) };
+        UnionSet::wrap(self.ctx, r, "schedule domain")
+    }
+
+    /// Puts a band with `partial` at the top of the tree.
+    pub fn insert_partial_schedule(&self, partial: &MultiUnionPwAff<'c>) -> Result<Self, IslError> {
+        // SAFETY: takes fresh references.
+        let r = unsafe { ffi::isl_schedule_insert_partial_schedule(self.take(), partial.take()) };
+        Schedule::wrap(self.ctx, r, "insert partial schedule")
+    }
+
+    pub fn plain_is_equal(&self, other: &Schedule<'c>) -> Result<bool, IslError> {
+        // SAFETY: isl only reads both.
+        let r = unsafe { ffi::isl_schedule_plain_is_equal(self.keep(), other.keep()) };
+        self.ctx.boolean(r, "schedule comparison")
+    }
+}
+
+/// The kind of a schedule tree node.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NodeKind {
+    Band,
+    Context,
+    Domain,
+    Expansion,
+    Extension,
+    Filter,
+    Leaf,
+    Guard,
+    Mark,
+    Sequence,
+    Set,
+}
+
+impl<'c> ScheduleNode<'c> {
+    pub fn kind(&self) -> Result<NodeKind, IslError> {
+        // SAFETY: isl only reads the node.
+        let t = unsafe { ffi::isl_schedule_node_get_type(self.keep()) };
+        Ok(match t {
+            0 => NodeKind::Band,
+            1 => NodeKind::Context,
+            2 => NodeKind::Domain,
+            3 => NodeKind::Expansion,
+            4 => NodeKind::Extension,
+            5 => NodeKind::Filter,
+            6 => NodeKind::Leaf,
+            7 => NodeKind::Guard,
+            8 => NodeKind::Mark,
+            9 => NodeKind::Sequence,
+            10 => NodeKind::Set,
+            _ => return Err(self.ctx.take_error("schedule node type")),
+        })
+    }
+
+    pub fn n_children(&self) -> Result<usize, IslError> {
+        // SAFETY: isl only reads the node.
+        let n = unsafe { ffi::isl_schedule_node_n_children(self.keep()) };
+        usize::try_from(n).map_err(|_| self.ctx.take_error("number of children"))
+    }
+
+    pub fn child(&self, pos: usize) -> Result<Self, IslError> {
+        // SAFETY: takes a fresh reference.
+        let r = unsafe { ffi::isl_schedule_node_child(self.take(), pos as c_int) };
+        ScheduleNode::wrap(self.ctx, r, "child")
+    }
+
+    pub fn parent(&self) -> Result<Self, IslError> {
+        // SAFETY: takes a fresh reference.
+        let r = unsafe { ffi::isl_schedule_node_parent(self.take()) };
+        ScheduleNode::wrap(self.ctx, r, "parent")
+    }
+
+    /// The whole (edited) tree this node belongs to.
+    pub fn schedule(&self) -> Result<Schedule<'c>, IslError> {
+        // SAFETY: isl only reads the node.
+        let r = unsafe { ffi::isl_schedule_node_get_schedule(self.keep()) };
+        Schedule::wrap(self.ctx, r, "schedule of node")
+    }
+
+    /// The statement instances that reach this node.
+    pub fn domain(&self) -> Result<UnionSet<'c>, IslError> {
+        // SAFETY: isl only reads the node.
+        let r = unsafe { ffi::isl_schedule_node_get_domain(self.keep()) };
+        UnionSet::wrap(self.ctx, r, "node domain")
+    }
+
+    pub fn filter(&self) -> Result<UnionSet<'c>, IslError> {
+        // SAFETY: isl only reads the node.
+        let r = unsafe { ffi::isl_schedule_node_filter_get_filter(self.keep()) };
+        UnionSet::wrap(self.ctx, r, "filter")
+    }
+
+    /// The schedule of the outer bands, as a relation.
+    pub fn prefix_schedule(&self) -> Result<UnionMap<'c>, IslError> {
+        // SAFETY: isl only reads the node.
+        let r = unsafe { ffi::isl_schedule_node_get_prefix_schedule_union_map(self.keep()) };
+        UnionMap::wrap(self.ctx, r, "prefix schedule")
+    }
+
+    pub fn band_n_member(&self) -> Result<usize, IslError> {
+        // SAFETY: isl only reads the node.
+        let n = unsafe { ffi::isl_schedule_node_band_n_member(self.keep()) };
+        usize::try_from(n).map_err(|_| self.ctx.take_error("band size"))
+    }
+
+    /// Whether the band's members can be freely permuted (and tiled).
+    pub fn band_permutable(&self) -> Result<bool, IslError> {
+        // SAFETY: isl only reads the node.
+        let r = unsafe { ffi::isl_schedule_node_band_get_permutable(self.keep()) };
+        self.ctx.boolean(r, "band permutable")
+    }
+
+    /// Whether member `pos` carries no coincidence dependence (parallel).
+    pub fn band_coincident(&self, pos: usize) -> Result<bool, IslError> {
+        // SAFETY: isl only reads the node.
+        let r = unsafe { ffi::isl_schedule_node_band_member_get_coincident(self.keep(), pos as c_int) };
+        self.ctx.boolean(r, "band coincident")
+    }
+
+    pub fn band_set_permutable(&self, p: bool) -> Result<Self, IslError> {
+        // SAFETY: takes a fresh reference.
+        let r = unsafe { ffi::isl_schedule_node_band_set_permutable(self.take(), p as c_int) };
+        ScheduleNode::wrap(self.ctx, r, "set permutable")
+    }
+
+    pub fn band_set_coincident(&self, pos: usize, c: bool) -> Result<Self, IslError> {
+        // SAFETY: takes a fresh reference.
+        let r = unsafe { ffi::isl_schedule_node_band_member_set_coincident(self.take(), pos as c_int, c as c_int) };
+        ScheduleNode::wrap(self.ctx, r, "set coincident")
+    }
+
+    pub fn band_partial_schedule(&self) -> Result<MultiUnionPwAff<'c>, IslError> {
+        // SAFETY: isl only reads the node.
+        let r = unsafe { ffi::isl_schedule_node_band_get_partial_schedule(self.keep()) };
+        MultiUnionPwAff::wrap(self.ctx, r, "partial schedule")
+    }
+
+    pub fn band_partial_schedule_map(&self) -> Result<UnionMap<'c>, IslError> {
+        // SAFETY: isl only reads the node.
+        let r = unsafe { ffi::isl_schedule_node_band_get_partial_schedule_union_map(self.keep()) };
+        UnionMap::wrap(self.ctx, r, "partial schedule map")
+    }
+
+    /// Tiles the band with one size per member; the node becomes the tile
+    /// band and its child the point band.
+    pub fn band_tile(&self, sizes: &[i64]) -> Result<Self, IslError> {
+        let ctx = self.ctx;
+        // SAFETY: the space and values are fresh; set_val and tile take
+        // their arguments; NULLs propagate through isl and are caught.
+        unsafe {
+            let space = ffi::isl_schedule_node_band_get_space(self.keep());
+            let mut mv = ffi::isl_multi_val_zero(space);
+            for (i, &s) in sizes.iter().enumerate() {
+                let v = ffi::isl_val_int_from_si(ctx.ptr(), s as std::os::raw::c_long);
+                mv = ffi::isl_multi_val_set_val(mv, i as c_int, v);
+            }
+            if mv.is_null() {
+                return Err(ctx.take_error("tile sizes"));
+            }
+            let r = ffi::isl_schedule_node_band_tile(self.take(), mv);
+            ScheduleNode::wrap(ctx, r, "tile")
+        }
+    }
+
+    /// Splits the band after its first `pos` members.
+    pub fn band_split(&self, pos: usize) -> Result<Self, IslError> {
+        // SAFETY: takes a fresh reference.
+        let r = unsafe { ffi::isl_schedule_node_band_split(self.take(), pos as c_int) };
+        ScheduleNode::wrap(self.ctx, r, "split")
+    }
+
+    /// Removes this node; the result points at what replaced it.
+    pub fn delete(&self) -> Result<Self, IslError> {
+        // SAFETY: takes a fresh reference.
+        let r = unsafe { ffi::isl_schedule_node_delete(self.take()) };
+        ScheduleNode::wrap(self.ctx, r, "delete")
+    }
+
+    /// Inserts a band above this node; the result points at the new band.
+    pub fn insert_partial_schedule(&self, partial: &MultiUnionPwAff<'c>) -> Result<Self, IslError> {
+        // SAFETY: takes fresh references.
+        let r = unsafe { ffi::isl_schedule_node_insert_partial_schedule(self.take(), partial.take()) };
+        ScheduleNode::wrap(self.ctx, r, "insert band")
+    }
+}
+
+impl<'c> MultiUnionPwAff<'c> {
+    pub fn size(&self) -> Result<usize, IslError> {
+        // SAFETY: isl only reads.
+        let n = unsafe { ffi::isl_multi_union_pw_aff_size(self.keep()) };
+        usize::try_from(n).map_err(|_| self.ctx.take_error("size"))
+    }
+
+    pub fn get(&self, pos: usize) -> Result<UnionPwAff<'c>, IslError> {
+        // SAFETY: isl only reads; the result is fresh.
+        let r = unsafe { ffi::isl_multi_union_pw_aff_get_union_pw_aff(self.keep(), pos as c_int) };
+        UnionPwAff::wrap(self.ctx, r, "member")
+    }
+
+    pub fn set(&self, pos: usize, member: &UnionPwAff<'c>) -> Result<Self, IslError> {
+        // SAFETY: takes fresh references.
+        let r = unsafe { ffi::isl_multi_union_pw_aff_set_union_pw_aff(self.take(), pos as c_int, member.take()) };
+        MultiUnionPwAff::wrap(self.ctx, r, "set member")
+    }
+}
+
+isl_ops!(UnionPwAff {
+    fn add(other: UnionPwAff) -> UnionPwAff = isl_union_pw_aff_add;
+});
 
 /// Parses `text` as a union set and prints it back in isl's normal form.
 pub fn normalize_set(ctx: &Ctx, text: &str) -> Result<String, IslError> {
@@ -239,7 +716,7 @@ mod tests {
     fn syntax_errors_are_values_not_crashes() {
         let ctx = Ctx::new();
         let e = UnionSet::parse(&ctx, "{ S0[i] : i >= }").unwrap_err();
-        assert!(e.message.contains("cannot read union set"), "{e}");
+        assert!(e.message.contains("cannot read (union set)"), "{e}");
         assert!(UnionMap::parse(&ctx, "nonsense").is_err());
         assert!(UnionSet::parse(&ctx, "a\0b").is_err());
         // The context is still usable after errors.

@@ -376,10 +376,38 @@ pub struct Scop {
     pub statements: Vec<Statement>,
     /// The parsed SCoP; `Assign` nodes carry their statement ids.
     pub body: Vec<ast::Stmt>,
-    /// Dividends of C integer divisions in affine positions: C truncates
-    /// toward zero and the model floors, which agree only when these are
-    /// non-negative on the domain. The engine must prove it.
-    pub division_dividends: Vec<Affine>,
+    /// C integer divisions in affine positions: C truncates toward zero and
+    /// the model floors, which agree only when the dividend is never
+    /// negative where it is evaluated. The engine must prove it.
+    pub division_checks: Vec<DivisionCheck>,
+}
+
+/// A dividend that must be non-negative wherever it is evaluated.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct DivisionCheck {
+    /// Loop iterators in scope, outermost first.
+    pub iterators: Vec<String>,
+    /// Where the division is evaluated (enclosing loops and guards).
+    pub domain: Formula,
+    pub dividend: Affine,
+    pub span: Span,
+}
+
+impl DivisionCheck {
+    /// isl notation of the points where the dividend would be negative
+    /// (must be empty).
+    pub fn violations(&self, parameters: &[String]) -> String {
+        let cond = Formula::and(vec![
+            self.domain.clone(),
+            Formula::ge0(self.dividend.scale(-1).and_then(|d| d.plus_constant(-1)).unwrap_or_default()),
+        ]);
+        format!(
+            "[{}] -> {{ [{}] : {} }}",
+            parameters.join(", "),
+            self.iterators.join(", "),
+            cond
+        )
+    }
 }
 
 impl Scop {
@@ -413,9 +441,23 @@ impl Scop {
         format!("{}{{ {} }}", self.params_prefix(), pieces.join("; "))
     }
 
-    /// Union of all original schedules.
+    /// Union of all original schedules, padded with zeros to one common
+    /// length so that all statements share one time space.
     pub fn schedules(&self) -> String {
-        let pieces: Vec<_> = self.statements.iter().map(schedule_piece).collect();
+        let len = self.statements.iter().map(|s| s.schedule.len()).max().unwrap_or(0);
+        let pieces: Vec<_> = self
+            .statements
+            .iter()
+            .map(|s| {
+                let mut p = schedule_piece(s);
+                p.pop(); // the closing bracket
+                for _ in s.schedule.len()..len {
+                    p.push_str(", 0");
+                }
+                p.push(']');
+                p
+            })
+            .collect();
         format!("{}{{ {} }}", self.params_prefix(), pieces.join("; "))
     }
 
