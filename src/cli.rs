@@ -4,6 +4,7 @@
 use crate::frontend::{self, Options, SourceFile};
 use crate::isl;
 use crate::scop::Scop;
+use crate::space::{Config, Fusion};
 use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
 use serde_json::json;
@@ -12,6 +13,8 @@ use std::path::PathBuf;
 
 /// Exit code for input polytune rejects (bad C, not a SCoP, I/O).
 pub const EXIT_INPUT: i32 = 1;
+/// Exit code for a malformed command line or configuration.
+pub const EXIT_USAGE: i32 = 2;
 /// Exit code for an internal failure (a bug: please report it).
 pub const EXIT_INTERNAL: i32 = 3;
 
@@ -29,6 +32,53 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Transform the SCoPs of a C file with one configuration of the space.
+    ///
+    /// The configuration is `--config T` (a 12-bit string or the readable
+    /// `fuse=smart,tile=32x32x1,wave=0,omp=1,prevec=1,simd=1,uj=4`) and/or
+    /// the named flags, which override it. Every transformation is proven
+    /// legal; a SCoP that cannot be handled is left unchanged (and said so
+    /// on stderr).
+    Optimize {
+        /// C source file (never modified unless --in-place).
+        file: PathBuf,
+        /// Configuration T (bit string or readable form).
+        #[arg(long)]
+        config: Option<String>,
+        /// Fusion structure.
+        #[arg(long, value_parser = ["no", "smart", "max"])]
+        fuse: Option<String>,
+        /// Tile sizes of the first three band dimensions, each 1 or 32 (e.g. 32,32,1).
+        #[arg(long)]
+        tile: Option<String>,
+        /// Wavefront the tile loops.
+        #[arg(long)]
+        wavefront: bool,
+        /// OpenMP on the outermost parallel loops.
+        #[arg(long)]
+        omp: bool,
+        /// Sink a parallel dimension innermost before tiling.
+        #[arg(long)]
+        prevector: bool,
+        /// Mark vectorizable innermost loops for the compiler.
+        #[arg(long)]
+        simd: bool,
+        /// Unroll-and-jam factor of the two innermost loops.
+        #[arg(long, value_parser = ["1", "2", "4", "8"])]
+        unroll_jam: Option<String>,
+        /// Parameter context in isl notation (default: every parameter >= 1).
+        #[arg(long)]
+        context: Option<String>,
+        /// Output file (default: standard output).
+        #[arg(short, long)]
+        output: Option<PathBuf>,
+        /// Allow --output to be the input file.
+        #[arg(long)]
+        in_place: bool,
+        /// Treat NAME as a pure function inside SCoPs (repeatable).
+        #[arg(long = "pure", value_name = "NAME")]
+        pure: Vec<String>,
+    },
     /// Print the static control parts of a C file in isl's notation.
     ///
     /// For every `#pragma scop` ... `#pragma endscop` region: its
@@ -65,6 +115,9 @@ pub fn main() -> i32 {
             if let Some(fe) = e.downcast_ref::<frontend::FrontendError>() {
                 eprintln!("{fe}");
                 EXIT_INPUT
+            } else if let Some(ce) = e.downcast_ref::<crate::space::ConfigError>() {
+                eprintln!("polytune: {ce}");
+                EXIT_USAGE
             } else if e.downcast_ref::<isl::IslError>().is_some() {
                 eprintln!("polytune: internal error: {e:#}");
                 EXIT_INTERNAL
@@ -78,6 +131,85 @@ pub fn main() -> i32 {
 
 fn run(cli: Cli) -> Result<()> {
     match cli.command {
+        Command::Optimize {
+            file,
+            config,
+            fuse,
+            tile,
+            wavefront,
+            omp,
+            prevector,
+            simd,
+            unroll_jam,
+            context,
+            output,
+            in_place,
+            pure,
+        } => {
+            let mut c: Config = match &config {
+                Some(t) => t.parse()?,
+                None => Config::default(),
+            };
+            if config.is_none()
+                && fuse.is_none()
+                && tile.is_none()
+                && !wavefront
+                && !omp
+                && !prevector
+                && !simd
+                && unroll_jam.is_none()
+            {
+                anyhow::bail!(
+                    "no configuration given: pass --config T or the named flags (--fuse, --tile, --wavefront, --omp, --prevector, --simd, --unroll-jam); the learned selection arrives with the trained models"
+                );
+            }
+            if let Some(f) = fuse {
+                c.fusion = match f.as_str() {
+                    "no" => Fusion::No,
+                    "smart" => Fusion::Smart,
+                    _ => Fusion::Max,
+                };
+            }
+            if let Some(t) = tile {
+                c.tile =
+                    crate::space::parse_tile(&t).map_err(|reason| crate::space::ConfigError {
+                        text: t.clone(),
+                        reason,
+                    })?;
+            }
+            c.wavefront |= wavefront;
+            c.omp |= omp;
+            c.prevector |= prevector;
+            c.simd |= simd;
+            if let Some(u) = unroll_jam {
+                c.unroll = u.parse()?;
+            }
+            if let Some(out) = &output
+                && !in_place
+                && same_file(out, &file)
+            {
+                anyhow::bail!(
+                    "refusing to overwrite the input {}; pass --in-place to allow it",
+                    file.display()
+                );
+            }
+            let src = frontend::parse_file(
+                &file,
+                &Options {
+                    pure_functions: pure,
+                },
+            )?;
+            let outcome = crate::optimize::optimize(&src, &c, context.as_deref())?;
+            for s in &outcome.skipped {
+                eprintln!("polytune: warning: {s}");
+            }
+            match output {
+                Some(out) => std::fs::write(&out, &outcome.text)
+                    .with_context(|| format!("cannot write {}", out.display()))?,
+                None => std::io::stdout().write_all(outcome.text.as_bytes())?,
+            }
+            Ok(())
+        }
         Command::Scop {
             file,
             json,
@@ -108,6 +240,13 @@ fn run(cli: Cli) -> Result<()> {
             }
             Ok(())
         }
+    }
+}
+
+fn same_file(a: &std::path::Path, b: &std::path::Path) -> bool {
+    match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
+        (Ok(x), Ok(y)) => x == y,
+        _ => false,
     }
 }
 
@@ -170,7 +309,11 @@ fn scop_text(ctx: &isl::Ctx, src: &SourceFile, with_c: bool) -> Result<String> {
             writeln!(o, "    writes:   {}", map(ctx, &s.writes_of(st))?)?;
         }
         if !s.division_checks.is_empty() {
-            let d: Vec<String> = s.division_checks.iter().map(|c| c.dividend.to_string()).collect();
+            let d: Vec<String> = s
+                .division_checks
+                .iter()
+                .map(|c| c.dividend.to_string())
+                .collect();
             writeln!(
                 o,
                 "  note: C division truncates; the model floors, assuming these are never negative: {}",

@@ -6,8 +6,12 @@
 //! description handed to the engine, [`isl`] is the only door to isl.
 
 pub mod cli;
+pub mod codegen;
 pub mod frontend;
 pub mod isl;
 pub mod measure;
 pub mod model;
+pub mod optimize;
 pub mod scop;
+pub mod space;
+pub mod transform;

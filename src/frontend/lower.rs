@@ -5,7 +5,9 @@
 
 use super::error::SpanError;
 use crate::scop::ast::{AssignOp, BinOp, Expr, ExprKind, ForLoop, Span, Stmt, StmtKind, UnOp};
-use crate::scop::{Access, Affine, Array, DivisionCheck, Formula, Region, ScheduleDim, Scop, Statement};
+use crate::scop::{
+    Access, Affine, Array, DivisionCheck, Formula, Region, ScheduleDim, Scop, Statement,
+};
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 /// Functions known to be pure (math library and PolyBench's macros).

@@ -93,7 +93,10 @@ struct State<'f, 'c, T> {
     panic: Option<Box<dyn std::any::Any + Send>>,
 }
 
-unsafe extern "C" fn before_each_for<T>(build: *mut ffi::isl_ast_build, user: *mut c_void) -> *mut ffi::isl_id {
+unsafe extern "C" fn before_each_for<T>(
+    build: *mut ffi::isl_ast_build,
+    user: *mut c_void,
+) -> *mut ffi::isl_id {
     // SAFETY: `user` is the State passed to isl_ast_build_set_before_each_for
     // and outlives the AST generation that calls us.
     let state = unsafe { &mut *(user as *mut State<'_, '_, T>) };
@@ -110,7 +113,11 @@ unsafe extern "C" fn before_each_for<T>(build: *mut ffi::isl_ast_build, user: *m
         }
     };
     let on_for = &mut state.on_for;
-    match catch_unwind(AssertUnwindSafe(|| on_for(LoopBuild { schedule: &schedule }))) {
+    match catch_unwind(AssertUnwindSafe(|| {
+        on_for(LoopBuild {
+            schedule: &schedule,
+        })
+    })) {
         Ok(Ok(info)) => {
             let name = format!("polytune_loop_{}", state.infos.len());
             state.infos.push(info);
@@ -238,7 +245,11 @@ unsafe fn convert_node(ctx: &Ctx, n: *mut ffi::isl_ast_node) -> Result<AstNode, 
                 let iterator = expr_ptr(ctx, ffi::isl_ast_node_for_get_iterator(n))?;
                 let iterator = match convert_expr(ctx, iterator.0)? {
                     AstExpr::Id(s) => s,
-                    other => return Err(IslError { message: format!("loop iterator is not a name: {other:?}") }),
+                    other => {
+                        return Err(IslError {
+                            message: format!("loop iterator is not a name: {other:?}"),
+                        });
+                    }
                 };
                 let init = convert_expr(ctx, expr_ptr(ctx, ffi::isl_ast_node_for_get_init(n))?.0)?;
                 let cond = convert_expr(ctx, expr_ptr(ctx, ffi::isl_ast_node_for_get_cond(n))?.0)?;
@@ -254,7 +265,14 @@ unsafe fn convert_node(ctx: &Ctx, n: *mut ffi::isl_ast_node) -> Result<AstNode, 
                         .strip_prefix("polytune_loop_")
                         .and_then(|k| k.parse().ok())
                 };
-                Ok(AstNode::For { iterator, init, cond, inc, body, info })
+                Ok(AstNode::For {
+                    iterator,
+                    init,
+                    cond,
+                    inc,
+                    body,
+                    info,
+                })
             }
             2 => {
                 let cond = convert_expr(ctx, expr_ptr(ctx, ffi::isl_ast_node_if_get_cond(n))?.0)?;
@@ -289,7 +307,10 @@ unsafe fn convert_node(ctx: &Ctx, n: *mut ffi::isl_ast_node) -> Result<AstNode, 
             4 => {
                 let name = take_id_name(ctx, ffi::isl_ast_node_mark_get_id(n))?;
                 let body = node_ptr(ctx, ffi::isl_ast_node_mark_get_node(n))?;
-                Ok(AstNode::Mark { name, body: Box::new(convert_node(ctx, body.0)?) })
+                Ok(AstNode::Mark {
+                    name,
+                    body: Box::new(convert_node(ctx, body.0)?),
+                })
             }
             5 => {
                 let e = expr_ptr(ctx, ffi::isl_ast_node_user_get_expr(n))?;

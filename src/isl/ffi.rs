@@ -42,7 +42,8 @@ opaque!(
 /// `ISL_ON_ERROR_CONTINUE`: record the error and return NULL, print nothing.
 pub const ISL_ON_ERROR_CONTINUE: c_int = 1;
 
-pub type BeforeEachFor = unsafe extern "C" fn(build: *mut isl_ast_build, user: *mut c_void) -> *mut isl_id;
+pub type BeforeEachFor =
+    unsafe extern "C" fn(build: *mut isl_ast_build, user: *mut c_void) -> *mut isl_id;
 
 unsafe extern "C" {
     pub fn free(p: *mut c_void);
@@ -74,7 +75,11 @@ unsafe extern "C" {
     pub fn isl_val_to_str(v: *mut isl_val) -> *mut c_char;
     pub fn isl_multi_val_free(v: *mut isl_multi_val) -> *mut isl_multi_val;
     pub fn isl_multi_val_zero(space: *mut isl_space) -> *mut isl_multi_val;
-    pub fn isl_multi_val_set_val(mv: *mut isl_multi_val, pos: c_int, v: *mut isl_val) -> *mut isl_multi_val;
+    pub fn isl_multi_val_set_val(
+        mv: *mut isl_multi_val,
+        pos: c_int,
+        v: *mut isl_val,
+    ) -> *mut isl_multi_val;
     pub fn isl_id_alloc(ctx: *mut isl_ctx, name: *const c_char, user: *mut c_void) -> *mut isl_id;
     pub fn isl_id_free(id: *mut isl_id) -> *mut isl_id;
     pub fn isl_id_get_name(id: *mut isl_id) -> *const c_char;
@@ -88,6 +93,8 @@ unsafe extern "C" {
     pub fn isl_set_is_empty(s: *mut isl_set) -> c_int;
 
     pub fn isl_map_from_union_map(m: *mut isl_union_map) -> *mut isl_map;
+    pub fn isl_set_from_union_set(s: *mut isl_union_set) -> *mut isl_set;
+    pub fn isl_set_dim(s: *mut isl_set, t: c_int) -> c_int;
     pub fn isl_map_dim(m: *mut isl_map, t: c_int) -> c_int;
     pub fn isl_map_free(m: *mut isl_map) -> *mut isl_map;
 
@@ -99,10 +106,19 @@ unsafe extern "C" {
     pub fn isl_union_set_is_empty(s: *mut isl_union_set) -> c_int;
     pub fn isl_union_set_is_equal(a: *mut isl_union_set, b: *mut isl_union_set) -> c_int;
     pub fn isl_union_set_is_subset(a: *mut isl_union_set, b: *mut isl_union_set) -> c_int;
-    pub fn isl_union_set_intersect(a: *mut isl_union_set, b: *mut isl_union_set) -> *mut isl_union_set;
-    pub fn isl_union_set_intersect_params(a: *mut isl_union_set, b: *mut isl_set) -> *mut isl_union_set;
+    pub fn isl_union_set_intersect(
+        a: *mut isl_union_set,
+        b: *mut isl_union_set,
+    ) -> *mut isl_union_set;
+    pub fn isl_union_set_intersect_params(
+        a: *mut isl_union_set,
+        b: *mut isl_set,
+    ) -> *mut isl_union_set;
     pub fn isl_union_set_union(a: *mut isl_union_set, b: *mut isl_union_set) -> *mut isl_union_set;
-    pub fn isl_union_set_subtract(a: *mut isl_union_set, b: *mut isl_union_set) -> *mut isl_union_set;
+    pub fn isl_union_set_subtract(
+        a: *mut isl_union_set,
+        b: *mut isl_union_set,
+    ) -> *mut isl_union_set;
     pub fn isl_union_set_coalesce(a: *mut isl_union_set) -> *mut isl_union_set;
     pub fn isl_union_set_compute_divs(a: *mut isl_union_set) -> *mut isl_union_set;
     pub fn isl_union_set_apply(a: *mut isl_union_set, m: *mut isl_union_map) -> *mut isl_union_set;
@@ -117,19 +133,43 @@ unsafe extern "C" {
     pub fn isl_union_map_is_empty(m: *mut isl_union_map) -> c_int;
     pub fn isl_union_map_is_subset(a: *mut isl_union_map, b: *mut isl_union_map) -> c_int;
     pub fn isl_union_map_union(a: *mut isl_union_map, b: *mut isl_union_map) -> *mut isl_union_map;
-    pub fn isl_union_map_subtract(a: *mut isl_union_map, b: *mut isl_union_map) -> *mut isl_union_map;
-    pub fn isl_union_map_intersect(a: *mut isl_union_map, b: *mut isl_union_map) -> *mut isl_union_map;
-    pub fn isl_union_map_apply_range(a: *mut isl_union_map, b: *mut isl_union_map) -> *mut isl_union_map;
-    pub fn isl_union_map_apply_domain(a: *mut isl_union_map, b: *mut isl_union_map) -> *mut isl_union_map;
+    pub fn isl_union_map_subtract(
+        a: *mut isl_union_map,
+        b: *mut isl_union_map,
+    ) -> *mut isl_union_map;
+    pub fn isl_union_map_intersect(
+        a: *mut isl_union_map,
+        b: *mut isl_union_map,
+    ) -> *mut isl_union_map;
+    pub fn isl_union_map_apply_range(
+        a: *mut isl_union_map,
+        b: *mut isl_union_map,
+    ) -> *mut isl_union_map;
+    pub fn isl_union_map_apply_domain(
+        a: *mut isl_union_map,
+        b: *mut isl_union_map,
+    ) -> *mut isl_union_map;
     pub fn isl_union_map_reverse(a: *mut isl_union_map) -> *mut isl_union_map;
-    pub fn isl_union_map_intersect_domain(a: *mut isl_union_map, s: *mut isl_union_set) -> *mut isl_union_map;
-    pub fn isl_union_map_intersect_range(a: *mut isl_union_map, s: *mut isl_union_set) -> *mut isl_union_map;
-    pub fn isl_union_map_intersect_params(a: *mut isl_union_map, s: *mut isl_set) -> *mut isl_union_map;
+    pub fn isl_union_map_intersect_domain(
+        a: *mut isl_union_map,
+        s: *mut isl_union_set,
+    ) -> *mut isl_union_map;
+    pub fn isl_union_map_intersect_range(
+        a: *mut isl_union_map,
+        s: *mut isl_union_set,
+    ) -> *mut isl_union_map;
+    pub fn isl_union_map_intersect_params(
+        a: *mut isl_union_map,
+        s: *mut isl_set,
+    ) -> *mut isl_union_map;
     pub fn isl_union_map_coalesce(a: *mut isl_union_map) -> *mut isl_union_map;
     pub fn isl_union_map_deltas(a: *mut isl_union_map) -> *mut isl_union_set;
     pub fn isl_union_map_domain(a: *mut isl_union_map) -> *mut isl_union_set;
     pub fn isl_union_map_range(a: *mut isl_union_map) -> *mut isl_union_set;
-    pub fn isl_union_map_lex_lt_union_map(a: *mut isl_union_map, b: *mut isl_union_map) -> *mut isl_union_map;
+    pub fn isl_union_map_lex_lt_union_map(
+        a: *mut isl_union_map,
+        b: *mut isl_union_map,
+    ) -> *mut isl_union_map;
 
     // dataflow
     pub fn isl_union_access_info_from_sink(sink: *mut isl_union_map) -> *mut isl_union_access_info;
@@ -145,13 +185,16 @@ unsafe extern "C" {
         a: *mut isl_union_access_info,
         s: *mut isl_union_map,
     ) -> *mut isl_union_access_info;
-    pub fn isl_union_access_info_compute_flow(a: *mut isl_union_access_info) -> *mut isl_union_flow;
+    pub fn isl_union_access_info_compute_flow(a: *mut isl_union_access_info)
+    -> *mut isl_union_flow;
     pub fn isl_union_flow_get_must_dependence(f: *mut isl_union_flow) -> *mut isl_union_map;
     pub fn isl_union_flow_get_may_dependence(f: *mut isl_union_flow) -> *mut isl_union_map;
     pub fn isl_union_flow_free(f: *mut isl_union_flow) -> *mut isl_union_flow;
 
     // scheduling
-    pub fn isl_schedule_constraints_on_domain(d: *mut isl_union_set) -> *mut isl_schedule_constraints;
+    pub fn isl_schedule_constraints_on_domain(
+        d: *mut isl_union_set,
+    ) -> *mut isl_schedule_constraints;
     pub fn isl_schedule_constraints_set_context(
         sc: *mut isl_schedule_constraints,
         s: *mut isl_set,
@@ -168,8 +211,12 @@ unsafe extern "C" {
         sc: *mut isl_schedule_constraints,
         m: *mut isl_union_map,
     ) -> *mut isl_schedule_constraints;
-    pub fn isl_schedule_constraints_compute_schedule(sc: *mut isl_schedule_constraints) -> *mut isl_schedule;
-    pub fn isl_schedule_constraints_free(sc: *mut isl_schedule_constraints) -> *mut isl_schedule_constraints;
+    pub fn isl_schedule_constraints_compute_schedule(
+        sc: *mut isl_schedule_constraints,
+    ) -> *mut isl_schedule;
+    pub fn isl_schedule_constraints_free(
+        sc: *mut isl_schedule_constraints,
+    ) -> *mut isl_schedule_constraints;
 
     pub fn isl_schedule_copy(s: *mut isl_schedule) -> *mut isl_schedule;
     pub fn isl_schedule_free(s: *mut isl_schedule) -> *mut isl_schedule;
@@ -189,34 +236,57 @@ unsafe extern "C" {
     pub fn isl_schedule_node_to_str(n: *mut isl_schedule_node) -> *mut c_char;
     pub fn isl_schedule_node_get_type(n: *mut isl_schedule_node) -> c_int;
     pub fn isl_schedule_node_n_children(n: *mut isl_schedule_node) -> c_int;
-    pub fn isl_schedule_node_child(n: *mut isl_schedule_node, pos: c_int) -> *mut isl_schedule_node;
+    pub fn isl_schedule_node_child(n: *mut isl_schedule_node, pos: c_int)
+    -> *mut isl_schedule_node;
     pub fn isl_schedule_node_parent(n: *mut isl_schedule_node) -> *mut isl_schedule_node;
     pub fn isl_schedule_node_get_schedule(n: *mut isl_schedule_node) -> *mut isl_schedule;
     pub fn isl_schedule_node_get_domain(n: *mut isl_schedule_node) -> *mut isl_union_set;
     pub fn isl_schedule_node_filter_get_filter(n: *mut isl_schedule_node) -> *mut isl_union_set;
-    pub fn isl_schedule_node_get_prefix_schedule_union_map(n: *mut isl_schedule_node) -> *mut isl_union_map;
+    pub fn isl_schedule_node_get_prefix_schedule_union_map(
+        n: *mut isl_schedule_node,
+    ) -> *mut isl_union_map;
     pub fn isl_schedule_node_band_n_member(n: *mut isl_schedule_node) -> c_int;
     pub fn isl_schedule_node_band_get_permutable(n: *mut isl_schedule_node) -> c_int;
-    pub fn isl_schedule_node_band_set_permutable(n: *mut isl_schedule_node, p: c_int) -> *mut isl_schedule_node;
-    pub fn isl_schedule_node_band_member_get_coincident(n: *mut isl_schedule_node, pos: c_int) -> c_int;
+    pub fn isl_schedule_node_band_set_permutable(
+        n: *mut isl_schedule_node,
+        p: c_int,
+    ) -> *mut isl_schedule_node;
+    pub fn isl_schedule_node_band_member_get_coincident(
+        n: *mut isl_schedule_node,
+        pos: c_int,
+    ) -> c_int;
     pub fn isl_schedule_node_band_member_set_coincident(
         n: *mut isl_schedule_node,
         pos: c_int,
         c: c_int,
     ) -> *mut isl_schedule_node;
-    pub fn isl_schedule_node_band_get_partial_schedule(n: *mut isl_schedule_node) -> *mut isl_multi_union_pw_aff;
-    pub fn isl_schedule_node_band_get_partial_schedule_union_map(n: *mut isl_schedule_node) -> *mut isl_union_map;
+    pub fn isl_schedule_node_band_get_partial_schedule(
+        n: *mut isl_schedule_node,
+    ) -> *mut isl_multi_union_pw_aff;
+    pub fn isl_schedule_node_band_get_partial_schedule_union_map(
+        n: *mut isl_schedule_node,
+    ) -> *mut isl_union_map;
     pub fn isl_schedule_node_band_get_space(n: *mut isl_schedule_node) -> *mut isl_space;
-    pub fn isl_schedule_node_band_tile(n: *mut isl_schedule_node, sizes: *mut isl_multi_val) -> *mut isl_schedule_node;
-    pub fn isl_schedule_node_band_split(n: *mut isl_schedule_node, pos: c_int) -> *mut isl_schedule_node;
+    pub fn isl_schedule_node_band_tile(
+        n: *mut isl_schedule_node,
+        sizes: *mut isl_multi_val,
+    ) -> *mut isl_schedule_node;
+    pub fn isl_schedule_node_band_split(
+        n: *mut isl_schedule_node,
+        pos: c_int,
+    ) -> *mut isl_schedule_node;
     pub fn isl_schedule_node_delete(n: *mut isl_schedule_node) -> *mut isl_schedule_node;
     pub fn isl_schedule_node_insert_partial_schedule(
         n: *mut isl_schedule_node,
         s: *mut isl_multi_union_pw_aff,
     ) -> *mut isl_schedule_node;
 
-    pub fn isl_multi_union_pw_aff_copy(m: *mut isl_multi_union_pw_aff) -> *mut isl_multi_union_pw_aff;
-    pub fn isl_multi_union_pw_aff_free(m: *mut isl_multi_union_pw_aff) -> *mut isl_multi_union_pw_aff;
+    pub fn isl_multi_union_pw_aff_copy(
+        m: *mut isl_multi_union_pw_aff,
+    ) -> *mut isl_multi_union_pw_aff;
+    pub fn isl_multi_union_pw_aff_free(
+        m: *mut isl_multi_union_pw_aff,
+    ) -> *mut isl_multi_union_pw_aff;
     pub fn isl_multi_union_pw_aff_to_str(m: *mut isl_multi_union_pw_aff) -> *mut c_char;
     pub fn isl_multi_union_pw_aff_size(m: *mut isl_multi_union_pw_aff) -> c_int;
     pub fn isl_multi_union_pw_aff_get_union_pw_aff(
@@ -228,10 +298,16 @@ unsafe extern "C" {
         pos: c_int,
         u: *mut isl_union_pw_aff,
     ) -> *mut isl_multi_union_pw_aff;
-    pub fn isl_multi_union_pw_aff_read_from_str(ctx: *mut isl_ctx, s: *const c_char) -> *mut isl_multi_union_pw_aff;
+    pub fn isl_multi_union_pw_aff_read_from_str(
+        ctx: *mut isl_ctx,
+        s: *const c_char,
+    ) -> *mut isl_multi_union_pw_aff;
     pub fn isl_union_pw_aff_copy(u: *mut isl_union_pw_aff) -> *mut isl_union_pw_aff;
     pub fn isl_union_pw_aff_free(u: *mut isl_union_pw_aff) -> *mut isl_union_pw_aff;
-    pub fn isl_union_pw_aff_add(a: *mut isl_union_pw_aff, b: *mut isl_union_pw_aff) -> *mut isl_union_pw_aff;
+    pub fn isl_union_pw_aff_add(
+        a: *mut isl_union_pw_aff,
+        b: *mut isl_union_pw_aff,
+    ) -> *mut isl_union_pw_aff;
     pub fn isl_union_pw_aff_to_str(u: *mut isl_union_pw_aff) -> *mut c_char;
 
     pub fn isl_space_free(s: *mut isl_space) -> *mut isl_space;
@@ -245,7 +321,10 @@ unsafe extern "C" {
         user: *mut c_void,
     ) -> *mut isl_ast_build;
     pub fn isl_ast_build_get_schedule(b: *mut isl_ast_build) -> *mut isl_union_map;
-    pub fn isl_ast_build_node_from_schedule(b: *mut isl_ast_build, s: *mut isl_schedule) -> *mut isl_ast_node;
+    pub fn isl_ast_build_node_from_schedule(
+        b: *mut isl_ast_build,
+        s: *mut isl_schedule,
+    ) -> *mut isl_ast_node;
 
     pub fn isl_ast_node_free(n: *mut isl_ast_node) -> *mut isl_ast_node;
     pub fn isl_ast_node_get_type(n: *mut isl_ast_node) -> c_int;

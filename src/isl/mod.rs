@@ -374,14 +374,16 @@ impl UnionMap<'_> {
     /// Number of output dimensions when the relation has a single range
     /// space (as the schedule of a loop being generated does).
     pub fn range_dims(&self) -> Result<usize, IslError> {
-        // SAFETY: from_union_map takes a fresh reference; the map is freed.
+        // SAFETY: range and set_from_union_set take fresh references; the
+        // set is freed.
         unsafe {
-            let m = ffi::isl_map_from_union_map(self.take());
-            if m.is_null() {
+            let r = ffi::isl_union_map_range(self.take());
+            let s = ffi::isl_set_from_union_set(r);
+            if s.is_null() {
                 return Err(self.ctx.take_error("relation with one range space"));
             }
-            let n = ffi::isl_map_dim(m, 3);
-            ffi::isl_map_free(m);
+            let n = ffi::isl_set_dim(s, 3);
+            ffi::isl_set_free(s);
             usize::try_from(n).map_err(|_| self.ctx.take_error("range dimension"))
         }
     }
@@ -590,7 +592,8 @@ impl<'c> ScheduleNode<'c> {
     /// Whether member `pos` carries no coincidence dependence (parallel).
     pub fn band_coincident(&self, pos: usize) -> Result<bool, IslError> {
         // SAFETY: isl only reads the node.
-        let r = unsafe { ffi::isl_schedule_node_band_member_get_coincident(self.keep(), pos as c_int) };
+        let r =
+            unsafe { ffi::isl_schedule_node_band_member_get_coincident(self.keep(), pos as c_int) };
         self.ctx.boolean(r, "band coincident")
     }
 
@@ -602,7 +605,9 @@ impl<'c> ScheduleNode<'c> {
 
     pub fn band_set_coincident(&self, pos: usize, c: bool) -> Result<Self, IslError> {
         // SAFETY: takes a fresh reference.
-        let r = unsafe { ffi::isl_schedule_node_band_member_set_coincident(self.take(), pos as c_int, c as c_int) };
+        let r = unsafe {
+            ffi::isl_schedule_node_band_member_set_coincident(self.take(), pos as c_int, c as c_int)
+        };
         ScheduleNode::wrap(self.ctx, r, "set coincident")
     }
 
@@ -656,7 +661,8 @@ impl<'c> ScheduleNode<'c> {
     /// Inserts a band above this node; the result points at the new band.
     pub fn insert_partial_schedule(&self, partial: &MultiUnionPwAff<'c>) -> Result<Self, IslError> {
         // SAFETY: takes fresh references.
-        let r = unsafe { ffi::isl_schedule_node_insert_partial_schedule(self.take(), partial.take()) };
+        let r =
+            unsafe { ffi::isl_schedule_node_insert_partial_schedule(self.take(), partial.take()) };
         ScheduleNode::wrap(self.ctx, r, "insert band")
     }
 }
@@ -676,7 +682,9 @@ impl<'c> MultiUnionPwAff<'c> {
 
     pub fn set(&self, pos: usize, member: &UnionPwAff<'c>) -> Result<Self, IslError> {
         // SAFETY: takes fresh references.
-        let r = unsafe { ffi::isl_multi_union_pw_aff_set_union_pw_aff(self.take(), pos as c_int, member.take()) };
+        let r = unsafe {
+            ffi::isl_multi_union_pw_aff_set_union_pw_aff(self.take(), pos as c_int, member.take())
+        };
         MultiUnionPwAff::wrap(self.ctx, r, "set member")
     }
 }

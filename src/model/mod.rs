@@ -46,7 +46,11 @@ pub struct Model<'c> {
 /// The default parameter context: every parameter at least 1.
 pub fn default_context(scop: &Scop) -> String {
     let params = scop.parameters.join(", ");
-    let cons: Vec<String> = scop.parameters.iter().map(|p| format!("{p} >= 1")).collect();
+    let cons: Vec<String> = scop
+        .parameters
+        .iter()
+        .map(|p| format!("{p} >= 1"))
+        .collect();
     if cons.is_empty() {
         format!("[{params}] -> {{ : }}")
     } else {
@@ -72,7 +76,8 @@ impl<'c> Model<'c> {
 
         // C division truncates, the model floors: they must agree.
         for check in &scop.division_checks {
-            let bad = UnionSet::parse(ctx, &check.violations(&scop.parameters))?.intersect_params(&context)?;
+            let bad = UnionSet::parse(ctx, &check.violations(&scop.parameters))?
+                .intersect_params(&context)?;
             if !bad.is_empty()? {
                 return Err(EngineError::Unsupported {
                     scop: scop.index,
@@ -122,14 +127,21 @@ mod tests {
     use std::path::Path;
 
     fn scop(body: &str) -> Scop {
-        let text = format!("void f(int n, double A[9][9], double x[9]) {{ int i, j, k;\n#pragma scop\n{body}\n#pragma endscop\n}}\n");
-        parse_source(Path::new("t.c"), text, &Options::default()).unwrap().scops.remove(0)
+        let text = format!(
+            "void f(int n, double A[9][9], double x[9]) {{ int i, j, k;\n#pragma scop\n{body}\n#pragma endscop\n}}\n"
+        );
+        parse_source(Path::new("t.c"), text, &Options::default())
+            .unwrap()
+            .scops
+            .remove(0)
     }
 
     #[test]
     fn gemm_like_dependences() {
         let ctx = Ctx::new();
-        let s = scop("for (i = 0; i < n; i++) for (j = 0; j < n; j++) { A[i][j] = 0; for (k = 0; k < n; k++) A[i][j] += x[k]; }");
+        let s = scop(
+            "for (i = 0; i < n; i++) for (j = 0; j < n; j++) { A[i][j] = 0; for (k = 0; k < n; k++) A[i][j] += x[k]; }",
+        );
         let m = Model::new(&ctx, &s, None).unwrap();
         let expect = UnionMap::parse(
             &ctx,
@@ -141,7 +153,11 @@ mod tests {
         assert!(m.deps.output.is_subset(&m.deps.all).unwrap());
         assert!(m.respects(&m.original).unwrap());
         // Reversing k breaks the reduction chain.
-        let bad = UnionMap::parse(&ctx, "{ S0[i, j] -> [i, j, 0, 0]; S1[i, j, k] -> [i, j, 1, -k] }").unwrap();
+        let bad = UnionMap::parse(
+            &ctx,
+            "{ S0[i, j] -> [i, j, 0, 0]; S1[i, j, k] -> [i, j, 1, -k] }",
+        )
+        .unwrap();
         assert!(!m.respects(&bad).unwrap());
     }
 
@@ -149,7 +165,10 @@ mod tests {
     fn negative_dividend_is_refused() {
         let ctx = Ctx::new();
         let s = scop("for (i = 0; i < n; i++) x[(i - 1) / 2] = 0;");
-        assert!(matches!(Model::new(&ctx, &s, None), Err(EngineError::Unsupported { .. })));
+        assert!(matches!(
+            Model::new(&ctx, &s, None),
+            Err(EngineError::Unsupported { .. })
+        ));
         let s = scop("for (i = 1; i < n; i++) x[(i - 1) / 2] = 0;");
         assert!(Model::new(&ctx, &s, None).is_ok());
     }
@@ -159,6 +178,9 @@ mod tests {
         let ctx = Ctx::new();
         let s = scop("for (i = 0; i < n; i++) x[i] = 0;");
         assert!(Model::new(&ctx, &s, Some("[n] -> { : n >= 100 }")).is_ok());
-        assert!(matches!(Model::new(&ctx, &s, Some("[n] -> { : n >= }")), Err(EngineError::Context { .. })));
+        assert!(matches!(
+            Model::new(&ctx, &s, Some("[n] -> { : n >= }")),
+            Err(EngineError::Context { .. })
+        ));
     }
 }

@@ -399,7 +399,12 @@ impl DivisionCheck {
     pub fn violations(&self, parameters: &[String]) -> String {
         let cond = Formula::and(vec![
             self.domain.clone(),
-            Formula::ge0(self.dividend.scale(-1).and_then(|d| d.plus_constant(-1)).unwrap_or_default()),
+            Formula::ge0(
+                self.dividend
+                    .scale(-1)
+                    .and_then(|d| d.plus_constant(-1))
+                    .unwrap_or_default(),
+            ),
         ]);
         format!(
             "[{}] -> {{ [{}] : {} }}",
@@ -444,7 +449,12 @@ impl Scop {
     /// Union of all original schedules, padded with zeros to one common
     /// length so that all statements share one time space.
     pub fn schedules(&self) -> String {
-        let len = self.statements.iter().map(|s| s.schedule.len()).max().unwrap_or(0);
+        let len = self
+            .statements
+            .iter()
+            .map(|s| s.schedule.len())
+            .max()
+            .unwrap_or(0);
         let pieces: Vec<_> = self
             .statements
             .iter()

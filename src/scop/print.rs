@@ -26,12 +26,27 @@ fn precedence(e: &Expr) -> u8 {
 
 /// C text of an expression.
 pub fn expr_to_c(e: &Expr) -> String {
+    expr_to_c_with(e, &|_| None)
+}
+
+/// Replaces identifiers (loop iterators) by C text, given with the C
+/// precedence of its outermost operator (see [`PREC_ADDITIVE`]); the
+/// printer adds parentheses where the context binds tighter.
+pub type Substitution<'a> = &'a dyn Fn(&str) -> Option<(String, u8)>;
+
+/// Precedence of `a + b` / `a - b`.
+pub const PREC_ADDITIVE: u8 = 9;
+/// Precedence of a name or a literal.
+pub const PREC_ATOM: u8 = PREC_PRIMARY;
+
+/// C text of an expression with identifiers substituted.
+pub fn expr_to_c_with(e: &Expr, subst: Substitution<'_>) -> String {
     let mut s = String::new();
-    write_expr(&mut s, e, PREC_TERNARY);
+    write_expr(&mut s, e, PREC_TERNARY, subst);
     s
 }
 
-fn write_expr(out: &mut String, e: &Expr, min_prec: u8) {
+fn write_expr(out: &mut String, e: &Expr, min_prec: u8, subst: Substitution<'_>) {
     let paren = precedence(e) < min_prec;
     if paren {
         out.push('(');
@@ -39,12 +54,20 @@ fn write_expr(out: &mut String, e: &Expr, min_prec: u8) {
     match &e.kind {
         ExprKind::Int { text, .. } => out.push_str(text),
         ExprKind::Float(text) => out.push_str(text),
-        ExprKind::Ident(name) => out.push_str(name),
+        ExprKind::Ident(name) => match subst(name) {
+            Some((t, p)) if p < min_prec => {
+                out.push('(');
+                out.push_str(&t);
+                out.push(')');
+            }
+            Some((t, _)) => out.push_str(&t),
+            None => out.push_str(name),
+        },
         ExprKind::Access { name, subscripts } => {
             out.push_str(name);
             for s in subscripts {
                 out.push('[');
-                write_expr(out, s, PREC_TERNARY);
+                write_expr(out, s, PREC_TERNARY, subst);
                 out.push(']');
             }
         }
@@ -55,7 +78,7 @@ fn write_expr(out: &mut String, e: &Expr, min_prec: u8) {
                 if k > 0 {
                     out.push_str(", ");
                 }
-                write_expr(out, a, PREC_TERNARY);
+                write_expr(out, a, PREC_TERNARY, subst);
             }
             out.push(')');
         }
@@ -97,29 +120,29 @@ fn write_expr(out: &mut String, e: &Expr, min_prec: u8) {
             };
             if inner_sign_clash {
                 out.push('(');
-                write_expr(out, expr, PREC_TERNARY);
+                write_expr(out, expr, PREC_TERNARY, subst);
                 out.push(')');
             } else {
-                write_expr(out, expr, inner_min);
+                write_expr(out, expr, inner_min, subst);
             }
             out.push_str(postfix);
         }
         ExprKind::Binary { op, lhs, rhs } => {
             let p = op.precedence();
-            write_expr(out, lhs, p);
+            write_expr(out, lhs, p, subst);
             let _ = write!(out, " {} ", op.symbol());
-            write_expr(out, rhs, p + 1);
+            write_expr(out, rhs, p + 1, subst);
         }
         ExprKind::Ternary { cond, then, other } => {
-            write_expr(out, cond, 1);
+            write_expr(out, cond, 1, subst);
             out.push_str(" ? ");
-            write_expr(out, then, PREC_TERNARY);
+            write_expr(out, then, PREC_TERNARY, subst);
             out.push_str(" : ");
-            write_expr(out, other, PREC_TERNARY);
+            write_expr(out, other, PREC_TERNARY, subst);
         }
         ExprKind::Cast { ty, expr } => {
             let _ = write!(out, "({ty})");
-            write_expr(out, expr, PREC_UNARY);
+            write_expr(out, expr, PREC_UNARY, subst);
         }
         ExprKind::Unsupported(what) => {
             let _ = write!(out, "/* unsupported: {what} */");
@@ -246,7 +269,13 @@ pub fn for_header(l: &ForLoop) -> String {
     )
 }
 
-/// `lhs op rhs` of an assignment, without the semicolon.
-pub fn assignment_to_c(lhs: &Expr, op: AssignOp, rhs: &Expr) -> String {
-    format!("{} {} {}", expr_to_c(lhs), op.symbol(), expr_to_c(rhs))
+/// `lhs op rhs` of an assignment, without the semicolon, with
+/// identifiers substituted.
+pub fn assignment_to_c(lhs: &Expr, op: AssignOp, rhs: &Expr, subst: Substitution<'_>) -> String {
+    format!(
+        "{} {} {}",
+        expr_to_c_with(lhs, subst),
+        op.symbol(),
+        expr_to_c_with(rhs, subst)
+    )
 }

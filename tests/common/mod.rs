@@ -68,3 +68,60 @@ pub fn run_dump(exe: &Path) -> Dump {
     );
     Dump::parse(&String::from_utf8_lossy(&out.stdout)).expect("well-formed dump")
 }
+
+/// Compiles a generated variant (OpenMP on; warnings allowed, since the
+/// original's now-unused iterators may be reported).
+pub fn compile_variant(cc: &str, src: &Path, exe: &Path, size: &str) -> Result<(), String> {
+    let out = Command::new(cc)
+        .args(["-O2", "-march=native", "-std=c99", "-fopenmp"])
+        .arg(format!("-D{}_DATASET", size.to_uppercase()))
+        .arg("-I")
+        .arg(include_dir())
+        .arg(src)
+        .arg("-o")
+        .arg(exe)
+        .arg("-lm")
+        .output()
+        .map_err(|e| format!("cannot run {cc}: {e}"))?;
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(String::from_utf8_lossy(&out.stderr).into_owned())
+    }
+}
+
+/// Runs a program with `--dump` on two threads.
+pub fn run_dump_threads(exe: &Path) -> Result<Dump, String> {
+    let out = Command::new(exe)
+        .arg("--dump")
+        .env("OMP_NUM_THREADS", "2")
+        .output()
+        .map_err(|e| e.to_string())?;
+    if !out.status.success() {
+        return Err(format!(
+            "exit {}: {}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        ));
+    }
+    Dump::parse(&String::from_utf8_lossy(&out.stdout)).map_err(|e| e.to_string())
+}
+
+/// Every corpus kernel present, relative to `polybench/`.
+pub fn corpus_files() -> Vec<String> {
+    fn walk(dir: &Path, base: &Path, out: &mut Vec<String>) {
+        for e in std::fs::read_dir(dir).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                walk(&p, base, out);
+            } else if p.extension().is_some_and(|x| x == "c") {
+                out.push(p.strip_prefix(base).unwrap().to_str().unwrap().to_string());
+            }
+        }
+    }
+    let base = root().join("polybench");
+    let mut out = Vec::new();
+    walk(&base, &base, &mut out);
+    out.sort();
+    out
+}

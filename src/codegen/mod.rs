@@ -1,0 +1,643 @@
+//! Code generation: isl's AST of a schedule, turned into C by our own
+//! emitter, with the post-passes of the paper (section 2.6, steps 7–9):
+//! SIMD marks on vectorizable innermost loops, OpenMP on the outermost
+//! parallel loop of each nest, and unroll-and-jam of the two innermost
+//! loops. Every mark rests on a dependence test made while the AST is
+//! built (see [`Facts`]), never on the scheduler's word alone.
+
+pub mod expr;
+
+use crate::isl::{self, AstExpr, AstNode, AstOp, IslError, LoopBuild, Schedule, UnionSet};
+use crate::model::{EngineError, Model};
+use crate::scop::ast::{Stmt, StmtKind};
+use crate::scop::print::{PREC_ADDITIVE, PREC_ATOM, assignment_to_c};
+use crate::scop::{Affine, Scop, Term};
+use crate::space::Config;
+use std::collections::{HashMap, HashSet};
+use std::fmt::Write;
+
+/// What the dependences say about one generated loop, given the loops
+/// around it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Facts {
+    /// No dependence is carried by this loop: iterations may run in any
+    /// order or at once.
+    pub parallel: bool,
+    /// This loop and its parent carry only non-negative distances: they
+    /// may be interchanged, tiled, or unroll-and-jammed.
+    pub jam_with_parent: bool,
+    /// No dependence carried by the parent has a non-zero distance along
+    /// this loop: it stays parallel after unroll-and-jam of the parent.
+    pub parallel_after_jam: bool,
+}
+
+/// Dependence distances in the space of the loops being generated.
+fn facts(model: &Model<'_>, build: LoopBuild<'_, '_>) -> Result<Facts, IslError> {
+    let all = Facts {
+        parallel: true,
+        jam_with_parent: true,
+        parallel_after_jam: true,
+    };
+    if model.deps.all.is_empty()? {
+        return Ok(all);
+    }
+    let schedule = build.schedule;
+    let d = schedule.range_dims()?;
+    let deltas = model
+        .deps
+        .all
+        .apply_domain(schedule)?
+        .apply_range(schedule)?
+        .deltas()?;
+    if deltas.is_empty()? {
+        return Ok(all);
+    }
+    let vars: Vec<String> = (0..d).map(|k| format!("x{k}")).collect();
+    let none_with = |prefix: usize, cond: &str| -> Result<bool, IslError> {
+        let mut parts: Vec<String> = vars[..prefix].iter().map(|v| format!("{v} = 0")).collect();
+        parts.push(format!("({cond})"));
+        let text = format!("{{ [{}] : {} }}", vars.join(", "), parts.join(" and "));
+        let bad = UnionSet::parse(model.ctx, &text)?;
+        deltas.intersect(&bad)?.is_empty()
+    };
+    let me = &vars[d - 1];
+    let parallel = none_with(d - 1, &format!("{me} < 0 or {me} > 0"))?;
+    let (jam_with_parent, parallel_after_jam) = if d >= 2 {
+        let parent = &vars[d - 2];
+        (
+            none_with(d - 2, &format!("{parent} < 0 or {me} < 0"))?,
+            none_with(d - 2, &format!("{parent} > 0 and ({me} < 0 or {me} > 0)"))?,
+        )
+    } else {
+        (false, false)
+    };
+    Ok(Facts {
+        parallel,
+        jam_with_parent,
+        parallel_after_jam,
+    })
+}
+
+/// A loop of the generated code.
+#[derive(Debug, Clone)]
+struct Loop {
+    var: String,
+    init: AstExpr,
+    cond: AstExpr,
+    step: i64,
+    body: Vec<Node>,
+    facts: Facts,
+    omp: bool,
+    simd: bool,
+    unroll: u8,
+}
+
+/// The generated code before it is printed.
+#[derive(Debug, Clone)]
+enum Node {
+    For(Box<Loop>),
+    If {
+        cond: AstExpr,
+        then: Vec<Node>,
+        other: Vec<Node>,
+    },
+    /// Statement `id` with the values of its original iterators.
+    Stmt {
+        id: usize,
+        args: Vec<AstExpr>,
+    },
+}
+
+fn convert(n: AstNode, facts: &[Facts], out: &mut Vec<Node>) -> Result<(), IslError> {
+    match n {
+        AstNode::For {
+            iterator,
+            init,
+            cond,
+            inc,
+            body,
+            info,
+        } => {
+            let AstExpr::Int(step) = inc else {
+                return Err(IslError {
+                    message: format!("non-constant loop increment {inc:?}"),
+                });
+            };
+            let mut b = Vec::new();
+            convert(*body, facts, &mut b)?;
+            out.push(Node::For(Box::new(Loop {
+                var: iterator,
+                init,
+                cond,
+                step,
+                body: b,
+                facts: info.and_then(|k| facts.get(k).copied()).unwrap_or_default(),
+                omp: false,
+                simd: false,
+                unroll: 1,
+            })));
+        }
+        AstNode::If { cond, then, other } => {
+            let mut t = Vec::new();
+            convert(*then, facts, &mut t)?;
+            let mut o = Vec::new();
+            if let Some(e) = other {
+                convert(*e, facts, &mut o)?;
+            }
+            out.push(Node::If {
+                cond,
+                then: t,
+                other: o,
+            });
+        }
+        AstNode::Block(v) => {
+            for c in v {
+                convert(c, facts, out)?;
+            }
+        }
+        AstNode::Mark { body, .. } => convert(*body, facts, out)?,
+        AstNode::User(AstExpr::Op(AstOp::Call, args)) => {
+            let id = match &args[0] {
+                AstExpr::Id(name) => name.strip_prefix('S').and_then(|k| k.parse().ok()),
+                _ => None,
+            };
+            let Some(id) = id else {
+                return Err(IslError {
+                    message: format!("unexpected statement {:?}", args[0]),
+                });
+            };
+            out.push(Node::Stmt {
+                id,
+                args: args[1..].to_vec(),
+            });
+        }
+        AstNode::User(e) => {
+            return Err(IslError {
+                message: format!("unexpected user expression {e:?}"),
+            });
+        }
+    }
+    Ok(())
+}
+
+fn contains_loop(nodes: &[Node]) -> bool {
+    nodes.iter().any(|n| match n {
+        Node::For(_) => true,
+        Node::If { then, other, .. } => contains_loop(then) || contains_loop(other),
+        Node::Stmt { .. } => false,
+    })
+}
+
+fn for_each_stmt(nodes: &[Node], f: &mut dyn FnMut(usize, &[AstExpr])) {
+    for n in nodes {
+        match n {
+            Node::For(l) => for_each_stmt(&l.body, f),
+            Node::If { then, other, .. } => {
+                for_each_stmt(then, f);
+                for_each_stmt(other, f);
+            }
+            Node::Stmt { id, args } => f(*id, args),
+        }
+    }
+}
+
+/// An isl AST expression as an affine expression, when it is one.
+fn affine_of(e: &AstExpr) -> Option<Affine> {
+    Some(match e {
+        AstExpr::Int(v) => Affine::constant(*v),
+        AstExpr::Id(n) => Affine::var(n),
+        AstExpr::Op(AstOp::Add, a) => affine_of(&a[0])?.add_scaled(&affine_of(&a[1])?, 1)?,
+        AstExpr::Op(AstOp::Sub, a) => affine_of(&a[0])?.add_scaled(&affine_of(&a[1])?, -1)?,
+        AstExpr::Op(AstOp::Minus, a) => affine_of(&a[0])?.scale(-1)?,
+        AstExpr::Op(AstOp::Mul, a) => {
+            let (x, y) = (affine_of(&a[0])?, affine_of(&a[1])?);
+            match (x.as_constant(), y.as_constant()) {
+                (Some(k), _) => y.scale(k)?,
+                (_, Some(k)) => x.scale(k)?,
+                _ => return None,
+            }
+        }
+        _ => return None,
+    })
+}
+
+/// Coefficient of loop variable `var` in `subscript` once the statement's
+/// iterators are replaced by `args`; `None` when it cannot be told.
+fn stride(
+    subscript: &Affine,
+    iterators: &[String],
+    args: &[Option<Affine>],
+    var: &str,
+) -> Option<i64> {
+    let mut c = 0i64;
+    for (t, &k) in &subscript.terms {
+        match t {
+            Term::Var(name) => {
+                if let Some(j) = iterators.iter().position(|i| i == name) {
+                    c += k * args[j].as_ref()?.coefficient(var);
+                }
+            }
+            Term::FloorDiv(e, _) => {
+                let touches = e.variables().any(|v| {
+                    iterators
+                        .iter()
+                        .position(|i| i == v)
+                        .is_some_and(|j| args[j].as_ref().is_none_or(|a| a.coefficient(var) != 0))
+                });
+                if touches {
+                    return None;
+                }
+            }
+        }
+    }
+    Some(c)
+}
+
+/// Whether every array access under `l` is contiguous or invariant along
+/// its variable (stride 0 or 1 in the last subscript, 0 elsewhere).
+fn unit_stride(l: &Loop, scop: &Scop) -> bool {
+    let mut ok = true;
+    for_each_stmt(&l.body, &mut |id, args| {
+        let st = &scop.statements[id];
+        let args: Vec<Option<Affine>> = args.iter().map(affine_of).collect();
+        for a in st.reads.iter().chain(&st.writes) {
+            let n = a.subscripts.len();
+            for (k, s) in a.subscripts.iter().enumerate() {
+                match stride(s, &st.iterators, &args, &l.var) {
+                    Some(0) => {}
+                    Some(1) if k + 1 == n => {}
+                    _ => ok = false,
+                }
+            }
+        }
+    });
+    ok
+}
+
+/// Step 7: SIMD marks on parallel, unit-stride innermost loops.
+fn mark_simd(nodes: &mut [Node], scop: &Scop) {
+    for n in nodes {
+        match n {
+            Node::For(l) => {
+                if contains_loop(&l.body) {
+                    mark_simd(&mut l.body, scop);
+                } else if l.facts.parallel && l.step == 1 && unit_stride(l, scop) {
+                    l.simd = true;
+                }
+            }
+            Node::If { then, other, .. } => {
+                mark_simd(then, scop);
+                mark_simd(other, scop);
+            }
+            Node::Stmt { .. } => {}
+        }
+    }
+}
+
+/// Step 8: OpenMP on the outermost parallel loop of each nest.
+fn mark_omp(nodes: &mut [Node]) {
+    for n in nodes {
+        match n {
+            Node::For(l) => {
+                if l.facts.parallel {
+                    l.omp = true;
+                } else {
+                    mark_omp(&mut l.body);
+                }
+            }
+            Node::If { then, other, .. } => {
+                mark_omp(then);
+                mark_omp(other);
+            }
+            Node::Stmt { .. } => {}
+        }
+    }
+}
+
+/// Inclusive upper bound of a loop whose condition is `var <= ub` or
+/// `var < ub`.
+fn upper_bound(l: &Loop) -> Option<AstExpr> {
+    match &l.cond {
+        AstExpr::Op(AstOp::Le, a) if a[0] == AstExpr::Id(l.var.clone()) => Some(a[1].clone()),
+        AstExpr::Op(AstOp::Lt, a) if a[0] == AstExpr::Id(l.var.clone()) => {
+            Some(expr::plus(&a[1], -1))
+        }
+        _ => None,
+    }
+}
+
+/// Step 9: unroll-and-jam of the two innermost loops when they are
+/// permutable, the inner bounds do not depend on the outer loop, and the
+/// nest is perfect.
+fn mark_unroll(nodes: &mut [Node], factor: u8) {
+    for n in nodes {
+        match n {
+            Node::For(l) => {
+                let candidate = match l.body.as_slice() {
+                    [Node::For(inner)] => {
+                        !contains_loop(&inner.body)
+                            && inner.facts.jam_with_parent
+                            && inner.step == 1
+                            && l.step == 1
+                            && !expr::mentions(&inner.init, &l.var)
+                            && !expr::mentions(&inner.cond, &l.var)
+                            && upper_bound(l).is_some()
+                    }
+                    _ => false,
+                };
+                if candidate {
+                    l.unroll = factor;
+                    if let [Node::For(inner)] = l.body.as_mut_slice()
+                        && !inner.facts.parallel_after_jam
+                    {
+                        inner.simd = false;
+                        inner.omp = false;
+                    }
+                } else {
+                    mark_unroll(&mut l.body, factor);
+                }
+            }
+            Node::If { then, other, .. } => {
+                mark_unroll(then, factor);
+                mark_unroll(other, factor);
+            }
+            Node::Stmt { .. } => {}
+        }
+    }
+}
+
+/// Replaces `var` by `var + k` in a subtree.
+fn shift(nodes: &[Node], var: &str, k: i64) -> Vec<Node> {
+    let by = expr::plus(&AstExpr::Id(var.to_string()), k);
+    let sub = |e: &AstExpr| expr::substitute(e, var, &by);
+    nodes
+        .iter()
+        .map(|n| match n {
+            Node::For(l) => {
+                let mut l2 = (**l).clone();
+                l2.init = sub(&l.init);
+                l2.cond = sub(&l.cond);
+                l2.body = shift(&l.body, var, k);
+                Node::For(Box::new(l2))
+            }
+            Node::If { cond, then, other } => Node::If {
+                cond: sub(cond),
+                then: shift(then, var, k),
+                other: shift(other, var, k),
+            },
+            Node::Stmt { id, args } => Node::Stmt {
+                id: *id,
+                args: args.iter().map(sub).collect(),
+            },
+        })
+        .collect()
+}
+
+/// Everything the printer needs.
+struct Printer<'a> {
+    scop: &'a Scop,
+    bodies: HashMap<usize, &'a Stmt>,
+    prefix: String,
+    out: String,
+}
+
+impl Printer<'_> {
+    fn name(&self, isl_name: &str) -> String {
+        match isl_name.strip_prefix('c') {
+            Some(d) if !d.is_empty() && d.chars().all(|c| c.is_ascii_digit()) => {
+                format!("{}{d}", self.prefix)
+            }
+            _ => isl_name.to_string(),
+        }
+    }
+
+    fn c(&self, e: &AstExpr) -> String {
+        expr::to_c(e, &|n| self.name(n))
+    }
+
+    fn nodes(&mut self, nodes: &[Node], indent: &str) {
+        for n in nodes {
+            match n {
+                Node::For(l) => self.for_loop(l, indent),
+                Node::If { cond, then, other } => {
+                    let _ = writeln!(self.out, "{indent}if ({}) {{", self.c(cond));
+                    self.nodes(then, &format!("{indent}  "));
+                    if other.is_empty() {
+                        let _ = writeln!(self.out, "{indent}}}");
+                    } else {
+                        let _ = writeln!(self.out, "{indent}}} else {{");
+                        self.nodes(other, &format!("{indent}  "));
+                        let _ = writeln!(self.out, "{indent}}}");
+                    }
+                }
+                Node::Stmt { id, args } => self.stmt(*id, args, indent),
+            }
+        }
+    }
+
+    fn stmt(&mut self, id: usize, args: &[AstExpr], indent: &str) {
+        let st = &self.scop.statements[id];
+        // Each value with the precedence the statement printer needs:
+        // sums and products count as additive (safe for both), anything
+        // else that is not atomic is parenthesized here.
+        let texts: Vec<(String, u8)> = args
+            .iter()
+            .map(|a| match a {
+                AstExpr::Int(v) if *v >= 0 => (v.to_string(), PREC_ATOM),
+                AstExpr::Id(_) => (self.c(a), PREC_ATOM),
+                AstExpr::Op(AstOp::Add | AstOp::Sub | AstOp::Mul, _) => (self.c(a), PREC_ADDITIVE),
+                _ => (format!("({})", self.c(a)), PREC_ATOM),
+            })
+            .collect();
+        let subst = |name: &str| {
+            st.iterators
+                .iter()
+                .position(|i| i == name)
+                .map(|k| texts[k].clone())
+        };
+        let line = match self.bodies.get(&id).map(|s| &s.kind) {
+            Some(StmtKind::Assign { lhs, op, rhs, .. }) => assignment_to_c(lhs, *op, rhs, &subst),
+            _ => format!("/* missing statement S{id} */"),
+        };
+        let _ = writeln!(self.out, "{indent}{line};");
+    }
+
+    fn pragmas(&mut self, l: &Loop, indent: &str) {
+        if l.omp {
+            let _ = writeln!(self.out, "{indent}#pragma omp parallel for");
+        }
+        if l.simd {
+            let _ = writeln!(self.out, "{indent}polytune_simd");
+        }
+    }
+
+    fn header(&self, var: &str, init: &str, cond: &str, step: i64) -> String {
+        let inc = match step {
+            1 => format!("{var}++"),
+            s => format!("{var} += {s}"),
+        };
+        format!("for (long {var} = {init}; {cond}; {inc})")
+    }
+
+    fn for_loop(&mut self, l: &Loop, indent: &str) {
+        let var = self.name(&l.var);
+        if l.unroll > 1
+            && let (Some(ub), [Node::For(inner)]) = (upper_bound(l), l.body.as_slice())
+        {
+            let u = l.unroll as i64;
+            let lb_name = format!("{var}_lb");
+            let ub_name = format!("{var}_ub");
+            let _ = writeln!(self.out, "{indent}{{");
+            let ind = format!("{indent}  ");
+            let _ = writeln!(
+                self.out,
+                "{ind}const long {lb_name} = {}, {ub_name} = {};",
+                self.c(&l.init),
+                self.c(&ub)
+            );
+            // Main loop: blocks of u iterations, the inner loop jammed.
+            self.pragmas(l, &ind);
+            let _ = writeln!(
+                self.out,
+                "{ind}{} {{",
+                self.header(
+                    &var,
+                    &lb_name,
+                    &format!("{var} <= {ub_name} - {}", u - 1),
+                    u
+                )
+            );
+            let mut jammed = (**inner).clone();
+            jammed.body = (0..u).flat_map(|k| shift(&inner.body, &l.var, k)).collect();
+            self.for_loop(&jammed, &format!("{ind}  "));
+            let _ = writeln!(self.out, "{ind}}}");
+            // Remainder: the last (count mod u) iterations, unjammed.
+            let mut rest = l.clone();
+            rest.unroll = 1;
+            let start = format!("{ub_name} - ({ub_name} - {lb_name} + 1) % {u} + 1");
+            self.pragmas(&rest, &ind);
+            let _ = writeln!(
+                self.out,
+                "{ind}{} {{",
+                self.header(&var, &start, &format!("{var} <= {ub_name}"), 1)
+            );
+            // The unjammed inner loop keeps its own marks (legal without jam).
+            self.nodes(&rest.body, &format!("{ind}  "));
+            let _ = writeln!(self.out, "{ind}}}");
+            let _ = writeln!(self.out, "{indent}}}");
+            return;
+        }
+        self.pragmas(l, indent);
+        let _ = writeln!(
+            self.out,
+            "{indent}{} {{",
+            self.header(&var, &self.c(&l.init), &self.c(&l.cond), l.step)
+        );
+        self.nodes(&l.body, &format!("{indent}  "));
+        let _ = writeln!(self.out, "{indent}}}");
+    }
+}
+
+fn collect_bodies<'a>(stmts: &'a [Stmt], out: &mut HashMap<usize, &'a Stmt>) {
+    for s in stmts {
+        match &s.kind {
+            StmtKind::Assign { id, .. } => {
+                out.insert(*id, s);
+            }
+            StmtKind::For(l) => collect_bodies(std::slice::from_ref(&l.body), out),
+            StmtKind::If { then, other, .. } => {
+                collect_bodies(std::slice::from_ref(then), out);
+                if let Some(o) = other {
+                    collect_bodies(std::slice::from_ref(o), out);
+                }
+            }
+            StmtKind::Block(v) => collect_bodies(v, out),
+            _ => {}
+        }
+    }
+}
+
+/// Identifiers of the SCoP, to keep generated names clear of them.
+fn identifiers(scop: &Scop) -> HashSet<String> {
+    let mut ids: HashSet<String> = scop.parameters.iter().cloned().collect();
+    ids.extend(scop.arrays.iter().map(|a| a.name.clone()));
+    for s in &scop.statements {
+        ids.extend(s.iterators.iter().cloned());
+    }
+    ids
+}
+
+/// The generated loops of one schedule, before the post-passes: what
+/// every configuration sharing that schedule starts from.
+pub struct Lowered {
+    nodes: Vec<Node>,
+}
+
+/// Generates the AST of `schedule` and the dependence facts of its loops.
+pub fn lower(model: &Model<'_>, schedule: &Schedule<'_>) -> Result<Lowered, EngineError> {
+    let (tree, facts) = isl::build_ast(schedule, &model.context, &mut |b| facts(model, b))?;
+    let mut nodes = Vec::new();
+    convert(tree, &facts, &mut nodes)?;
+    Ok(Lowered { nodes })
+}
+
+/// The C text replacing the body of `scop`, with the post-passes `config`
+/// asks for. `indent` is the SCoP's indentation.
+pub fn emit(scop: &Scop, lowered: &Lowered, config: &Config, indent: &str) -> String {
+    let mut nodes = lowered.nodes.clone();
+    if config.simd {
+        mark_simd(&mut nodes, scop);
+    }
+    if config.omp {
+        mark_omp(&mut nodes);
+    }
+    if config.unroll > 1 {
+        mark_unroll(&mut nodes, config.unroll);
+    }
+    let ids = identifiers(scop);
+    let clash = ids.iter().any(|i| {
+        i.strip_prefix('c')
+            .is_some_and(|d| !d.is_empty() && d.chars().all(|c| c.is_ascii_digit()))
+    });
+    let mut bodies = HashMap::new();
+    collect_bodies(&scop.body, &mut bodies);
+    let mut p = Printer {
+        scop,
+        bodies,
+        prefix: if clash {
+            "polytune_c".into()
+        } else {
+            "c".into()
+        },
+        out: String::new(),
+    };
+    let _ = writeln!(p.out, "{indent}/* polytune: {config} */");
+    p.out.push_str(&expr::helper_defines());
+    let simd = any_simd(&nodes);
+    if simd {
+        p.out.push_str(SIMD_DEFINE);
+    }
+    p.nodes(&nodes, indent);
+    p.out.push_str(&expr::helper_undefs());
+    if simd {
+        p.out.push_str("#undef polytune_simd\n");
+    }
+    p.out
+}
+
+fn any_simd(nodes: &[Node]) -> bool {
+    nodes.iter().any(|n| match n {
+        Node::For(l) => l.simd || any_simd(&l.body),
+        Node::If { then, other, .. } => any_simd(then) || any_simd(other),
+        Node::Stmt { .. } => false,
+    })
+}
+
+/// The SIMD mark in the dialect of the compiler that builds the code.
+const SIMD_DEFINE: &str = "#if defined(__clang__)\n\
+#define polytune_simd _Pragma(\"clang loop vectorize(assume_safety) interleave(enable)\")\n\
+#elif defined(__GNUC__)\n\
+#define polytune_simd _Pragma(\"GCC ivdep\")\n\
+#else\n\
+#define polytune_simd\n\
+#endif\n";

@@ -1,0 +1,307 @@
+//! The optimization space (paper Table 1): a configuration `T` of the
+//! high-level primitives, its fixed-length bit encoding (thermometer code
+//! for ordinal choices) and a readable form; both round-trip.
+
+use serde::Serialize;
+use std::fmt;
+use std::str::FromStr;
+
+/// Fusion / distribution structure.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+pub enum Fusion {
+    /// Distribute maximally: every strongly connected component alone.
+    No,
+    /// Fuse where no parallelism or tilable depth is lost.
+    Smart,
+    /// Fuse as much as legal.
+    Max,
+}
+
+/// One point of the space.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+pub struct Config {
+    pub fusion: Fusion,
+    /// Tile the first three dimensions of each permutable band by 32
+    /// (`true`) or leave them untiled (`false`, size 1).
+    pub tile: [bool; 3],
+    pub wavefront: bool,
+    pub omp: bool,
+    pub prevector: bool,
+    pub simd: bool,
+    /// Unroll-and-jam factor: 1, 2, 4 or 8.
+    pub unroll: u8,
+}
+
+/// The tile size of a tiled dimension.
+pub const TILE_SIZE: i64 = 32;
+
+/// Number of bits of the encoding.
+pub const BITS: usize = 12;
+
+impl Default for Config {
+    /// The identity: no transformation at all.
+    fn default() -> Self {
+        Config {
+            fusion: Fusion::Smart,
+            tile: [false; 3],
+            wavefront: false,
+            omp: false,
+            prevector: false,
+            simd: false,
+            unroll: 1,
+        }
+    }
+}
+
+/// A configuration text that is neither form.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "invalid configuration `{text}`: {reason}\n  accepted forms: a {BITS}-bit string such as `011100111011` \
+     (fuse:2 thermometer, tile:3, wave, omp, prevec, simd, unroll:3 thermometer) or \
+     `fuse=no|smart|max,tile=AxBxC (each 1 or 32),wave=0|1,omp=0|1,prevec=0|1,simd=0|1,uj=1|2|4|8` \
+     (keys may be omitted: they default to no transformation)"
+)]
+pub struct ConfigError {
+    pub text: String,
+    pub reason: String,
+}
+
+fn thermometer(level: usize, width: usize) -> String {
+    (0..width)
+        .map(|k| if width - k <= level { '1' } else { '0' })
+        .collect()
+}
+
+fn from_thermometer(bits: &str) -> Option<usize> {
+    let level = bits.chars().filter(|&c| c == '1').count();
+    (thermometer(level, bits.len()) == bits).then_some(level)
+}
+
+impl Config {
+    /// Every encodable configuration (1536), in bit-string order.
+    pub fn all() -> Vec<Config> {
+        let mut out = Vec::new();
+        for fusion in [Fusion::No, Fusion::Smart, Fusion::Max] {
+            for t in 0..8u8 {
+                for wavefront in [false, true] {
+                    for omp in [false, true] {
+                        for prevector in [false, true] {
+                            for simd in [false, true] {
+                                for unroll in [1, 2, 4, 8] {
+                                    out.push(Config {
+                                        fusion,
+                                        tile: [t & 4 != 0, t & 2 != 0, t & 1 != 0],
+                                        wavefront,
+                                        omp,
+                                        prevector,
+                                        simd,
+                                        unroll,
+                                    });
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// The canonical bit vector T.
+    pub fn bits(&self) -> String {
+        let fuse = match self.fusion {
+            Fusion::No => 0,
+            Fusion::Smart => 1,
+            Fusion::Max => 2,
+        };
+        let unroll = match self.unroll {
+            1 => 0,
+            2 => 1,
+            4 => 2,
+            _ => 3,
+        };
+        let b = |x: bool| if x { '1' } else { '0' };
+        let mut s = thermometer(fuse, 2);
+        s.extend(self.tile.iter().map(|&t| b(t)));
+        s.push(b(self.wavefront));
+        s.push(b(self.omp));
+        s.push(b(self.prevector));
+        s.push(b(self.simd));
+        s.push_str(&thermometer(unroll, 3));
+        s
+    }
+
+    /// The bit vector as numbers, for the learning models.
+    pub fn features(&self) -> Vec<f64> {
+        self.bits()
+            .chars()
+            .map(|c| if c == '1' { 1.0 } else { 0.0 })
+            .collect()
+    }
+
+    /// Tile sizes for the first three band members.
+    pub fn tile_sizes(&self) -> [i64; 3] {
+        self.tile.map(|t| if t { TILE_SIZE } else { 1 })
+    }
+
+    fn from_bits(text: &str) -> Result<Config, String> {
+        let fuse = from_thermometer(&text[0..2]).ok_or("fuse bits must be 00, 01 or 11")?;
+        let unroll =
+            from_thermometer(&text[9..12]).ok_or("unroll bits must be 000, 001, 011 or 111")?;
+        let bit = |k: usize| text.as_bytes()[k] == b'1';
+        Ok(Config {
+            fusion: [Fusion::No, Fusion::Smart, Fusion::Max][fuse],
+            tile: [bit(2), bit(3), bit(4)],
+            wavefront: bit(5),
+            omp: bit(6),
+            prevector: bit(7),
+            simd: bit(8),
+            unroll: [1, 2, 4, 8][unroll],
+        })
+    }
+
+    fn from_readable(text: &str) -> Result<Config, String> {
+        let mut c = Config::default();
+        for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+            let (k, v) = part
+                .split_once('=')
+                .ok_or_else(|| format!("`{part}` is not key=value"))?;
+            let flag = |v: &str| match v {
+                "0" | "off" | "false" | "no" => Ok(false),
+                "1" | "on" | "true" | "yes" => Ok(true),
+                _ => Err(format!("`{k}` must be 0 or 1, not `{v}`")),
+            };
+            match k.trim() {
+                "fuse" | "fusion" => {
+                    c.fusion = match v {
+                        "no" | "nofuse" => Fusion::No,
+                        "smart" | "smartfuse" => Fusion::Smart,
+                        "max" | "maxfuse" => Fusion::Max,
+                        _ => return Err(format!("fuse must be no, smart or max, not `{v}`")),
+                    }
+                }
+                "tile" => c.tile = parse_tile(v)?,
+                "wave" | "wavefront" => c.wavefront = flag(v)?,
+                "omp" => c.omp = flag(v)?,
+                "prevec" | "prevector" => c.prevector = flag(v)?,
+                "simd" => c.simd = flag(v)?,
+                "uj" | "unroll" => {
+                    c.unroll = match v {
+                        "1" => 1,
+                        "2" => 2,
+                        "4" => 4,
+                        "8" => 8,
+                        _ => return Err(format!("uj must be 1, 2, 4 or 8, not `{v}`")),
+                    }
+                }
+                other => return Err(format!("unknown key `{other}`")),
+            }
+        }
+        Ok(c)
+    }
+}
+
+/// `32x32x1`, `32,1,32` or `32x32` (missing dimensions are 1).
+pub fn parse_tile(v: &str) -> Result<[bool; 3], String> {
+    let parts: Vec<&str> = v.split(['x', ',']).map(str::trim).collect();
+    if parts.is_empty() || parts.len() > 3 {
+        return Err(format!("tile must have one to three sizes, not `{v}`"));
+    }
+    let mut t = [false; 3];
+    for (k, p) in parts.iter().enumerate() {
+        t[k] = match *p {
+            "1" => false,
+            "32" => true,
+            _ => return Err(format!("tile sizes must be 1 or {TILE_SIZE}, not `{p}`")),
+        };
+    }
+    Ok(t)
+}
+
+impl FromStr for Config {
+    type Err = ConfigError;
+
+    fn from_str(text: &str) -> Result<Config, ConfigError> {
+        let t = text.trim();
+        let r = if t.len() == BITS && t.chars().all(|c| c == '0' || c == '1') {
+            Config::from_bits(t)
+        } else if t.contains('=') || t.is_empty() {
+            Config::from_readable(t)
+        } else {
+            Err("neither a bit string nor key=value pairs".to_string())
+        };
+        r.map_err(|reason| ConfigError {
+            text: text.to_string(),
+            reason,
+        })
+    }
+}
+
+impl fmt::Display for Config {
+    /// The readable form, e.g. `fuse=smart,tile=32x32x1,wave=0,omp=1,prevec=1,simd=1,uj=4`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let fuse = match self.fusion {
+            Fusion::No => "no",
+            Fusion::Smart => "smart",
+            Fusion::Max => "max",
+        };
+        let [a, b, c] = self.tile_sizes();
+        write!(
+            f,
+            "fuse={fuse},tile={a}x{b}x{c},wave={},omp={},prevec={},simd={},uj={}",
+            self.wavefront as u8,
+            self.omp as u8,
+            self.prevector as u8,
+            self.simd as u8,
+            self.unroll
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn both_forms_round_trip_for_the_whole_space() {
+        let all = Config::all();
+        assert_eq!(all.len(), 1536);
+        let mut seen = std::collections::HashSet::new();
+        for c in &all {
+            let bits = c.bits();
+            assert_eq!(bits.len(), BITS);
+            assert!(seen.insert(bits.clone()), "duplicate encoding {bits}");
+            assert_eq!(bits.parse::<Config>().unwrap(), *c);
+            assert_eq!(c.to_string().parse::<Config>().unwrap(), *c);
+        }
+    }
+
+    #[test]
+    fn examples() {
+        let c: Config = "fuse=max,tile=32x32,omp=1,simd=1,uj=4".parse().unwrap();
+        assert_eq!(c.bits(), "111100101011");
+        assert_eq!(
+            c.to_string(),
+            "fuse=max,tile=32x32x1,wave=0,omp=1,prevec=0,simd=1,uj=4"
+        );
+        assert_eq!("".parse::<Config>().unwrap(), Config::default());
+        assert_eq!(Config::default().bits(), "010000000000");
+    }
+
+    #[test]
+    fn malformed_configs_explain_the_accepted_forms() {
+        for bad in [
+            "10",
+            "100000000000",
+            "fuse=some",
+            "tile=16",
+            "uj=3",
+            "omp=2",
+            "speed=1",
+            "hello",
+        ] {
+            let e = bad.parse::<Config>().unwrap_err();
+            assert!(e.to_string().contains("accepted forms"), "{e}");
+        }
+    }
+}

@@ -1,0 +1,124 @@
+//! Generated variants compute what the original computes: for every corpus
+//! kernel, a fixed sample of the space (its extremes among them) is
+//! generated, compiled with OpenMP by gcc and clang, run on two threads at
+//! MINI size, and its dump compared with the original's.
+
+mod common;
+
+use common::{compile_variant, compilers, corpus_files, root, run_dump_threads};
+use polytune::frontend::{self, Options};
+use polytune::measure::dump::Tolerance;
+use polytune::space::{Config, Fusion};
+
+/// The extremes of the space plus a deterministic spread of the rest.
+fn sample() -> Vec<Config> {
+    let mut out = vec![Config::default()];
+    for fusion in [Fusion::No, Fusion::Smart, Fusion::Max] {
+        out.push(Config {
+            fusion,
+            tile: [true; 3],
+            wavefront: true,
+            omp: true,
+            prevector: true,
+            simd: true,
+            unroll: 8,
+        });
+        out.push(Config {
+            fusion,
+            tile: [true, true, false],
+            omp: true,
+            simd: true,
+            unroll: 4,
+            ..Config::default()
+        });
+    }
+    let all = Config::all();
+    let mut x: u64 = 0x9e3779b97f4a7c15;
+    for _ in 0..5 {
+        x = x
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        out.push(all[(x >> 33) as usize % all.len()]);
+    }
+    out
+}
+
+fn check(rel: &str) {
+    let path = root().join("polybench").join(rel);
+    let src = frontend::parse_file(&path, &Options::default()).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let name = path.file_stem().unwrap().to_str().unwrap().to_string();
+    let orig_exe = dir.path().join("orig");
+    compile_variant("gcc", &path, &orig_exe, "mini").unwrap();
+    let reference = run_dump_threads(&orig_exe).unwrap();
+    let mut failures = Vec::new();
+    for (k, config) in sample().iter().enumerate() {
+        let outcome = polytune::optimize::optimize(&src, config, None).unwrap();
+        assert!(
+            outcome.skipped.is_empty(),
+            "{rel} {config}: {:?}",
+            outcome.skipped
+        );
+        let file = dir.path().join(format!("{name}_{k}.c"));
+        std::fs::write(&file, &outcome.text).unwrap();
+        for cc in compilers() {
+            let exe = dir.path().join(format!("{name}_{k}_{cc}"));
+            let result = compile_variant(cc, &file, &exe, "mini")
+                .map_err(|e| format!("compile error: {e}"))
+                .and_then(|()| run_dump_threads(&exe))
+                .and_then(|d| {
+                    reference
+                        .compare(&d, Tolerance::default())
+                        .map_err(|m| format!("wrong output: {m}"))
+                });
+            if let Err(e) = result {
+                let keep = std::env::temp_dir().join(format!("polytune-failed-{name}-{k}.c"));
+                let _ = std::fs::write(&keep, &outcome.text);
+                failures.push(format!(
+                    "{config} with {cc}: {e} (variant kept at {})",
+                    keep.display()
+                ));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{rel}:\n{}", failures.join("\n"));
+}
+
+#[test]
+fn every_kernel_sample() {
+    // One test per kernel would be nicer in the report, but the list of
+    // kernels is the corpus itself; failures name the kernel.
+    let files = corpus_files();
+    assert!(!files.is_empty());
+    let failures: Vec<String> = std::thread::scope(|s| {
+        let handles: Vec<_> = files
+            .chunks(files.len().div_ceil(2))
+            .map(|chunk| {
+                s.spawn(move || {
+                    chunk
+                        .iter()
+                        .filter_map(|f| {
+                            std::panic::catch_unwind(|| check(f))
+                                .err()
+                                .map(|e| panic_text(f, e))
+                        })
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().unwrap())
+            .collect()
+    });
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+fn panic_text(f: &str, e: Box<dyn std::any::Any + Send>) -> String {
+    let msg = e
+        .downcast_ref::<String>()
+        .cloned()
+        .or_else(|| e.downcast_ref::<&str>().map(|s| s.to_string()))
+        .unwrap_or_default();
+    format!("{f}: {msg}")
+}
