@@ -79,6 +79,26 @@ enum Command {
         #[arg(long = "pure", value_name = "NAME")]
         pure: Vec<String>,
     },
+    /// List the distinct programs of a file's optimization space.
+    ///
+    /// Enumerates all 1536 configurations, generates each, and groups them
+    /// by the hash of the generated code.
+    Space {
+        /// C source file.
+        file: PathBuf,
+        /// Machine-readable output.
+        #[arg(long)]
+        json: bool,
+        /// Write each distinct variant to DIR/<name>.v<k>.c.
+        #[arg(long, value_name = "DIR")]
+        emit: Option<PathBuf>,
+        /// Parameter context in isl notation (default: every parameter >= 1).
+        #[arg(long)]
+        context: Option<String>,
+        /// Treat NAME as a pure function inside SCoPs (repeatable).
+        #[arg(long = "pure", value_name = "NAME")]
+        pure: Vec<String>,
+    },
     /// Print the static control parts of a C file in isl's notation.
     ///
     /// For every `#pragma scop` ... `#pragma endscop` region: its
@@ -106,8 +126,26 @@ enum Command {
     },
 }
 
+/// Restores the default SIGPIPE action, so that `polytune ... | head`
+/// ends quietly like other Unix tools instead of failing on a closed pipe.
+fn default_sigpipe() {
+    #[cfg(unix)]
+    {
+        unsafe extern "C" {
+            fn signal(signum: i32, handler: usize) -> usize;
+        }
+        const SIGPIPE: i32 = 13;
+        const SIG_DFL: usize = 0;
+        // SAFETY: installing the default disposition has no preconditions.
+        unsafe {
+            signal(SIGPIPE, SIG_DFL);
+        }
+    }
+}
+
 /// Runs the CLI; returns the process exit code.
 pub fn main() -> i32 {
+    default_sigpipe();
     let cli = Cli::parse();
     match run(cli) {
         Ok(()) => 0,
@@ -207,6 +245,57 @@ fn run(cli: Cli) -> Result<()> {
                 Some(out) => std::fs::write(&out, &outcome.text)
                     .with_context(|| format!("cannot write {}", out.display()))?,
                 None => std::io::stdout().write_all(outcome.text.as_bytes())?,
+            }
+            Ok(())
+        }
+        Command::Space {
+            file,
+            json,
+            emit,
+            context,
+            pure,
+        } => {
+            let src = frontend::parse_file(&file, &Options { pure_functions: pure })?;
+            let (variants, skipped) = crate::space::enumerate::distinct_variants(&src, context.as_deref())?;
+            for s in &skipped {
+                eprintln!("polytune: warning: {s}");
+            }
+            let stem = file.file_stem().and_then(|s| s.to_str()).unwrap_or("variant").to_string();
+            if let Some(dir) = &emit {
+                std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+                for (k, v) in variants.iter().enumerate() {
+                    let p = dir.join(format!("{stem}.v{k}.c"));
+                    std::fs::write(&p, &v.text).with_context(|| format!("cannot write {}", p.display()))?;
+                }
+            }
+            let total = Config::all().len();
+            if json {
+                let vs: Vec<_> = variants
+                    .iter()
+                    .enumerate()
+                    .map(|(k, v)| {
+                        json!({
+                            "index": k,
+                            "hash": v.hash,
+                            "configs": v.configs.iter().map(|c| c.to_string()).collect::<Vec<_>>(),
+                            "bits": v.configs.iter().map(|c| c.bits()).collect::<Vec<_>>(),
+                        })
+                    })
+                    .collect();
+                let v = json!({
+                    "file": file.display().to_string(),
+                    "configurations": total,
+                    "distinct": variants.len(),
+                    "skipped": skipped,
+                    "variants": vs,
+                });
+                println!("{}", serde_json::to_string_pretty(&v)?);
+            } else {
+                println!("{}: {} distinct variants of {total} configurations", file.display(), variants.len());
+                println!("{:>5}  {:<12}  {:>7}  canonical configuration", "#", "hash", "configs");
+                for (k, v) in variants.iter().enumerate() {
+                    println!("{k:>5}  {:<12}  {:>7}  {}", &v.hash[..12], v.configs.len(), v.configs[0]);
+                }
             }
             Ok(())
         }
