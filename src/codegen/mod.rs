@@ -467,7 +467,8 @@ impl Printer<'_> {
             let _ = writeln!(self.out, "{indent}#pragma omp parallel for");
         }
         if l.simd {
-            let _ = writeln!(self.out, "{indent}polytune_simd");
+            // Literal pragmas: GCC ignores an ivdep that comes from a macro.
+            self.out.push_str(SIMD_PRAGMA);
         }
     }
 
@@ -523,6 +524,26 @@ impl Printer<'_> {
             );
             // The unjammed inner loop keeps its own marks (legal without jam).
             self.nodes(&rest.body, &format!("{ind}  "));
+            let _ = writeln!(self.out, "{ind}}}");
+            let _ = writeln!(self.out, "{indent}}}");
+            return;
+        }
+        if l.simd
+            && let Some(ub) = upper_bound(l)
+        {
+            // GCC drops `ivdep` when it folds a `<= min(..) - 1` style
+            // condition; a bound computed before the loop keeps it.
+            let ub_name = format!("{var}_ub");
+            let _ = writeln!(self.out, "{indent}{{");
+            let ind = format!("{indent}  ");
+            let _ = writeln!(self.out, "{ind}const long {ub_name} = {};", self.c(&ub));
+            self.pragmas(l, &ind);
+            let _ = writeln!(
+                self.out,
+                "{ind}{} {{",
+                self.header(&var, &self.c(&l.init), &format!("{var} <= {ub_name}"), l.step)
+            );
+            self.nodes(&l.body, &format!("{ind}  "));
             let _ = writeln!(self.out, "{ind}}}");
             let _ = writeln!(self.out, "{indent}}}");
             return;
@@ -613,31 +634,15 @@ pub fn emit(scop: &Scop, lowered: &Lowered, config: &Config, indent: &str) -> St
     };
     let _ = writeln!(p.out, "{indent}/* polytune: {config} */");
     p.out.push_str(&expr::helper_defines());
-    let simd = any_simd(&nodes);
-    if simd {
-        p.out.push_str(SIMD_DEFINE);
-    }
     p.nodes(&nodes, indent);
     p.out.push_str(&expr::helper_undefs());
-    if simd {
-        p.out.push_str("#undef polytune_simd\n");
-    }
     p.out
 }
 
-fn any_simd(nodes: &[Node]) -> bool {
-    nodes.iter().any(|n| match n {
-        Node::For(l) => l.simd || any_simd(&l.body),
-        Node::If { then, other, .. } => any_simd(then) || any_simd(other),
-        Node::Stmt { .. } => false,
-    })
-}
-
-/// The SIMD mark in the dialect of the compiler that builds the code.
-const SIMD_DEFINE: &str = "#if defined(__clang__)\n\
-#define polytune_simd _Pragma(\"clang loop vectorize(assume_safety) interleave(enable)\")\n\
+/// The SIMD mark in the dialect of the compiler that builds the code: no
+/// loop-carried dependence, vectorize without run-time alias checks.
+const SIMD_PRAGMA: &str = "#if defined(__clang__)\n\
+#pragma clang loop vectorize(assume_safety) interleave(enable)\n\
 #elif defined(__GNUC__)\n\
-#define polytune_simd _Pragma(\"GCC ivdep\")\n\
-#else\n\
-#define polytune_simd\n\
+#pragma GCC ivdep\n\
 #endif\n";
