@@ -255,17 +255,29 @@ fn run(cli: Cli) -> Result<()> {
             context,
             pure,
         } => {
-            let src = frontend::parse_file(&file, &Options { pure_functions: pure })?;
-            let (variants, skipped) = crate::space::enumerate::distinct_variants(&src, context.as_deref())?;
+            let src = frontend::parse_file(
+                &file,
+                &Options {
+                    pure_functions: pure,
+                },
+            )?;
+            let (variants, skipped) =
+                crate::space::enumerate::distinct_variants(&src, context.as_deref())?;
             for s in &skipped {
                 eprintln!("polytune: warning: {s}");
             }
-            let stem = file.file_stem().and_then(|s| s.to_str()).unwrap_or("variant").to_string();
+            let stem = file
+                .file_stem()
+                .and_then(|s| s.to_str())
+                .unwrap_or("variant")
+                .to_string();
             if let Some(dir) = &emit {
-                std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+                std::fs::create_dir_all(dir)
+                    .with_context(|| format!("cannot create {}", dir.display()))?;
                 for (k, v) in variants.iter().enumerate() {
                     let p = dir.join(format!("{stem}.v{k}.c"));
-                    std::fs::write(&p, &v.text).with_context(|| format!("cannot write {}", p.display()))?;
+                    std::fs::write(&p, &v.text)
+                        .with_context(|| format!("cannot write {}", p.display()))?;
                 }
             }
             let total = Config::all().len();
@@ -291,10 +303,22 @@ fn run(cli: Cli) -> Result<()> {
                 });
                 println!("{}", serde_json::to_string_pretty(&v)?);
             } else {
-                println!("{}: {} distinct variants of {total} configurations", file.display(), variants.len());
-                println!("{:>5}  {:<12}  {:>7}  canonical configuration", "#", "hash", "configs");
+                println!(
+                    "{}: {} distinct variants of {total} configurations",
+                    file.display(),
+                    variants.len()
+                );
+                println!(
+                    "{:>5}  {:<12}  {:>7}  canonical configuration",
+                    "#", "hash", "configs"
+                );
                 for (k, v) in variants.iter().enumerate() {
-                    println!("{k:>5}  {:<12}  {:>7}  {}", &v.hash[..12], v.configs.len(), v.configs[0]);
+                    println!(
+                        "{k:>5}  {:<12}  {:>7}  {}",
+                        &v.hash[..12],
+                        v.configs.len(),
+                        v.configs[0]
+                    );
                 }
             }
             Ok(())

@@ -7,12 +7,13 @@
 
 pub mod expr;
 
-use crate::isl::{self, AstExpr, AstNode, AstOp, IslError, LoopBuild, Schedule, UnionSet};
+use crate::isl::{self, AstExpr, AstNode, AstOp, IslError, Schedule, UnionMap, UnionSet};
 use crate::model::{EngineError, Model};
 use crate::scop::ast::{Stmt, StmtKind};
 use crate::scop::print::{PREC_ADDITIVE, PREC_ATOM, assignment_to_c};
 use crate::scop::{Affine, Scop, Term};
 use crate::space::Config;
+use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
 use std::fmt::Write;
 
@@ -32,7 +33,7 @@ pub struct Facts {
 }
 
 /// Dependence distances in the space of the loops being generated.
-fn facts(model: &Model<'_>, build: LoopBuild<'_, '_>) -> Result<Facts, IslError> {
+fn facts(model: &Model<'_>, schedule: &UnionMap<'_>) -> Result<Facts, IslError> {
     let all = Facts {
         parallel: true,
         jam_with_parent: true,
@@ -41,7 +42,6 @@ fn facts(model: &Model<'_>, build: LoopBuild<'_, '_>) -> Result<Facts, IslError>
     if model.deps.all.is_empty()? {
         return Ok(all);
     }
-    let schedule = build.schedule;
     let d = schedule.range_dims()?;
     let deltas = model
         .deps
@@ -86,7 +86,8 @@ struct Loop {
     cond: AstExpr,
     step: i64,
     body: Vec<Node>,
-    facts: Facts,
+    /// Index of the loop's schedule in [`Lowered`], for its facts.
+    info: Option<usize>,
     omp: bool,
     simd: bool,
     unroll: u8,
@@ -108,7 +109,7 @@ enum Node {
     },
 }
 
-fn convert(n: AstNode, facts: &[Facts], out: &mut Vec<Node>) -> Result<(), IslError> {
+fn convert(n: AstNode, out: &mut Vec<Node>) -> Result<(), IslError> {
     match n {
         AstNode::For {
             iterator,
@@ -124,14 +125,14 @@ fn convert(n: AstNode, facts: &[Facts], out: &mut Vec<Node>) -> Result<(), IslEr
                 });
             };
             let mut b = Vec::new();
-            convert(*body, facts, &mut b)?;
+            convert(*body, &mut b)?;
             out.push(Node::For(Box::new(Loop {
                 var: iterator,
                 init,
                 cond,
                 step,
                 body: b,
-                facts: info.and_then(|k| facts.get(k).copied()).unwrap_or_default(),
+                info,
                 omp: false,
                 simd: false,
                 unroll: 1,
@@ -139,10 +140,10 @@ fn convert(n: AstNode, facts: &[Facts], out: &mut Vec<Node>) -> Result<(), IslEr
         }
         AstNode::If { cond, then, other } => {
             let mut t = Vec::new();
-            convert(*then, facts, &mut t)?;
+            convert(*then, &mut t)?;
             let mut o = Vec::new();
             if let Some(e) = other {
-                convert(*e, facts, &mut o)?;
+                convert(*e, &mut o)?;
             }
             out.push(Node::If {
                 cond,
@@ -152,10 +153,10 @@ fn convert(n: AstNode, facts: &[Facts], out: &mut Vec<Node>) -> Result<(), IslEr
         }
         AstNode::Block(v) => {
             for c in v {
-                convert(c, facts, out)?;
+                convert(c, out)?;
             }
         }
-        AstNode::Mark { body, .. } => convert(*body, facts, out)?,
+        AstNode::Mark { body, .. } => convert(*body, out)?,
         AstNode::User(AstExpr::Op(AstOp::Call, args)) => {
             let id = match &args[0] {
                 AstExpr::Id(name) => name.strip_prefix('S').and_then(|k| k.parse().ok()),
@@ -275,19 +276,19 @@ fn unit_stride(l: &Loop, scop: &Scop) -> bool {
 }
 
 /// Step 7: SIMD marks on parallel, unit-stride innermost loops.
-fn mark_simd(nodes: &mut [Node], scop: &Scop) {
+fn mark_simd(nodes: &mut [Node], scop: &Scop, lw: &Lowered<'_, '_>) {
     for n in nodes {
         match n {
             Node::For(l) => {
                 if contains_loop(&l.body) {
-                    mark_simd(&mut l.body, scop);
-                } else if l.facts.parallel && l.step == 1 && unit_stride(l, scop) {
+                    mark_simd(&mut l.body, scop, lw);
+                } else if l.step == 1 && unit_stride(l, scop) && lw.facts(l.info).parallel {
                     l.simd = true;
                 }
             }
             Node::If { then, other, .. } => {
-                mark_simd(then, scop);
-                mark_simd(other, scop);
+                mark_simd(then, scop, lw);
+                mark_simd(other, scop, lw);
             }
             Node::Stmt { .. } => {}
         }
@@ -295,19 +296,19 @@ fn mark_simd(nodes: &mut [Node], scop: &Scop) {
 }
 
 /// Step 8: OpenMP on the outermost parallel loop of each nest.
-fn mark_omp(nodes: &mut [Node]) {
+fn mark_omp(nodes: &mut [Node], lw: &Lowered<'_, '_>) {
     for n in nodes {
         match n {
             Node::For(l) => {
-                if l.facts.parallel {
+                if lw.facts(l.info).parallel {
                     l.omp = true;
                 } else {
-                    mark_omp(&mut l.body);
+                    mark_omp(&mut l.body, lw);
                 }
             }
             Node::If { then, other, .. } => {
-                mark_omp(then);
-                mark_omp(other);
+                mark_omp(then, lw);
+                mark_omp(other, lw);
             }
             Node::Stmt { .. } => {}
         }
@@ -329,37 +330,37 @@ fn upper_bound(l: &Loop) -> Option<AstExpr> {
 /// Step 9: unroll-and-jam of the two innermost loops when they are
 /// permutable, the inner bounds do not depend on the outer loop, and the
 /// nest is perfect.
-fn mark_unroll(nodes: &mut [Node], factor: u8) {
+fn mark_unroll(nodes: &mut [Node], factor: u8, lw: &Lowered<'_, '_>) {
     for n in nodes {
         match n {
             Node::For(l) => {
                 let candidate = match l.body.as_slice() {
                     [Node::For(inner)] => {
                         !contains_loop(&inner.body)
-                            && inner.facts.jam_with_parent
                             && inner.step == 1
                             && l.step == 1
                             && !expr::mentions(&inner.init, &l.var)
                             && !expr::mentions(&inner.cond, &l.var)
                             && upper_bound(l).is_some()
+                            && lw.facts(inner.info).jam_with_parent
                     }
                     _ => false,
                 };
                 if candidate {
                     l.unroll = factor;
                     if let [Node::For(inner)] = l.body.as_mut_slice()
-                        && !inner.facts.parallel_after_jam
+                        && !lw.facts(inner.info).parallel_after_jam
                     {
                         inner.simd = false;
                         inner.omp = false;
                     }
                 } else {
-                    mark_unroll(&mut l.body, factor);
+                    mark_unroll(&mut l.body, factor, lw);
                 }
             }
             Node::If { then, other, .. } => {
-                mark_unroll(then, factor);
-                mark_unroll(other, factor);
+                mark_unroll(then, factor, lw);
+                mark_unroll(other, factor, lw);
             }
             Node::Stmt { .. } => {}
         }
@@ -541,7 +542,12 @@ impl Printer<'_> {
             let _ = writeln!(
                 self.out,
                 "{ind}{} {{",
-                self.header(&var, &self.c(&l.init), &format!("{var} <= {ub_name}"), l.step)
+                self.header(
+                    &var,
+                    &self.c(&l.init),
+                    &format!("{var} <= {ub_name}"),
+                    l.step
+                )
             );
             self.nodes(&l.body, &format!("{ind}  "));
             let _ = writeln!(self.out, "{ind}}}");
@@ -589,31 +595,62 @@ fn identifiers(scop: &Scop) -> HashSet<String> {
 }
 
 /// The generated loops of one schedule, before the post-passes: what
-/// every configuration sharing that schedule starts from.
-pub struct Lowered {
+/// every configuration sharing that schedule starts from. Dependence
+/// facts of a loop are computed when a pass first asks for them.
+pub struct Lowered<'m, 'c> {
+    model: &'m Model<'c>,
     nodes: Vec<Node>,
+    /// Per loop: statement instances to the loop's schedule dimensions.
+    schedules: Vec<UnionMap<'c>>,
+    facts: RefCell<Vec<Option<Facts>>>,
 }
 
-/// Generates the AST of `schedule` and the dependence facts of its loops.
-pub fn lower(model: &Model<'_>, schedule: &Schedule<'_>) -> Result<Lowered, EngineError> {
-    let (tree, facts) = isl::build_ast(schedule, &model.context, &mut |b| facts(model, b))?;
+impl Lowered<'_, '_> {
+    /// What the dependences allow for a loop; nothing is assumed when
+    /// it cannot be told.
+    fn facts(&self, info: Option<usize>) -> Facts {
+        let Some(k) = info else {
+            return Facts::default();
+        };
+        if let Some(f) = self.facts.borrow()[k] {
+            return f;
+        }
+        let f = facts(self.model, &self.schedules[k]).unwrap_or_default();
+        self.facts.borrow_mut()[k] = Some(f);
+        f
+    }
+}
+
+/// Generates the AST of `schedule`, remembering each loop's schedule.
+pub fn lower<'m, 'c>(
+    model: &'m Model<'c>,
+    schedule: &Schedule<'c>,
+) -> Result<Lowered<'m, 'c>, EngineError> {
+    let (tree, schedules) =
+        isl::build_ast(schedule, &model.context, &mut |b| Ok(b.schedule.clone()))?;
     let mut nodes = Vec::new();
-    convert(tree, &facts, &mut nodes)?;
-    Ok(Lowered { nodes })
+    convert(tree, &mut nodes)?;
+    let n = schedules.len();
+    Ok(Lowered {
+        model,
+        nodes,
+        schedules,
+        facts: RefCell::new(vec![None; n]),
+    })
 }
 
 /// The C text replacing the body of `scop`, with the post-passes `config`
 /// asks for. `indent` is the SCoP's indentation.
-pub fn emit(scop: &Scop, lowered: &Lowered, config: &Config, indent: &str) -> String {
+pub fn emit(scop: &Scop, lowered: &Lowered<'_, '_>, config: &Config, indent: &str) -> String {
     let mut nodes = lowered.nodes.clone();
     if config.simd {
-        mark_simd(&mut nodes, scop);
+        mark_simd(&mut nodes, scop, lowered);
     }
     if config.omp {
-        mark_omp(&mut nodes);
+        mark_omp(&mut nodes, lowered);
     }
     if config.unroll > 1 {
-        mark_unroll(&mut nodes, config.unroll);
+        mark_unroll(&mut nodes, config.unroll, lowered);
     }
     let ids = identifiers(scop);
     let clash = ids.iter().any(|i| {

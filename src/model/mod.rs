@@ -90,8 +90,12 @@ impl<'c> Model<'c> {
         }
 
         let flow = isl::dataflow(&reads, Some(&writes), None, &original)?.must;
-        let anti = isl::dataflow(&writes, None, Some(&reads), &original)?.may;
-        let output = isl::dataflow(&writes, None, Some(&writes), &original)?.may;
+        // Memory-based: every pair of accesses to one element, the first
+        // before the second, the second a write.
+        let before = original.lex_lt_union_map(&original)?;
+        let overwritten = writes.reverse()?;
+        let anti = reads.apply_range(&overwritten)?.intersect(&before)?;
+        let output = writes.apply_range(&overwritten)?.intersect(&before)?;
         let all = flow.union(&anti)?.union(&output)?.coalesce()?;
         Ok(Model {
             ctx,

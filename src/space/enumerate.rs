@@ -51,7 +51,10 @@ fn schedule_key(c: &Config) -> Config {
 /// Every distinct program of the file's space, in order of first
 /// appearance in [`Config::all`]. A SCoP the engine cannot handle stays
 /// unchanged in every variant (its reason is in the second result).
-pub fn distinct_variants(src: &SourceFile, context: Option<&str>) -> Result<(Vec<Variant>, Vec<String>), EngineError> {
+pub fn distinct_variants(
+    src: &SourceFile,
+    context: Option<&str>,
+) -> Result<(Vec<Variant>, Vec<String>), EngineError> {
     let configs = Config::all();
     let mut bodies: Vec<Vec<String>> = vec![Vec::with_capacity(src.scops.len()); configs.len()];
     let mut skipped = Vec::new();

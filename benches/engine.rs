@@ -1,0 +1,54 @@
+//! Engine speed per corpus kernel: one configuration end to end (model,
+//! dependences, schedule, AST, C) — target: median at most 30 ms.
+//! Run with `cargo bench --bench engine`; filter with a kernel name.
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use polytune::frontend::{self, Options};
+use polytune::space::Config;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+fn corpus() -> Vec<PathBuf> {
+    fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+        for e in std::fs::read_dir(dir).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                walk(&p, out);
+            } else if p.extension().is_some_and(|x| x == "c") {
+                out.push(p);
+            }
+        }
+    }
+    let mut files = Vec::new();
+    walk(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("polybench"),
+        &mut files,
+    );
+    files.sort();
+    files
+}
+
+fn one_configuration(c: &mut Criterion) {
+    let config: Config = "fuse=smart,tile=32x32x32,wave=1,omp=1,prevec=1,simd=1,uj=4"
+        .parse()
+        .unwrap();
+    let mut group = c.benchmark_group("one configuration");
+    group
+        .sample_size(10)
+        .measurement_time(Duration::from_secs(2))
+        .warm_up_time(Duration::from_millis(300));
+    for path in corpus() {
+        let src = frontend::parse_file(&path, &Options::default()).unwrap();
+        let name = path.file_stem().unwrap().to_string_lossy().to_string();
+        group.bench_function(&name, |b| {
+            b.iter(|| {
+                let out = polytune::optimize::optimize(&src, &config, None).unwrap();
+                std::hint::black_box(out);
+            })
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, one_configuration);
+criterion_main!(benches);
