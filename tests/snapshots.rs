@@ -1,0 +1,35 @@
+//! Snapshots of generated C for a few kernels and configurations: any
+//! change in the code polytune emits shows up in review.
+
+use polytune::frontend::{self, Options};
+use polytune::space::Config;
+use std::path::Path;
+
+fn generated(rel: &str, config: &str) -> String {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("polybench").join(rel);
+    let src = frontend::parse_file(&path, &Options::default()).unwrap();
+    let config: Config = config.parse().unwrap();
+    let out = polytune::optimize::optimize(&src, &config, None).unwrap();
+    assert!(out.skipped.is_empty(), "{:?}", out.skipped);
+    let start = out.text.find("#pragma scop").unwrap();
+    let end = out.text.find("#pragma endscop").unwrap();
+    out.text[start..end].to_string()
+}
+
+#[test]
+fn gemm_identity() {
+    insta::assert_snapshot!(generated("linear-algebra/gemm.c", "fuse=smart"));
+}
+
+#[test]
+fn gemm_tiled_parallel_vector_jammed() {
+    insta::assert_snapshot!(generated(
+        "linear-algebra/gemm.c",
+        "fuse=no,tile=32x32x32,omp=1,prevec=1,simd=1,uj=4"
+    ));
+}
+
+#[test]
+fn gemm_maxfuse_wavefront() {
+    insta::assert_snapshot!(generated("linear-algebra/gemm.c", "fuse=max,tile=32x32x1,wave=1,omp=1"));
+}
