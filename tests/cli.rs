@@ -319,3 +319,131 @@ fn regenerate_writes_elsewhere_and_never_touches_the_input() {
     assert!(regen.ends_with(tail));
     assert!(Path::new(&out_path).exists());
 }
+
+#[test]
+fn optimize_writes_a_variant_and_refuses_bad_configs() {
+    let gemm = root().join("polybench/linear-algebra/gemm.c");
+    let dir = tempfile::tempdir().unwrap();
+    let out_path = dir.path().join("gemm.opt.c");
+    let out = polytune(&[
+        "optimize",
+        gemm.to_str().unwrap(),
+        "--fuse",
+        "no",
+        "--tile",
+        "32,32,1",
+        "--omp",
+        "--simd",
+        "--unroll-jam",
+        "2",
+        "-o",
+        out_path.to_str().unwrap(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = std::fs::read_to_string(&out_path).unwrap();
+    assert!(
+        text.contains("/* polytune: fuse=no,tile=32x32x1,wave=0,omp=1,prevec=0,simd=1,uj=2 */"),
+        "{text}"
+    );
+    assert!(text.contains("#pragma omp parallel for"));
+
+    // The same configuration as a bit string gives the same program.
+    let bits = polytune(&[
+        "optimize",
+        gemm.to_str().unwrap(),
+        "--config",
+        "001100101001",
+    ]);
+    assert!(bits.status.success());
+
+    for bad in ["0101", "fuse=most", "tile=16x16"] {
+        let out = polytune(&["optimize", gemm.to_str().unwrap(), "--config", bad]);
+        assert_eq!(out.status.code(), Some(2), "{bad}");
+        assert!(String::from_utf8_lossy(&out.stderr).contains("accepted forms"));
+    }
+    let out = polytune(&["optimize", gemm.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no configuration given"));
+
+    // Never overwrite the input by accident.
+    let copy = dir.path().join("k.c");
+    std::fs::copy(&gemm, &copy).unwrap();
+    let out = polytune(&[
+        "optimize",
+        copy.to_str().unwrap(),
+        "--omp",
+        "-o",
+        copy.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--in-place"));
+    assert_eq!(std::fs::read(&copy).unwrap(), std::fs::read(&gemm).unwrap());
+}
+
+#[test]
+fn optimize_leaves_unprovable_scops_alone_and_says_why() {
+    // C truncates `(i - 1) / 2` at i = 0 where the model would floor.
+    let body = "  for (i = 0; i < n; i++)\n    B[(i - 1) / 2] = 1;\n";
+    let (_, path, _dir) = scop_of(body, &[]);
+    let out = polytune(&["optimize", path.to_str().unwrap(), "--omp"]);
+    assert!(out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("left unchanged") && stderr.contains("can be negative"),
+        "{stderr}"
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        std::fs::read_to_string(&path).unwrap()
+    );
+    // With a context that rules the bad case out it is transformed.
+    let body = "  for (i = m; i < n; i++)\n    B[(i - 1) / 2] = 1;\n";
+    let (_, path, _dir) = scop_of(body, &[]);
+    let out = polytune(&[
+        "optimize",
+        path.to_str().unwrap(),
+        "--omp",
+        "--context",
+        "[n, m] -> { : m >= 1 }",
+    ]);
+    assert!(out.status.success());
+    assert!(String::from_utf8_lossy(&out.stdout).contains("polytune: fuse"));
+    let out = polytune(&[
+        "optimize",
+        path.to_str().unwrap(),
+        "--omp",
+        "--context",
+        "[n -> {",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("invalid --context"));
+}
+
+#[test]
+fn space_lists_distinct_variants() {
+    let gemm = root().join("polybench/linear-algebra/gemm.c");
+    let out = polytune(&["space", gemm.to_str().unwrap(), "--json"]);
+    assert!(out.status.success());
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["configurations"], 1536);
+    let variants = v["variants"].as_array().unwrap();
+    let n: usize = variants
+        .iter()
+        .map(|x| x["configs"].as_array().unwrap().len())
+        .sum();
+    assert_eq!(n, 1536, "every configuration is in exactly one variant");
+    assert!(
+        variants.len() > 50 && variants.len() < 1536,
+        "{}",
+        variants.len()
+    );
+    let hashes: std::collections::HashSet<&str> = variants
+        .iter()
+        .map(|x| x["hash"].as_str().unwrap())
+        .collect();
+    assert_eq!(hashes.len(), variants.len());
+}

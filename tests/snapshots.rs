@@ -6,7 +6,9 @@ use polytune::space::Config;
 use std::path::Path;
 
 fn generated(rel: &str, config: &str) -> String {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("polybench").join(rel);
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("polybench")
+        .join(rel);
     let src = frontend::parse_file(&path, &Options::default()).unwrap();
     let config: Config = config.parse().unwrap();
     let out = polytune::optimize::optimize(&src, &config, None).unwrap();
@@ -31,5 +33,8 @@ fn gemm_tiled_parallel_vector_jammed() {
 
 #[test]
 fn gemm_maxfuse_wavefront() {
-    insta::assert_snapshot!(generated("linear-algebra/gemm.c", "fuse=max,tile=32x32x1,wave=1,omp=1"));
+    insta::assert_snapshot!(generated(
+        "linear-algebra/gemm.c",
+        "fuse=max,tile=32x32x1,wave=1,omp=1"
+    ));
 }

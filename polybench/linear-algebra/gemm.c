@@ -14,9 +14,9 @@
 #define NJ 2300
 #define NK 2600
 #else /* MEDIUM_DATASET */
-#define NI 800
-#define NJ 900
-#define NK 1000
+#define NI 1000
+#define NJ 1100
+#define NK 1200
 #endif
 
 static void init_data(int ni, int nj, int nk, double *alpha, double *beta,

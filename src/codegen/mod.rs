@@ -683,3 +683,42 @@ const SIMD_PRAGMA: &str = "#if defined(__clang__)\n\
 #elif defined(__GNUC__)\n\
 #pragma GCC ivdep\n\
 #endif\n";
+
+#[cfg(test)]
+mod tests {
+    use crate::frontend::{Options, parse_source};
+    use crate::space::Config;
+    use std::path::Path;
+
+    fn resident_kib() -> Option<u64> {
+        let status = std::fs::read_to_string("/proc/self/status").ok()?;
+        let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
+        line.split_whitespace().nth(1)?.parse().ok()
+    }
+
+    #[test]
+    fn the_whole_pipeline_does_not_leak() {
+        let text = "void f(int n, double A[9][9]) { int i, j;\n#pragma scop\nfor (i = 1; i < n; i++) for (j = 1; j < n; j++) A[i][j] = A[i-1][j] + A[i][j-1];\n#pragma endscop\n}\n";
+        let src = parse_source(Path::new("t.c"), text.to_string(), &Options::default()).unwrap();
+        let config: Config = "fuse=max,tile=32x32,wave=1,omp=1,prevec=1,simd=1,uj=2"
+            .parse()
+            .unwrap();
+        let run = || {
+            let out = crate::optimize::optimize(&src, &config, None).unwrap();
+            assert!(out.skipped.is_empty());
+        };
+        for _ in 0..20 {
+            run();
+        }
+        let before = resident_kib();
+        for _ in 0..200 {
+            run();
+        }
+        if let (Some(b), Some(a)) = (before, resident_kib()) {
+            assert!(
+                a < b + 8_000,
+                "resident memory grew from {b} KiB to {a} KiB over 200 runs"
+            );
+        }
+    }
+}
