@@ -12,49 +12,13 @@ import argparse
 import math
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-CORPUS = os.path.join(ROOT, "polybench")
-INCLUDE = os.path.join(CORPUS, "include")
-COMPILERS = {"gcc": "gcc", "clang": "clang-19"}
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from corpuslib import COMPILERS, compare, compile_c, kernels, parse_dump, run  # noqa: E402
+
 FLAGS = ["-O3", "-march=native", "-Wall", "-Wextra", "-Werror", "-std=c99"]
-
-
-def kernels():
-    out = []
-    for dirpath, _, files in os.walk(CORPUS):
-        if os.path.abspath(dirpath) == INCLUDE:
-            continue
-        for f in files:
-            if f.endswith(".c"):
-                out.append(os.path.join(dirpath, f))
-    return sorted(out, key=lambda p: os.path.basename(p))
-
-
-def parse_dump(text):
-    arrays = {}
-    name = None
-    values = []
-    for line in text.splitlines():
-        if line.startswith("begin "):
-            _, name, count = line.split()
-            values = []
-            expected = int(count)
-        elif line.startswith("end "):
-            if len(values) != expected:
-                raise ValueError(f"{name}: {len(values)} values, header says {expected}")
-            arrays[name] = values
-            name = None
-        elif name is not None:
-            values.append(float(line))
-    return arrays
-
-
-def close(a, b, rtol=1e-6, atol=1e-9):
-    return abs(a - b) <= atol + rtol * max(abs(a), abs(b))
 
 
 def main():
@@ -65,21 +29,18 @@ def main():
     args = ap.parse_args()
     failed = 0
     tmp = tempfile.mkdtemp(prefix="polytune-corpus-")
-    for src in kernels():
+    for src in kernels(args.names):
         name = os.path.basename(src)[:-2]
-        if args.names and name not in args.names:
-            continue
         dumps = {}
         times = {}
         problems = []
         for cname, cc in COMPILERS.items():
             exe = os.path.join(tmp, f"{name}.{cname}")
-            cmd = [cc, *FLAGS, f"-D{args.size.upper()}_DATASET", "-I", INCLUDE, src, "-o", exe, "-lm"]
-            r = subprocess.run(cmd, capture_output=True, text=True)
+            r = compile_c(cc, src, exe, args.size, FLAGS)
             if r.returncode != 0:
                 problems.append(f"{cname} compile failed:\n{r.stderr}")
                 continue
-            r = subprocess.run([exe, "--dump"], capture_output=True, text=True)
+            r = run(exe, ["--dump"], threads=1, timeout=600)
             if r.returncode != 0:
                 problems.append(f"{cname} run failed ({r.returncode}): {r.stderr}")
                 continue
@@ -91,13 +52,13 @@ def main():
             if not dumps[cname]:
                 problems.append(f"{cname}: empty dump")
             for arr, vals in dumps[cname].items():
-                bad = [v for v in vals if not math.isfinite(v)]
+                bad = [v for v in vals if not math.isfinite(float(v))]
                 if bad:
                     problems.append(f"{cname}: {arr} has {len(bad)} non-finite values")
             ts = []
             for _ in range(args.reps):
-                r = subprocess.run([exe], capture_output=True, text=True)
-                line = [l for l in r.stderr.splitlines() if l.startswith("polytune-time:")]
+                r = run(exe, threads=1, timeout=600)
+                line = [x for x in r.stderr.splitlines() if x.startswith("polytune-time:")]
                 if not line:
                     problems.append(f"{cname}: no polytune-time line")
                     break
@@ -105,18 +66,9 @@ def main():
             if ts:
                 times[cname] = statistics.median(ts)
         if len(dumps) == 2:
-            g, c = dumps["gcc"], dumps["clang"]
-            if sorted(g) != sorted(c):
-                problems.append("gcc and clang dump different arrays")
-            else:
-                for arr in g:
-                    if len(g[arr]) != len(c[arr]):
-                        problems.append(f"{arr}: lengths differ")
-                        continue
-                    diff = [k for k, (x, y) in enumerate(zip(g[arr], c[arr])) if not close(x, y)]
-                    if diff:
-                        k = diff[0]
-                        problems.append(f"{arr}: {len(diff)} values differ, first at {k}: {g[arr][k]!r} vs {c[arr][k]!r}")
+            d = compare(dumps["gcc"], dumps["clang"])
+            if d:
+                problems.append(f"gcc and clang disagree: {d}")
         status = "ok" if not problems else "FAIL"
         tstr = " ".join(f"{k}={v:.4f}s" for k, v in times.items())
         nvals = sum(len(v) for v in dumps.get("gcc", {}).values())
