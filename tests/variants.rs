@@ -122,3 +122,67 @@ fn panic_text(f: &str, e: Box<dyn std::any::Any + Send>) -> String {
         .unwrap_or_default();
     format!("{f}: {msg}")
 }
+
+/// Every distinct variant of the test programs (stencils with skewing,
+/// wavefronts and triangular tiles), with both compilers.
+#[test]
+fn fixture_programs_whole_space() {
+    let dir = root().join("tests/fixtures/programs");
+    let mut failures = Vec::new();
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_none_or(|x| x != "c") {
+            continue;
+        }
+        let src = frontend::parse_file(&path, &Options::default()).unwrap();
+        let (variants, skipped) =
+            polytune::space::enumerate::distinct_variants(&src, None).unwrap();
+        assert!(skipped.is_empty(), "{skipped:?}");
+        let tmp = tempfile::tempdir().unwrap();
+        let orig = tmp.path().join("orig");
+        compile_variant("gcc", &path, &orig, "mini").unwrap();
+        let reference = run_dump_threads(&orig).unwrap();
+        let results: Vec<String> = std::thread::scope(|s| {
+            let handles: Vec<_> = variants
+                .chunks(variants.len().div_ceil(2))
+                .enumerate()
+                .map(|(part, chunk)| {
+                    let tmp = tmp.path();
+                    let reference = &reference;
+                    let path = &path;
+                    s.spawn(move || {
+                        let mut bad = Vec::new();
+                        for (k, v) in chunk.iter().enumerate() {
+                            let file = tmp.join(format!("v{part}_{k}.c"));
+                            std::fs::write(&file, &v.text).unwrap();
+                            for cc in compilers() {
+                                let exe = tmp.join(format!("v{part}_{k}_{cc}"));
+                                let r = compile_variant(cc, &file, &exe, "mini")
+                                    .and_then(|()| run_dump_threads(&exe))
+                                    .and_then(|d| {
+                                        reference
+                                            .compare(&d, Tolerance::default())
+                                            .map_err(|m| m.to_string())
+                                    });
+                                if let Err(e) = r {
+                                    bad.push(format!(
+                                        "{} {} with {cc}: {e}",
+                                        path.display(),
+                                        v.configs[0]
+                                    ));
+                                }
+                            }
+                        }
+                        bad
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .flat_map(|h| h.join().unwrap())
+                .collect()
+        });
+        failures.extend(results);
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}

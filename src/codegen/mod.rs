@@ -7,7 +7,7 @@
 
 pub mod expr;
 
-use crate::isl::{self, AstExpr, AstNode, AstOp, IslError, Schedule, UnionMap, UnionSet};
+use crate::isl::{self, AstExpr, AstNode, AstOp, IslError, Schedule, Set, UnionMap};
 use crate::model::{EngineError, Model};
 use crate::scop::ast::{Stmt, StmtKind};
 use crate::scop::print::{PREC_ADDITIVE, PREC_ATOM, assignment_to_c};
@@ -42,7 +42,6 @@ fn facts(model: &Model<'_>, schedule: &UnionMap<'_>) -> Result<Facts, IslError> 
     if model.deps.all.is_empty()? {
         return Ok(all);
     }
-    let d = schedule.range_dims()?;
     let deltas = model
         .deps
         .all
@@ -52,12 +51,19 @@ fn facts(model: &Model<'_>, schedule: &UnionMap<'_>) -> Result<Facts, IslError> 
     if deltas.is_empty()? {
         return Ok(all);
     }
+    // The build's schedule space nests one level per loop; flatten it so
+    // the last dimension is this loop.
+    let deltas = deltas.to_set()?.flatten()?;
+    let d = deltas.dims()?;
+    if d == 0 {
+        return Ok(Facts::default());
+    }
     let vars: Vec<String> = (0..d).map(|k| format!("x{k}")).collect();
     let none_with = |prefix: usize, cond: &str| -> Result<bool, IslError> {
         let mut parts: Vec<String> = vars[..prefix].iter().map(|v| format!("{v} = 0")).collect();
         parts.push(format!("({cond})"));
         let text = format!("{{ [{}] : {} }}", vars.join(", "), parts.join(" and "));
-        let bad = UnionSet::parse(model.ctx, &text)?;
+        let bad = Set::parse(model.ctx, &text)?;
         deltas.intersect(&bad)?.is_empty()
     };
     let me = &vars[d - 1];
@@ -464,12 +470,18 @@ impl Printer<'_> {
     }
 
     fn pragmas(&mut self, l: &Loop, indent: &str) {
-        if l.omp {
-            let _ = writeln!(self.out, "{indent}#pragma omp parallel for");
-        }
-        if l.simd {
+        match (l.omp, l.simd) {
+            // Nothing may stand between an OpenMP loop directive and its
+            // loop, so a loop that is both gets the combined construct.
+            (true, true) => {
+                let _ = writeln!(self.out, "{indent}#pragma omp parallel for simd");
+            }
+            (true, false) => {
+                let _ = writeln!(self.out, "{indent}#pragma omp parallel for");
+            }
             // Literal pragmas: GCC ignores an ivdep that comes from a macro.
-            self.out.push_str(SIMD_PRAGMA);
+            (false, true) => self.out.push_str(SIMD_PRAGMA),
+            (false, false) => {}
         }
     }
 
@@ -720,5 +732,69 @@ mod tests {
                 "resident memory grew from {b} KiB to {a} KiB over 200 runs"
             );
         }
+    }
+}
+
+#[cfg(test)]
+mod marks {
+    use crate::frontend::{Options, parse_source};
+    use std::path::Path;
+
+    fn generate(body: &str, config: &str) -> String {
+        let text = format!(
+            "void f(int n, int t_steps, double x[99], double y[99], double A[99][99]) {{ int t, i, j;\n#pragma scop\n{body}\n#pragma endscop\n}}\n"
+        );
+        let src = parse_source(Path::new("t.c"), text, &Options::default()).unwrap();
+        crate::optimize::optimize(&src, &config.parse().unwrap(), None)
+            .unwrap()
+            .text
+    }
+
+    #[test]
+    fn a_loop_carrying_a_dependence_is_never_parallel() {
+        let out = generate(
+            "for (t = 0; t < t_steps; t++) { for (i = 1; i < n - 1; i++) y[i] = x[i - 1] + x[i + 1]; for (i = 1; i < n - 1; i++) x[i] = y[i]; }",
+            "fuse=max,omp=1,simd=1",
+        );
+        let lines: Vec<&str> = out.lines().collect();
+        let t_loop = lines
+            .iter()
+            .position(|l| l.contains("c0 < t_steps"))
+            .unwrap();
+        assert!(!lines[t_loop - 1].contains("omp"), "{out}");
+        assert_eq!(
+            out.matches("#pragma omp parallel for simd").count(),
+            2,
+            "{out}"
+        );
+    }
+
+    #[test]
+    fn reductions_are_not_vectorized_by_promise() {
+        let out = generate(
+            "for (i = 0; i < n; i++) for (j = 0; j < n; j++) x[i] += A[i][j];",
+            "fuse=smart,simd=1,omp=1",
+        );
+        // The j loop carries the reduction: no ivdep on it; i is parallel.
+        assert!(!out.contains("GCC ivdep"), "{out}");
+        assert!(out.contains("#pragma omp parallel for\n"), "{out}");
+    }
+
+    #[test]
+    fn unroll_and_jam_needs_permutability() {
+        // (i, j) with a (1, -1) dependence: interchange, hence jam, is illegal.
+        let out = generate(
+            "for (i = 1; i < n; i++) for (j = 0; j < n - 1; j++) A[i][j] = A[i - 1][j + 1] + 1;",
+            "fuse=smart,uj=4",
+        );
+        assert!(
+            !out.contains("c0 += 4") && !out.contains("c1 += 4"),
+            "{out}"
+        );
+        let out = generate(
+            "for (i = 0; i < n; i++) for (j = 0; j < n; j++) x[i] += A[i][j];",
+            "fuse=smart,uj=4",
+        );
+        assert!(out.contains("c0 += 4"), "{out}");
     }
 }

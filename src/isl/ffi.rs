@@ -91,6 +91,8 @@ unsafe extern "C" {
     pub fn isl_set_to_str(s: *mut isl_set) -> *mut c_char;
     pub fn isl_set_is_equal(a: *mut isl_set, b: *mut isl_set) -> c_int;
     pub fn isl_set_is_empty(s: *mut isl_set) -> c_int;
+    pub fn isl_set_flatten(s: *mut isl_set) -> *mut isl_set;
+    pub fn isl_set_intersect(a: *mut isl_set, b: *mut isl_set) -> *mut isl_set;
 
     pub fn isl_map_from_union_map(m: *mut isl_union_map) -> *mut isl_map;
     pub fn isl_set_from_union_set(s: *mut isl_union_set) -> *mut isl_set;

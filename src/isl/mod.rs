@@ -319,6 +319,30 @@ isl_parse!(UnionSet, isl_union_set_read_from_str);
 isl_parse!(UnionMap, isl_union_map_read_from_str);
 isl_parse!(MultiUnionPwAff, isl_multi_union_pw_aff_read_from_str);
 
+isl_ops!(Set {
+    /// The same points in a flat space (nested tuples unwrapped).
+    fn flatten() -> Set = isl_set_flatten;
+    fn intersect(other: Set) -> Set = isl_set_intersect;
+});
+
+impl<'c> Set<'c> {
+    /// Number of set dimensions.
+    pub fn dims(&self) -> Result<usize, IslError> {
+        // SAFETY: isl only reads the set; 3 is isl_dim_set.
+        let n = unsafe { ffi::isl_set_dim(self.keep(), 3) };
+        usize::try_from(n).map_err(|_| self.ctx.take_error("set dimension"))
+    }
+}
+
+impl<'c> UnionSet<'c> {
+    /// The set, when all its points live in one space.
+    pub fn to_set(&self) -> Result<Set<'c>, IslError> {
+        // SAFETY: takes a fresh reference.
+        let r = unsafe { ffi::isl_set_from_union_set(self.take()) };
+        Set::wrap(self.ctx, r, "set from union set")
+    }
+}
+
 isl_preds!(Set {
     fn is_empty() = isl_set_is_empty;
     /// Whether both denote the same set of integer points.
