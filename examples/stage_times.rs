@@ -23,6 +23,12 @@ fn main() {
         let model = Model::new(&ctx, scop, None).unwrap();
         println!("model+deps   {:>8.2} ms", t.elapsed().as_secs_f64() * 1e3);
         let t = Instant::now();
+        let ok = model.respects(&model.original).unwrap();
+        println!(
+            "respects     {:>8.2} ms ({ok})",
+            t.elapsed().as_secs_f64() * 1e3
+        );
+        let t = Instant::now();
         let s = polytune::transform::schedule(&model, scop.index, &config).unwrap();
         println!("schedule     {:>8.2} ms", t.elapsed().as_secs_f64() * 1e3);
         let t = Instant::now();

@@ -187,6 +187,11 @@ unsafe extern "C" {
         a: *mut isl_union_access_info,
         s: *mut isl_union_map,
     ) -> *mut isl_union_access_info;
+    pub fn isl_union_access_info_set_schedule(
+        a: *mut isl_union_access_info,
+        s: *mut isl_schedule,
+    ) -> *mut isl_union_access_info;
+    pub fn isl_schedule_sequence(a: *mut isl_schedule, b: *mut isl_schedule) -> *mut isl_schedule;
     pub fn isl_union_access_info_compute_flow(a: *mut isl_union_access_info)
     -> *mut isl_union_flow;
     pub fn isl_union_flow_get_must_dependence(f: *mut isl_union_flow) -> *mut isl_union_map;

@@ -97,16 +97,6 @@ impl Ctx {
         }
     }
 
-    /// Bounds the scheduler's coefficients (`-1` for no bound); small
-    /// bounds keep skews simple and the search fast.
-    pub fn set_schedule_bounds(&self, max_coefficient: i32, max_constant: i32) {
-        // SAFETY: the context is live.
-        unsafe {
-            ffi::isl_options_set_schedule_max_coefficient(self.ptr(), max_coefficient);
-            ffi::isl_options_set_schedule_max_constant_term(self.ptr(), max_constant);
-        }
-    }
-
     /// Takes isl's last error message (or a generic one) and clears it.
     fn take_error(&self, what: &str) -> IslError {
         // SAFETY: the context is live; the message pointer is owned by isl
@@ -423,12 +413,12 @@ pub struct Flow<'c> {
 
 /// isl's dataflow analysis: for every `sink` access, its sources among
 /// `must_source` (killing) and `may_source` (non-killing) accesses that run
-/// earlier under `schedule`.
+/// earlier under `schedule` (a tree: isl exploits its sequence nodes).
 pub fn dataflow<'c>(
     sink: &UnionMap<'c>,
     must_source: Option<&UnionMap<'c>>,
     may_source: Option<&UnionMap<'c>>,
-    schedule: &UnionMap<'c>,
+    schedule: &Schedule<'c>,
 ) -> Result<Flow<'c>, IslError> {
     let ctx = sink.ctx;
     // SAFETY: each call takes one fresh reference; the access info is
@@ -441,7 +431,7 @@ pub fn dataflow<'c>(
         if let Some(m) = may_source {
             ai = ffi::isl_union_access_info_set_may_source(ai, m.take());
         }
-        ai = ffi::isl_union_access_info_set_schedule_map(ai, schedule.take());
+        ai = ffi::isl_union_access_info_set_schedule(ai, schedule.take());
         let flow = ffi::isl_union_access_info_compute_flow(ai);
         if flow.is_null() {
             return Err(ctx.take_error("dataflow analysis"));
@@ -510,6 +500,13 @@ impl<'c> Schedule<'c> {
         // SAFETY: takes fresh references.
         let r = unsafe { ffi::isl_schedule_insert_partial_schedule(self.take(), partial.take()) };
         Schedule::wrap(self.ctx, r, "insert partial schedule")
+    }
+
+    /// `self` then `other` (disjoint domains).
+    pub fn sequence(&self, other: &Schedule<'c>) -> Result<Self, IslError> {
+        // SAFETY: takes fresh references.
+        let r = unsafe { ffi::isl_schedule_sequence(self.take(), other.take()) };
+        Schedule::wrap(self.ctx, r, "sequence")
     }
 
     pub fn plain_is_equal(&self, other: &Schedule<'c>) -> Result<bool, IslError> {

@@ -2,11 +2,15 @@
 //!
 //! Legality needs every ordering constraint of the original program:
 //! value-based flow dependences (read after the *last* write), plus the
-//! memory-based anti (write after read) and output (write after write)
-//! dependences, since polytune does not rename or expand storage.
+//! anti (write after read) and output (write after write) dependences of
+//! the memory, since polytune does not rename or expand storage. The
+//! memory-based ones are kept between *adjacent* accesses only (a read
+//! and the next write, a write and the next write); every other memory
+//! dependence is a chain of those, so the set constrains exactly as much.
 
-use crate::isl::{self, Ctx, IslError, Set, UnionMap, UnionSet};
+use crate::isl::{self, Ctx, IslError, MultiUnionPwAff, Schedule, Set, UnionMap, UnionSet};
 use crate::scop::Scop;
+use crate::scop::ast::{Stmt, StmtKind};
 
 /// Why the engine cannot handle a SCoP.
 #[derive(Debug, thiserror::Error)]
@@ -23,9 +27,9 @@ pub enum EngineError {
 pub struct Dependences<'c> {
     /// Read after write, value-based.
     pub flow: UnionMap<'c>,
-    /// Write after read, memory-based.
+    /// Write after read: each read to the next write of its element.
     pub anti: UnionMap<'c>,
-    /// Write after write, memory-based.
+    /// Write after write: each write to the next write of its element.
     pub output: UnionMap<'c>,
     /// All of the above.
     pub all: UnionMap<'c>,
@@ -40,6 +44,8 @@ pub struct Model<'c> {
     pub reads: UnionMap<'c>,
     pub writes: UnionMap<'c>,
     pub original: UnionMap<'c>,
+    /// The original schedule as a tree (sequences and loop bands).
+    pub original_tree: Schedule<'c>,
     pub deps: Dependences<'c>,
 }
 
@@ -89,14 +95,17 @@ impl<'c> Model<'c> {
             }
         }
 
-        let flow = isl::dataflow(&reads, Some(&writes), None, &original)?.must;
-        // Memory-based: every pair of accesses to one element, the first
-        // before the second, the second a write.
-        let before = original.lex_lt_union_map(&original)?;
-        let overwritten = writes.reverse()?;
-        let anti = reads.apply_range(&overwritten)?.intersect(&before)?;
-        let output = writes.apply_range(&overwritten)?.intersect(&before)?;
-        let all = flow.union(&anti)?.union(&output)?.coalesce()?;
+        let original_tree = original_tree(ctx, scop, &domain)?;
+        let flow = isl::dataflow(&reads, Some(&writes), None, &original_tree)?.must;
+        // For every write, the previous write of its element (output) and
+        // the reads since that write (anti). These adjacent pairs imply all
+        // the others by transitivity, so respecting them is enough for
+        // legality, parallelism and permutability, at a fraction of the
+        // size of all memory-based pairs.
+        let overwrite = isl::dataflow(&writes, Some(&writes), Some(&reads), &original_tree)?;
+        let output = overwrite.must.coalesce()?;
+        let anti = overwrite.may.subtract(&output)?.coalesce()?;
+        let all = flow.union(&overwrite.may)?.coalesce()?;
         Ok(Model {
             ctx,
             context,
@@ -104,6 +113,7 @@ impl<'c> Model<'c> {
             reads,
             writes,
             original,
+            original_tree,
             deps: Dependences {
                 flow,
                 anti,
@@ -122,6 +132,114 @@ impl<'c> Model<'c> {
         let before = schedule.lex_lt_union_map(schedule)?;
         self.deps.all.is_subset(&before)
     }
+}
+
+/// The original execution order as a schedule tree: a sequence node for
+/// every statement list, a one-member band for every loop.
+fn original_tree<'c>(
+    ctx: &'c Ctx,
+    scop: &Scop,
+    domain: &UnionSet<'c>,
+) -> Result<Schedule<'c>, IslError> {
+    let params = format!("[{}] -> ", scop.parameters.join(", "));
+    let built = tree_of(ctx, scop, &scop.body, 0, &params, domain)?;
+    match built {
+        Some(t) => Ok(t),
+        None => Schedule::from_domain(domain),
+    }
+}
+
+fn statement_ids(stmts: &[Stmt], out: &mut Vec<usize>) {
+    for s in stmts {
+        match &s.kind {
+            StmtKind::Assign { id, .. } => out.push(*id),
+            StmtKind::For(l) => statement_ids(std::slice::from_ref(&l.body), out),
+            StmtKind::If { then, other, .. } => {
+                statement_ids(std::slice::from_ref(then), out);
+                if let Some(o) = other {
+                    statement_ids(std::slice::from_ref(o), out);
+                }
+            }
+            StmtKind::Block(v) => statement_ids(v, out),
+            _ => {}
+        }
+    }
+}
+
+fn tree_of<'c>(
+    ctx: &'c Ctx,
+    scop: &Scop,
+    stmts: &[Stmt],
+    depth: usize,
+    params: &str,
+    domain: &UnionSet<'c>,
+) -> Result<Option<Schedule<'c>>, IslError> {
+    let mut parts: Vec<Schedule<'c>> = Vec::new();
+    for s in stmts {
+        let part = match &s.kind {
+            StmtKind::Assign { id, .. } => {
+                let st = &scop.statements[*id];
+                let own = UnionSet::parse(ctx, &scop.domain_of(st))?.intersect(domain)?;
+                Some(Schedule::from_domain(&own)?)
+            }
+            StmtKind::Block(v) => tree_of(ctx, scop, v, depth, params, domain)?,
+            StmtKind::If { then, other, .. } => {
+                let mut v = vec![(**then).clone()];
+                if let Some(o) = other {
+                    v.push((**o).clone());
+                }
+                tree_of(ctx, scop, &v, depth, params, domain)?
+            }
+            StmtKind::For(l) => match tree_of(
+                ctx,
+                scop,
+                std::slice::from_ref(&l.body),
+                depth + 1,
+                params,
+                domain,
+            )? {
+                None => None,
+                Some(body) => {
+                    let mut ids = Vec::new();
+                    statement_ids(std::slice::from_ref(&l.body), &mut ids);
+                    let sign = if l.step.stride.unwrap_or(1) < 0 {
+                        "-"
+                    } else {
+                        ""
+                    };
+                    let pieces: Vec<String> = ids
+                        .iter()
+                        .map(|&id| {
+                            let st = &scop.statements[id];
+                            format!(
+                                "{}[{}] -> [({sign}{})]",
+                                st.name(),
+                                st.iterators.join(", "),
+                                st.iterators[depth]
+                            )
+                        })
+                        .collect();
+                    let mupa = MultiUnionPwAff::parse(
+                        ctx,
+                        &format!("{params}[{{ {} }}]", pieces.join("; ")),
+                    )?;
+                    Some(body.insert_partial_schedule(&mupa)?)
+                }
+            },
+            _ => None,
+        };
+        if let Some(p) = part {
+            parts.push(p);
+        }
+    }
+    let mut it = parts.into_iter();
+    let Some(mut acc) = it.next() else {
+        return Ok(None);
+    };
+    for p in it {
+        acc = acc.sequence(&p)?;
+    }
+    Ok(Some(acc))
 }
 
 #[cfg(test)]
