@@ -5,10 +5,11 @@
 //! wavefront (96 combinations), so each is computed and lowered once and
 //! the 16 post-pass combinations are emitted from it.
 
-use super::Config;
+use super::{Config, Fusion};
 use crate::codegen;
 use crate::frontend::SourceFile;
 use crate::isl::Ctx;
+use crate::isl::Schedule;
 use crate::model::{EngineError, Model};
 use crate::optimize::indent_of;
 use crate::transform;
@@ -71,13 +72,21 @@ pub fn distinct_variants(
             }
         };
         let indent = indent_of(src, scop);
+        let mut hyperplanes: HashMap<Fusion, Result<Schedule, String>> = HashMap::new();
         let mut lowered: HashMap<Config, Result<codegen::Lowered, String>> = HashMap::new();
         for (k, c) in configs.iter().enumerate() {
             let key = schedule_key(c);
             let l = lowered.entry(key).or_insert_with(|| {
-                transform::schedule(&model, scop.index, &key)
-                    .and_then(|s| codegen::lower(&model, &s))
-                    .map_err(|e| e.to_string())
+                let base = hyperplanes.entry(key.fusion).or_insert_with(|| {
+                    transform::hyperplanes(&model, scop.index, key.fusion)
+                        .map_err(|e| e.to_string())
+                });
+                match base {
+                    Ok(base) => transform::refine(&model, scop.index, base, &key)
+                        .and_then(|s| codegen::lower(&model, &s))
+                        .map_err(|e| e.to_string()),
+                    Err(e) => Err(e.clone()),
+                }
             });
             match l {
                 Ok(l) => bodies[k].push(codegen::emit(scop, l, c, &indent)),

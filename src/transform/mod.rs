@@ -21,20 +21,40 @@ pub fn schedule<'c>(
     scop_index: usize,
     config: &Config,
 ) -> Result<Schedule<'c>, EngineError> {
+    let base = hyperplanes(model, scop_index, config.fusion)?;
+    refine(model, scop_index, &base, config)
+}
+
+/// The tiling-hyperplane schedule for a fusion choice: the expensive
+/// step, shared by every configuration with that fusion.
+pub fn hyperplanes<'c>(
+    model: &Model<'c>,
+    scop_index: usize,
+    fusion: Fusion,
+) -> Result<Schedule<'c>, EngineError> {
     let ctx = model.ctx;
-    ctx.set_clustering(match config.fusion {
+    ctx.set_clustering(match fusion {
         Fusion::No => Clustering::SerializeSccs,
         Fusion::Smart => Clustering::Incremental,
         Fusion::Max => Clustering::WholeComponent,
     });
     let deps = &model.deps.all;
-    let s =
-        isl::compute_schedule(&model.domain, &model.context, deps, deps, deps).map_err(|e| {
-            EngineError::Unsupported {
-                scop: scop_index,
-                reason: format!("the scheduler found no legal schedule ({})", e.message),
-            }
-        })?;
+    isl::compute_schedule(&model.domain, &model.context, deps, deps, deps).map_err(|e| {
+        EngineError::Unsupported {
+            scop: scop_index,
+            reason: format!("the scheduler found no legal schedule ({})", e.message),
+        }
+    })
+}
+
+/// Pre-vectorization, tiling and wavefront applied to a hyperplane
+/// schedule, then the legality check.
+pub fn refine<'c>(
+    model: &Model<'c>,
+    scop_index: usize,
+    s: &Schedule<'c>,
+    config: &Config,
+) -> Result<Schedule<'c>, EngineError> {
     let mut root = s.root()?;
     if config.prevector {
         root = walk(&root, &mut |n| sink_parallel_member(n))?;
