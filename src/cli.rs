@@ -79,6 +79,38 @@ enum Command {
         #[arg(long = "pure", value_name = "NAME")]
         pure: Vec<String>,
     },
+    /// Compile, verify and time a program and, with a configuration, its
+    /// variant; report both and the speedup.
+    ///
+    /// The variant is run once with `--dump` and compared with the
+    /// original's output before it is timed (median of at least 5 runs
+    /// after a warm-up, more while the spread exceeds 10%).
+    Measure {
+        /// C source file in the corpus style (see polybench/include/polytune_bench.h).
+        file: PathBuf,
+        /// Configuration of the variant (bit string or readable form).
+        #[arg(long)]
+        config: Option<String>,
+        /// Back-end compiler: gcc or clang.
+        #[arg(long, default_value = "gcc")]
+        compiler: String,
+        /// Dataset size: mini, small, medium or large.
+        #[arg(long, default_value = "medium", value_parser = ["mini", "small", "medium", "large"])]
+        size: String,
+        /// OMP_NUM_THREADS for every run.
+        #[arg(long, default_value_t = 2)]
+        threads: usize,
+        /// Per-run timeout in seconds.
+        #[arg(long, default_value_t = 120)]
+        timeout: u64,
+        /// Extra include directory (repeatable); the file's and the corpus
+        /// header's directories are always included.
+        #[arg(short = 'I', value_name = "DIR")]
+        include: Vec<PathBuf>,
+        /// Machine-readable output.
+        #[arg(long)]
+        json: bool,
+    },
     /// List the distinct programs of a file's optimization space.
     ///
     /// Enumerates all 1536 configurations, generates each, and groups them
@@ -248,6 +280,25 @@ fn run(cli: Cli) -> Result<()> {
             }
             Ok(())
         }
+        Command::Measure {
+            file,
+            config,
+            compiler,
+            size,
+            threads,
+            timeout,
+            include,
+            json,
+        } => measure(
+            &file,
+            config.as_deref(),
+            &compiler,
+            &size,
+            threads,
+            timeout,
+            include,
+            json,
+        ),
         Command::Space {
             file,
             json,
@@ -354,6 +405,129 @@ fn run(cli: Cli) -> Result<()> {
             Ok(())
         }
     }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn measure(
+    file: &std::path::Path,
+    config: Option<&str>,
+    compiler: &str,
+    size: &str,
+    threads: usize,
+    timeout: u64,
+    mut include: Vec<PathBuf>,
+    json: bool,
+) -> Result<()> {
+    use crate::measure::runner::Protocol;
+    use crate::measure::verify::{Bench, Status};
+    let compiler = crate::measure::compiler::Compiler::detect(compiler, None)?;
+    let dir = tempfile_dir()?;
+    let parent = file
+        .parent()
+        .map(|p| p.to_path_buf())
+        .unwrap_or_else(|| PathBuf::from("."));
+    include.push(parent.clone());
+    include.push(corpus_include());
+    let bench = Bench {
+        compiler,
+        size: size.to_string(),
+        include,
+        protocol: Protocol {
+            threads,
+            timeout: std::time::Duration::from_secs(timeout),
+            ..Protocol::default()
+        },
+        workdir: dir.clone(),
+    };
+    let (orig, reference) = bench.reference(file, true);
+    let mut report = json!({
+        "file": file.display().to_string(),
+        "compiler": bench.compiler,
+        "size": size,
+        "threads": threads,
+        "original": orig,
+    });
+    let mut text = format!(
+        "{} with {} ({}), {size}, {threads} thread(s)\n  original: {}\n",
+        file.display(),
+        bench.compiler.name,
+        bench.compiler.version,
+        describe(&orig)
+    );
+    if orig.status != Status::Ok {
+        print_report(json, &report, &text)?;
+        anyhow::bail!(
+            "the original program does not run correctly: {}",
+            orig.detail.trim()
+        );
+    }
+    if let Some(c) = config {
+        let c: Config = c.parse()?;
+        let src = frontend::parse_file(file, &Options::default())?;
+        let outcome = crate::optimize::optimize(&src, &c, None)?;
+        for s in &outcome.skipped {
+            eprintln!("polytune: warning: {s}");
+        }
+        let variant_path = dir.join(file.file_name().unwrap_or_default());
+        std::fs::write(&variant_path, &outcome.text)?;
+        let (var, _) = bench.measure(&variant_path, "variant", reference.as_ref(), c.omp, true);
+        let speedup = match (&orig.timing, &var.timing) {
+            (Some(o), Some(v)) if v.median > 0.0 => Some(o.median / v.median),
+            _ => None,
+        };
+        text.push_str(&format!("  {c}: {}\n", describe(&var)));
+        if let Some(s) = speedup {
+            text.push_str(&format!("  speedup: {s:.2}x\n"));
+        }
+        report["config"] = json!(c.to_string());
+        report["variant"] = json!(var);
+        report["speedup"] = json!(speedup);
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    print_report(json, &report, &text)
+}
+
+fn describe(m: &crate::measure::verify::Measurement) -> String {
+    match &m.timing {
+        Some(t) => format!(
+            "{} median {:.6} s over {} runs, spread {:.1}%",
+            m.status.as_str(),
+            t.median,
+            t.samples.len(),
+            100.0 * t.spread
+        ),
+        None => format!(
+            "{}: {}",
+            m.status.as_str(),
+            m.detail.lines().next().unwrap_or("")
+        ),
+    }
+}
+
+fn print_report(json: bool, report: &serde_json::Value, text: &str) -> Result<()> {
+    if json {
+        println!("{}", serde_json::to_string_pretty(report)?);
+    } else {
+        print!("{text}");
+    }
+    Ok(())
+}
+
+/// The corpus header's directory, found next to the executable's source
+/// tree or the current directory.
+fn corpus_include() -> PathBuf {
+    let built = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("polybench/include");
+    if built.exists() {
+        built
+    } else {
+        PathBuf::from("polybench/include")
+    }
+}
+
+fn tempfile_dir() -> Result<PathBuf> {
+    let dir = std::env::temp_dir().join(format!("polytune-measure-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    Ok(dir)
 }
 
 fn same_file(a: &std::path::Path, b: &std::path::Path) -> bool {

@@ -1,4 +1,6 @@
-//! Measurement: compiling, running and verifying programs. For now the
-//! output-dump format shared by every corpus kernel and its comparison.
+//! Measurement: compiling, running, timing and verifying programs.
 
+pub mod compiler;
 pub mod dump;
+pub mod runner;
+pub mod verify;

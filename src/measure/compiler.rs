@@ -1,0 +1,130 @@
+//! The back-end compilers: part of the target machine (paper section 2.1),
+//! so every measurement names the compiler, its version and its flags.
+
+use serde::Serialize;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Instant;
+
+/// Which compiler family (pragmas and OpenMP flags differ).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum Family {
+    Gcc,
+    Clang,
+}
+
+/// A compiler found on this machine.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Compiler {
+    /// `gcc` or `clang`, as users name it.
+    pub name: String,
+    pub family: Family,
+    pub program: PathBuf,
+    /// First line of `--version`.
+    pub version: String,
+    /// Optimization flags (default `-O3 -march=native`).
+    pub flags: Vec<String>,
+}
+
+/// A compiler that is missing or does not work.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "compiler `{name}` is not usable: {reason}\n  help: run scripts/setup.sh, or pick another with --compiler"
+)]
+pub struct CompilerError {
+    pub name: String,
+    pub reason: String,
+}
+
+/// What one compilation did.
+#[derive(Debug, Clone)]
+pub struct Compilation {
+    pub ok: bool,
+    pub seconds: f64,
+    pub stderr: String,
+}
+
+/// The default optimization flags.
+pub fn default_flags() -> Vec<String> {
+    vec!["-O3".into(), "-march=native".into()]
+}
+
+impl Compiler {
+    /// Finds `gcc` or `clang` (for clang, the newest versioned binary
+    /// first, since Debian installs `clang-19` without `clang`).
+    pub fn detect(name: &str, flags: Option<Vec<String>>) -> Result<Compiler, CompilerError> {
+        let (family, candidates): (Family, Vec<&str>) = match name {
+            "gcc" => (Family::Gcc, vec!["gcc"]),
+            "clang" => (
+                Family::Clang,
+                vec!["clang-19", "clang-18", "clang-17", "clang"],
+            ),
+            other => {
+                return Err(CompilerError {
+                    name: other.to_string(),
+                    reason: "unknown compiler (expected gcc or clang)".into(),
+                });
+            }
+        };
+        for c in candidates {
+            if let Ok(out) = Command::new(c).arg("--version").output()
+                && out.status.success()
+            {
+                let version = String::from_utf8_lossy(&out.stdout)
+                    .lines()
+                    .next()
+                    .unwrap_or("")
+                    .trim()
+                    .to_string();
+                return Ok(Compiler {
+                    name: name.to_string(),
+                    family,
+                    program: PathBuf::from(c),
+                    version,
+                    flags: flags.unwrap_or_else(default_flags),
+                });
+            }
+        }
+        Err(CompilerError {
+            name: name.to_string(),
+            reason: "not found on PATH".into(),
+        })
+    }
+
+    /// Compiles a corpus-style program at a dataset size; `openmp` adds
+    /// `-fopenmp`.
+    pub fn compile(
+        &self,
+        src: &Path,
+        exe: &Path,
+        size: &str,
+        include: &[PathBuf],
+        openmp: bool,
+    ) -> Compilation {
+        let mut cmd = Command::new(&self.program);
+        cmd.args(&self.flags)
+            .arg(format!("-D{}_DATASET", size.to_uppercase()));
+        if openmp {
+            cmd.arg("-fopenmp");
+        }
+        for i in include {
+            cmd.arg("-I").arg(i);
+        }
+        cmd.arg(src).arg("-o").arg(exe).arg("-lm");
+        let start = Instant::now();
+        let out = cmd.output();
+        let seconds = start.elapsed().as_secs_f64();
+        match out {
+            Ok(o) => Compilation {
+                ok: o.status.success(),
+                seconds,
+                stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
+            },
+            Err(e) => Compilation {
+                ok: false,
+                seconds,
+                stderr: format!("cannot run {}: {e}", self.program.display()),
+            },
+        }
+    }
+}

@@ -1,0 +1,241 @@
+//! Running programs: a timeout that kills the whole process group (a hung
+//! OpenMP variant and all its threads), an explicit thread count, and the
+//! timing protocol: warm-up, at least five timed runs, more while the
+//! spread is high, the median reported with its spread.
+
+use serde::Serialize;
+use std::io::Read;
+use std::os::unix::process::CommandExt;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// How a run ended.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub enum Exit {
+    Code(i32),
+    Signal(i32),
+    Timeout,
+}
+
+/// One run of a program.
+#[derive(Debug, Clone)]
+pub struct Run {
+    pub exit: Exit,
+    pub stdout: String,
+    pub stderr: String,
+    /// The program's own `polytune-time:` line, when it printed one.
+    pub kernel_seconds: Option<f64>,
+}
+
+impl Run {
+    pub fn ok(&self) -> bool {
+        self.exit == Exit::Code(0)
+    }
+}
+
+unsafe extern "C" {
+    fn kill(pid: i32, sig: i32) -> i32;
+}
+
+const SIGKILL: i32 = 9;
+
+/// Runs `exe args` with `OMP_NUM_THREADS=threads`, killing the process
+/// group after `timeout`.
+pub fn run(exe: &Path, args: &[&str], threads: usize, timeout: Duration) -> std::io::Result<Run> {
+    let mut child = Command::new(exe)
+        .args(args)
+        .env("OMP_NUM_THREADS", threads.to_string())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .spawn()?;
+    let pid = child.id() as i32;
+    let mut out = child.stdout.take().expect("piped stdout");
+    let mut err = child.stderr.take().expect("piped stderr");
+    let reader_out = std::thread::spawn(move || {
+        let mut s = Vec::new();
+        let _ = out.read_to_end(&mut s);
+        s
+    });
+    let reader_err = std::thread::spawn(move || {
+        let mut s = Vec::new();
+        let _ = err.read_to_end(&mut s);
+        s
+    });
+    let start = Instant::now();
+    let mut timed_out = false;
+    let status = loop {
+        if let Some(st) = child.try_wait()? {
+            break st;
+        }
+        if start.elapsed() >= timeout {
+            // SAFETY: signalling our own child's process group.
+            unsafe {
+                kill(-pid, SIGKILL);
+            }
+            timed_out = true;
+            break child.wait()?;
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    };
+    let stdout = String::from_utf8_lossy(&reader_out.join().unwrap_or_default()).into_owned();
+    let stderr = String::from_utf8_lossy(&reader_err.join().unwrap_or_default()).into_owned();
+    use std::os::unix::process::ExitStatusExt;
+    let exit = if timed_out {
+        Exit::Timeout
+    } else if let Some(code) = status.code() {
+        Exit::Code(code)
+    } else {
+        Exit::Signal(status.signal().unwrap_or(0))
+    };
+    let kernel_seconds = stderr
+        .lines()
+        .find_map(|l| l.strip_prefix("polytune-time:"))
+        .and_then(|v| v.trim().parse().ok());
+    Ok(Run {
+        exit,
+        stdout,
+        stderr,
+        kernel_seconds,
+    })
+}
+
+/// Repeated timings of one program.
+#[derive(Debug, Clone, Serialize)]
+pub struct Timing {
+    /// Kernel seconds of every timed run, in order.
+    pub samples: Vec<f64>,
+    pub median: f64,
+    /// (max - min) / median over the samples.
+    pub spread: f64,
+}
+
+/// The timing protocol's knobs.
+#[derive(Debug, Clone, Copy)]
+pub struct Protocol {
+    pub warmup: usize,
+    pub min_runs: usize,
+    pub max_runs: usize,
+    /// Keep running (up to `max_runs`) while the spread exceeds this.
+    pub target_spread: f64,
+    pub threads: usize,
+    pub timeout: Duration,
+}
+
+impl Default for Protocol {
+    fn default() -> Self {
+        Protocol {
+            warmup: 1,
+            min_runs: 5,
+            max_runs: 15,
+            target_spread: 0.10,
+            threads: 2,
+            timeout: Duration::from_secs(60),
+        }
+    }
+}
+
+/// Median of a non-empty slice.
+pub fn median(v: &[f64]) -> f64 {
+    let mut s = v.to_vec();
+    s.sort_by(|a, b| a.total_cmp(b));
+    let n = s.len();
+    if n % 2 == 1 {
+        s[n / 2]
+    } else {
+        (s[n / 2 - 1] + s[n / 2]) / 2.0
+    }
+}
+
+/// Times a program; the error is the first run that did not succeed.
+pub fn time(exe: &Path, p: &Protocol) -> Result<Timing, Run> {
+    let once = || -> Result<f64, Run> {
+        let r = run(exe, &[], p.threads, p.timeout).map_err(|e| Run {
+            exit: Exit::Code(-1),
+            stdout: String::new(),
+            stderr: e.to_string(),
+            kernel_seconds: None,
+        })?;
+        match (r.ok(), r.kernel_seconds) {
+            (true, Some(s)) => Ok(s),
+            _ => Err(r),
+        }
+    };
+    for _ in 0..p.warmup {
+        once()?;
+    }
+    let mut samples = Vec::new();
+    loop {
+        samples.push(once()?);
+        if samples.len() >= p.min_runs {
+            let m = median(&samples);
+            let (lo, hi) = samples
+                .iter()
+                .fold((f64::MAX, f64::MIN), |(a, b), &x| (a.min(x), b.max(x)));
+            let spread = if m > 0.0 { (hi - lo) / m } else { 0.0 };
+            if spread <= p.target_spread || samples.len() >= p.max_runs {
+                return Ok(Timing {
+                    median: m,
+                    spread,
+                    samples,
+                });
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timeout_kills_the_process_group() {
+        let start = Instant::now();
+        let r = run(
+            Path::new("/bin/sh"),
+            &["-c", "sleep 30 & sleep 30"],
+            1,
+            Duration::from_millis(200),
+        )
+        .unwrap();
+        assert_eq!(r.exit, Exit::Timeout);
+        assert!(start.elapsed() < Duration::from_secs(5));
+    }
+
+    #[test]
+    fn exit_codes_signals_and_time_lines() {
+        let r = run(
+            Path::new("/bin/sh"),
+            &["-c", "echo 'polytune-time: 0.25' >&2; exit 3"],
+            1,
+            Duration::from_secs(5),
+        )
+        .unwrap();
+        assert_eq!(r.exit, Exit::Code(3));
+        assert_eq!(r.kernel_seconds, Some(0.25));
+        let r = run(
+            Path::new("/bin/sh"),
+            &["-c", "kill -SEGV $$"],
+            1,
+            Duration::from_secs(5),
+        )
+        .unwrap();
+        assert_eq!(r.exit, Exit::Signal(11));
+        let r = run(
+            Path::new("/bin/sh"),
+            &["-c", "echo $OMP_NUM_THREADS"],
+            7,
+            Duration::from_secs(5),
+        )
+        .unwrap();
+        assert_eq!(r.stdout.trim(), "7");
+    }
+
+    #[test]
+    fn median_of_odd_and_even() {
+        assert_eq!(median(&[3.0, 1.0, 2.0]), 2.0);
+        assert_eq!(median(&[4.0, 1.0, 2.0, 3.0]), 2.5);
+    }
+}

@@ -1,0 +1,155 @@
+//! A measured program's verdict: every variant is compiled, run once with
+//! `--dump` and compared with the original's output before it is timed.
+//! A variant that fails in any way is recorded with its status and never
+//! selected.
+
+use super::compiler::Compiler;
+use super::dump::{Dump, Tolerance};
+use super::runner::{self, Exit, Protocol, Run, Timing};
+use serde::Serialize;
+use std::path::{Path, PathBuf};
+
+/// What happened to a program.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Status {
+    Ok,
+    CompileError,
+    Crash,
+    Timeout,
+    WrongOutput,
+}
+
+impl Status {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Ok => "ok",
+            Status::CompileError => "compile-error",
+            Status::Crash => "crash",
+            Status::Timeout => "timeout",
+            Status::WrongOutput => "wrong-output",
+        }
+    }
+}
+
+/// The outcome of measuring one program.
+#[derive(Debug, Clone, Serialize)]
+pub struct Measurement {
+    pub status: Status,
+    /// Why it failed (compiler message, signal, first differing value).
+    pub detail: String,
+    pub compile_seconds: f64,
+    /// Present when the status is ok and timing was asked for.
+    pub timing: Option<Timing>,
+}
+
+/// Where and how programs are built and run.
+#[derive(Debug, Clone)]
+pub struct Bench {
+    pub compiler: Compiler,
+    pub size: String,
+    pub include: Vec<PathBuf>,
+    pub protocol: Protocol,
+    pub workdir: PathBuf,
+}
+
+fn failed(run: &Run) -> (Status, String) {
+    match run.exit {
+        Exit::Code(0) => (
+            Status::WrongOutput,
+            "no `polytune-time:` line on stderr".into(),
+        ),
+        Exit::Timeout => (Status::Timeout, "timed out".into()),
+        Exit::Signal(s) => (Status::Crash, format!("killed by signal {s}")),
+        Exit::Code(c) => (
+            Status::Crash,
+            format!("exit code {c}: {}", run.stderr.trim()),
+        ),
+    }
+}
+
+impl Bench {
+    fn build(&self, src: &Path, name: &str, openmp: bool) -> Result<(PathBuf, f64), Measurement> {
+        let exe = self.workdir.join(name);
+        let c = self
+            .compiler
+            .compile(src, &exe, &self.size, &self.include, openmp);
+        if c.ok {
+            Ok((exe, c.seconds))
+        } else {
+            Err(Measurement {
+                status: Status::CompileError,
+                detail: c.stderr,
+                compile_seconds: c.seconds,
+                timing: None,
+            })
+        }
+    }
+
+    /// Builds and runs the original; its dump is the reference.
+    pub fn reference(&self, src: &Path, time: bool) -> (Measurement, Option<Dump>) {
+        self.measure(src, "original", None, false, time)
+    }
+
+    /// Builds `src`, verifies its dump against `reference` (when given)
+    /// and times it (when asked and correct).
+    pub fn measure(
+        &self,
+        src: &Path,
+        name: &str,
+        reference: Option<&Dump>,
+        openmp: bool,
+        time: bool,
+    ) -> (Measurement, Option<Dump>) {
+        let (exe, compile_seconds) = match self.build(src, name, openmp) {
+            Ok(x) => x,
+            Err(m) => return (m, None),
+        };
+        let verdict = |status, detail| Measurement {
+            status,
+            detail,
+            compile_seconds,
+            timing: None,
+        };
+        let run = match runner::run(
+            &exe,
+            &["--dump"],
+            self.protocol.threads,
+            self.protocol.timeout,
+        ) {
+            Ok(r) => r,
+            Err(e) => return (verdict(Status::Crash, e.to_string()), None),
+        };
+        if !run.ok() {
+            let (s, d) = failed(&run);
+            return (verdict(s, d), None);
+        }
+        let dump = match Dump::parse(&run.stdout) {
+            Ok(d) if !d.is_empty() => d,
+            Ok(_) => {
+                return (
+                    verdict(Status::WrongOutput, "the program dumped nothing".into()),
+                    None,
+                );
+            }
+            Err(e) => return (verdict(Status::WrongOutput, e.to_string()), None),
+        };
+        if let Some(r) = reference
+            && let Err(m) = r.compare(&dump, Tolerance::default())
+        {
+            return (verdict(Status::WrongOutput, m.to_string()), Some(dump));
+        }
+        let mut m = verdict(Status::Ok, String::new());
+        if time {
+            match runner::time(&exe, &self.protocol) {
+                Ok(t) => m.timing = Some(t),
+                Err(run) => {
+                    let (s, d) = failed(&run);
+                    m.status = s;
+                    m.detail = d;
+                }
+            }
+        }
+        (m, Some(dump))
+    }
+}

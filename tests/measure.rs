@@ -1,0 +1,72 @@
+//! Measurement end to end: every failure status provoked by a deliberately
+//! broken program, and a real kernel verified and timed.
+
+mod common;
+
+use common::{include_dir, root};
+use polytune::measure::compiler::Compiler;
+use polytune::measure::runner::Protocol;
+use polytune::measure::verify::{Bench, Status};
+use std::time::Duration;
+
+fn bench(dir: &std::path::Path) -> Bench {
+    Bench {
+        compiler: Compiler::detect("gcc", Some(vec!["-O1".into()])).unwrap(),
+        size: "mini".into(),
+        include: vec![include_dir()],
+        protocol: Protocol {
+            timeout: Duration::from_secs(2),
+            ..Protocol::default()
+        },
+        workdir: dir.to_path_buf(),
+    }
+}
+
+#[test]
+fn every_failure_has_its_status() {
+    let dir = tempfile::tempdir().unwrap();
+    let b = bench(dir.path());
+    let fixtures = root().join("tests/fixtures/broken");
+    let (good, reference) = b.reference(&fixtures.join("good.c"), false);
+    assert_eq!(good.status, Status::Ok, "{}", good.detail);
+    let reference = reference.unwrap();
+    for (file, status) in [
+        ("compile_error.c", Status::CompileError),
+        ("crash.c", Status::Crash),
+        ("hang.c", Status::Timeout),
+        ("wrong.c", Status::WrongOutput),
+        ("good.c", Status::Ok),
+    ] {
+        let (m, _) = b.measure(&fixtures.join(file), file, Some(&reference), false, false);
+        assert_eq!(m.status, status, "{file}: {}", m.detail);
+    }
+}
+
+#[test]
+fn a_kernel_and_its_variant_are_verified_and_timed() {
+    let dir = tempfile::tempdir().unwrap();
+    let b = bench(dir.path());
+    let gemm = root().join("polybench/linear-algebra/gemm.c");
+    let (orig, reference) = b.reference(&gemm, true);
+    assert_eq!(orig.status, Status::Ok);
+    let t = orig.timing.unwrap();
+    assert!(t.samples.len() >= 5 && t.median >= 0.0);
+    let src = polytune::frontend::parse_file(&gemm, &Default::default()).unwrap();
+    let variant = polytune::optimize::optimize(
+        &src,
+        &"fuse=no,tile=32x32,omp=1,simd=1,uj=2".parse().unwrap(),
+        None,
+    )
+    .unwrap();
+    let path = dir.path().join("gemm.c");
+    std::fs::write(&path, variant.text).unwrap();
+    let (m, _) = b.measure(&path, "variant", reference.as_ref(), true, true);
+    assert_eq!(m.status, Status::Ok, "{}", m.detail);
+    assert!(m.timing.is_some() && m.compile_seconds > 0.0);
+}
+
+#[test]
+fn a_missing_compiler_is_a_clear_error() {
+    let e = Compiler::detect("icc", None).unwrap_err();
+    assert!(e.to_string().contains("unknown compiler"));
+}
