@@ -111,6 +111,43 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Run (or resume) a training campaign into a SQLite database.
+    ///
+    /// Measures the original and every distinct variant of every kernel
+    /// with every compiler: verified against the original's output, then
+    /// timed. Results are written as they arrive; rerunning the same
+    /// command after an interruption skips what is stored.
+    Collect {
+        /// Kernel files or directories (searched recursively).
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
+        /// Results database (created if missing).
+        #[arg(long)]
+        db: PathBuf,
+        /// Comma-separated back-end compilers.
+        #[arg(long, default_value = "gcc")]
+        compiler: String,
+        /// Dataset size.
+        #[arg(long, default_value = "medium", value_parser = ["mini", "small", "medium", "large"])]
+        size: String,
+        /// OMP_NUM_THREADS for every run.
+        #[arg(long, default_value_t = 2)]
+        threads: usize,
+        /// Per-run timeout in seconds.
+        #[arg(long, default_value_t = 120)]
+        timeout: u64,
+        /// Measure at most N variants per kernel (spread over the space).
+        #[arg(long, value_name = "N")]
+        max_variants: Option<usize>,
+    },
+    /// Export a results database as CSV.
+    Export {
+        #[arg(long)]
+        db: PathBuf,
+        /// Output file (default: standard output).
+        #[arg(long)]
+        csv: Option<PathBuf>,
+    },
     /// List the distinct programs of a file's optimization space.
     ///
     /// Enumerates all 1536 configurations, generates each, and groups them
@@ -299,6 +336,69 @@ fn run(cli: Cli) -> Result<()> {
             include,
             json,
         ),
+        Command::Collect {
+            paths,
+            db,
+            compiler,
+            size,
+            threads,
+            timeout,
+            max_variants,
+        } => {
+            let compilers = compiler
+                .split(',')
+                .map(|c| crate::measure::compiler::Compiler::detect(c.trim(), None))
+                .collect::<Result<Vec<_>, _>>()?;
+            let kernels = crate::collect::kernel_files(&paths)?;
+            if kernels.is_empty() {
+                anyhow::bail!("no .c file under the given paths");
+            }
+            let mut store = crate::store::Store::open(&db)?;
+            let campaign = crate::collect::Campaign {
+                kernels,
+                compilers,
+                size,
+                protocol: crate::measure::runner::Protocol {
+                    threads,
+                    timeout: std::time::Duration::from_secs(timeout),
+                    ..Default::default()
+                },
+                max_variants,
+                include: vec![corpus_include()],
+            };
+            let s = crate::collect::run(&campaign, &mut store, &mut std::io::stderr())?;
+            println!(
+                "{}: {} measured, {} already stored, {} failed; {} measurements in total",
+                db.display(),
+                s.measured,
+                s.skipped,
+                s.failed,
+                store.count("measurements")?
+            );
+            Ok(())
+        }
+        Command::Export { db, csv } => {
+            if !db.exists() {
+                anyhow::bail!("{} does not exist", db.display());
+            }
+            let store = crate::store::Store::open(&db)?;
+            let n = match csv {
+                Some(p) => {
+                    let mut f = std::io::BufWriter::new(
+                        std::fs::File::create(&p)
+                            .with_context(|| format!("cannot create {}", p.display()))?,
+                    );
+                    store
+                        .export_csv(&mut f)
+                        .map_err(|e| anyhow::anyhow!("{e}"))?
+                }
+                None => store
+                    .export_csv(&mut std::io::stdout())
+                    .map_err(|e| anyhow::anyhow!("{e}"))?,
+            };
+            eprintln!("{n} measurements exported");
+            Ok(())
+        }
         Command::Space {
             file,
             json,

@@ -7,6 +7,7 @@
 
 pub mod cli;
 pub mod codegen;
+pub mod collect;
 pub mod frontend;
 pub mod isl;
 pub mod measure;
@@ -14,4 +15,5 @@ pub mod model;
 pub mod optimize;
 pub mod scop;
 pub mod space;
+pub mod store;
 pub mod transform;

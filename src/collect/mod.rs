@@ -1,0 +1,193 @@
+//! Training campaigns: every distinct variant of every kernel, with every
+//! compiler, measured (verified, then timed) right after its kernel's
+//! original in the same batch, and stored as it arrives. Rerunning the
+//! same campaign resumes it: what is stored is skipped.
+
+use crate::frontend::{self, Options};
+use crate::measure::compiler::Compiler;
+use crate::measure::runner::Protocol;
+use crate::measure::verify::{Bench, Status};
+use crate::space::enumerate::{code_hash, distinct_variants};
+use crate::store::{Key, Machine, Store};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+/// What a campaign measures and how.
+#[derive(Debug, Clone)]
+pub struct Campaign {
+    pub kernels: Vec<PathBuf>,
+    pub compilers: Vec<Compiler>,
+    pub size: String,
+    pub protocol: Protocol,
+    /// Measure at most this many variants per kernel (evenly spread over
+    /// the enumeration order); all when `None`.
+    pub max_variants: Option<usize>,
+    pub include: Vec<PathBuf>,
+}
+
+/// Why a campaign stopped.
+#[derive(Debug, thiserror::Error)]
+pub enum CollectError {
+    #[error(transparent)]
+    Store(#[from] crate::store::StoreError),
+    #[error(transparent)]
+    Frontend(#[from] crate::frontend::FrontendError),
+    #[error(transparent)]
+    Engine(#[from] crate::model::EngineError),
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
+}
+
+/// Counts of a finished (or resumed) campaign.
+#[derive(Debug, Clone, Default)]
+pub struct Summary {
+    pub measured: usize,
+    pub skipped: usize,
+    pub failed: usize,
+}
+
+/// Every `.c` file under the given files and directories (corpus headers
+/// excluded), sorted.
+pub fn kernel_files(paths: &[PathBuf]) -> std::io::Result<Vec<PathBuf>> {
+    fn walk(p: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
+        if p.is_dir() {
+            if p.file_name().is_some_and(|n| n == "include") {
+                return Ok(());
+            }
+            for e in std::fs::read_dir(p)? {
+                walk(&e?.path(), out)?;
+            }
+        } else if p.extension().is_some_and(|x| x == "c") {
+            out.push(p.to_path_buf());
+        }
+        Ok(())
+    }
+    let mut out = Vec::new();
+    for p in paths {
+        if !p.exists() {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::NotFound,
+                format!("{} does not exist", p.display()),
+            ));
+        }
+        walk(p, &mut out)?;
+    }
+    out.sort();
+    Ok(out)
+}
+
+fn pick<T: Clone>(all: &[T], max: Option<usize>) -> Vec<T> {
+    match max {
+        Some(m) if m < all.len() => (0..m).map(|k| all[k * all.len() / m].clone()).collect(),
+        _ => all.to_vec(),
+    }
+}
+
+/// Runs (or resumes) a campaign into `store`, reporting progress on `log`.
+pub fn run(c: &Campaign, store: &mut Store, log: &mut dyn Write) -> Result<Summary, CollectError> {
+    let machine = store.machine_id(&Machine::this())?;
+    let work = std::env::temp_dir().join(format!("polytune-collect-{}", std::process::id()));
+    std::fs::create_dir_all(&work)?;
+    let mut summary = Summary::default();
+    let start = Instant::now();
+    let mut plans = Vec::new();
+    for path in &c.kernels {
+        let src = frontend::parse_file(path, &Options::default())?;
+        let (variants, skipped) = distinct_variants(&src, None)?;
+        for s in skipped {
+            writeln!(log, "polytune: warning: {}: {s}", path.display())?;
+        }
+        plans.push((path.clone(), src, pick(&variants, c.max_variants)));
+    }
+    let total: usize = plans
+        .iter()
+        .map(|(_, _, v)| (v.len() + 1) * c.compilers.len())
+        .sum();
+    let mut done = 0usize;
+    for (path, src, variants) in &plans {
+        let name = path
+            .file_stem()
+            .and_then(|s| s.to_str())
+            .unwrap_or("kernel")
+            .to_string();
+        let kernel = store.kernel_id(&name, &code_hash(&src.text))?;
+        let original = store.variant_id(
+            kernel,
+            &code_hash(&src.text),
+            true,
+            &["original".to_string()],
+        )?;
+        let mut include = c.include.clone();
+        include.push(path.parent().map(Path::to_path_buf).unwrap_or_default());
+        for compiler in &c.compilers {
+            let bench = Bench {
+                compiler: compiler.clone(),
+                size: c.size.clone(),
+                include: include.clone(),
+                protocol: c.protocol,
+                workdir: work.clone(),
+            };
+            let cid = store.compiler_id(compiler)?;
+            let key = |variant| Key {
+                variant,
+                machine,
+                compiler: cid,
+                size: &c.size,
+                threads: c.protocol.threads as i64,
+            };
+            // The baseline first, in the same batch as its variants; its
+            // dump is the reference even when its timing is already stored.
+            let timed = !store.has_measurement(&key(original))?;
+            let (m, reference) = bench.reference(path, timed);
+            if timed {
+                store.record(&key(original), &m)?;
+                summary.measured += 1;
+            } else {
+                summary.skipped += 1;
+            }
+            done += 1;
+            let Some(reference) = reference.filter(|_| m.status == Status::Ok) else {
+                writeln!(
+                    log,
+                    "{name}: the original fails with {} ({}); its variants are skipped",
+                    compiler.name,
+                    m.status.as_str()
+                )?;
+                summary.failed += 1;
+                done += variants.len();
+                continue;
+            };
+            for v in variants {
+                let configs: Vec<String> = v.configs.iter().map(|c| c.bits()).collect();
+                let vid = store.variant_id(kernel, &v.hash, false, &configs)?;
+                if store.has_measurement(&key(vid))? {
+                    summary.skipped += 1;
+                } else {
+                    let file = work.join(format!("{name}.c"));
+                    std::fs::write(&file, &v.text)?;
+                    let openmp = v.text.contains("#pragma omp");
+                    let (m, _) = bench.measure(&file, "variant", Some(&reference), openmp, true);
+                    if m.status != Status::Ok {
+                        summary.failed += 1;
+                    }
+                    store.record(&key(vid), &m)?;
+                    summary.measured += 1;
+                }
+                done += 1;
+                let elapsed = start.elapsed().as_secs_f64();
+                let rate = elapsed / done.max(1) as f64;
+                let eta = rate * (total - done) as f64;
+                write!(
+                    log,
+                    "\r[{done}/{total}] {name} {}: {} measured, {} already stored, {} failed; ETA {:.0} s   ",
+                    compiler.name, summary.measured, summary.skipped, summary.failed, eta
+                )?;
+                log.flush()?;
+            }
+        }
+    }
+    writeln!(log)?;
+    let _ = std::fs::remove_dir_all(&work);
+    Ok(summary)
+}

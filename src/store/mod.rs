@@ -1,0 +1,377 @@
+//! The results store: one SQLite database per campaign. Every measurement
+//! is written in its own transaction as soon as it is known (WAL mode), so
+//! a campaign killed at any point loses nothing and, when resumed, skips
+//! what is already there.
+
+use crate::measure::compiler::Compiler;
+use crate::measure::verify::Measurement;
+use rusqlite::{Connection, OptionalExtension, params};
+use std::path::Path;
+
+/// The schema this build reads and writes.
+pub const SCHEMA_VERSION: i64 = 1;
+
+/// Why the store cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("database: {0}")]
+    Sql(#[from] rusqlite::Error),
+    #[error(
+        "{path} has schema version {found}, newer than this polytune understands ({SCHEMA_VERSION})\n  help: use a newer polytune, or another --db"
+    )]
+    NewerSchema { path: String, found: i64 },
+}
+
+/// The machine measurements were taken on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Machine {
+    pub cpu: String,
+    pub cores: i64,
+    pub os: String,
+}
+
+impl Machine {
+    /// This machine, from /proc and uname.
+    pub fn this() -> Machine {
+        let cpu = std::fs::read_to_string("/proc/cpuinfo")
+            .ok()
+            .and_then(|t| {
+                t.lines()
+                    .find(|l| l.starts_with("model name"))
+                    .and_then(|l| l.split(':').nth(1))
+                    .map(|s| s.trim().to_string())
+            })
+            .unwrap_or_else(|| "unknown".into());
+        let cores = std::thread::available_parallelism()
+            .map(|n| n.get() as i64)
+            .unwrap_or(1);
+        let os = std::fs::read_to_string("/proc/sys/kernel/osrelease")
+            .map(|s| format!("Linux {}", s.trim()))
+            .unwrap_or_else(|_| std::env::consts::OS.to_string());
+        Machine { cpu, cores, os }
+    }
+}
+
+/// An open results database.
+pub struct Store {
+    conn: Connection,
+}
+
+const SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS machines (
+  id INTEGER PRIMARY KEY, cpu TEXT NOT NULL, cores INTEGER NOT NULL, os TEXT NOT NULL,
+  UNIQUE (cpu, cores, os));
+CREATE TABLE IF NOT EXISTS compilers (
+  id INTEGER PRIMARY KEY, name TEXT NOT NULL, version TEXT NOT NULL, flags TEXT NOT NULL,
+  UNIQUE (name, version, flags));
+CREATE TABLE IF NOT EXISTS kernels (
+  id INTEGER PRIMARY KEY, name TEXT NOT NULL, source_hash TEXT NOT NULL,
+  UNIQUE (name, source_hash));
+CREATE TABLE IF NOT EXISTS variants (
+  id INTEGER PRIMARY KEY, kernel_id INTEGER NOT NULL REFERENCES kernels(id),
+  code_hash TEXT NOT NULL, original INTEGER NOT NULL,
+  UNIQUE (kernel_id, code_hash));
+CREATE TABLE IF NOT EXISTS variant_configs (
+  variant_id INTEGER NOT NULL REFERENCES variants(id), config TEXT NOT NULL,
+  UNIQUE (variant_id, config));
+CREATE TABLE IF NOT EXISTS measurements (
+  id INTEGER PRIMARY KEY, variant_id INTEGER NOT NULL REFERENCES variants(id),
+  machine_id INTEGER NOT NULL REFERENCES machines(id), compiler_id INTEGER NOT NULL REFERENCES compilers(id),
+  size TEXT NOT NULL, threads INTEGER NOT NULL, status TEXT NOT NULL, detail TEXT NOT NULL,
+  compile_seconds REAL NOT NULL, median REAL, spread REAL, measured_at TEXT NOT NULL DEFAULT (datetime('now')),
+  UNIQUE (variant_id, machine_id, compiler_id, size, threads));
+CREATE TABLE IF NOT EXISTS samples (
+  measurement_id INTEGER NOT NULL REFERENCES measurements(id), k INTEGER NOT NULL, seconds REAL NOT NULL,
+  UNIQUE (measurement_id, k));
+CREATE TABLE IF NOT EXISTS features (
+  kernel_id INTEGER NOT NULL REFERENCES kernels(id), backend TEXT NOT NULL, size TEXT NOT NULL,
+  name TEXT NOT NULL, value REAL NOT NULL,
+  UNIQUE (kernel_id, backend, size, name));
+";
+
+/// Where one measurement belongs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Key<'a> {
+    pub variant: i64,
+    pub machine: i64,
+    pub compiler: i64,
+    pub size: &'a str,
+    pub threads: i64,
+}
+
+impl Store {
+    /// Opens (creating if needed) a database; refuses newer schemas.
+    pub fn open(path: &Path) -> Result<Store, StoreError> {
+        let conn = Connection::open(path)?;
+        conn.pragma_update(None, "journal_mode", "WAL")?;
+        conn.pragma_update(None, "synchronous", "NORMAL")?;
+        conn.busy_timeout(std::time::Duration::from_secs(30))?;
+        conn.execute_batch(SCHEMA)?;
+        let found: Option<String> = conn
+            .query_row(
+                "SELECT value FROM meta WHERE key = 'schema_version'",
+                [],
+                |r| r.get(0),
+            )
+            .optional()?;
+        match found.and_then(|v| v.parse::<i64>().ok()) {
+            Some(v) if v > SCHEMA_VERSION => {
+                return Err(StoreError::NewerSchema {
+                    path: path.display().to_string(),
+                    found: v,
+                });
+            }
+            Some(_) => {}
+            None => {
+                conn.execute(
+                    "INSERT OR IGNORE INTO meta (key, value) VALUES ('schema_version', ?1)",
+                    params![SCHEMA_VERSION.to_string()],
+                )?;
+            }
+        }
+        Ok(Store { conn })
+    }
+
+    pub fn machine_id(&self, m: &Machine) -> Result<i64, StoreError> {
+        self.conn.execute(
+            "INSERT OR IGNORE INTO machines (cpu, cores, os) VALUES (?1, ?2, ?3)",
+            params![m.cpu, m.cores, m.os],
+        )?;
+        Ok(self.conn.query_row(
+            "SELECT id FROM machines WHERE cpu = ?1 AND cores = ?2 AND os = ?3",
+            params![m.cpu, m.cores, m.os],
+            |r| r.get(0),
+        )?)
+    }
+
+    pub fn compiler_id(&self, c: &Compiler) -> Result<i64, StoreError> {
+        let flags = c.flags.join(" ");
+        self.conn.execute(
+            "INSERT OR IGNORE INTO compilers (name, version, flags) VALUES (?1, ?2, ?3)",
+            params![c.name, c.version, flags],
+        )?;
+        Ok(self.conn.query_row(
+            "SELECT id FROM compilers WHERE name = ?1 AND version = ?2 AND flags = ?3",
+            params![c.name, c.version, flags],
+            |r| r.get(0),
+        )?)
+    }
+
+    pub fn kernel_id(&self, name: &str, source_hash: &str) -> Result<i64, StoreError> {
+        self.conn.execute(
+            "INSERT OR IGNORE INTO kernels (name, source_hash) VALUES (?1, ?2)",
+            params![name, source_hash],
+        )?;
+        Ok(self.conn.query_row(
+            "SELECT id FROM kernels WHERE name = ?1 AND source_hash = ?2",
+            params![name, source_hash],
+            |r| r.get(0),
+        )?)
+    }
+
+    /// Registers a variant and the configurations that produce it.
+    pub fn variant_id(
+        &mut self,
+        kernel: i64,
+        code_hash: &str,
+        original: bool,
+        configs: &[String],
+    ) -> Result<i64, StoreError> {
+        let tx = self.conn.transaction()?;
+        tx.execute(
+            "INSERT OR IGNORE INTO variants (kernel_id, code_hash, original) VALUES (?1, ?2, ?3)",
+            params![kernel, code_hash, original as i64],
+        )?;
+        let id: i64 = tx.query_row(
+            "SELECT id FROM variants WHERE kernel_id = ?1 AND code_hash = ?2",
+            params![kernel, code_hash],
+            |r| r.get(0),
+        )?;
+        for c in configs {
+            tx.execute(
+                "INSERT OR IGNORE INTO variant_configs (variant_id, config) VALUES (?1, ?2)",
+                params![id, c],
+            )?;
+        }
+        tx.commit()?;
+        Ok(id)
+    }
+
+    /// Whether this measurement is already stored (resume).
+    pub fn has_measurement(&self, k: &Key<'_>) -> Result<bool, StoreError> {
+        Ok(self
+            .conn
+            .query_row(
+                "SELECT 1 FROM measurements WHERE variant_id = ?1 AND machine_id = ?2 AND compiler_id = ?3 AND size = ?4 AND threads = ?5",
+                params![k.variant, k.machine, k.compiler, k.size, k.threads],
+                |_| Ok(()),
+            )
+            .optional()?
+            .is_some())
+    }
+
+    /// Writes one measurement and its samples atomically.
+    pub fn record(&mut self, k: &Key<'_>, m: &Measurement) -> Result<(), StoreError> {
+        let tx = self.conn.transaction()?;
+        tx.execute(
+            "INSERT OR REPLACE INTO measurements (variant_id, machine_id, compiler_id, size, threads, status, detail, compile_seconds, median, spread)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+            params![
+                k.variant,
+                k.machine,
+                k.compiler,
+                k.size,
+                k.threads,
+                m.status.as_str(),
+                m.detail.chars().take(4000).collect::<String>(),
+                m.compile_seconds,
+                m.timing.as_ref().map(|t| t.median),
+                m.timing.as_ref().map(|t| t.spread),
+            ],
+        )?;
+        let id = tx.last_insert_rowid();
+        if let Some(t) = &m.timing {
+            for (i, s) in t.samples.iter().enumerate() {
+                tx.execute(
+                    "INSERT INTO samples (measurement_id, k, seconds) VALUES (?1, ?2, ?3)",
+                    params![id, i as i64, s],
+                )?;
+            }
+        }
+        tx.commit()?;
+        Ok(())
+    }
+
+    /// (measurement id, variant id, median) of every measurement, by id.
+    pub fn measurement_rows(&self) -> Result<Vec<(i64, i64, Option<f64>)>, StoreError> {
+        let mut stmt = self
+            .conn
+            .prepare("SELECT id, variant_id, median FROM measurements ORDER BY id")?;
+        let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// Number of rows of a table (for reports and tests).
+    pub fn count(&self, table: &str) -> Result<i64, StoreError> {
+        let allowed = [
+            "machines",
+            "compilers",
+            "kernels",
+            "variants",
+            "variant_configs",
+            "measurements",
+            "samples",
+            "features",
+        ];
+        assert!(allowed.contains(&table), "unknown table {table}");
+        Ok(self
+            .conn
+            .query_row(&format!("SELECT COUNT(*) FROM {table}"), [], |r| r.get(0))?)
+    }
+
+    /// Every measurement joined with its kernel, variant configuration(s)
+    /// and compiler, as CSV.
+    pub fn export_csv(
+        &self,
+        out: &mut dyn std::io::Write,
+    ) -> Result<usize, Box<dyn std::error::Error>> {
+        let mut stmt = self.conn.prepare(
+            "SELECT k.name, v.code_hash, v.original, COALESCE((SELECT MIN(config) FROM variant_configs WHERE variant_id = v.id), ''),
+                    (SELECT COUNT(*) FROM variant_configs WHERE variant_id = v.id),
+                    c.name, c.version, m.size, m.threads, m.status, m.compile_seconds, m.median, m.spread
+             FROM measurements m JOIN variants v ON v.id = m.variant_id JOIN kernels k ON k.id = v.kernel_id
+             JOIN compilers c ON c.id = m.compiler_id ORDER BY k.name, v.id, c.name",
+        )?;
+        writeln!(
+            out,
+            "kernel,code_hash,original,config,configs,compiler,compiler_version,size,threads,status,compile_seconds,median,spread"
+        )?;
+        let mut n = 0;
+        let mut rows = stmt.query([])?;
+        while let Some(r) = rows.next()? {
+            let field = |s: String| {
+                if s.contains([',', '"', '\n']) {
+                    format!("\"{}\"", s.replace('"', "\"\""))
+                } else {
+                    s
+                }
+            };
+            let opt = |v: Option<f64>| v.map(|x| x.to_string()).unwrap_or_default();
+            writeln!(
+                out,
+                "{},{},{},{},{},{},{},{},{},{},{},{},{}",
+                field(r.get(0)?),
+                r.get::<_, String>(1)?,
+                r.get::<_, i64>(2)?,
+                field(r.get(3)?),
+                r.get::<_, i64>(4)?,
+                field(r.get(5)?),
+                field(r.get(6)?),
+                r.get::<_, String>(7)?,
+                r.get::<_, i64>(8)?,
+                r.get::<_, String>(9)?,
+                r.get::<_, f64>(10)?,
+                opt(r.get(11)?),
+                opt(r.get(12)?),
+            )?;
+            n += 1;
+        }
+        Ok(n)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::measure::verify::Status;
+
+    #[test]
+    fn records_once_and_refuses_newer_schemas() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("r.sqlite");
+        let mut s = Store::open(&path).unwrap();
+        let m = s.machine_id(&Machine::this()).unwrap();
+        assert_eq!(m, s.machine_id(&Machine::this()).unwrap());
+        let k = s.kernel_id("gemm", "abc").unwrap();
+        let v = s
+            .variant_id(
+                k,
+                "h1",
+                false,
+                &["010000000000".into(), "110000000000".into()],
+            )
+            .unwrap();
+        assert_eq!(v, s.variant_id(k, "h1", false, &[]).unwrap());
+        let key = Key {
+            variant: v,
+            machine: m,
+            compiler: 1,
+            size: "mini",
+            threads: 2,
+        };
+        assert!(!s.has_measurement(&key).unwrap());
+        let meas = Measurement {
+            status: Status::Ok,
+            detail: String::new(),
+            compile_seconds: 0.1,
+            timing: None,
+        };
+        s.record(&key, &meas).unwrap();
+        assert!(s.has_measurement(&key).unwrap());
+        assert_eq!(s.count("measurements").unwrap(), 1);
+        assert_eq!(s.count("variant_configs").unwrap(), 2);
+        drop(s);
+        let conn = Connection::open(&path).unwrap();
+        conn.execute(
+            "UPDATE meta SET value = '99' WHERE key = 'schema_version'",
+            [],
+        )
+        .unwrap();
+        drop(conn);
+        assert!(matches!(
+            Store::open(&path),
+            Err(StoreError::NewerSchema { found: 99, .. })
+        ));
+    }
+}
