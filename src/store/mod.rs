@@ -343,10 +343,11 @@ mod tests {
             )
             .unwrap();
         assert_eq!(v, s.variant_id(k, "h1", false, &[]).unwrap());
+        let gcc = Compiler::detect("gcc", None).unwrap();
         let key = Key {
             variant: v,
             machine: m,
-            compiler: 1,
+            compiler: s.compiler_id(&gcc).unwrap(),
             size: "mini",
             threads: 2,
         };
