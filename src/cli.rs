@@ -140,6 +140,24 @@ enum Command {
         #[arg(long, value_name = "N")]
         max_variants: Option<usize>,
     },
+    /// Characterize a program by its (simulated) hardware counters,
+    /// normalized by its instruction count (paper section 4.1).
+    Characterize {
+        /// C source file in the corpus style.
+        file: PathBuf,
+        /// Counter back end: cachegrind (simulated, deterministic) or papi.
+        #[arg(long, default_value = "cachegrind", value_parser = ["cachegrind", "papi"])]
+        backend: String,
+        /// Dataset size (cachegrind runs about 50 times slower than native).
+        #[arg(long, default_value = "small", value_parser = ["mini", "small", "medium", "large"])]
+        size: String,
+        /// Compiler that builds the program.
+        #[arg(long, default_value = "gcc")]
+        compiler: String,
+        /// Machine-readable output.
+        #[arg(long)]
+        json: bool,
+    },
     /// Export a results database as CSV.
     Export {
         #[arg(long)]
@@ -365,6 +383,7 @@ fn run(cli: Cli) -> Result<()> {
                 },
                 max_variants,
                 include: vec![corpus_include()],
+                feature_size: "small".into(),
             };
             let s = crate::collect::run(&campaign, &mut store, &mut std::io::stderr())?;
             println!(
@@ -375,6 +394,47 @@ fn run(cli: Cli) -> Result<()> {
                 s.failed,
                 store.count("measurements")?
             );
+            Ok(())
+        }
+        Command::Characterize {
+            file,
+            backend,
+            size,
+            compiler,
+            json,
+        } => {
+            use crate::measure::characterize::{Backend, characterize};
+            let compiler = crate::measure::compiler::Compiler::detect(&compiler, None)?;
+            let dir = tempfile_dir()?;
+            let include = vec![
+                file.parent().map(|p| p.to_path_buf()).unwrap_or_default(),
+                corpus_include(),
+            ];
+            let backend = if backend == "papi" {
+                Backend::Papi
+            } else {
+                Backend::Cachegrind
+            };
+            let f = characterize(&file, &compiler, &size, &include, backend, &dir);
+            let _ = std::fs::remove_dir_all(&dir);
+            let f = f?;
+            if json {
+                let map: serde_json::Map<String, serde_json::Value> = f
+                    .values
+                    .iter()
+                    .map(|(k, v)| (k.clone(), json!(v)))
+                    .collect();
+                println!(
+                    "{}",
+                    serde_json::to_string_pretty(
+                        &json!({"file": file.display().to_string(), "backend": f.backend, "size": size, "features": map})
+                    )?
+                );
+            } else {
+                for (k, v) in &f.values {
+                    println!("{k:<14} {v:.6e}");
+                }
+            }
             Ok(())
         }
         Command::Export { db, csv } => {

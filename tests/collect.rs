@@ -49,6 +49,8 @@ fn campaign_then_resume_is_a_no_op() {
     assert_eq!(store.count("kernels").unwrap(), 2);
     assert_eq!(store.count("compilers").unwrap(), 2);
     assert!(store.count("samples").unwrap() >= 16 * 5);
+    // One feature vector per kernel.
+    assert_eq!(store.count("features").unwrap(), 2 * 15);
     let before = store.measurement_rows().unwrap();
     drop(store);
     let out = run();

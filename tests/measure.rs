@@ -70,3 +70,29 @@ fn a_missing_compiler_is_a_clear_error() {
     let e = Compiler::detect("icc", None).unwrap_err();
     assert!(e.to_string().contains("unknown compiler"));
 }
+
+#[test]
+fn simulated_counters_are_identical_across_runs() {
+    use polytune::measure::characterize::{Backend, characterize};
+    let dir = tempfile::tempdir().unwrap();
+    let gcc = Compiler::detect("gcc", None).unwrap();
+    let f = root().join("polybench/stencils/jacobi-2d-imper.c");
+    let inc = [include_dir()];
+    let a = characterize(&f, &gcc, "mini", &inc, Backend::Cachegrind, dir.path()).unwrap();
+    let b = characterize(&f, &gcc, "mini", &inc, Backend::Cachegrind, dir.path()).unwrap();
+    assert_eq!(a, b);
+    assert!(a.values.len() >= 10);
+    let ins = a
+        .values
+        .iter()
+        .find(|(k, _)| k == "PAPI_TOT_INS")
+        .unwrap()
+        .1;
+    assert!(ins > 1000.0);
+    for (k, v) in &a.values[1..] {
+        assert!(v.is_finite() && *v >= 0.0, "{k} = {v}");
+    }
+    // PAPI fails over with a clear message on these machines.
+    let e = characterize(&f, &gcc, "mini", &inc, Backend::Papi, dir.path()).unwrap_err();
+    assert!(e.to_string().contains("--backend cachegrind"));
+}

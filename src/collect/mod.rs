@@ -4,6 +4,7 @@
 //! same campaign resumes it: what is stored is skipped.
 
 use crate::frontend::{self, Options};
+use crate::measure::characterize::{Backend, characterize};
 use crate::measure::compiler::Compiler;
 use crate::measure::runner::Protocol;
 use crate::measure::verify::{Bench, Status};
@@ -24,6 +25,8 @@ pub struct Campaign {
     /// the enumeration order); all when `None`.
     pub max_variants: Option<usize>,
     pub include: Vec<PathBuf>,
+    /// Dataset size for the cachegrind characterization of each original.
+    pub feature_size: String,
 }
 
 /// Why a campaign stopped.
@@ -120,6 +123,20 @@ pub fn run(c: &Campaign, store: &mut Store, log: &mut dyn Write) -> Result<Summa
         )?;
         let mut include = c.include.clone();
         include.push(path.parent().map(Path::to_path_buf).unwrap_or_default());
+        if !store.has_features(kernel, "cachegrind", &c.feature_size)? {
+            let compiler = c.compilers.first().expect("at least one compiler");
+            match characterize(
+                path,
+                compiler,
+                &c.feature_size,
+                &include,
+                Backend::Cachegrind,
+                &work,
+            ) {
+                Ok(f) => store.record_features(kernel, "cachegrind", &c.feature_size, &f.values)?,
+                Err(e) => writeln!(log, "{name}: no features: {e}")?,
+            }
+        }
         for compiler in &c.compilers {
             let bench = Bench {
                 compiler: compiler.clone(),

@@ -1,5 +1,6 @@
 //! Measurement: compiling, running, timing and verifying programs.
 
+pub mod characterize;
 pub mod compiler;
 pub mod dump;
 pub mod runner;

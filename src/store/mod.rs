@@ -243,6 +243,37 @@ impl Store {
         Ok(())
     }
 
+    pub fn has_features(&self, kernel: i64, backend: &str, size: &str) -> Result<bool, StoreError> {
+        Ok(self
+            .conn
+            .query_row(
+                "SELECT 1 FROM features WHERE kernel_id = ?1 AND backend = ?2 AND size = ?3 LIMIT 1",
+                params![kernel, backend, size],
+                |_| Ok(()),
+            )
+            .optional()?
+            .is_some())
+    }
+
+    /// Stores a kernel's feature vector atomically.
+    pub fn record_features(
+        &mut self,
+        kernel: i64,
+        backend: &str,
+        size: &str,
+        values: &[(String, f64)],
+    ) -> Result<(), StoreError> {
+        let tx = self.conn.transaction()?;
+        for (name, v) in values {
+            tx.execute(
+                "INSERT OR REPLACE INTO features (kernel_id, backend, size, name, value) VALUES (?1, ?2, ?3, ?4, ?5)",
+                params![kernel, backend, size, name, v],
+            )?;
+        }
+        tx.commit()?;
+        Ok(())
+    }
+
     /// (measurement id, variant id, median) of every measurement, by id.
     pub fn measurement_rows(&self) -> Result<Vec<(i64, i64, Option<f64>)>, StoreError> {
         let mut stmt = self

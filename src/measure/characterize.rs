@@ -1,0 +1,218 @@
+//! Program characterization (paper section 4.1): event counts of the
+//! *original* program normalized by its instruction count.
+//!
+//! The development machines are KVM guests without hardware counters, so
+//! the default back end simulates them with valgrind's cache and branch
+//! simulator (cachegrind's, run through callgrind so that only the kernel
+//! function is counted), with an explicitly fixed cache geometry and a
+//! fixed instruction set: the counts are then identical on every machine
+//! and from run to run, which also makes them testable.
+
+use super::compiler::Compiler;
+use serde::Serialize;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// Which counters to read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum Backend {
+    /// Simulated by valgrind's cachegrind (deterministic).
+    Cachegrind,
+    /// Hardware counters through PAPI.
+    Papi,
+}
+
+/// The simulated caches: 32 KiB 8-way L1 instruction and data caches and
+/// an 8 MiB 16-way last level, 64-byte lines.
+pub const CACHE_GEOMETRY: [&str; 3] = ["--I1=32768,8,64", "--D1=32768,8,64", "--LL=8388608,16,64"];
+
+/// Flags of the characterized build (not the measured builds' flags).
+/// `-fno-inline` keeps the `kernel_*` function out of `main`, so that
+/// only the kernel is counted.
+pub const PORTABLE_FLAGS: [&str; 3] = ["-O3", "-march=x86-64-v3", "-fno-inline"];
+
+/// Named feature values, in a fixed order.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Features {
+    pub backend: Backend,
+    pub values: Vec<(String, f64)>,
+}
+
+/// Why a program could not be characterized.
+#[derive(Debug, thiserror::Error)]
+pub enum CharacterizeError {
+    #[error("compiling {path} failed:\n{stderr}")]
+    Compile { path: String, stderr: String },
+    #[error("valgrind is not installed (run scripts/setup.sh): {0}")]
+    NoValgrind(std::io::Error),
+    #[error("the program failed under cachegrind: {0}")]
+    Run(String),
+    #[error("unreadable cachegrind output: {0}")]
+    Parse(String),
+    #[error(
+        "PAPI cannot count on this machine: {0}\n  help: use --backend cachegrind (the default), which simulates the counters"
+    )]
+    Papi(String),
+}
+
+/// Parses the `events:` and `summary:` lines of a cachegrind output file.
+pub fn parse_cachegrind(text: &str) -> Result<Vec<(String, u64)>, CharacterizeError> {
+    let events: Vec<&str> = text
+        .lines()
+        .find_map(|l| l.strip_prefix("events:"))
+        .ok_or_else(|| CharacterizeError::Parse("no `events:` line".into()))?
+        .split_whitespace()
+        .collect();
+    let mut summary: Vec<u64> = text
+        .lines()
+        .find_map(|l| {
+            l.strip_prefix("summary:")
+                .or_else(|| l.strip_prefix("totals:"))
+        })
+        .ok_or_else(|| CharacterizeError::Parse("no `summary:` line".into()))?
+        .split_whitespace()
+        .map(|v| {
+            v.parse()
+                .map_err(|_| CharacterizeError::Parse(format!("bad count `{v}`")))
+        })
+        .collect::<Result<_, _>>()?;
+    // Trailing zero counts may be omitted.
+    if summary.len() > events.len() {
+        return Err(CharacterizeError::Parse("more counts than events".into()));
+    }
+    summary.resize(events.len(), 0);
+    Ok(events.into_iter().map(String::from).zip(summary).collect())
+}
+
+/// Cachegrind's counts as features named after PAPI's presets where one
+/// corresponds; every count but the instruction total is per instruction.
+pub fn features_from_counts(counts: &[(String, u64)]) -> Result<Features, CharacterizeError> {
+    let get = |n: &str| {
+        counts
+            .iter()
+            .find(|(k, _)| k == n)
+            .map(|(_, v)| *v as f64)
+            .ok_or_else(|| {
+                CharacterizeError::Parse(format!(
+                    "event {n} missing (run with --cache-sim=yes --branch-sim=yes)"
+                ))
+            })
+    };
+    let ir = get("Ir")?;
+    if ir <= 0.0 {
+        return Err(CharacterizeError::Parse("no instruction executed".into()));
+    }
+    let per = |x: f64| x / ir;
+    let values = vec![
+        ("PAPI_TOT_INS".to_string(), ir),
+        ("PAPI_LD_INS".to_string(), per(get("Dr")?)),
+        ("PAPI_SR_INS".to_string(), per(get("Dw")?)),
+        ("PAPI_L1_ICM".to_string(), per(get("I1mr")?)),
+        ("PAPI_L1_DCM".to_string(), per(get("D1mr")? + get("D1mw")?)),
+        ("PAPI_L1_LDM".to_string(), per(get("D1mr")?)),
+        ("PAPI_L1_STM".to_string(), per(get("D1mw")?)),
+        (
+            "PAPI_L3_TCM".to_string(),
+            per(get("ILmr")? + get("DLmr")? + get("DLmw")?),
+        ),
+        ("PAPI_L3_LDM".to_string(), per(get("DLmr")?)),
+        ("PAPI_L3_ICM".to_string(), per(get("ILmr")?)),
+        ("CG_LL_STM".to_string(), per(get("DLmw")?)),
+        ("PAPI_BR_CN".to_string(), per(get("Bc")?)),
+        ("PAPI_BR_MSP".to_string(), per(get("Bcm")? + get("Bim")?)),
+        ("CG_BR_IND".to_string(), per(get("Bi")?)),
+        ("CG_BR_IND_MSP".to_string(), per(get("Bim")?)),
+    ];
+    Ok(Features {
+        backend: Backend::Cachegrind,
+        values,
+    })
+}
+
+/// Compiles `src` (no OpenMP) and characterizes one run of it.
+pub fn characterize(
+    src: &Path,
+    compiler: &Compiler,
+    size: &str,
+    include: &[PathBuf],
+    backend: Backend,
+    workdir: &Path,
+) -> Result<Features, CharacterizeError> {
+    if backend == Backend::Papi {
+        return Err(CharacterizeError::Papi(
+            "this build has no PAPI back end and these virtual machines expose no hardware counters".into(),
+        ));
+    }
+    // A fixed, portable instruction set: valgrind cannot decode AVX-512,
+    // and the features must not depend on the host's -march=native.
+    let portable = Compiler {
+        flags: PORTABLE_FLAGS.iter().map(|s| s.to_string()).collect(),
+        ..compiler.clone()
+    };
+    let exe = workdir.join("characterized");
+    let c = portable.compile(src, &exe, size, include, false);
+    if !c.ok {
+        return Err(CharacterizeError::Compile {
+            path: src.display().to_string(),
+            stderr: c.stderr,
+        });
+    }
+    // Count the kernel only (the corpus names it kernel_*); a program
+    // without such a function is counted whole.
+    let counts = run_cachegrind(&exe, workdir, Some("kernel_*"))?;
+    let counts = match counts.iter().find(|(k, _)| k == "Ir") {
+        Some((_, 0)) | None => run_cachegrind(&exe, workdir, None)?,
+        _ => counts,
+    };
+    features_from_counts(&counts)
+}
+
+fn run_cachegrind(
+    exe: &Path,
+    workdir: &Path,
+    only: Option<&str>,
+) -> Result<Vec<(String, u64)>, CharacterizeError> {
+    // callgrind runs valgrind's cache and branch simulation like
+    // cachegrind, and can restrict counting to one function.
+    let out_file = workdir.join("callgrind.out");
+    let mut cmd = Command::new("valgrind");
+    cmd.args(["--tool=callgrind", "--cache-sim=yes", "--branch-sim=yes"])
+        .args(CACHE_GEOMETRY);
+    if let Some(f) = only {
+        cmd.arg(format!("--toggle-collect={f}"));
+    }
+    let out = cmd
+        .arg(format!("--callgrind-out-file={}", out_file.display()))
+        .arg(exe)
+        .env("OMP_NUM_THREADS", "1")
+        .output()
+        .map_err(CharacterizeError::NoValgrind)?;
+    if !out.status.success() {
+        let err = String::from_utf8_lossy(&out.stderr);
+        let why = err
+            .lines()
+            .find(|l| l.contains("Unrecognised instruction") || l.contains("terminating"))
+            .unwrap_or_else(|| err.lines().last().unwrap_or(""));
+        return Err(CharacterizeError::Run(why.to_string()));
+    }
+    let text =
+        std::fs::read_to_string(&out_file).map_err(|e| CharacterizeError::Parse(e.to_string()))?;
+    parse_cachegrind(&text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_cachegrind_output() {
+        let text = "desc: I1 cache: 32768 B\ncmd: ./a\nevents: Ir I1mr ILmr Dr D1mr DLmr Dw D1mw DLmw Bc Bcm Bi Bim\nfl=x\n1 2\nsummary: 1000 10 5 300 30 3 100 20 2 50 5 4 1\n";
+        let f = features_from_counts(&parse_cachegrind(text).unwrap()).unwrap();
+        let get = |n: &str| f.values.iter().find(|(k, _)| k == n).unwrap().1;
+        assert_eq!(get("PAPI_TOT_INS"), 1000.0);
+        assert_eq!(get("PAPI_LD_INS"), 0.3);
+        assert_eq!(get("PAPI_L1_DCM"), 0.05);
+        assert_eq!(get("PAPI_BR_MSP"), 0.006);
+        assert!(parse_cachegrind("events: Ir\n").is_err());
+    }
+}
