@@ -9,23 +9,8 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 fn corpus() -> Vec<PathBuf> {
-    fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
-        for e in std::fs::read_dir(dir).unwrap() {
-            let p = e.unwrap().path();
-            if p.is_dir() {
-                walk(&p, out);
-            } else if p.extension().is_some_and(|x| x == "c") {
-                out.push(p);
-            }
-        }
-    }
-    let mut files = Vec::new();
-    walk(
-        &Path::new(env!("CARGO_MANIFEST_DIR")).join("polybench"),
-        &mut files,
-    );
-    files.sort();
-    files
+    polytune::collect::kernel_files(&[Path::new(env!("CARGO_MANIFEST_DIR")).join("polybench")])
+        .unwrap()
 }
 
 fn one_configuration(c: &mut Criterion) {

@@ -6,23 +6,9 @@ use polytune::frontend::{self, Options};
 use std::path::{Path, PathBuf};
 
 fn corpus() -> Vec<(PathBuf, String)> {
-    fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
-        for e in std::fs::read_dir(dir).unwrap() {
-            let p = e.unwrap().path();
-            if p.is_dir() {
-                walk(&p, out);
-            } else if p.extension().is_some_and(|x| x == "c") {
-                out.push(p);
-            }
-        }
-    }
-    let mut files = Vec::new();
-    walk(
-        &Path::new(env!("CARGO_MANIFEST_DIR")).join("polybench"),
-        &mut files,
-    );
-    files.sort();
-    files
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("polybench");
+    polytune::collect::kernel_files(&[dir])
+        .unwrap()
         .into_iter()
         .map(|p| {
             let t = std::fs::read_to_string(&p).unwrap();

@@ -84,32 +84,12 @@ macro_rules! corpus {
         fn corpus_is_complete() {
             let listed: Vec<&str> = vec![$($path),*];
             assert_eq!(listed.len(), 30);
-            let mut found = Vec::new();
-            for entry in walk(&root().join("polybench")) {
-                let rel = entry.strip_prefix(root().join("polybench")).unwrap().to_str().unwrap().to_string();
-                if rel.ends_with(".c") {
-                    found.push(rel);
-                }
-            }
-            found.sort();
+            let found = common::corpus_files();
             let mut listed: Vec<String> = listed.iter().map(|s| s.to_string()).collect();
             listed.sort();
             assert_eq!(found, listed);
         }
     };
-}
-
-fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
-    let mut out = Vec::new();
-    for e in std::fs::read_dir(dir).unwrap() {
-        let p = e.unwrap().path();
-        if p.is_dir() {
-            out.extend(walk(&p));
-        } else {
-            out.push(p);
-        }
-    }
-    out
 }
 
 corpus! {

@@ -109,19 +109,10 @@ pub fn run_dump_threads(exe: &Path) -> Result<Dump, String> {
 
 /// Every corpus kernel present, relative to `polybench/`.
 pub fn corpus_files() -> Vec<String> {
-    fn walk(dir: &Path, base: &Path, out: &mut Vec<String>) {
-        for e in std::fs::read_dir(dir).unwrap() {
-            let p = e.unwrap().path();
-            if p.is_dir() {
-                walk(&p, base, out);
-            } else if p.extension().is_some_and(|x| x == "c") {
-                out.push(p.strip_prefix(base).unwrap().to_str().unwrap().to_string());
-            }
-        }
-    }
     let base = root().join("polybench");
-    let mut out = Vec::new();
-    walk(&base, &base, &mut out);
-    out.sort();
-    out
+    polytune::collect::kernel_files(std::slice::from_ref(&base))
+        .unwrap()
+        .iter()
+        .map(|p| p.strip_prefix(&base).unwrap().to_str().unwrap().to_string())
+        .collect()
 }
