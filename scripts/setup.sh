@@ -8,8 +8,8 @@ packages=(
   autoconf automake libtool g++ make pkg-config libgmp-dev
   # SCoP detection in ordinary C (clang-sys, dynamic)
   libclang-dev
-  # simulated counters (cachegrind)
-  valgrind
+  # simulated counters (cachegrind) and, optionally, hardware ones (PAPI)
+  valgrind libpapi-dev
   # second back-end compiler and its OpenMP runtime
   clang-19 libomp-19-dev
   # timing helpers for scripts

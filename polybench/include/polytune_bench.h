@@ -50,9 +50,77 @@ static inline double *bench_timer_slot(void)
   return slot;
 }
 
-static inline void bench_timer_start(void) { bench_timer_slot()[0] = bench_now(); }
+#ifdef POLYTUNE_PAPI
+/* Hardware counters around the kernel (build with -DPOLYTUNE_PAPI -lpapi).
+ * Each event that can be added is counted; the counts are printed on stderr
+ * as "polytune-counter: NAME VALUE" lines. */
+#include <papi.h>
+#define BENCH_PAPI_MAX 16
+static const char *bench_papi_names[] = {"PAPI_TOT_INS", "PAPI_LD_INS", "PAPI_SR_INS", "PAPI_L1_DCM",
+                                         "PAPI_L1_ICM",  "PAPI_L1_LDM", "PAPI_L1_STM", "PAPI_L2_TCM",
+                                         "PAPI_L3_TCM",  "PAPI_BR_CN",  "PAPI_BR_MSP", NULL};
+static inline int *bench_papi_state(void)
+{
+  /* [0] event set, [1] number added, [2..] index of each added name */
+  static int state[2 + BENCH_PAPI_MAX] = {PAPI_NULL, 0};
+  return state;
+}
 
-static inline void bench_timer_stop(void) { bench_timer_slot()[1] = bench_now(); }
+static inline void bench_papi_start(void)
+{
+  int *st = bench_papi_state();
+  int i, rc;
+  if ((rc = PAPI_library_init(PAPI_VER_CURRENT)) != PAPI_VER_CURRENT) {
+    fprintf(stderr, "polytune-papi-error: PAPI_library_init: %s\n", PAPI_strerror(rc));
+    return;
+  }
+  if ((rc = PAPI_create_eventset(&st[0])) != PAPI_OK) {
+    fprintf(stderr, "polytune-papi-error: PAPI_create_eventset: %s\n", PAPI_strerror(rc));
+    return;
+  }
+  for (i = 0; bench_papi_names[i] != NULL && st[1] < BENCH_PAPI_MAX; i++) {
+    rc = PAPI_add_named_event(st[0], bench_papi_names[i]);
+    if (rc == PAPI_OK)
+      st[2 + st[1]++] = i;
+    else
+      fprintf(stderr, "polytune-papi-skipped: %s %s\n", bench_papi_names[i], PAPI_strerror(rc));
+  }
+  if (st[1] > 0 && (rc = PAPI_start(st[0])) != PAPI_OK) {
+    fprintf(stderr, "polytune-papi-error: PAPI_start: %s\n", PAPI_strerror(rc));
+    st[1] = 0;
+  }
+}
+
+static inline void bench_papi_stop(void)
+{
+  int *st = bench_papi_state();
+  long long values[BENCH_PAPI_MAX];
+  int i, rc;
+  if (st[1] == 0)
+    return;
+  if ((rc = PAPI_stop(st[0], values)) != PAPI_OK) {
+    fprintf(stderr, "polytune-papi-error: PAPI_stop: %s\n", PAPI_strerror(rc));
+    return;
+  }
+  for (i = 0; i < st[1]; i++)
+    fprintf(stderr, "polytune-counter: %s %lld\n", bench_papi_names[st[2 + i]], values[i]);
+}
+#else
+static inline void bench_papi_start(void) {}
+static inline void bench_papi_stop(void) {}
+#endif
+
+static inline void bench_timer_start(void)
+{
+  bench_papi_start();
+  bench_timer_slot()[0] = bench_now();
+}
+
+static inline void bench_timer_stop(void)
+{
+  bench_timer_slot()[1] = bench_now();
+  bench_papi_stop();
+}
 
 static inline void bench_timer_print(void)
 {

@@ -139,9 +139,7 @@ pub fn characterize(
     workdir: &Path,
 ) -> Result<Features, CharacterizeError> {
     if backend == Backend::Papi {
-        return Err(CharacterizeError::Papi(
-            "this build has no PAPI back end and these virtual machines expose no hardware counters".into(),
-        ));
+        return papi::characterize(src, compiler, size, include, workdir);
     }
     // A fixed, portable instruction set: valgrind cannot decode AVX-512,
     // and the features must not depend on the host's -march=native.
@@ -198,6 +196,138 @@ fn run_cachegrind(
     let text =
         std::fs::read_to_string(&out_file).map_err(|e| CharacterizeError::Parse(e.to_string()))?;
     parse_cachegrind(&text)
+}
+
+/// Hardware counters: the corpus header counts around the kernel when
+/// built with `-DPOLYTUNE_PAPI -lpapi`; the library, behind the `papi`
+/// feature, first asks PAPI whether this machine can count at all.
+mod papi {
+    use super::*;
+
+    #[cfg(feature = "papi")]
+    mod ffi {
+        use std::os::raw::{c_char, c_int};
+
+        /// PAPI_VER_CURRENT of Debian's PAPI 7.0.
+        pub const PAPI_VER_CURRENT: c_int = 7 << 24;
+        pub const PAPI_OK: c_int = 0;
+
+        #[link(name = "papi")]
+        unsafe extern "C" {
+            pub fn PAPI_library_init(version: c_int) -> c_int;
+            pub fn PAPI_query_named_event(name: *const c_char) -> c_int;
+            pub fn PAPI_strerror(code: c_int) -> *const c_char;
+        }
+    }
+
+    /// Whether PAPI can count instructions here.
+    #[cfg(feature = "papi")]
+    pub fn available() -> Result<(), CharacterizeError> {
+        use std::ffi::{CStr, CString};
+        // SAFETY: plain PAPI calls with valid, NUL-terminated arguments;
+        // the error string is static in PAPI.
+        unsafe {
+            let v = ffi::PAPI_library_init(ffi::PAPI_VER_CURRENT);
+            if v != ffi::PAPI_VER_CURRENT {
+                let msg = CStr::from_ptr(ffi::PAPI_strerror(v))
+                    .to_string_lossy()
+                    .into_owned();
+                return Err(CharacterizeError::Papi(format!(
+                    "PAPI_library_init failed: {msg}"
+                )));
+            }
+            let name = CString::new("PAPI_TOT_INS").expect("no NUL");
+            let r = ffi::PAPI_query_named_event(name.as_ptr());
+            if r != ffi::PAPI_OK {
+                let msg = CStr::from_ptr(ffi::PAPI_strerror(r))
+                    .to_string_lossy()
+                    .into_owned();
+                return Err(CharacterizeError::Papi(format!(
+                    "PAPI_TOT_INS does not exist here ({msg}): no hardware counters"
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    #[cfg(not(feature = "papi"))]
+    pub fn available() -> Result<(), CharacterizeError> {
+        Err(CharacterizeError::Papi(
+            "this polytune was built without the `papi` feature (cargo build --features papi, with libpapi-dev)".into(),
+        ))
+    }
+
+    pub fn characterize(
+        src: &Path,
+        compiler: &Compiler,
+        size: &str,
+        include: &[PathBuf],
+        workdir: &Path,
+    ) -> Result<Features, CharacterizeError> {
+        available()?;
+        let exe = workdir.join("counted");
+        let c = compiler.compile_with(
+            src,
+            &exe,
+            size,
+            include,
+            false,
+            &["-DPOLYTUNE_PAPI", "-lpapi"],
+        );
+        if !c.ok {
+            return Err(CharacterizeError::Compile {
+                path: src.display().to_string(),
+                stderr: c.stderr,
+            });
+        }
+        let out = Command::new(&exe)
+            .env("OMP_NUM_THREADS", "1")
+            .output()
+            .map_err(|e| CharacterizeError::Run(e.to_string()))?;
+        let err = String::from_utf8_lossy(&out.stderr);
+        if let Some(e) = err
+            .lines()
+            .find_map(|l| l.strip_prefix("polytune-papi-error:"))
+        {
+            return Err(CharacterizeError::Papi(e.trim().to_string()));
+        }
+        let counts: Vec<(String, f64)> = err
+            .lines()
+            .filter_map(|l| l.strip_prefix("polytune-counter:"))
+            .filter_map(|l| {
+                let mut w = l.split_whitespace();
+                Some((w.next()?.to_string(), w.next()?.parse().ok()?))
+            })
+            .collect();
+        let Some(&(_, ins)) = counts.iter().find(|(k, _)| k == "PAPI_TOT_INS") else {
+            let why = err
+                .lines()
+                .find_map(|l| l.strip_prefix("polytune-papi-skipped: PAPI_TOT_INS"))
+                .unwrap_or(" not counted")
+                .trim()
+                .to_string();
+            return Err(CharacterizeError::Papi(format!(
+                "PAPI_TOT_INS cannot be counted: {why}"
+            )));
+        };
+        let values = counts
+            .iter()
+            .map(|(k, v)| {
+                (
+                    k.clone(),
+                    if k == "PAPI_TOT_INS" {
+                        *v
+                    } else {
+                        v / ins.max(1.0)
+                    },
+                )
+            })
+            .collect();
+        Ok(Features {
+            backend: Backend::Papi,
+            values,
+        })
+    }
 }
 
 #[cfg(test)]

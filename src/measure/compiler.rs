@@ -101,6 +101,20 @@ impl Compiler {
         include: &[PathBuf],
         openmp: bool,
     ) -> Compilation {
+        self.compile_with(src, exe, size, include, openmp, &[])
+    }
+
+    /// [`Compiler::compile`] with extra arguments after the source (`-D`s,
+    /// libraries).
+    pub fn compile_with(
+        &self,
+        src: &Path,
+        exe: &Path,
+        size: &str,
+        include: &[PathBuf],
+        openmp: bool,
+        extra: &[&str],
+    ) -> Compilation {
         let mut cmd = Command::new(&self.program);
         cmd.args(&self.flags)
             .arg(format!("-D{}_DATASET", size.to_uppercase()));
@@ -110,7 +124,7 @@ impl Compiler {
         for i in include {
             cmd.arg("-I").arg(i);
         }
-        cmd.arg(src).arg("-o").arg(exe).arg("-lm");
+        cmd.arg(src).arg("-o").arg(exe).args(extra).arg("-lm");
         let start = Instant::now();
         let out = cmd.output();
         let seconds = start.elapsed().as_secs_f64();
