@@ -94,6 +94,9 @@ enum Command {
         /// Back-end compiler: gcc or clang.
         #[arg(long, default_value = "gcc")]
         compiler: String,
+        /// Optimization flags of the back-end compiler.
+        #[arg(long, default_value = "-O3 -march=native", allow_hyphen_values = true)]
+        cflags: String,
         /// Dataset size: mini, small, medium or large.
         #[arg(long, default_value = "medium", value_parser = ["mini", "small", "medium", "large"])]
         size: String,
@@ -127,6 +130,9 @@ enum Command {
         /// Comma-separated back-end compilers.
         #[arg(long, default_value = "gcc")]
         compiler: String,
+        /// Optimization flags of the back-end compilers.
+        #[arg(long, default_value = "-O3 -march=native", allow_hyphen_values = true)]
+        cflags: String,
         /// Dataset size.
         #[arg(long, default_value = "medium", value_parser = ["mini", "small", "medium", "large"])]
         size: String,
@@ -339,6 +345,7 @@ fn run(cli: Cli) -> Result<()> {
             file,
             config,
             compiler,
+            cflags,
             size,
             threads,
             timeout,
@@ -348,6 +355,7 @@ fn run(cli: Cli) -> Result<()> {
             &file,
             config.as_deref(),
             &compiler,
+            &cflags,
             &size,
             threads,
             timeout,
@@ -358,6 +366,7 @@ fn run(cli: Cli) -> Result<()> {
             paths,
             db,
             compiler,
+            cflags,
             size,
             threads,
             timeout,
@@ -365,7 +374,9 @@ fn run(cli: Cli) -> Result<()> {
         } => {
             let compilers = compiler
                 .split(',')
-                .map(|c| crate::measure::compiler::Compiler::detect(c.trim(), None))
+                .map(|c| {
+                    crate::measure::compiler::Compiler::detect(c.trim(), Some(split_flags(&cflags)))
+                })
                 .collect::<Result<Vec<_>, _>>()?;
             let kernels = crate::collect::kernel_files(&paths)?;
             if kernels.is_empty() {
@@ -572,6 +583,7 @@ fn measure(
     file: &std::path::Path,
     config: Option<&str>,
     compiler: &str,
+    cflags: &str,
     size: &str,
     threads: usize,
     timeout: u64,
@@ -580,7 +592,7 @@ fn measure(
 ) -> Result<()> {
     use crate::measure::runner::Protocol;
     use crate::measure::verify::{Bench, Status};
-    let compiler = crate::measure::compiler::Compiler::detect(compiler, None)?;
+    let compiler = crate::measure::compiler::Compiler::detect(compiler, Some(split_flags(cflags)))?;
     let dir = tempfile_dir()?;
     let parent = file
         .parent()
@@ -645,6 +657,10 @@ fn measure(
     }
     let _ = std::fs::remove_dir_all(&dir);
     print_report(json, &report, &text)
+}
+
+fn split_flags(f: &str) -> Vec<String> {
+    f.split_whitespace().map(String::from).collect()
 }
 
 fn describe(m: &crate::measure::verify::Measurement) -> String {
