@@ -72,6 +72,8 @@ def main():
             totals["compile-error"] += 1
             continue
         space = json.loads(r.stdout)
+        for note in space.get("skipped", []):
+            print(f"     note: {name}: {note}")
         ref_exe = os.path.join(work, "original")
         rc = compile_c("gcc", src, ref_exe, args.size, FLAGS)
         if rc.returncode != 0:
