@@ -152,7 +152,7 @@ impl SourceFile {
     }
 
     /// Indentation of the first line of a SCoP's body, to keep the style.
-    fn indent_of(&self, s: &Scop) -> String {
+    pub fn indent_of(&self, s: &Scop) -> String {
         let body = &self.text[s.region.body.start..s.region.body.end];
         body.lines()
             .find(|l| !l.trim().is_empty())

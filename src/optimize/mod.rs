@@ -18,15 +18,6 @@ pub struct Outcome {
     pub skipped: Vec<String>,
 }
 
-/// Indentation of a SCoP's first line of code.
-pub fn indent_of(src: &SourceFile, s: &Scop) -> String {
-    let body = &src.text[s.region.body.start..s.region.body.end];
-    body.lines()
-        .find(|l| !l.trim().is_empty())
-        .map(|l| l.chars().take_while(|c| c.is_whitespace()).collect())
-        .unwrap_or_default()
-}
-
 /// The new body of one SCoP under `config`.
 pub fn transform_scop(
     src: &SourceFile,
@@ -38,7 +29,7 @@ pub fn transform_scop(
     let model = Model::new(&ctx, scop, context)?;
     let schedule = transform::schedule(&model, scop.index, config)?;
     let lowered = codegen::lower(&model, &schedule)?;
-    Ok(codegen::emit(scop, &lowered, config, &indent_of(src, scop)))
+    Ok(codegen::emit(scop, &lowered, config, &src.indent_of(scop)))
 }
 
 /// Applies `config` to every SCoP of the file.

@@ -11,7 +11,6 @@ use crate::frontend::SourceFile;
 use crate::isl::Ctx;
 use crate::isl::Schedule;
 use crate::model::{EngineError, Model};
-use crate::optimize::indent_of;
 use crate::transform;
 use sha2::{Digest, Sha256};
 use std::collections::HashMap;
@@ -71,7 +70,7 @@ pub fn distinct_variants(
                 continue;
             }
         };
-        let indent = indent_of(src, scop);
+        let indent = src.indent_of(scop);
         let mut hyperplanes: HashMap<Fusion, Result<Schedule, String>> = HashMap::new();
         let mut lowered: HashMap<Config, Result<codegen::Lowered, String>> = HashMap::new();
         for (k, c) in configs.iter().enumerate() {
