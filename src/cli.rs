@@ -145,6 +145,15 @@ enum Command {
         /// Measure at most N variants per kernel (spread over the space).
         #[arg(long, value_name = "N")]
         max_variants: Option<usize>,
+        /// Timed runs per program: at least MIN, up to MAX while the
+        /// spread exceeds 10%. The verification run before them is the
+        /// warm-up.
+        #[arg(long, value_name = "MIN..MAX", default_value = "5..7", value_parser = parse_runs)]
+        runs: (usize, usize),
+        /// A variant whose verification run is this many times slower than
+        /// its baseline gets only two timed runs (it can never be chosen).
+        #[arg(long, value_name = "X", default_value_t = 3.0)]
+        slow_factor: f64,
     },
     /// Characterize a program by its (simulated) hardware counters,
     /// normalized by its instruction count (paper section 4.1).
@@ -371,6 +380,8 @@ fn run(cli: Cli) -> Result<()> {
             threads,
             timeout,
             max_variants,
+            runs,
+            slow_factor,
         } => {
             let compilers = compiler
                 .split(',')
@@ -390,8 +401,12 @@ fn run(cli: Cli) -> Result<()> {
                 protocol: crate::measure::runner::Protocol {
                     threads,
                     timeout: std::time::Duration::from_secs(timeout),
+                    warmup: 0,
+                    min_runs: runs.0,
+                    max_runs: runs.1,
                     ..Default::default()
                 },
+                slow_factor: Some(slow_factor).filter(|f| *f > 0.0),
                 max_variants,
                 include: vec![corpus_include()],
                 feature_size: "small".into(),
@@ -576,6 +591,25 @@ fn run(cli: Cli) -> Result<()> {
             Ok(())
         }
     }
+}
+
+/// `MIN..MAX` (or one number) for `--runs`.
+fn parse_runs(s: &str) -> Result<(usize, usize), String> {
+    let bad = || format!("`{s}` is not a run count: expected MIN..MAX (e.g. 5..7) or N");
+    let (lo, hi) = match s.split_once("..") {
+        Some((a, b)) => (
+            a.trim().parse().map_err(|_| bad())?,
+            b.trim().parse().map_err(|_| bad())?,
+        ),
+        None => {
+            let n = s.trim().parse().map_err(|_| bad())?;
+            (n, n)
+        }
+    };
+    if lo == 0 || hi < lo {
+        return Err(bad());
+    }
+    Ok((lo, hi))
 }
 
 #[allow(clippy::too_many_arguments)]

@@ -21,6 +21,9 @@ pub struct Campaign {
     pub compilers: Vec<Compiler>,
     pub size: String,
     pub protocol: Protocol,
+    /// Variants this many times slower than their baseline on the
+    /// verification run get the protocol's `slow_runs` only.
+    pub slow_factor: Option<f64>,
     /// Measure at most this many variants per kernel (evenly spread over
     /// the enumeration order); all when `None`.
     pub max_variants: Option<usize>,
@@ -138,7 +141,7 @@ pub fn run(c: &Campaign, store: &mut Store, log: &mut dyn Write) -> Result<Summa
             }
         }
         for compiler in &c.compilers {
-            let bench = Bench {
+            let mut bench = Bench {
                 compiler: compiler.clone(),
                 size: c.size.clone(),
                 include: include.clone(),
@@ -163,6 +166,11 @@ pub fn run(c: &Campaign, store: &mut Store, log: &mut dyn Write) -> Result<Summa
             } else {
                 summary.skipped += 1;
             }
+            let baseline = match &m.timing {
+                Some(t) => Some(t.median),
+                None => store.median(&key(original))?,
+            };
+            bench.protocol.slow_cutoff = c.slow_factor.zip(baseline).map(|(f, b)| f * b);
             done += 1;
             let Some(reference) = reference.filter(|_| m.status == Status::Ok) else {
                 writeln!(

@@ -122,6 +122,11 @@ pub struct Protocol {
     pub target_spread: f64,
     pub threads: usize,
     pub timeout: Duration,
+    /// A variant whose verification run already took longer than this many
+    /// seconds is timed with `slow_runs` runs only: it is far slower than
+    /// its baseline, never a candidate, and its exact ratio matters little.
+    pub slow_cutoff: Option<f64>,
+    pub slow_runs: usize,
 }
 
 impl Default for Protocol {
@@ -133,6 +138,8 @@ impl Default for Protocol {
             target_spread: 0.10,
             threads: 2,
             timeout: Duration::from_secs(60),
+            slow_cutoff: None,
+            slow_runs: 2,
         }
     }
 }

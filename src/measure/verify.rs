@@ -141,7 +141,15 @@ impl Bench {
         }
         let mut m = verdict(Status::Ok, String::new());
         if time {
-            match runner::time(&exe, &self.protocol) {
+            let mut protocol = self.protocol;
+            if let (Some(cut), Some(s)) = (protocol.slow_cutoff, run.kernel_seconds)
+                && s > cut
+            {
+                protocol.warmup = 0;
+                protocol.min_runs = protocol.slow_runs.max(1);
+                protocol.max_runs = protocol.min_runs;
+            }
+            match runner::time(&exe, &protocol) {
                 Ok(t) => m.timing = Some(t),
                 Err(run) => {
                     let (s, d) = failed(&run);

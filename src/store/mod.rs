@@ -211,6 +211,19 @@ impl Store {
             .is_some())
     }
 
+    /// The stored median of a measurement that succeeded.
+    pub fn median(&self, k: &Key<'_>) -> Result<Option<f64>, StoreError> {
+        Ok(self
+            .conn
+            .query_row(
+                "SELECT median FROM measurements WHERE variant_id = ?1 AND machine_id = ?2 AND compiler_id = ?3 AND size = ?4 AND threads = ?5 AND status = 'ok'",
+                params![k.variant, k.machine, k.compiler, k.size, k.threads],
+                |r| r.get::<_, Option<f64>>(0),
+            )
+            .optional()?
+            .flatten())
+    }
+
     /// Writes one measurement and its samples atomically.
     pub fn record(&mut self, k: &Key<'_>, m: &Measurement) -> Result<(), StoreError> {
         let tx = self.conn.transaction()?;
