@@ -10,6 +10,7 @@ pub mod codegen;
 pub mod collect;
 pub mod frontend;
 pub mod isl;
+pub mod learn;
 pub mod measure;
 pub mod model;
 pub mod optimize;
