@@ -6,7 +6,25 @@
 //! SVM needs the normalized polynomial kernel) and implements
 //! [`Regressor`]; [`Model`] is the closed set that can be saved and loaded.
 
+// The numeric kernels index several arrays with one loop variable; the
+// index form is the clearer one there.
+#![allow(clippy::needless_range_loop)]
+
+pub mod dataset;
+pub mod evaluate;
+pub mod ibk;
+pub mod kstar;
+pub mod linalg;
+pub mod linear;
+pub mod m5p;
+pub mod mlp;
+pub mod rng;
 pub mod scale;
+pub mod svr;
+
+use serde::{Deserialize, Serialize};
+#[cfg(test)]
+pub(crate) mod testdata;
 
 /// Why learning or prediction failed.
 #[derive(Debug, thiserror::Error)]
@@ -53,15 +71,138 @@ pub fn check_shape(x: &[Vec<f64>], y: &[f64]) -> Result<usize, LearnError> {
             x[r].len()
         )));
     }
-    if let Some(i) = x
-        .iter()
-        .flatten()
-        .chain(y)
-        .position(|v| !v.is_finite())
-    {
+    if let Some(i) = x.iter().flatten().chain(y).position(|v| !v.is_finite()) {
         return Err(LearnError::Data(format!(
             "value {i} (row-major, targets last) is not finite"
         )));
     }
     Ok(d)
+}
+
+/// The six model kinds of the paper, in its order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub enum Kind {
+    Lr,
+    Svm,
+    Ibk,
+    KStar,
+    M5p,
+    Mlp,
+}
+
+impl Kind {
+    pub const ALL: [Kind; 6] = [
+        Kind::Lr,
+        Kind::Svm,
+        Kind::Ibk,
+        Kind::KStar,
+        Kind::M5p,
+        Kind::Mlp,
+    ];
+
+    /// The paper's name of the model.
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Lr => "LR",
+            Kind::Svm => "SVM",
+            Kind::Ibk => "IBk",
+            Kind::KStar => "K*",
+            Kind::M5p => "M5P",
+            Kind::Mlp => "MLP",
+        }
+    }
+
+    /// A file-name-safe name.
+    pub fn slug(self) -> &'static str {
+        match self {
+            Kind::Lr => "lr",
+            Kind::Svm => "svm",
+            Kind::Ibk => "ibk",
+            Kind::KStar => "kstar",
+            Kind::M5p => "m5p",
+            Kind::Mlp => "mlp",
+        }
+    }
+
+    /// Accepts the paper's name or the slug, in any case.
+    pub fn parse(s: &str) -> Result<Kind, String> {
+        let t = s.trim().to_ascii_lowercase();
+        Kind::ALL
+            .into_iter()
+            .find(|k| k.slug() == t || k.name().to_ascii_lowercase() == t)
+            .ok_or_else(|| {
+                format!(
+                    "unknown model `{s}`: expected one of {}",
+                    Kind::ALL.map(Kind::name).join(", ")
+                )
+            })
+    }
+
+    /// A fresh model of this kind with the paper's settings.
+    pub fn model(self) -> Model {
+        match self {
+            Kind::Lr => Model::Lr(linear::Linear::new()),
+            Kind::Svm => Model::Svm(svr::Svr::default()),
+            Kind::Ibk => Model::Ibk(ibk::Ibk::default()),
+            Kind::KStar => Model::KStar(kstar::KStar::default()),
+            Kind::M5p => Model::M5p(m5p::M5p::default()),
+            Kind::Mlp => Model::Mlp(mlp::Mlp::default()),
+        }
+    }
+}
+
+/// Any of the six models: the closed set that can be saved and loaded.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub enum Model {
+    Lr(linear::Linear),
+    Svm(svr::Svr),
+    Ibk(ibk::Ibk),
+    KStar(kstar::KStar),
+    M5p(m5p::M5p),
+    Mlp(mlp::Mlp),
+}
+
+impl Model {
+    pub fn kind(&self) -> Kind {
+        match self {
+            Model::Lr(_) => Kind::Lr,
+            Model::Svm(_) => Kind::Svm,
+            Model::Ibk(_) => Kind::Ibk,
+            Model::KStar(_) => Kind::KStar,
+            Model::M5p(_) => Kind::M5p,
+            Model::Mlp(_) => Kind::Mlp,
+        }
+    }
+
+    fn inner(&self) -> &dyn Regressor {
+        match self {
+            Model::Lr(m) => m,
+            Model::Svm(m) => m,
+            Model::Ibk(m) => m,
+            Model::KStar(m) => m,
+            Model::M5p(m) => m,
+            Model::Mlp(m) => m,
+        }
+    }
+
+    fn inner_mut(&mut self) -> &mut dyn Regressor {
+        match self {
+            Model::Lr(m) => m,
+            Model::Svm(m) => m,
+            Model::Ibk(m) => m,
+            Model::KStar(m) => m,
+            Model::M5p(m) => m,
+            Model::Mlp(m) => m,
+        }
+    }
+}
+
+impl Regressor for Model {
+    fn fit(&mut self, x: &[Vec<f64>], y: &[f64]) -> Result<(), LearnError> {
+        self.inner_mut().fit(x, y)
+    }
+
+    fn predict(&self, row: &[f64]) -> f64 {
+        self.inner().predict(row)
+    }
 }

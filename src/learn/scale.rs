@@ -39,7 +39,10 @@ impl Range {
 
     /// One row, scaled.
     pub fn row(&self, r: &[f64]) -> Vec<f64> {
-        r.iter().enumerate().map(|(j, &v)| self.value(j, v)).collect()
+        r.iter()
+            .enumerate()
+            .map(|(j, &v)| self.value(j, v))
+            .collect()
     }
 
     /// Every row, scaled.

@@ -52,6 +52,27 @@ impl Machine {
     }
 }
 
+/// One stored measurement, joined with its kernel, variant, compiler and
+/// machine: the raw material of a learning dataset.
+#[derive(Debug, Clone)]
+pub struct Measured {
+    pub kernel_id: i64,
+    pub kernel: String,
+    pub variant_id: i64,
+    pub original: bool,
+    /// Name and version, e.g. `gcc 12.2.0`.
+    pub compiler: String,
+    pub compiler_name: String,
+    pub flags: String,
+    pub machine: String,
+    pub size: String,
+    pub threads: i64,
+    pub status: String,
+    pub median: Option<f64>,
+    /// Every configuration (bit form) that produces the variant, sorted.
+    pub configs: Vec<String>,
+}
+
 /// An open results database.
 pub struct Store {
     conn: Connection,
@@ -293,6 +314,62 @@ impl Store {
             .conn
             .prepare("SELECT id, variant_id, median FROM measurements ORDER BY id")?;
         let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// Every measurement, with what learning needs to know about it.
+    pub fn measured(&self) -> Result<Vec<Measured>, StoreError> {
+        let mut stmt = self.conn.prepare(
+            "SELECT k.id, k.name, v.id, v.original, c.name, c.version, c.flags, ma.cpu, ma.cores, ma.os,
+                    m.size, m.threads, m.status, m.median,
+                    COALESCE((SELECT group_concat(config, ',') FROM (SELECT config FROM variant_configs WHERE variant_id = v.id ORDER BY config)), '')
+             FROM measurements m JOIN variants v ON v.id = m.variant_id JOIN kernels k ON k.id = v.kernel_id
+             JOIN compilers c ON c.id = m.compiler_id JOIN machines ma ON ma.id = m.machine_id
+             ORDER BY k.name, k.id, v.id, c.name",
+        )?;
+        let rows = stmt.query_map([], |r| {
+            let configs: String = r.get(14)?;
+            Ok(Measured {
+                kernel_id: r.get(0)?,
+                kernel: r.get(1)?,
+                variant_id: r.get(2)?,
+                original: r.get::<_, i64>(3)? != 0,
+                compiler: format!("{} {}", r.get::<_, String>(4)?, r.get::<_, String>(5)?),
+                compiler_name: r.get(4)?,
+                flags: r.get(6)?,
+                machine: format!(
+                    "{}, {} cores, {}",
+                    r.get::<_, String>(7)?,
+                    r.get::<_, i64>(8)?,
+                    r.get::<_, String>(9)?
+                ),
+                size: r.get(10)?,
+                threads: r.get(11)?,
+                status: r.get(12)?,
+                median: r.get(13)?,
+                configs: configs
+                    .split(',')
+                    .filter(|c| !c.is_empty())
+                    .map(str::to_string)
+                    .collect(),
+            })
+        })?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// The stored features of a kernel for one back end and size.
+    pub fn features(
+        &self,
+        kernel: i64,
+        backend: &str,
+        size: &str,
+    ) -> Result<Vec<(String, f64)>, StoreError> {
+        let mut stmt = self.conn.prepare(
+            "SELECT name, value FROM features WHERE kernel_id = ?1 AND backend = ?2 AND size = ?3 ORDER BY name",
+        )?;
+        let rows = stmt.query_map(params![kernel, backend, size], |r| {
+            Ok((r.get(0)?, r.get(1)?))
+        })?;
         Ok(rows.collect::<Result<_, _>>()?)
     }
 

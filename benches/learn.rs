@@ -1,0 +1,79 @@
+//! Leave-one-benchmark-out evaluation of all six models on a synthetic
+//! dataset shaped like a campaign (30 kernels × 240 variants, 15
+//! features + 12 bits), timed as whole runs: median of 3 (release build).
+//!
+//!     cargo bench --bench learn [-- --kernels 30 --variants 240 --runs 3]
+
+use polytune::learn::dataset::Dataset;
+use polytune::learn::evaluate::{Options, predictions};
+use polytune::learn::{Kind, Regressor};
+use std::time::Instant;
+
+fn arg(name: &str, default: usize) -> usize {
+    let args: Vec<String> = std::env::args().collect();
+    args.iter()
+        .position(|a| a == name)
+        .and_then(|i| args.get(i + 1))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v.get(v.len() / 2).copied().unwrap_or(f64::NAN)
+}
+
+fn main() {
+    let kernels = arg("--kernels", 30);
+    let variants = arg("--variants", 240);
+    let runs = arg("--runs", 3);
+    let d = Dataset::synthetic(kernels, variants, 15, 42);
+    println!(
+        "dataset: {} kernels, {} rows, {} attributes; {} threads",
+        d.kernels.len(),
+        d.rows.len(),
+        d.attribute_names().len(),
+        Options::default().threads
+    );
+    // Each model's share: one fold (train on all kernels but one).
+    let x: Vec<Vec<f64>> = d
+        .rows
+        .iter()
+        .filter(|r| r.kernel != 0)
+        .map(|r| d.row_attributes(r))
+        .collect();
+    let y: Vec<f64> = d
+        .rows
+        .iter()
+        .filter(|r| r.kernel != 0)
+        .map(|r| r.speedup)
+        .collect();
+    for kind in Kind::ALL {
+        let t = Instant::now();
+        let mut m = kind.model();
+        m.fit(&x, &y).expect("fit");
+        let fit = t.elapsed().as_secs_f64();
+        let t = Instant::now();
+        for r in d.rows.iter().filter(|r| r.kernel == 0) {
+            std::hint::black_box(m.predict(&d.row_attributes(r)));
+        }
+        println!(
+            "  {:4} one fold: fit {:.3} s, predict {} rows {:.4} s",
+            kind.name(),
+            fit,
+            variants,
+            t.elapsed().as_secs_f64()
+        );
+    }
+    let mut times = Vec::new();
+    for _ in 0..runs {
+        let t = Instant::now();
+        predictions(&d, &Options::default()).expect("evaluation");
+        times.push(t.elapsed().as_secs_f64());
+    }
+    println!(
+        "whole leave-one-out, six models: median {:.1} s over {runs} runs ({:?})",
+        median(times.clone()),
+        times.iter().map(|t| format!("{t:.1}")).collect::<Vec<_>>()
+    );
+}

@@ -1,0 +1,327 @@
+//! The learning dataset (paper section 4.2): one row per measured,
+//! verified variant of a kernel — the features F of the kernel's original
+//! program, the bits of a configuration T that produces the variant, and
+//! the measured speedup of the variant over the original.
+//!
+//! Several configurations often produce the same code (a tile size where
+//! nothing can be tiled, say). A variant is represented by its *least*
+//! configuration (fewest bits set, then the smallest bit string): the
+//! transformations that actually took effect.
+
+use super::LearnError;
+use crate::store::{Measured, Store};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// Number of bits in a configuration's canonical form.
+pub const CONFIG_BITS: usize = 12;
+
+/// Which measurements make up a dataset.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Selection {
+    /// Compiler name (`gcc`, `clang`).
+    pub compiler: String,
+    pub size: String,
+    pub threads: i64,
+    /// Feature back end and the size the features were counted at.
+    pub feature_backend: String,
+    pub feature_size: String,
+}
+
+impl Default for Selection {
+    fn default() -> Self {
+        Selection {
+            compiler: "gcc".into(),
+            size: "medium".into(),
+            threads: 2,
+            feature_backend: "cachegrind".into(),
+            feature_size: "small".into(),
+        }
+    }
+}
+
+/// One kernel: its features and the baseline it is measured against.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Kernel {
+    pub name: String,
+    pub features: Vec<f64>,
+    pub baseline_seconds: f64,
+}
+
+/// One variant of one kernel.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Row {
+    /// Index into [`Dataset::kernels`].
+    pub kernel: usize,
+    pub variant_id: i64,
+    /// The representative configuration, bit form.
+    pub config: String,
+    /// How many configurations produce this variant (its weight when
+    /// configurations are drawn at random).
+    pub configs: usize,
+    pub speedup: f64,
+}
+
+/// Everything the models learn from and are evaluated on.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Dataset {
+    pub selection: Selection,
+    pub machine: String,
+    pub compiler: String,
+    pub flags: String,
+    pub feature_names: Vec<String>,
+    pub kernels: Vec<Kernel>,
+    pub rows: Vec<Row>,
+}
+
+/// The least configuration: fewest bits set, then the smallest string.
+pub fn representative(configs: &[String]) -> Option<&String> {
+    configs
+        .iter()
+        .min_by_key(|c| (c.bytes().filter(|&b| b == b'1').count(), c.as_str()))
+}
+
+/// Features as the models see them: ratios as stored, the instruction
+/// count on a log scale (it spans orders of magnitude between kernels).
+fn feature_value(name: &str, v: f64) -> f64 {
+    if name == "PAPI_TOT_INS" {
+        v.max(1.0).log10()
+    } else {
+        v
+    }
+}
+
+impl Dataset {
+    /// Reads the dataset of one compiler (and size, threads) from a store.
+    /// Only variants that were verified correct and timed are rows;
+    /// kernels without features or without a timed original are left out.
+    pub fn from_store(store: &Store, sel: &Selection) -> Result<Dataset, LearnError> {
+        let all: Vec<Measured> = store
+            .measured()?
+            .into_iter()
+            .filter(|m| {
+                m.compiler_name == sel.compiler && m.size == sel.size && m.threads == sel.threads
+            })
+            .collect();
+        if all.is_empty() {
+            return Err(LearnError::Data(format!(
+                "the store has no measurements for {} at size {} with {} threads",
+                sel.compiler, sel.size, sel.threads
+            )));
+        }
+        let machines: std::collections::BTreeSet<&str> =
+            all.iter().map(|m| m.machine.as_str()).collect();
+        if machines.len() > 1 {
+            return Err(LearnError::Data(format!(
+                "the store mixes machines ({}); train on one machine's measurements",
+                machines.into_iter().collect::<Vec<_>>().join("; ")
+            )));
+        }
+        let mut by_kernel: BTreeMap<(String, i64), Vec<&Measured>> = BTreeMap::new();
+        for m in &all {
+            by_kernel
+                .entry((m.kernel.clone(), m.kernel_id))
+                .or_default()
+                .push(m);
+        }
+        let mut names: Option<Vec<String>> = None;
+        let mut kernels = Vec::new();
+        let mut rows = Vec::new();
+        for ((name, kid), ms) in &by_kernel {
+            let Some(base) = ms
+                .iter()
+                .find(|m| m.original && m.status == "ok")
+                .and_then(|m| m.median)
+            else {
+                continue;
+            };
+            let feats = store.features(*kid, &sel.feature_backend, &sel.feature_size)?;
+            if feats.is_empty() {
+                continue;
+            }
+            let these: Vec<String> = feats.iter().map(|f| f.0.clone()).collect();
+            match &names {
+                None => names = Some(these),
+                Some(n) if *n != these => {
+                    return Err(LearnError::Data(format!(
+                        "kernel {name} has features {these:?}, others {n:?}"
+                    )));
+                }
+                _ => {}
+            }
+            let k = kernels.len();
+            kernels.push(Kernel {
+                name: name.clone(),
+                features: feats.iter().map(|(n, v)| feature_value(n, *v)).collect(),
+                baseline_seconds: base,
+            });
+            for m in ms.iter().filter(|m| !m.original && m.status == "ok") {
+                let (Some(t), Some(cfg)) = (m.median, representative(&m.configs)) else {
+                    continue;
+                };
+                if t > 0.0 {
+                    rows.push(Row {
+                        kernel: k,
+                        variant_id: m.variant_id,
+                        config: cfg.clone(),
+                        configs: m.configs.len(),
+                        speedup: base / t,
+                    });
+                }
+            }
+        }
+        let first = &all[0];
+        let mut d = Dataset {
+            selection: sel.clone(),
+            machine: first.machine.clone(),
+            compiler: first.compiler.clone(),
+            flags: first.flags.clone(),
+            feature_names: names.unwrap_or_default(),
+            kernels,
+            rows,
+        };
+        d.drop_constant_features();
+        if d.rows.is_empty() {
+            return Err(LearnError::Data(
+                "no kernel has both features and verified, timed variants".into(),
+            ));
+        }
+        Ok(d)
+    }
+
+    /// Features equal for every kernel carry no information; dropping them
+    /// keeps the models' inputs (and the reports) to what matters.
+    pub fn drop_constant_features(&mut self) {
+        let keep: Vec<usize> = (0..self.feature_names.len())
+            .filter(|&j| {
+                let v0 = self.kernels.first().map(|k| k.features[j]);
+                self.kernels.iter().any(|k| Some(k.features[j]) != v0)
+            })
+            .collect();
+        self.feature_names = keep
+            .iter()
+            .map(|&j| self.feature_names[j].clone())
+            .collect();
+        for k in &mut self.kernels {
+            k.features = keep.iter().map(|&j| k.features[j]).collect();
+        }
+    }
+
+    /// The model's attributes: features, then the configuration's bits.
+    pub fn attribute_names(&self) -> Vec<String> {
+        let mut n = self.feature_names.clone();
+        n.extend((0..CONFIG_BITS).map(|b| format!("T{b}")));
+        n
+    }
+
+    /// The attribute vector of a kernel's features with a configuration.
+    pub fn attributes(features: &[f64], config: &str) -> Vec<f64> {
+        let mut a = features.to_vec();
+        a.extend(config.bytes().map(|b| if b == b'1' { 1.0 } else { 0.0 }));
+        a
+    }
+
+    /// The attribute vector of a row.
+    pub fn row_attributes(&self, r: &Row) -> Vec<f64> {
+        Dataset::attributes(&self.kernels[r.kernel].features, &r.config)
+    }
+
+    /// Row indices of each kernel, in kernel order.
+    pub fn rows_by_kernel(&self) -> Vec<Vec<usize>> {
+        let mut out = vec![Vec::new(); self.kernels.len()];
+        for (i, r) in self.rows.iter().enumerate() {
+            out[r.kernel].push(i);
+        }
+        out
+    }
+
+    /// Keeps only the given features (by name), e.g. a selected subset.
+    pub fn with_features(&self, keep: &[String]) -> Dataset {
+        let idx: Vec<usize> = keep
+            .iter()
+            .filter_map(|n| self.feature_names.iter().position(|f| f == n))
+            .collect();
+        let mut d = self.clone();
+        d.feature_names = idx.iter().map(|&j| self.feature_names[j].clone()).collect();
+        for k in &mut d.kernels {
+            k.features = idx.iter().map(|&j| k.features[j]).collect();
+        }
+        d
+    }
+
+    /// A synthetic dataset shaped like a real campaign (kernels × variants,
+    /// counter-like features, speedups driven by interactions of features
+    /// and bits, with noise): for tests and benchmarks of the learning
+    /// side before or without measurements.
+    pub fn synthetic(kernels: usize, variants: usize, features: usize, seed: u64) -> Dataset {
+        let mut rng = super::rng::Lcg::new(seed);
+        let mut ks = Vec::new();
+        let mut rows = Vec::new();
+        let all = crate::space::Config::all();
+        for k in 0..kernels {
+            let f: Vec<f64> = (0..features).map(|_| rng.uniform()).collect();
+            ks.push(Kernel {
+                name: format!("k{k:02}"),
+                features: f.clone(),
+                baseline_seconds: 0.1 + rng.uniform(),
+            });
+            let mut seen = std::collections::BTreeSet::new();
+            while seen.len() < variants.min(all.len()) {
+                let c = all[(rng.uniform() * all.len() as f64) as usize % all.len()].bits();
+                if !seen.insert(c.clone()) {
+                    continue;
+                }
+                let t: Vec<f64> = c.bytes().map(|b| (b - b'0') as f64).collect();
+                // Tiling pays with poor locality (f0), parallelism with
+                // much work (f1), vectorization needs pre-vectorization.
+                let mut s = 1.0 + 1.5 * t[2] * f[0] + 0.8 * t[6] * f[1] - 0.6 * t[8] * (1.0 - t[7])
+                    + 0.5 * t[8] * t[7] * f[2]
+                    - 0.3 * t[9] * f[3]
+                    + 0.4 * (t[0] - t[1]) * (f[4] - 0.5);
+                s *= 1.0 + 0.1 * (rng.uniform() - 0.5);
+                rows.push(Row {
+                    kernel: k,
+                    variant_id: rows.len() as i64,
+                    config: c,
+                    configs: 1,
+                    speedup: s.max(0.05),
+                });
+            }
+        }
+        Dataset {
+            selection: Selection::default(),
+            machine: "synthetic".into(),
+            compiler: "synthetic".into(),
+            flags: String::new(),
+            feature_names: (0..features).map(|j| format!("F{j}")).collect(),
+            kernels: ks,
+            rows,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_representative_is_the_least_configuration() {
+        let c = vec![
+            "011000000000".to_string(),
+            "000100000000".to_string(),
+            "001000000000".to_string(),
+        ];
+        assert_eq!(representative(&c).unwrap(), "000100000000");
+        assert!(representative(&[]).is_none());
+    }
+
+    #[test]
+    fn synthetic_data_has_the_requested_shape() {
+        let d = Dataset::synthetic(4, 20, 6, 1);
+        assert_eq!(d.kernels.len(), 4);
+        assert_eq!(d.rows.len(), 80);
+        assert_eq!(d.attribute_names().len(), 6 + CONFIG_BITS);
+        assert_eq!(d.row_attributes(&d.rows[0]).len(), 18);
+        assert!(d.rows.iter().all(|r| r.speedup > 0.0));
+    }
+}

@@ -1,0 +1,440 @@
+//! Leave-one-benchmark-out evaluation (paper section 5): every model is
+//! trained on all kernels but one and ranks the held-out kernel's
+//! variants; the measured speedups of what it would have picked are
+//! compared with the best in the space (Opt) and with random picks.
+
+use super::dataset::Dataset;
+use super::rng::Lcg;
+use super::{Kind, LearnError, Regressor};
+use serde::Serialize;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// What to evaluate and how.
+#[derive(Debug, Clone)]
+pub struct Options {
+    pub models: Vec<Kind>,
+    /// N of N-shot.
+    pub shots: usize,
+    /// Random draws averaged for the Random column.
+    pub random_draws: usize,
+    pub seed: u64,
+    /// Worker threads for the folds.
+    pub threads: usize,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            models: Kind::ALL.to_vec(),
+            shots: 6,
+            random_draws: 100,
+            seed: 1,
+            threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
+        }
+    }
+}
+
+/// One held-out kernel's results, as speedups over its original.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct KernelScores {
+    pub kernel: String,
+    pub variants: usize,
+    pub opt: f64,
+    /// The configuration of the best variant.
+    pub opt_config: String,
+    pub random: f64,
+    /// Per model (in `Evaluation::models` order): its top-1 variant.
+    pub one_shot: Vec<f64>,
+    /// Per model: the best of its top N.
+    pub n_shot: Vec<f64>,
+    /// The best of every model's top-1.
+    pub multi: f64,
+}
+
+/// A whole evaluation: per kernel, and summaries over kernels.
+#[derive(Debug, Clone, Serialize)]
+pub struct Evaluation {
+    pub models: Vec<String>,
+    pub shots: usize,
+    pub kernels: Vec<KernelScores>,
+}
+
+/// Leave-one-benchmark-out predictions: for each model, a predicted
+/// speedup for every row, made by that model trained without the row's
+/// kernel.
+pub fn predictions(d: &Dataset, opts: &Options) -> Result<Vec<Vec<f64>>, LearnError> {
+    let by_kernel = d.rows_by_kernel();
+    if by_kernel.iter().filter(|r| !r.is_empty()).count() < 2 {
+        return Err(LearnError::Data(
+            "leave-one-out needs at least two kernels with variants".into(),
+        ));
+    }
+    let attrs: Vec<Vec<f64>> = d.rows.iter().map(|r| d.row_attributes(r)).collect();
+    let jobs: Vec<(usize, Kind)> = (0..d.kernels.len())
+        .filter(|&k| !by_kernel[k].is_empty())
+        .flat_map(|k| opts.models.iter().map(move |&m| (k, m)))
+        .collect();
+    let out = Mutex::new(vec![vec![f64::NAN; d.rows.len()]; opts.models.len()]);
+    let err = Mutex::new(None);
+    let next = AtomicUsize::new(0);
+    // The slow models first, so the threads finish together.
+    let mut order: Vec<usize> = (0..jobs.len()).collect();
+    order.sort_by_key(|&j| match jobs[j].1 {
+        Kind::Mlp => 0,
+        Kind::Svm => 1,
+        Kind::KStar => 2,
+        _ => 3,
+    });
+    std::thread::scope(|s| {
+        for _ in 0..opts.threads.max(1) {
+            s.spawn(|| {
+                loop {
+                    let n = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(&j) = order.get(n) else { break };
+                    let (k, kind) = jobs[j];
+                    let (mut x, mut y) = (Vec::new(), Vec::new());
+                    for (i, r) in d.rows.iter().enumerate() {
+                        if r.kernel != k {
+                            x.push(attrs[i].clone());
+                            y.push(r.speedup);
+                        }
+                    }
+                    let mut m = kind.model();
+                    if let Err(e) = m.fit(&x, &y) {
+                        *err.lock().unwrap() = Some(e);
+                        break;
+                    }
+                    let mi = opts.models.iter().position(|&x| x == kind).unwrap();
+                    let preds: Vec<(usize, f64)> = by_kernel[k]
+                        .iter()
+                        .map(|&i| (i, m.predict(&attrs[i])))
+                        .collect();
+                    let mut o = out.lock().unwrap();
+                    for (i, p) in preds {
+                        o[mi][i] = p;
+                    }
+                }
+            });
+        }
+    });
+    if let Some(e) = err.into_inner().unwrap() {
+        return Err(e);
+    }
+    Ok(out.into_inner().unwrap())
+}
+
+/// Indices of `rows` ordered by predicted speedup, best first (ties keep
+/// the dataset order, so the ranking is deterministic).
+pub fn ranking(rows: &[usize], predicted: &[f64]) -> Vec<usize> {
+    let mut r = rows.to_vec();
+    r.sort_by(|&a, &b| predicted[b].total_cmp(&predicted[a]).then(a.cmp(&b)));
+    r
+}
+
+/// The arithmetic of the paper's tables, from predictions.
+pub fn score(d: &Dataset, models: &[Kind], predicted: &[Vec<f64>], opts: &Options) -> Evaluation {
+    let mut kernels = Vec::new();
+    for (k, rows) in d.rows_by_kernel().into_iter().enumerate() {
+        if rows.is_empty() {
+            continue;
+        }
+        let s = |i: usize| d.rows[i].speedup;
+        let best = *rows
+            .iter()
+            .max_by(|&&a, &&b| s(a).total_cmp(&s(b)).then(b.cmp(&a)))
+            .unwrap();
+        // Random: configurations drawn uniformly, so a variant is drawn in
+        // proportion to the configurations that produce it.
+        let weights: Vec<usize> = rows.iter().map(|&i| d.rows[i].configs.max(1)).collect();
+        let total: usize = weights.iter().sum();
+        let mut rng = Lcg::new(opts.seed.wrapping_add(k as u64));
+        let mut acc = 0.0;
+        for _ in 0..opts.random_draws {
+            let mut t = ((rng.uniform() * total as f64) as usize).min(total - 1);
+            let mut pick = rows[0];
+            for (w, &i) in weights.iter().zip(&rows) {
+                if t < *w {
+                    pick = i;
+                    break;
+                }
+                t -= w;
+            }
+            acc += s(pick);
+        }
+        let mut one_shot = Vec::new();
+        let mut n_shot = Vec::new();
+        for p in predicted {
+            let r = ranking(&rows, p);
+            one_shot.push(s(r[0]));
+            n_shot.push(
+                r.iter()
+                    .take(opts.shots.max(1))
+                    .map(|&i| s(i))
+                    .fold(f64::NEG_INFINITY, f64::max),
+            );
+        }
+        let multi = one_shot.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        kernels.push(KernelScores {
+            kernel: d.kernels[k].name.clone(),
+            variants: rows.len(),
+            opt: s(best),
+            opt_config: d.rows[best].config.clone(),
+            random: acc / opts.random_draws.max(1) as f64,
+            one_shot,
+            n_shot,
+            multi,
+        });
+    }
+    Evaluation {
+        models: models.iter().map(|m| m.name().to_string()).collect(),
+        shots: opts.shots,
+        kernels,
+    }
+}
+
+/// Predictions and scores in one go.
+pub fn evaluate(d: &Dataset, opts: &Options) -> Result<Evaluation, LearnError> {
+    let p = predictions(d, opts)?;
+    Ok(score(d, &opts.models, &p, opts))
+}
+
+/// Arithmetic and geometric means of a column.
+pub fn means(v: &[f64]) -> (f64, f64) {
+    if v.is_empty() {
+        return (f64::NAN, f64::NAN);
+    }
+    let n = v.len() as f64;
+    let a = v.iter().sum::<f64>() / n;
+    let g = (v.iter().map(|x| x.ln()).sum::<f64>() / n).exp();
+    (a, g)
+}
+
+/// A column of the tables: a name and a value per kernel.
+type Column = (String, Vec<f64>);
+
+impl Evaluation {
+    fn columns(&self, n_shot: bool) -> Vec<Column> {
+        let mut c = vec![
+            (
+                "Opt".to_string(),
+                self.kernels.iter().map(|k| k.opt).collect(),
+            ),
+            (
+                "Random".to_string(),
+                self.kernels.iter().map(|k| k.random).collect(),
+            ),
+        ];
+        for (m, name) in self.models.iter().enumerate() {
+            c.push((
+                name.clone(),
+                self.kernels
+                    .iter()
+                    .map(|k| if n_shot { k.n_shot[m] } else { k.one_shot[m] })
+                    .collect(),
+            ));
+        }
+        if n_shot {
+            c.push((
+                "multi-model".to_string(),
+                self.kernels.iter().map(|k| k.multi).collect(),
+            ));
+        }
+        c
+    }
+
+    /// Per-kernel value as a percentage of that kernel's Opt.
+    fn percent(&self, col: &[f64]) -> Vec<f64> {
+        col.iter()
+            .zip(&self.kernels)
+            .map(|(v, k)| 100.0 * v / k.opt)
+            .collect()
+    }
+
+    /// Mean over kernels of each model's and multi-model's % of Opt.
+    pub fn summary(&self) -> Vec<(String, f64, f64, f64, f64)> {
+        let one = self.columns(false);
+        let n = self.columns(true);
+        let mut out = Vec::new();
+        for (name, col) in n.iter().skip(1) {
+            let single = one.iter().find(|c| &c.0 == name).map(|c| c.1.clone());
+            let (s1, p1) = match &single {
+                Some(c) => (means(c).0, means(&self.percent(c)).0),
+                None => (f64::NAN, f64::NAN),
+            };
+            out.push((
+                name.clone(),
+                s1,
+                p1,
+                means(col).0,
+                means(&self.percent(col)).0,
+            ));
+        }
+        out
+    }
+
+    /// The tables as Markdown: speedups over the original and as % of
+    /// Opt, for 1-shot and for N-shot with multi-model (paper Tables 8–13).
+    pub fn markdown(&self) -> String {
+        let mut s = String::new();
+        for (title, n_shot) in [("1-shot", false), (&*format!("{}-shot", self.shots), true)] {
+            let cols = self.columns(n_shot);
+            for pct in [false, true] {
+                s += &format!(
+                    "\n### {title}: {}\n\n",
+                    if pct {
+                        "% of Opt"
+                    } else {
+                        "speedup over the original"
+                    }
+                );
+                s += "| kernel |";
+                for (n, _) in &cols {
+                    s += &format!(" {n} |");
+                }
+                s += "\n|---|";
+                s += &"---:|".repeat(cols.len());
+                s += "\n";
+                let vals: Vec<Vec<f64>> = cols
+                    .iter()
+                    .map(|(_, c)| if pct { self.percent(c) } else { c.clone() })
+                    .collect();
+                for (k, ks) in self.kernels.iter().enumerate() {
+                    s += &format!("| {} |", ks.kernel);
+                    for v in &vals {
+                        s += &if pct {
+                            format!(" {:.0} |", v[k])
+                        } else {
+                            format!(" {:.2} |", v[k])
+                        };
+                    }
+                    s += "\n";
+                }
+                for (label, geo) in [("mean", false), ("geomean", true)] {
+                    s += &format!("| **{label}** |");
+                    for v in &vals {
+                        let (a, g) = means(v);
+                        let x = if geo { g } else { a };
+                        s += &if pct {
+                            format!(" {x:.0} |")
+                        } else {
+                            format!(" {x:.2} |")
+                        };
+                    }
+                    s += "\n";
+                }
+            }
+        }
+        s
+    }
+
+    /// One line per kernel and column, for spreadsheets.
+    pub fn csv(&self) -> String {
+        let mut s = String::from("kernel,variants,column,shots,speedup,percent_of_opt\n");
+        for (n_shot, shots) in [(false, 1), (true, self.shots)] {
+            for (name, col) in self.columns(n_shot) {
+                if n_shot && (name == "Opt" || name == "Random") {
+                    continue;
+                }
+                for (k, v) in self.kernels.iter().zip(&col) {
+                    s += &format!(
+                        "{},{},{},{},{:.6},{:.3}\n",
+                        k.kernel,
+                        k.variants,
+                        name,
+                        shots,
+                        v,
+                        100.0 * v / k.opt
+                    );
+                }
+            }
+        }
+        s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::learn::dataset::{Kernel, Row, Selection};
+
+    fn hand_made() -> Dataset {
+        let k = |name: &str| Kernel {
+            name: name.into(),
+            features: vec![0.0],
+            baseline_seconds: 1.0,
+        };
+        let r = |kernel, config: &str, speedup| Row {
+            kernel,
+            variant_id: 0,
+            config: config.into(),
+            configs: 1,
+            speedup,
+        };
+        Dataset {
+            selection: Selection::default(),
+            machine: "m".into(),
+            compiler: "c".into(),
+            flags: String::new(),
+            feature_names: vec!["F".into()],
+            kernels: vec![k("a"), k("b")],
+            rows: vec![
+                r(0, "000000000000", 1.0),
+                r(0, "000000000001", 4.0),
+                r(0, "000000000011", 2.0),
+                r(0, "000000000111", 0.5),
+                r(1, "000000000000", 3.0),
+                r(1, "000000000001", 3.0),
+            ],
+        }
+    }
+
+    #[test]
+    fn the_tables_arithmetic_is_pinned() {
+        let d = hand_made();
+        // Two "models": one ranks kernel a's rows 3,2,1,0 (worst first
+        // at the top), the other ranks row 2 (speedup 2) first.
+        let p1 = vec![0.0, 1.0, 2.0, 3.0, 5.0, 4.0];
+        let p2 = vec![0.0, 0.0, 9.0, 1.0, 1.0, 1.0];
+        let opts = Options {
+            shots: 2,
+            random_draws: 100,
+            ..Options::default()
+        };
+        let e = score(&d, &[Kind::Lr, Kind::Ibk], &[p1, p2], &opts);
+        let a = &e.kernels[0];
+        assert_eq!(a.opt, 4.0);
+        assert_eq!(a.opt_config, "000000000001");
+        assert_eq!(a.one_shot, vec![0.5, 2.0]);
+        // Top 2: p1 → rows 3, 2 → max(0.5, 2); p2 → rows 2, 3 → 2.
+        assert_eq!(a.n_shot, vec![2.0, 2.0]);
+        assert_eq!(a.multi, 2.0);
+        // Random over four equally likely variants: mean 1.875.
+        assert!((a.random - 1.875).abs() < 0.35, "{}", a.random);
+        let b = &e.kernels[1];
+        assert_eq!((b.opt, b.random, b.multi), (3.0, 3.0, 3.0));
+        assert_eq!(b.one_shot, vec![3.0, 3.0]);
+        // Summary: LR 1-shot mean (0.5 + 3) / 2 = 1.75, % of Opt
+        // (12.5 + 100) / 2 = 56.25; multi-model 6-shot column mean 2.5.
+        let sum = e.summary();
+        let lr = sum.iter().find(|r| r.0 == "LR").unwrap();
+        assert_eq!((lr.1, lr.2), (1.75, 56.25));
+        assert_eq!((lr.3, lr.4), (2.5, 75.0));
+        let multi = sum.iter().find(|r| r.0 == "multi-model").unwrap();
+        assert_eq!((multi.3, multi.4), (2.5, 75.0));
+        let (am, gm) = means(&[1.0, 4.0]);
+        assert_eq!((am, gm), (2.5, 2.0));
+        let md = e.markdown();
+        assert!(md.contains("| a | 4.00 |"), "{md}");
+        assert!(md.contains("### 2-shot: % of Opt"));
+        assert!(e.csv().lines().count() > 10);
+    }
+
+    #[test]
+    fn ranking_is_deterministic_on_ties() {
+        assert_eq!(
+            ranking(&[4, 2, 7], &[0.0, 0.0, 1.0, 0.0, 1.0, 0.0, 0.0, 0.5]),
+            vec![2, 4, 7]
+        );
+    }
+}
