@@ -30,6 +30,52 @@ struct Cli {
     command: Command,
 }
 
+/// Which measurements of a store a model learns from.
+#[derive(clap::Args, Clone)]
+struct DataArgs {
+    /// Back-end compiler whose measurements to use.
+    #[arg(long, default_value = "gcc")]
+    compiler: String,
+    /// Dataset size of the measurements.
+    #[arg(long, default_value = "medium", value_parser = ["mini", "small", "medium", "large"])]
+    size: String,
+    /// Thread count of the measurements.
+    #[arg(long, default_value_t = 2)]
+    threads: i64,
+    /// Comma-separated models (default: all six: LR,SVM,IBk,K*,M5P,MLP).
+    #[arg(long)]
+    models: Option<String>,
+}
+
+impl DataArgs {
+    fn selection(&self) -> crate::learn::dataset::Selection {
+        crate::learn::dataset::Selection {
+            compiler: self.compiler.clone(),
+            size: self.size.clone(),
+            threads: self.threads,
+            ..Default::default()
+        }
+    }
+
+    fn kinds(&self) -> Result<Vec<crate::learn::Kind>> {
+        match &self.models {
+            None => Ok(crate::learn::Kind::ALL.to_vec()),
+            Some(m) => m
+                .split(',')
+                .map(|k| crate::learn::Kind::parse(k).map_err(|e| anyhow::anyhow!(e)))
+                .collect(),
+        }
+    }
+
+    fn dataset(&self, db: &std::path::Path) -> Result<crate::learn::dataset::Dataset> {
+        if !db.exists() {
+            anyhow::bail!("{} does not exist (run `polytune collect` first)", db.display());
+        }
+        let store = crate::store::Store::open(db)?;
+        Ok(crate::learn::dataset::Dataset::from_store(&store, &self.selection())?)
+    }
+}
+
 #[derive(Subcommand)]
 enum Command {
     /// Transform the SCoPs of a C file with one configuration of the space.
@@ -154,6 +200,39 @@ enum Command {
         /// its baseline gets only two timed runs (it can never be chosen).
         #[arg(long, value_name = "X", default_value_t = 3.0)]
         slow_factor: f64,
+    },
+    /// Train the six speedup models on a campaign's measurements and write
+    /// them (one JSON file each, with their feature schema, machine and
+    /// compiler) to a directory.
+    Train {
+        /// Results database of a campaign.
+        #[arg(long)]
+        db: PathBuf,
+        /// Directory for the model files.
+        #[arg(short, long, default_value = "models")]
+        output: PathBuf,
+        #[command(flatten)]
+        data: DataArgs,
+    },
+    /// Leave-one-benchmark-out evaluation of the models on a campaign's
+    /// measurements: Opt, Random, each model's 1-shot and N-shot, and
+    /// multi-model, per kernel and on average (paper Tables 8–13).
+    Evaluate {
+        /// Results database of a campaign.
+        #[arg(long)]
+        db: PathBuf,
+        #[command(flatten)]
+        data: DataArgs,
+        /// N of N-shot.
+        #[arg(long, default_value_t = 6)]
+        shots: usize,
+        /// Output format.
+        #[arg(long, default_value = "md", value_parser = ["md", "csv", "json"])]
+        format: String,
+        /// Also evaluate every model on the features LR's greedy selection
+        /// keeps (paper Tables 14–16).
+        #[arg(long)]
+        subset: bool,
     },
     /// Characterize a program by its (simulated) hardware counters,
     /// normalized by its instruction count (paper section 4.1).
@@ -420,6 +499,99 @@ fn run(cli: Cli) -> Result<()> {
                 s.failed,
                 store.count("measurements")?
             );
+            Ok(())
+        }
+        Command::Train { db, output, data } => {
+            let d = data.dataset(&db)?;
+            eprintln!(
+                "polytune: training on {} variants of {} kernels ({}, {})",
+                d.rows.len(),
+                d.kernels.len(),
+                d.compiler,
+                d.machine
+            );
+            for kind in data.kinds()? {
+                let t = std::time::Instant::now();
+                let m = crate::learn::saved::SavedModel::train(kind, &d)?;
+                let p = m.save(&output)?;
+                eprintln!(
+                    "  {:4} {:.1} s -> {}",
+                    kind.name(),
+                    t.elapsed().as_secs_f64(),
+                    p.display()
+                );
+            }
+            Ok(())
+        }
+        Command::Evaluate {
+            db,
+            data,
+            shots,
+            format,
+            subset,
+        } => {
+            let d = data.dataset(&db)?;
+            let opts = crate::learn::evaluate::Options {
+                models: data.kinds()?,
+                shots,
+                ..Default::default()
+            };
+            let t = std::time::Instant::now();
+            let e = crate::learn::evaluate::evaluate(&d, &opts)?;
+            let took = t.elapsed().as_secs_f64();
+            let sub = if subset {
+                let lr = crate::learn::saved::SavedModel::train(crate::learn::Kind::Lr, &d)?;
+                let crate::learn::Model::Lr(l) = &lr.model else {
+                    unreachable!("LR trains an LR model")
+                };
+                let keep: Vec<String> = l
+                    .selected
+                    .iter()
+                    .filter(|&&j| j < d.feature_names.len())
+                    .map(|&j| d.feature_names[j].clone())
+                    .collect();
+                let ds = d.with_features(&keep);
+                Some((keep, crate::learn::evaluate::evaluate(&ds, &opts)?))
+            } else {
+                None
+            };
+            match format.as_str() {
+                "csv" => print!("{}", e.csv()),
+                "json" => println!(
+                    "{}",
+                    serde_json::to_string_pretty(&json!({
+                        "machine": d.machine, "compiler": d.compiler, "flags": d.flags,
+                        "features": d.feature_names, "kernels": d.kernels.len(), "variants": d.rows.len(),
+                        "evaluation": e, "summary": summary_json(&e),
+                        "subset": sub.as_ref().map(|(k, s)| json!({"features": k, "evaluation": s, "summary": summary_json(s)})),
+                    }))?
+                ),
+                _ => {
+                    println!(
+                        "## Leave-one-out evaluation: {} ({}), {}\n",
+                        d.compiler, d.flags, d.machine
+                    );
+                    println!(
+                        "{} kernels, {} verified variants, {} features + {} configuration bits; size {}, {} threads; evaluated in {:.1} s.",
+                        d.kernels.len(),
+                        d.rows.len(),
+                        d.feature_names.len(),
+                        crate::learn::dataset::CONFIG_BITS,
+                        d.selection.size,
+                        d.selection.threads,
+                        took
+                    );
+                    println!("{}", summary_md(&e));
+                    print!("{}", e.markdown());
+                    if let Some((keep, s)) = &sub {
+                        println!(
+                            "\n## Feature subset (LR's greedy selection): {}\n",
+                            keep.join(", ")
+                        );
+                        println!("{}", summary_md(s));
+                    }
+                }
+            }
             Ok(())
         }
         Command::Characterize {
@@ -691,6 +863,39 @@ fn measure(
     }
     let _ = std::fs::remove_dir_all(&dir);
     print_report(json, &report, &text)
+}
+
+/// Averages over kernels per model: the paper's summary rows.
+fn summary_md(e: &crate::learn::evaluate::Evaluation) -> String {
+    let mut s = format!(
+        "\n| model | 1-shot speedup | 1-shot % of Opt | {n}-shot speedup | {n}-shot % of Opt |\n|---|---:|---:|---:|---:|\n",
+        n = e.shots
+    );
+    for (name, s1, p1, sn, pn) in e.summary() {
+        let f = |v: f64, d: usize| {
+            if v.is_nan() {
+                "–".to_string()
+            } else {
+                format!("{v:.*}", d)
+            }
+        };
+        s += &format!(
+            "| {name} | {} | {} | {} | {} |\n",
+            f(s1, 2),
+            f(p1, 0),
+            f(sn, 2),
+            f(pn, 0)
+        );
+    }
+    s
+}
+
+fn summary_json(e: &crate::learn::evaluate::Evaluation) -> serde_json::Value {
+    json!(e
+        .summary()
+        .into_iter()
+        .map(|(n, s1, p1, sn, pn)| json!({"model": n, "one_shot": s1, "one_shot_pct_opt": p1, "n_shot": sn, "n_shot_pct_opt": pn}))
+        .collect::<Vec<_>>())
 }
 
 fn split_flags(f: &str) -> Vec<String> {

@@ -83,7 +83,7 @@ pub fn representative(configs: &[String]) -> Option<&String> {
 
 /// Features as the models see them: ratios as stored, the instruction
 /// count on a log scale (it spans orders of magnitude between kernels).
-fn feature_value(name: &str, v: f64) -> f64 {
+pub fn feature_value(name: &str, v: f64) -> f64 {
     if name == "PAPI_TOT_INS" {
         v.max(1.0).log10()
     } else {
@@ -272,12 +272,13 @@ impl Dataset {
                     continue;
                 }
                 let t: Vec<f64> = c.bytes().map(|b| (b - b'0') as f64).collect();
+                let f = |j: usize| f.get(j).copied().unwrap_or(0.5);
                 // Tiling pays with poor locality (f0), parallelism with
                 // much work (f1), vectorization needs pre-vectorization.
-                let mut s = 1.0 + 1.5 * t[2] * f[0] + 0.8 * t[6] * f[1] - 0.6 * t[8] * (1.0 - t[7])
-                    + 0.5 * t[8] * t[7] * f[2]
-                    - 0.3 * t[9] * f[3]
-                    + 0.4 * (t[0] - t[1]) * (f[4] - 0.5);
+                let mut s = 1.0 + 1.5 * t[2] * f(0) + 0.8 * t[6] * f(1) - 0.6 * t[8] * (1.0 - t[7])
+                    + 0.5 * t[8] * t[7] * f(2)
+                    - 0.3 * t[9] * f(3)
+                    + 0.4 * (t[0] - t[1]) * (f(4) - 0.5);
                 s *= 1.0 + 0.1 * (rng.uniform() - 0.5);
                 rows.push(Row {
                     kernel: k,

@@ -19,6 +19,7 @@ pub mod linear;
 pub mod m5p;
 pub mod mlp;
 pub mod rng;
+pub mod saved;
 pub mod scale;
 pub mod svr;
 

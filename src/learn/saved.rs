@@ -1,0 +1,179 @@
+//! Model files: a trained model with everything needed to use it safely
+//! on a new program — the feature schema it was trained with, and the
+//! machine and compiler its speedups were measured on.
+
+use super::dataset::{CONFIG_BITS, Dataset, Selection};
+use super::{Kind, LearnError, Model, Regressor};
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+
+/// Bumped whenever the file layout or a model's fields change.
+pub const FORMAT: u32 = 1;
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct SavedModel {
+    pub format: u32,
+    pub kind: Kind,
+    pub selection: Selection,
+    /// The features, in attribute order (then the configuration bits).
+    pub feature_names: Vec<String>,
+    pub machine: String,
+    pub compiler: String,
+    pub flags: String,
+    /// The kernels it learned from, and the number of rows.
+    pub kernels: Vec<String>,
+    pub rows: usize,
+    pub model: Model,
+}
+
+impl SavedModel {
+    /// Trains a model of `kind` on the whole dataset.
+    pub fn train(kind: Kind, d: &Dataset) -> Result<SavedModel, LearnError> {
+        let x: Vec<Vec<f64>> = d.rows.iter().map(|r| d.row_attributes(r)).collect();
+        let y: Vec<f64> = d.rows.iter().map(|r| r.speedup).collect();
+        let mut model = kind.model();
+        model.fit(&x, &y)?;
+        Ok(SavedModel {
+            format: FORMAT,
+            kind,
+            selection: d.selection.clone(),
+            feature_names: d.feature_names.clone(),
+            machine: d.machine.clone(),
+            compiler: d.compiler.clone(),
+            flags: d.flags.clone(),
+            kernels: d.kernels.iter().map(|k| k.name.clone()).collect(),
+            rows: d.rows.len(),
+            model,
+        })
+    }
+
+    /// The file of a model kind in a model directory.
+    pub fn path(dir: &Path, kind: Kind) -> PathBuf {
+        dir.join(format!("{}.json", kind.slug()))
+    }
+
+    pub fn save(&self, dir: &Path) -> Result<PathBuf, LearnError> {
+        std::fs::create_dir_all(dir)?;
+        let p = SavedModel::path(dir, self.kind);
+        let tmp = p.with_extension("json.tmp");
+        std::fs::write(&tmp, serde_json::to_string(self)?)?;
+        std::fs::rename(&tmp, &p)?;
+        Ok(p)
+    }
+
+    pub fn load(path: &Path) -> Result<SavedModel, LearnError> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| LearnError::Data(format!("cannot read {}: {e}", path.display())))?;
+        let v: serde_json::Value = serde_json::from_str(&text)?;
+        let format = v.get("format").and_then(|f| f.as_u64()).unwrap_or(0);
+        if format != FORMAT as u64 {
+            return Err(LearnError::Data(format!(
+                "{} is a model file of format {format}; this polytune reads format {FORMAT} (retrain with `polytune train`)",
+                path.display()
+            )));
+        }
+        Ok(serde_json::from_value(v)?)
+    }
+
+    /// Every model file in a directory, in the paper's model order.
+    pub fn load_dir(dir: &Path) -> Result<Vec<SavedModel>, LearnError> {
+        let mut out = Vec::new();
+        for kind in Kind::ALL {
+            let p = SavedModel::path(dir, kind);
+            if p.exists() {
+                out.push(SavedModel::load(&p)?);
+            }
+        }
+        if out.is_empty() {
+            return Err(LearnError::Data(format!(
+                "no model files (lr.json, svm.json, …) in {}",
+                dir.display()
+            )));
+        }
+        Ok(out)
+    }
+
+    /// The predicted speedup of a configuration (bit form) for a program
+    /// with the given features (by name; every trained feature must be
+    /// present).
+    pub fn predict(&self, features: &[(String, f64)], config: &str) -> Result<f64, LearnError> {
+        if config.len() != CONFIG_BITS {
+            return Err(LearnError::Data(format!(
+                "configuration `{config}` is not {CONFIG_BITS} bits"
+            )));
+        }
+        let f = self.features(features)?;
+        Ok(self.model.predict(&Dataset::attributes(&f, config)))
+    }
+
+    /// The trained features picked out of a characterization.
+    pub fn features(&self, features: &[(String, f64)]) -> Result<Vec<f64>, LearnError> {
+        self.feature_names
+            .iter()
+            .map(|n| {
+                features
+                    .iter()
+                    .find(|(m, _)| m == n)
+                    .map(|(_, v)| super::dataset::feature_value(n, *v))
+                    .ok_or_else(|| {
+                        LearnError::Data(format!(
+                            "the model needs feature {n}, which the characterization lacks"
+                        ))
+                    })
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_model_predicts_the_same_after_a_round_trip() {
+        let d = Dataset::synthetic(5, 40, 4, 3);
+        let dir = tempfile::tempdir().unwrap();
+        let feats: Vec<(String, f64)> = d
+            .feature_names
+            .iter()
+            .cloned()
+            .zip(d.kernels[0].features.iter().copied())
+            .collect();
+        for kind in Kind::ALL {
+            let mut m = SavedModel::train(kind, &d).unwrap();
+            if let Model::Mlp(mlp) = &mut m.model {
+                // Keep the test quick; the file format is what is tested.
+                mlp.epochs = 20;
+                let x: Vec<Vec<f64>> = d.rows.iter().map(|r| d.row_attributes(r)).collect();
+                let y: Vec<f64> = d.rows.iter().map(|r| r.speedup).collect();
+                mlp.fit(&x, &y).unwrap();
+            }
+            let before: Vec<f64> = d
+                .rows
+                .iter()
+                .take(30)
+                .map(|r| m.predict(&feats, &r.config).unwrap())
+                .collect();
+            let p = m.save(dir.path()).unwrap();
+            let back = SavedModel::load(&p).unwrap();
+            let after: Vec<f64> = d
+                .rows
+                .iter()
+                .take(30)
+                .map(|r| back.predict(&feats, &r.config).unwrap())
+                .collect();
+            assert_eq!(
+                before.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
+                after.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
+                "{}",
+                kind.name()
+            );
+            assert!(before.iter().all(|v| v.is_finite()), "{}", kind.name());
+        }
+        assert_eq!(SavedModel::load_dir(dir.path()).unwrap().len(), 6);
+        let bad = dir.path().join("lr.json");
+        std::fs::write(&bad, r#"{"format": 99}"#).unwrap();
+        let e = SavedModel::load(&bad).unwrap_err().to_string();
+        assert!(e.contains("format 99"), "{e}");
+    }
+}
