@@ -30,6 +30,44 @@ struct Cli {
     command: Command,
 }
 
+/// The learned selection of `optimize` (used when no configuration is
+/// given).
+#[derive(clap::Args, Clone)]
+struct LearnedArgs {
+    /// Directory of trained models (default: the shipped models for the
+    /// compiler, models/<compiler>).
+    #[arg(long, value_name = "DIR")]
+    model: Option<PathBuf>,
+    /// Candidates to run (besides the original).
+    #[arg(long, default_value_t = 6)]
+    shots: usize,
+    /// multi-model (each model's best guess in turn), model:NAME (one
+    /// model's top N) or random.
+    #[arg(long, default_value = "multi-model")]
+    strategy: String,
+    /// Do not run anything: emit the top prediction (1-shot).
+    #[arg(long)]
+    no_run: bool,
+    /// Back-end compiler the candidates are built and timed with.
+    #[arg(long, default_value = "gcc")]
+    compiler: String,
+    /// Optimization flags of the back-end compiler.
+    #[arg(long, default_value = "-O3 -march=native", allow_hyphen_values = true)]
+    cflags: String,
+    /// Dataset size the candidates are timed at (corpus-style programs).
+    #[arg(long, default_value = "medium", value_parser = ["mini", "small", "medium", "large"])]
+    size: String,
+    /// OMP_NUM_THREADS for every run.
+    #[arg(long, default_value_t = 2)]
+    threads: usize,
+    /// Per-run timeout in seconds.
+    #[arg(long, default_value_t = 120)]
+    timeout: u64,
+    /// Extra include directory (repeatable).
+    #[arg(short = 'I', value_name = "DIR")]
+    include: Vec<PathBuf>,
+}
+
 /// Which measurements of a store a model learns from.
 #[derive(clap::Args, Clone)]
 struct DataArgs {
@@ -69,10 +107,16 @@ impl DataArgs {
 
     fn dataset(&self, db: &std::path::Path) -> Result<crate::learn::dataset::Dataset> {
         if !db.exists() {
-            anyhow::bail!("{} does not exist (run `polytune collect` first)", db.display());
+            anyhow::bail!(
+                "{} does not exist (run `polytune collect` first)",
+                db.display()
+            );
         }
         let store = crate::store::Store::open(db)?;
-        Ok(crate::learn::dataset::Dataset::from_store(&store, &self.selection())?)
+        Ok(crate::learn::dataset::Dataset::from_store(
+            &store,
+            &self.selection(),
+        )?)
     }
 }
 
@@ -124,6 +168,8 @@ enum Command {
         /// Treat NAME as a pure function inside SCoPs (repeatable).
         #[arg(long = "pure", value_name = "NAME")]
         pure: Vec<String>,
+        #[command(flatten)]
+        learned: LearnedArgs,
     },
     /// Compile, verify and time a program and, with a configuration, its
     /// variant; report both and the speedup.
@@ -364,7 +410,17 @@ fn run(cli: Cli) -> Result<()> {
             output,
             in_place,
             pure,
+            learned,
         } => {
+            if let Some(out) = &output
+                && !in_place
+                && same_file(out, &file)
+            {
+                anyhow::bail!(
+                    "refusing to overwrite the input {}; pass --in-place to allow it",
+                    file.display()
+                );
+            }
             let mut c: Config = match &config {
                 Some(t) => t.parse()?,
                 None => Config::default(),
@@ -378,9 +434,18 @@ fn run(cli: Cli) -> Result<()> {
                 && !simd
                 && unroll_jam.is_none()
             {
-                anyhow::bail!(
-                    "no configuration given: pass --config T or the named flags (--fuse, --tile, --wavefront, --omp, --prevector, --simd, --unroll-jam); the learned selection arrives with the trained models"
-                );
+                let src = frontend::parse_file(
+                    &file,
+                    &Options {
+                        pure_functions: pure,
+                    },
+                )?;
+                let text = learned_optimize(&file, &src, &learned, context.as_deref())?;
+                return match output {
+                    Some(out) => std::fs::write(&out, &text)
+                        .with_context(|| format!("cannot write {}", out.display())),
+                    None => Ok(std::io::stdout().write_all(text.as_bytes())?),
+                };
             }
             if let Some(f) = fuse {
                 c.fusion = match f.as_str() {
@@ -402,15 +467,6 @@ fn run(cli: Cli) -> Result<()> {
             c.simd |= simd;
             if let Some(u) = unroll_jam {
                 c.unroll = u.parse()?;
-            }
-            if let Some(out) = &output
-                && !in_place
-                && same_file(out, &file)
-            {
-                anyhow::bail!(
-                    "refusing to overwrite the input {}; pass --in-place to allow it",
-                    file.display()
-                );
             }
             let src = frontend::parse_file(
                 &file,
@@ -863,6 +919,186 @@ fn measure(
     }
     let _ = std::fs::remove_dir_all(&dir);
     print_report(json, &report, &text)
+}
+
+/// The shipped models of a compiler.
+fn shipped_models(compiler: &str) -> PathBuf {
+    let built = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("models")
+        .join(compiler);
+    if built.exists() {
+        built
+    } else {
+        PathBuf::from("models").join(compiler)
+    }
+}
+
+/// `optimize` without a configuration: predict, run the candidates,
+/// keep the fastest correct program (the original when nothing beats it).
+fn learned_optimize(
+    file: &std::path::Path,
+    src: &SourceFile,
+    a: &LearnedArgs,
+    context: Option<&str>,
+) -> Result<String> {
+    use crate::learn::saved::SavedModel;
+    use crate::measure::characterize::{Backend, characterize};
+    use crate::measure::runner::Protocol;
+    use crate::measure::verify::{Bench, Status};
+    use crate::optimize::learned::{Strategy, rank};
+    if src.scops.is_empty() {
+        anyhow::bail!(
+            "{}: no `#pragma scop` region to optimize (mark the loop nests with #pragma scop / #pragma endscop)",
+            file.display()
+        );
+    }
+    let strategy: Strategy = a.strategy.parse().map_err(|e: String| anyhow::anyhow!(e))?;
+    let dir = a
+        .model
+        .clone()
+        .unwrap_or_else(|| shipped_models(&a.compiler));
+    let models = SavedModel::load_dir(&dir).with_context(|| {
+        format!(
+            "no trained models for {} (train some with `polytune train --db runs.sqlite -o {}`, or pass --model DIR or --config T)",
+            a.compiler,
+            dir.display()
+        )
+    })?;
+    let compiler =
+        crate::measure::compiler::Compiler::detect(&a.compiler, Some(split_flags(&a.cflags)))?;
+    let work = tempfile_dir()?;
+    let mut include = a.include.clone();
+    include.push(file.parent().map(|p| p.to_path_buf()).unwrap_or_default());
+    include.push(corpus_include());
+    let t = std::time::Instant::now();
+    let sel = &models[0].selection;
+    let features = characterize(
+        file,
+        &compiler,
+        &sel.feature_size,
+        &include,
+        Backend::Cachegrind,
+        &work,
+    )
+    .with_context(|| format!("characterizing {}", file.display()))?;
+    eprintln!(
+        "polytune: characterized {} ({} counters, {:.1} s)",
+        file.display(),
+        features.values.len(),
+        t.elapsed().as_secs_f64()
+    );
+    let (variants, skipped) = crate::space::enumerate::distinct_variants(src, context)?;
+    for s in &skipped {
+        eprintln!("polytune: warning: {s}");
+    }
+    let r = rank(&models, &features.values, &variants)?;
+    let picks = r.candidates(strategy, a.shots.max(1), 1);
+    eprintln!(
+        "polytune: {} distinct variants, ranked by {} ({} models trained on {}, {})",
+        variants.len(),
+        a.strategy,
+        models.len(),
+        models[0].compiler,
+        models[0].machine
+    );
+    let readable = |v: usize| {
+        variants[v]
+            .configs
+            .iter()
+            .find(|c| c.bits() == r.configs[v])
+            .map(|c| c.to_string())
+            .unwrap_or_default()
+    };
+    let header = |what: String| format!("/* polytune: {what} */\n");
+    if a.no_run {
+        let _ = std::fs::remove_dir_all(&work);
+        let Some((v, why)) = picks.first() else {
+            anyhow::bail!("no variant to choose from");
+        };
+        eprintln!(
+            "polytune: chose {} ({why}), not run (--no-run)",
+            readable(*v)
+        );
+        return Ok(header(format!(
+            "configuration {} ({}), chosen by {why} without running it",
+            readable(*v),
+            r.configs[*v]
+        )) + &variants[*v].text);
+    }
+    let bench = Bench {
+        compiler: compiler.clone(),
+        size: a.size.clone(),
+        include,
+        protocol: Protocol {
+            threads: a.threads,
+            timeout: std::time::Duration::from_secs(a.timeout),
+            ..Protocol::default()
+        },
+        workdir: work.clone(),
+    };
+    let (orig, reference) = bench.reference(file, true);
+    let (Some(reference), Some(base)) = (reference, orig.timing.as_ref().map(|t| t.median)) else {
+        let _ = std::fs::remove_dir_all(&work);
+        anyhow::bail!(
+            "the original program cannot be measured ({}): candidates are run only for programs in the corpus style (polybench/include/polytune_bench.h); use --no-run or --config",
+            describe(&orig)
+        );
+    };
+    eprintln!(
+        "  {:<52} {:>10} {:>8}  {}",
+        "candidate", "seconds", "speedup", "chosen by"
+    );
+    eprintln!("  {:<52} {:>10.4} {:>8.2}  baseline", "original", base, 1.0);
+    let mut best: Option<(usize, f64)> = None;
+    for (v, why) in &picks {
+        let path = work.join("candidate.c");
+        std::fs::write(&path, &variants[*v].text)?;
+        let omp = variants[*v].text.contains("#pragma omp");
+        let (m, _) = bench.measure(&path, "candidate", Some(&reference), omp, true);
+        let name = readable(*v);
+        match (&m.status, &m.timing) {
+            (Status::Ok, Some(t)) => {
+                let s = base / t.median;
+                eprintln!("  {name:<52} {:>10.4} {s:>8.2}  {why}", t.median);
+                if s > 1.0 && best.is_none_or(|b| s > b.1) {
+                    best = Some((*v, s));
+                }
+            }
+            _ => eprintln!(
+                "  {name:<52} {:>10} {:>8}  {why}: {}",
+                "-",
+                "-",
+                describe(&m)
+            ),
+        }
+    }
+    let _ = std::fs::remove_dir_all(&work);
+    let how = format!(
+        "{}, {} size, {} threads",
+        format!("{} {}", compiler.name, compiler.flags.join(" ")),
+        a.size,
+        a.threads
+    );
+    Ok(match best {
+        Some((v, s)) => {
+            eprintln!(
+                "polytune: chose {} ({s:.2}x faster than the original)",
+                readable(v)
+            );
+            header(format!(
+                "configuration {} ({}), measured {s:.2}x faster than the original ({how})",
+                readable(v),
+                r.configs[v]
+            )) + &variants[v].text
+        }
+        None => {
+            eprintln!("polytune: no candidate beat the original; it is kept unchanged");
+            header(format!(
+                "no candidate of {} ran faster than this original program ({how}); kept unchanged",
+                picks.len()
+            )) + &src.text
+        }
+    })
 }
 
 /// Averages over kernels per model: the paper's summary rows.

@@ -81,7 +81,9 @@ impl Mlp {
         self.w = (0..h * (d + 1))
             .map(|_| (rng.uniform() as f32 - 0.5) * 0.1)
             .collect();
-        self.v = (0..=h).map(|_| (rng.uniform() as f32 - 0.5) * 0.1).collect();
+        self.v = (0..=h)
+            .map(|_| (rng.uniform() as f32 - 0.5) * 0.1)
+            .collect();
         let mut net = Net {
             d,
             h,

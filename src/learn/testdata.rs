@@ -10,7 +10,9 @@ pub type Rows = (Vec<Vec<f64>>, Vec<f64>);
 pub fn nonlinear(seed: u64, n_train: usize, n_test: usize) -> (Rows, Rows) {
     let mut r = Lcg::new(seed);
     let mut make = |n: usize| -> Rows {
-        let x: Vec<Vec<f64>> = (0..n).map(|_| (0..5).map(|_| r.uniform()).collect()).collect();
+        let x: Vec<Vec<f64>> = (0..n)
+            .map(|_| (0..5).map(|_| r.uniform()).collect())
+            .collect();
         let y = x
             .iter()
             .map(|v| (3.0 * v[0]).sin() * v[1] + v[2] * v[2] + 2.0 * v[3])

@@ -2,6 +2,8 @@
 //! and spliced back; a SCoP the engine cannot handle is left exactly as it
 //! was, with the reason.
 
+pub mod learned;
+
 use crate::codegen;
 use crate::frontend::SourceFile;
 use crate::isl::Ctx;
