@@ -365,9 +365,19 @@ fn optimize_writes_a_variant_and_refuses_bad_configs() {
         assert_eq!(out.status.code(), Some(2), "{bad}");
         assert!(String::from_utf8_lossy(&out.stderr).contains("accepted forms"));
     }
-    let out = polytune(&["optimize", gemm.to_str().unwrap()]);
+    // Without a configuration the learned selection needs models.
+    let out = polytune(&[
+        "optimize",
+        gemm.to_str().unwrap(),
+        "--model",
+        dir.path().to_str().unwrap(),
+    ]);
     assert_eq!(out.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("no configuration given"));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("polytune train") && err.contains("--config T"),
+        "{err}"
+    );
 
     // Never overwrite the input by accident.
     let copy = dir.path().join("k.c");

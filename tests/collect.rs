@@ -48,7 +48,9 @@ fn campaign_then_resume_is_a_no_op() {
     assert_eq!(store.count("measurements").unwrap(), 16);
     assert_eq!(store.count("kernels").unwrap(), 2);
     assert_eq!(store.count("compilers").unwrap(), 2);
-    assert!(store.count("samples").unwrap() >= 16 * 5);
+    // Originals get at least five timed runs; a variant at least two (two
+    // only when it is more than 3x slower than its original).
+    assert!(store.count("samples").unwrap() >= 4 * 5 + 12 * 2);
     // One feature vector per kernel.
     assert_eq!(store.count("features").unwrap(), 2 * 15);
     let before = store.measurement_rows().unwrap();
