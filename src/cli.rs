@@ -48,13 +48,20 @@ struct LearnedArgs {
     /// Do not run anything: emit the top prediction (1-shot).
     #[arg(long)]
     no_run: bool,
-    /// Back-end compiler the candidates are built and timed with.
+    #[command(flatten)]
+    run: RunArgs,
+}
+
+/// How programs are built and run (`measure` and the learned `optimize`).
+#[derive(clap::Args, Clone)]
+struct RunArgs {
+    /// Back-end compiler: gcc or clang.
     #[arg(long, default_value = "gcc")]
     compiler: String,
     /// Optimization flags of the back-end compiler.
     #[arg(long, default_value = "-O3 -march=native", allow_hyphen_values = true)]
     cflags: String,
-    /// Dataset size the candidates are timed at (corpus-style programs).
+    /// Dataset size of corpus-style programs: mini, small, medium or large.
     #[arg(long, default_value = "medium", value_parser = ["mini", "small", "medium", "large"])]
     size: String,
     /// OMP_NUM_THREADS for every run.
@@ -63,9 +70,50 @@ struct LearnedArgs {
     /// Per-run timeout in seconds.
     #[arg(long, default_value_t = 120)]
     timeout: u64,
-    /// Extra include directory (repeatable).
+    /// Extra include directory (repeatable); the file's and the corpus
+    /// header's directories are always included.
     #[arg(short = 'I', value_name = "DIR")]
     include: Vec<PathBuf>,
+}
+
+impl RunArgs {
+    fn compiler(&self) -> Result<crate::measure::compiler::Compiler> {
+        Ok(crate::measure::compiler::Compiler::detect(
+            &self.compiler,
+            Some(split_flags(&self.cflags)),
+        )?)
+    }
+
+    /// The include path for `file`: the extra directories, the file's own
+    /// and the corpus header's.
+    fn include_for(&self, file: &std::path::Path) -> Vec<PathBuf> {
+        let mut include = self.include.clone();
+        include.push(
+            file.parent()
+                .map(|p| p.to_path_buf())
+                .unwrap_or_else(|| PathBuf::from(".")),
+        );
+        include.push(corpus_include());
+        include
+    }
+
+    fn bench(
+        &self,
+        file: &std::path::Path,
+        workdir: &std::path::Path,
+    ) -> Result<crate::measure::verify::Bench> {
+        Ok(crate::measure::verify::Bench {
+            compiler: self.compiler()?,
+            size: self.size.clone(),
+            include: self.include_for(file),
+            protocol: crate::measure::runner::Protocol {
+                threads: self.threads,
+                timeout: std::time::Duration::from_secs(self.timeout),
+                ..Default::default()
+            },
+            workdir: workdir.to_path_buf(),
+        })
+    }
 }
 
 /// Which measurements of a store a model learns from.
@@ -183,25 +231,8 @@ enum Command {
         /// Configuration of the variant (bit string or readable form).
         #[arg(long)]
         config: Option<String>,
-        /// Back-end compiler: gcc or clang.
-        #[arg(long, default_value = "gcc")]
-        compiler: String,
-        /// Optimization flags of the back-end compiler.
-        #[arg(long, default_value = "-O3 -march=native", allow_hyphen_values = true)]
-        cflags: String,
-        /// Dataset size: mini, small, medium or large.
-        #[arg(long, default_value = "medium", value_parser = ["mini", "small", "medium", "large"])]
-        size: String,
-        /// OMP_NUM_THREADS for every run.
-        #[arg(long, default_value_t = 2)]
-        threads: usize,
-        /// Per-run timeout in seconds.
-        #[arg(long, default_value_t = 120)]
-        timeout: u64,
-        /// Extra include directory (repeatable); the file's and the corpus
-        /// header's directories are always included.
-        #[arg(short = 'I', value_name = "DIR")]
-        include: Vec<PathBuf>,
+        #[command(flatten)]
+        run: RunArgs,
         /// Machine-readable output.
         #[arg(long)]
         json: bool,
@@ -488,24 +519,9 @@ fn run(cli: Cli) -> Result<()> {
         Command::Measure {
             file,
             config,
-            compiler,
-            cflags,
-            size,
-            threads,
-            timeout,
-            include,
+            run,
             json,
-        } => measure(
-            &file,
-            config.as_deref(),
-            &compiler,
-            &cflags,
-            &size,
-            threads,
-            timeout,
-            include,
-            json,
-        ),
+        } => measure(&file, config.as_deref(), &run, json),
         Command::Collect {
             paths,
             db,
@@ -840,39 +856,11 @@ fn parse_runs(s: &str) -> Result<(usize, usize), String> {
     Ok((lo, hi))
 }
 
-#[allow(clippy::too_many_arguments)]
-fn measure(
-    file: &std::path::Path,
-    config: Option<&str>,
-    compiler: &str,
-    cflags: &str,
-    size: &str,
-    threads: usize,
-    timeout: u64,
-    mut include: Vec<PathBuf>,
-    json: bool,
-) -> Result<()> {
-    use crate::measure::runner::Protocol;
-    use crate::measure::verify::{Bench, Status};
-    let compiler = crate::measure::compiler::Compiler::detect(compiler, Some(split_flags(cflags)))?;
+fn measure(file: &std::path::Path, config: Option<&str>, run: &RunArgs, json: bool) -> Result<()> {
+    use crate::measure::verify::Status;
     let dir = tempfile_dir()?;
-    let parent = file
-        .parent()
-        .map(|p| p.to_path_buf())
-        .unwrap_or_else(|| PathBuf::from("."));
-    include.push(parent.clone());
-    include.push(corpus_include());
-    let bench = Bench {
-        compiler,
-        size: size.to_string(),
-        include,
-        protocol: Protocol {
-            threads,
-            timeout: std::time::Duration::from_secs(timeout),
-            ..Protocol::default()
-        },
-        workdir: dir.clone(),
-    };
+    let bench = run.bench(file, &dir)?;
+    let (size, threads) = (&run.size, run.threads);
     let (orig, reference) = bench.reference(file, true);
     let mut report = json!({
         "file": file.display().to_string(),
@@ -943,8 +931,7 @@ fn learned_optimize(
 ) -> Result<String> {
     use crate::learn::saved::SavedModel;
     use crate::measure::characterize::{Backend, characterize};
-    use crate::measure::runner::Protocol;
-    use crate::measure::verify::{Bench, Status};
+    use crate::measure::verify::Status;
     use crate::optimize::learned::{Strategy, rank};
     if src.scops.is_empty() {
         anyhow::bail!(
@@ -956,20 +943,17 @@ fn learned_optimize(
     let dir = a
         .model
         .clone()
-        .unwrap_or_else(|| shipped_models(&a.compiler));
+        .unwrap_or_else(|| shipped_models(&a.run.compiler));
     let models = SavedModel::load_dir(&dir).with_context(|| {
         format!(
             "no trained models for {} (train some with `polytune train --db runs.sqlite -o {}`, or pass --model DIR or --config T)",
-            a.compiler,
+            a.run.compiler,
             dir.display()
         )
     })?;
-    let compiler =
-        crate::measure::compiler::Compiler::detect(&a.compiler, Some(split_flags(&a.cflags)))?;
+    let compiler = a.run.compiler()?;
     let work = tempfile_dir()?;
-    let mut include = a.include.clone();
-    include.push(file.parent().map(|p| p.to_path_buf()).unwrap_or_default());
-    include.push(corpus_include());
+    let include = a.run.include_for(file);
     let t = std::time::Instant::now();
     let sel = &models[0].selection;
     let features = characterize(
@@ -1025,17 +1009,7 @@ fn learned_optimize(
             r.configs[*v]
         )) + &variants[*v].text);
     }
-    let bench = Bench {
-        compiler: compiler.clone(),
-        size: a.size.clone(),
-        include,
-        protocol: Protocol {
-            threads: a.threads,
-            timeout: std::time::Duration::from_secs(a.timeout),
-            ..Protocol::default()
-        },
-        workdir: work.clone(),
-    };
+    let bench = a.run.bench(file, &work)?;
     let (orig, reference) = bench.reference(file, true);
     let (Some(reference), Some(base)) = (reference, orig.timing.as_ref().map(|t| t.median)) else {
         let _ = std::fs::remove_dir_all(&work);
@@ -1045,8 +1019,8 @@ fn learned_optimize(
         );
     };
     eprintln!(
-        "  {:<52} {:>10} {:>8}  {}",
-        "candidate", "seconds", "speedup", "chosen by"
+        "  {:<52} {:>10} {:>8}  chosen by",
+        "candidate", "seconds", "speedup"
     );
     eprintln!("  {:<52} {:>10.4} {:>8.2}  baseline", "original", base, 1.0);
     let mut best: Option<(usize, f64)> = None;
@@ -1074,10 +1048,11 @@ fn learned_optimize(
     }
     let _ = std::fs::remove_dir_all(&work);
     let how = format!(
-        "{}, {} size, {} threads",
-        format!("{} {}", compiler.name, compiler.flags.join(" ")),
-        a.size,
-        a.threads
+        "{} {}, {} size, {} threads",
+        compiler.name,
+        compiler.flags.join(" "),
+        a.run.size,
+        a.run.threads
     );
     Ok(match best {
         Some((v, s)) => {

@@ -334,7 +334,14 @@ impl Store {
                 kernel: r.get(1)?,
                 variant_id: r.get(2)?,
                 original: r.get::<_, i64>(3)? != 0,
-                compiler: format!("{} {}", r.get::<_, String>(4)?, r.get::<_, String>(5)?),
+                compiler: {
+                    let (name, version): (String, String) = (r.get(4)?, r.get(5)?);
+                    if version.starts_with(&name) {
+                        version
+                    } else {
+                        format!("{name} {version}")
+                    }
+                },
                 compiler_name: r.get(4)?,
                 flags: r.get(6)?,
                 machine: format!(
