@@ -336,6 +336,11 @@ enum Command {
         /// Output file (default: standard output).
         #[arg(long)]
         csv: Option<PathBuf>,
+        /// Instead of CSV, write a compact copy of the database (every
+        /// table but the per-run samples) for shipping with models;
+        /// `evaluate` and `train` read it like the original.
+        #[arg(long, value_name = "OUT", conflicts_with = "csv")]
+        compact: Option<PathBuf>,
     },
     /// List the distinct programs of a file's optimization space.
     ///
@@ -707,11 +712,19 @@ fn run(cli: Cli) -> Result<()> {
             }
             Ok(())
         }
-        Command::Export { db, csv } => {
+        Command::Export { db, csv, compact } => {
             if !db.exists() {
                 anyhow::bail!("{} does not exist", db.display());
             }
             let store = crate::store::Store::open(&db)?;
+            if let Some(out) = compact {
+                if same_file(&out, &db) {
+                    anyhow::bail!("--compact must name a new file, not the database itself");
+                }
+                let n = store.compact_copy(&out)?;
+                eprintln!("{n} measurements in {}", out.display());
+                return Ok(());
+            }
             let n = match csv {
                 Some(p) => {
                     let mut f = std::io::BufWriter::new(

@@ -5,7 +5,7 @@
 //! candidate, so the result is never slower than the input as measured.
 
 use crate::learn::dataset::representative;
-use crate::learn::evaluate::ranking;
+use crate::learn::evaluate::{ranking, round_robin};
 use crate::learn::rng::Lcg;
 use crate::learn::saved::SavedModel;
 use crate::learn::{Kind, LearnError};
@@ -95,17 +95,13 @@ impl Ranking {
             Strategy::MultiModel => {
                 let ranks: Vec<Vec<usize>> =
                     self.predicted.iter().map(|p| ranking(&all, p)).collect();
-                let mut depth = 0;
-                while out.len() < shots && depth < all.len() {
-                    for (m, r) in ranks.iter().enumerate() {
-                        if out.len() >= shots {
-                            break;
-                        }
-                        // Agreement between models costs no extra run.
-                        let why = format!("{} #{}", self.kinds[m].name(), depth + 1);
-                        add(r[depth], why, &mut out);
-                    }
-                    depth += 1;
+                // Agreement between models costs no extra run.
+                for (v, by) in round_robin(&ranks, shots) {
+                    let why: Vec<String> = by
+                        .iter()
+                        .map(|&(m, depth)| format!("{} #{}", self.kinds[m].name(), depth + 1))
+                        .collect();
+                    out.push((v, why.join(", ")));
                 }
             }
             Strategy::Model(kind) => {

@@ -20,6 +20,8 @@ pub enum StoreError {
         "{path} has schema version {found}, newer than this polytune understands ({SCHEMA_VERSION})\n  help: use a newer polytune, or another --db"
     )]
     NewerSchema { path: String, found: i64 },
+    #[error("{0}")]
+    Io(String),
 }
 
 /// The machine measurements were taken on.
@@ -378,6 +380,20 @@ impl Store {
             Ok((r.get(0)?, r.get(1)?))
         })?;
         Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// Writes a copy of the database without the per-run samples (the
+    /// medians and spreads stay), compacted: the shippable dataset.
+    /// Returns the number of measurements in it.
+    pub fn compact_copy(&self, out: &Path) -> Result<i64, StoreError> {
+        if out.exists() {
+            std::fs::remove_file(out).map_err(|e| StoreError::Io(e.to_string()))?;
+        }
+        self.conn
+            .execute("VACUUM INTO ?1", params![out.to_string_lossy()])?;
+        let copy = Connection::open(out)?;
+        copy.execute_batch("DELETE FROM samples; PRAGMA journal_mode = DELETE; VACUUM;")?;
+        Ok(copy.query_row("SELECT COUNT(*) FROM measurements", [], |r| r.get(0))?)
     }
 
     /// Number of rows of a table (for reports and tests).
