@@ -1036,19 +1036,20 @@ fn learned_optimize(
         "candidate", "seconds", "speedup"
     );
     eprintln!("  {:<52} {:>10.4} {:>8.2}  baseline", "original", base, 1.0);
-    let mut best: Option<(usize, f64)> = None;
-    for (v, why) in &picks {
-        let path = work.join("candidate.c");
+    let mut best: Option<(usize, f64, String)> = None;
+    for (i, (v, why)) in picks.iter().enumerate() {
+        let exe_name = format!("candidate-{i}");
+        let path = work.join(format!("{exe_name}.c"));
         std::fs::write(&path, &variants[*v].text)?;
         let omp = variants[*v].text.contains("#pragma omp");
-        let (m, _) = bench.measure(&path, "candidate", Some(&reference), omp, true);
+        let (m, _) = bench.measure(&path, &exe_name, Some(&reference), omp, true);
         let name = readable(*v);
         match (&m.status, &m.timing) {
             (Status::Ok, Some(t)) => {
                 let s = base / t.median;
                 eprintln!("  {name:<52} {:>10.4} {s:>8.2}  {why}", t.median);
-                if s > 1.0 && best.is_none_or(|b| s > b.1) {
-                    best = Some((*v, s));
+                if s > 1.0 && best.as_ref().is_none_or(|b| s > b.1) {
+                    best = Some((*v, s, exe_name));
                 }
             }
             _ => eprintln!(
@@ -1056,6 +1057,36 @@ fn learned_optimize(
                 "-",
                 "-",
                 describe(&m)
+            ),
+        }
+    }
+    // The winner must beat the original again, head to head: five rounds
+    // of alternating runs, medians compared. A lucky timing above does
+    // not make the output slower than the input.
+    if let Some((v, _, exe_name)) = best.take() {
+        let rounds = crate::measure::runner::interleaved(
+            &[&work.join("original"), &work.join(&exe_name)],
+            5,
+            a.run.threads,
+            std::time::Duration::from_secs(a.run.timeout),
+        );
+        match rounds {
+            Ok(t) => {
+                let (o, c) = (
+                    crate::measure::runner::median(&t[0]),
+                    crate::measure::runner::median(&t[1]),
+                );
+                eprintln!(
+                    "polytune: head to head, 5 alternating rounds: original {o:.4} s, {} {c:.4} s",
+                    readable(v)
+                );
+                if c < o {
+                    best = Some((v, o / c, exe_name));
+                }
+            }
+            Err(r) => eprintln!(
+                "polytune: the head-to-head runs failed ({}); keeping the original",
+                r.stderr.trim()
             ),
         }
     }
@@ -1068,7 +1099,7 @@ fn learned_optimize(
         a.run.threads
     );
     Ok(match best {
-        Some((v, s)) => {
+        Some((v, s, _)) => {
             eprintln!(
                 "polytune: chose {} ({s:.2}x faster than the original)",
                 readable(v)

@@ -193,6 +193,33 @@ pub fn time(exe: &Path, p: &Protocol) -> Result<Timing, Run> {
     }
 }
 
+/// Times several programs in alternation — one run of each per round —
+/// so that load on a shared machine hits them alike: the fair way to
+/// decide between two close contenders. Returns each program's samples.
+pub fn interleaved(
+    exes: &[&Path],
+    rounds: usize,
+    threads: usize,
+    timeout: Duration,
+) -> Result<Vec<Vec<f64>>, Run> {
+    let mut out = vec![Vec::with_capacity(rounds); exes.len()];
+    for _ in 0..rounds {
+        for (i, exe) in exes.iter().enumerate() {
+            let r = run(exe, &[], threads, timeout).map_err(|e| Run {
+                exit: Exit::Code(-1),
+                stdout: String::new(),
+                stderr: e.to_string(),
+                kernel_seconds: None,
+            })?;
+            match (r.ok(), r.kernel_seconds) {
+                (true, Some(s)) => out[i].push(s),
+                _ => return Err(r),
+            }
+        }
+    }
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
