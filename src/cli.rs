@@ -943,15 +943,7 @@ fn learned_optimize(
     context: Option<&str>,
 ) -> Result<String> {
     use crate::learn::saved::SavedModel;
-    use crate::measure::characterize::{Backend, characterize};
-    use crate::measure::verify::Status;
-    use crate::optimize::learned::{Strategy, rank};
-    if src.scops.is_empty() {
-        anyhow::bail!(
-            "{}: no `#pragma scop` region to optimize (mark the loop nests with #pragma scop / #pragma endscop)",
-            file.display()
-        );
-    }
+    use crate::optimize::learned::{Setup, Strategy, select};
     let strategy: Strategy = a.strategy.parse().map_err(|e: String| anyhow::anyhow!(e))?;
     let dir = a
         .model
@@ -964,160 +956,22 @@ fn learned_optimize(
             dir.display()
         )
     })?;
-    let compiler = a.run.compiler()?;
-    let work = tempfile_dir()?;
-    let include = a.run.include_for(file);
-    let t = std::time::Instant::now();
-    let sel = &models[0].selection;
-    let features = characterize(
-        file,
-        &compiler,
-        &sel.feature_size,
-        &include,
-        Backend::Cachegrind,
-        &work,
-    )
-    .with_context(|| format!("characterizing {}", file.display()))?;
-    eprintln!(
-        "polytune: characterized {} ({} counters, {:.1} s)",
-        file.display(),
-        features.values.len(),
-        t.elapsed().as_secs_f64()
-    );
-    let (variants, skipped) = crate::space::enumerate::distinct_variants(src, context)?;
-    for s in &skipped {
-        eprintln!("polytune: warning: {s}");
-    }
-    let r = rank(&models, &features.values, &variants)?;
-    let picks = r.candidates(strategy, a.shots.max(1), 1);
-    eprintln!(
-        "polytune: {} distinct variants, ranked by {} ({} models trained on {}, {})",
-        variants.len(),
-        a.strategy,
-        models.len(),
-        models[0].compiler,
-        models[0].machine
-    );
-    let readable = |v: usize| {
-        variants[v]
-            .configs
-            .iter()
-            .find(|c| c.bits() == r.configs[v])
-            .map(|c| c.to_string())
-            .unwrap_or_default()
+    let setup = Setup {
+        compiler: a.run.compiler()?,
+        size: a.run.size.clone(),
+        include: a.run.include_for(file),
+        protocol: crate::measure::runner::Protocol {
+            threads: a.run.threads,
+            timeout: std::time::Duration::from_secs(a.run.timeout),
+            ..Default::default()
+        },
+        strategy,
+        shots: a.shots,
+        no_run: a.no_run,
+        confirm_rounds: 5,
     };
-    let header = |what: String| format!("/* polytune: {what} */\n");
-    if a.no_run {
-        let _ = std::fs::remove_dir_all(&work);
-        let Some((v, why)) = picks.first() else {
-            anyhow::bail!("no variant to choose from");
-        };
-        eprintln!(
-            "polytune: chose {} ({why}), not run (--no-run)",
-            readable(*v)
-        );
-        return Ok(header(format!(
-            "configuration {} ({}), chosen by {why} without running it",
-            readable(*v),
-            r.configs[*v]
-        )) + &variants[*v].text);
-    }
-    let bench = a.run.bench(file, &work)?;
-    let (orig, reference) = bench.reference(file, true);
-    let (Some(reference), Some(base)) = (reference, orig.timing.as_ref().map(|t| t.median)) else {
-        let _ = std::fs::remove_dir_all(&work);
-        anyhow::bail!(
-            "the original program cannot be measured ({}): candidates are run only for programs in the corpus style (polybench/include/polytune_bench.h); use --no-run or --config",
-            describe(&orig)
-        );
-    };
-    eprintln!(
-        "  {:<52} {:>10} {:>8}  chosen by",
-        "candidate", "seconds", "speedup"
-    );
-    eprintln!("  {:<52} {:>10.4} {:>8.2}  baseline", "original", base, 1.0);
-    let mut best: Option<(usize, f64, String)> = None;
-    for (i, (v, why)) in picks.iter().enumerate() {
-        let exe_name = format!("candidate-{i}");
-        let path = work.join(format!("{exe_name}.c"));
-        std::fs::write(&path, &variants[*v].text)?;
-        let omp = variants[*v].text.contains("#pragma omp");
-        let (m, _) = bench.measure(&path, &exe_name, Some(&reference), omp, true);
-        let name = readable(*v);
-        match (&m.status, &m.timing) {
-            (Status::Ok, Some(t)) => {
-                let s = base / t.median;
-                eprintln!("  {name:<52} {:>10.4} {s:>8.2}  {why}", t.median);
-                if s > 1.0 && best.as_ref().is_none_or(|b| s > b.1) {
-                    best = Some((*v, s, exe_name));
-                }
-            }
-            _ => eprintln!(
-                "  {name:<52} {:>10} {:>8}  {why}: {}",
-                "-",
-                "-",
-                describe(&m)
-            ),
-        }
-    }
-    // The winner must beat the original again, head to head: five rounds
-    // of alternating runs, medians compared. A lucky timing above does
-    // not make the output slower than the input.
-    if let Some((v, _, exe_name)) = best.take() {
-        let rounds = crate::measure::runner::interleaved(
-            &[&work.join("original"), &work.join(&exe_name)],
-            5,
-            a.run.threads,
-            std::time::Duration::from_secs(a.run.timeout),
-        );
-        match rounds {
-            Ok(t) => {
-                let (o, c) = (
-                    crate::measure::runner::median(&t[0]),
-                    crate::measure::runner::median(&t[1]),
-                );
-                eprintln!(
-                    "polytune: head to head, 5 alternating rounds: original {o:.4} s, {} {c:.4} s",
-                    readable(v)
-                );
-                if c < o {
-                    best = Some((v, o / c, exe_name));
-                }
-            }
-            Err(r) => eprintln!(
-                "polytune: the head-to-head runs failed ({}); keeping the original",
-                r.stderr.trim()
-            ),
-        }
-    }
-    let _ = std::fs::remove_dir_all(&work);
-    let how = format!(
-        "{} {}, {} size, {} threads",
-        compiler.name,
-        compiler.flags.join(" "),
-        a.run.size,
-        a.run.threads
-    );
-    Ok(match best {
-        Some((v, s, _)) => {
-            eprintln!(
-                "polytune: chose {} ({s:.2}x faster than the original)",
-                readable(v)
-            );
-            header(format!(
-                "configuration {} ({}), measured {s:.2}x faster than the original ({how})",
-                readable(v),
-                r.configs[v]
-            )) + &variants[v].text
-        }
-        None => {
-            eprintln!("polytune: no candidate beat the original; it is kept unchanged");
-            header(format!(
-                "no candidate of {} ran faster than this original program ({how}); kept unchanged",
-                picks.len()
-            )) + &src.text
-        }
-    })
+    let chosen = select(file, src, &models, &setup, context, &mut std::io::stderr())?;
+    Ok(chosen.text)
 }
 
 /// Averages over kernels per model: the paper's summary rows.

@@ -4,12 +4,313 @@
 //! — and keep the fastest correct one. The original is always a
 //! candidate, so the result is never slower than the input as measured.
 
+use crate::frontend::SourceFile;
 use crate::learn::dataset::representative;
 use crate::learn::evaluate::{ranking, round_robin};
 use crate::learn::rng::Lcg;
 use crate::learn::saved::SavedModel;
 use crate::learn::{Kind, LearnError};
-use crate::space::enumerate::Variant;
+use crate::measure::characterize::{Backend, CharacterizeError, characterize};
+use crate::measure::compiler::Compiler;
+use crate::measure::runner::{Protocol, interleaved, median};
+use crate::measure::verify::{Bench, Measurement, Status};
+use crate::model::EngineError;
+use crate::space::enumerate::{Variant, distinct_variants};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+/// Why the learned selection could not produce a program.
+#[derive(Debug, thiserror::Error)]
+pub enum SelectionError {
+    #[error(
+        "{0}: no `#pragma scop` region to optimize (mark the loop nests with #pragma scop / #pragma endscop)"
+    )]
+    NoScop(String),
+    #[error(transparent)]
+    Learn(#[from] LearnError),
+    #[error(transparent)]
+    Engine(#[from] EngineError),
+    #[error("characterizing {path}: {source}")]
+    Characterize {
+        path: String,
+        source: CharacterizeError,
+    },
+    #[error(
+        "the original program cannot be measured ({0}): candidates are run only for programs in the corpus style (polybench/include/polytune_bench.h); use --no-run or --config"
+    )]
+    Unmeasurable(String),
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
+}
+
+/// How candidates are built, run and chosen.
+#[derive(Debug, Clone)]
+pub struct Setup {
+    pub compiler: Compiler,
+    pub size: String,
+    pub include: Vec<PathBuf>,
+    pub protocol: Protocol,
+    pub strategy: Strategy,
+    /// Candidates to run besides the original.
+    pub shots: usize,
+    /// Emit the top prediction without running anything.
+    pub no_run: bool,
+    /// Alternating rounds of the final head-to-head confirmation.
+    pub confirm_rounds: usize,
+}
+
+/// The chosen program and how it was chosen.
+#[derive(Debug, Clone)]
+pub struct Selection {
+    /// The whole file, with a header comment saying what was chosen.
+    pub text: String,
+    /// The readable configuration chosen, `None` when the original was
+    /// kept.
+    pub config: Option<String>,
+    /// The measured speedup over the original (`None` without runs).
+    pub speedup: Option<f64>,
+}
+
+/// A scratch directory removed when dropped, however the work ends.
+struct Scratch(PathBuf);
+
+impl Scratch {
+    fn new() -> std::io::Result<Scratch> {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        static N: AtomicUsize = AtomicUsize::new(0);
+        let p = std::env::temp_dir().join(format!(
+            "polytune-select-{}-{}",
+            std::process::id(),
+            N.fetch_add(1, Ordering::Relaxed)
+        ));
+        std::fs::create_dir_all(&p)?;
+        Ok(Scratch(p))
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn describe(m: &Measurement) -> String {
+    let first = m.detail.lines().next().unwrap_or("").trim();
+    if first.is_empty() {
+        m.status.as_str().to_string()
+    } else {
+        format!("{}: {first}", m.status.as_str())
+    }
+}
+
+/// Characterizes `file`, ranks its distinct variants with `models`, runs
+/// the candidates (verified, timed after the original), confirms the
+/// winner head to head and returns the fastest correct program — the
+/// original when nothing beats it. Progress and the table go to `log`.
+pub fn select(
+    file: &Path,
+    src: &SourceFile,
+    models: &[SavedModel],
+    setup: &Setup,
+    context: Option<&str>,
+    log: &mut dyn Write,
+) -> Result<Selection, SelectionError> {
+    if src.scops.is_empty() {
+        return Err(SelectionError::NoScop(file.display().to_string()));
+    }
+    let Some(first) = models.first() else {
+        return Err(LearnError::Data("no models to rank with".into()).into());
+    };
+    let work = Scratch::new()?;
+    let t = Instant::now();
+    let features = characterize(
+        file,
+        &setup.compiler,
+        &first.selection.feature_size,
+        &setup.include,
+        Backend::Cachegrind,
+        &work.0,
+    )
+    .map_err(|source| SelectionError::Characterize {
+        path: file.display().to_string(),
+        source,
+    })?;
+    writeln!(
+        log,
+        "polytune: characterized {} ({} counters, {:.1} s)",
+        file.display(),
+        features.values.len(),
+        t.elapsed().as_secs_f64()
+    )?;
+    let (variants, skipped) = distinct_variants(src, context)?;
+    for s in &skipped {
+        writeln!(log, "polytune: warning: {s}")?;
+    }
+    let r = rank(models, &features.values, &variants)?;
+    let picks = r.candidates(setup.strategy, setup.shots.max(1), 1);
+    writeln!(
+        log,
+        "polytune: {} distinct variants, ranked by {} models trained on {} ({})",
+        variants.len(),
+        models.len(),
+        first.compiler,
+        first.machine
+    )?;
+    let readable = |v: usize| {
+        variants[v]
+            .configs
+            .iter()
+            .find(|c| c.bits() == r.configs[v])
+            .map(|c| c.to_string())
+            .unwrap_or_default()
+    };
+    let header = |what: String| format!("/* polytune: {what} */\n");
+    if setup.no_run {
+        // One model's top prediction; for multi-model, the variant the
+        // models rank best together (the least sum of ranks).
+        let consensus;
+        let pick = if setup.strategy == Strategy::MultiModel {
+            consensus = r
+                .consensus()
+                .map(|v| (v, "all models' consensus".to_string()));
+            consensus.as_ref()
+        } else {
+            picks.first()
+        };
+        let Some((v, why)) = pick else {
+            return Err(LearnError::Data("no variant to choose from".into()).into());
+        };
+        writeln!(
+            log,
+            "polytune: chose {} ({why}), not run (--no-run)",
+            readable(*v)
+        )?;
+        return Ok(Selection {
+            text: header(format!(
+                "configuration {} ({}), chosen by {why} without running it",
+                readable(*v),
+                r.configs[*v]
+            )) + &variants[*v].text,
+            config: Some(readable(*v)),
+            speedup: None,
+        });
+    }
+    let bench = Bench {
+        compiler: setup.compiler.clone(),
+        size: setup.size.clone(),
+        include: setup.include.clone(),
+        protocol: setup.protocol,
+        workdir: work.0.clone(),
+    };
+    let (orig, reference) = bench.reference(file, true);
+    let (Some(reference), Some(base)) = (reference, orig.timing.as_ref().map(|t| t.median)) else {
+        return Err(SelectionError::Unmeasurable(describe(&orig)));
+    };
+    writeln!(
+        log,
+        "  {:<52} {:>10} {:>8}  chosen by",
+        "candidate", "seconds", "speedup"
+    )?;
+    writeln!(
+        log,
+        "  {:<52} {:>10.4} {:>8.2}  baseline",
+        "original", base, 1.0
+    )?;
+    let mut best: Option<(usize, f64, String)> = None;
+    for (i, (v, why)) in picks.iter().enumerate() {
+        let exe = format!("candidate-{i}");
+        let path = work.0.join(format!("{exe}.c"));
+        std::fs::write(&path, &variants[*v].text)?;
+        let omp = variants[*v].text.contains("#pragma omp");
+        let (m, _) = bench.measure(&path, &exe, Some(&reference), omp, true);
+        let name = readable(*v);
+        match (&m.status, &m.timing) {
+            (Status::Ok, Some(t)) => {
+                let s = base / t.median;
+                writeln!(log, "  {name:<52} {:>10.4} {s:>8.2}  {why}", t.median)?;
+                if s > 1.0 && best.as_ref().is_none_or(|b| s > b.1) {
+                    best = Some((*v, s, exe));
+                }
+            }
+            _ => writeln!(
+                log,
+                "  {name:<52} {:>10} {:>8}  {why}: {}",
+                "-",
+                "-",
+                describe(&m)
+            )?,
+        }
+    }
+    // The winner must beat the original again, head to head: alternating
+    // runs, medians compared. A lucky timing above does not make the
+    // output slower than the input.
+    if let Some((v, _, exe)) = best.take() {
+        let rounds = setup.confirm_rounds.max(1);
+        match interleaved(
+            &[&work.0.join("original"), &work.0.join(&exe)],
+            rounds,
+            setup.protocol.threads,
+            setup.protocol.timeout,
+        ) {
+            Ok(t) => {
+                let (o, c) = (median(&t[0]), median(&t[1]));
+                writeln!(
+                    log,
+                    "polytune: head to head, {rounds} alternating rounds: original {o:.4} s, {} {c:.4} s",
+                    readable(v)
+                )?;
+                if c < o {
+                    best = Some((v, o / c, exe));
+                }
+            }
+            Err(r) => writeln!(
+                log,
+                "polytune: the head-to-head runs failed ({}); keeping the original",
+                r.stderr.trim()
+            )?,
+        }
+    }
+    let how = format!(
+        "{} {}, {} size, {} threads",
+        setup.compiler.name,
+        setup.compiler.flags.join(" "),
+        setup.size,
+        setup.protocol.threads
+    );
+    Ok(match best {
+        Some((v, s, _)) => {
+            writeln!(
+                log,
+                "polytune: chose {} ({s:.2}x faster than the original)",
+                readable(v)
+            )?;
+            Selection {
+                text: header(format!(
+                    "configuration {} ({}), measured {s:.2}x faster than the original ({how})",
+                    readable(v),
+                    r.configs[v]
+                )) + &variants[v].text,
+                config: Some(readable(v)),
+                speedup: Some(s),
+            }
+        }
+        None => {
+            writeln!(
+                log,
+                "polytune: no candidate beat the original; it is kept unchanged"
+            )?;
+            Selection {
+                text: header(format!(
+                    "no candidate of {} ran faster than this original program ({how}); kept unchanged",
+                    picks.len()
+                )) + &src.text,
+                config: None,
+                speedup: Some(1.0),
+            }
+        }
+    })
+}
 
 /// How candidates are picked.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -79,6 +380,18 @@ pub fn rank(
 }
 
 impl Ranking {
+    /// The variant with the least sum of ranks over all models.
+    pub fn consensus(&self) -> Option<usize> {
+        let all: Vec<usize> = (0..self.configs.len()).collect();
+        let mut total = vec![0usize; all.len()];
+        for p in &self.predicted {
+            for (rank, v) in ranking(&all, p).into_iter().enumerate() {
+                total[v] += rank;
+            }
+        }
+        (0..total.len()).min_by_key(|&v| (total[v], v))
+    }
+
     /// Up to `shots` distinct variants (indices) to run, best guess first,
     /// each with the models that chose it.
     pub fn candidates(&self, strategy: Strategy, shots: usize, seed: u64) -> Vec<(usize, String)> {
@@ -153,6 +466,8 @@ mod tests {
         assert_eq!(c.iter().map(|x| x.0).collect::<Vec<_>>(), vec![0, 1, 3]);
         let one = r.candidates(Strategy::Model(Kind::Svm), 2, 0);
         assert_eq!(one.iter().map(|x| x.0).collect::<Vec<_>>(), vec![0, 3]);
+        // Sums of ranks: 0 → 0, 1 → 1 + 3, 2 → 2 + 2, 3 → 3 + 1.
+        assert_eq!(r.consensus(), Some(0));
         let rnd = r.candidates(Strategy::Random, 10, 5);
         assert_eq!(rnd.len(), 4, "never more than the variants");
     }
