@@ -8,6 +8,8 @@ packages=(
   autoconf automake libtool g++ make pkg-config libgmp-dev
   # SCoP detection in ordinary C (clang-sys, dynamic)
   libclang-dev
+  # PNG copies of the SVG plots of `evaluate --plots`
+  librsvg2-bin
   # simulated counters (cachegrind) and, optionally, hardware ones (PAPI)
   valgrind libpapi-dev
   # second back-end compiler and its OpenMP runtime

@@ -310,6 +310,11 @@ enum Command {
         /// keeps (paper Tables 14–16).
         #[arg(long)]
         subset: bool,
+        /// Draw the sorted speedup distribution of every kernel's space
+        /// and the per-model bars into DIR (SVG, and PNG when rsvg-convert
+        /// is installed).
+        #[arg(long, value_name = "DIR")]
+        plots: Option<PathBuf>,
     },
     /// Characterize a program by its (simulated) hardware counters,
     /// normalized by its instruction count (paper section 4.1).
@@ -606,6 +611,7 @@ fn run(cli: Cli) -> Result<()> {
             shots,
             format,
             subset,
+            plots,
         } => {
             let d = data.dataset(&db)?;
             let opts = crate::learn::evaluate::Options {
@@ -632,6 +638,35 @@ fn run(cli: Cli) -> Result<()> {
             } else {
                 None
             };
+            if let Some(dir) = &plots {
+                std::fs::create_dir_all(dir)
+                    .with_context(|| format!("cannot create {}", dir.display()))?;
+                let by_kernel = d.rows_by_kernel();
+                let mut n = 0;
+                for (k, rows) in by_kernel.iter().enumerate() {
+                    if !rows.is_empty() {
+                        let name = format!("distribution-{}.svg", d.kernels[k].name);
+                        crate::learn::plot::distribution(&d, k, &dir.join(name))?;
+                        n += 1;
+                    }
+                }
+                crate::learn::plot::model_bars(&e, &dir.join("models.svg"))?;
+                let svgs: Vec<PathBuf> = std::fs::read_dir(dir)?
+                    .filter_map(|e| e.ok().map(|e| e.path()))
+                    .filter(|p| p.extension().is_some_and(|x| x == "svg"))
+                    .collect();
+                let pngs = svgs.iter().filter(|p| crate::learn::plot::png(p)).count();
+                eprintln!(
+                    "polytune: {} plots written to {} (SVG{})",
+                    n + 1,
+                    dir.display(),
+                    if pngs == svgs.len() {
+                        " and PNG"
+                    } else {
+                        "; PNG needs rsvg-convert from librsvg2-bin"
+                    }
+                );
+            }
             match format.as_str() {
                 "csv" => print!("{}", e.csv()),
                 "json" => println!(

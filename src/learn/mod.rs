@@ -18,6 +18,7 @@ pub mod linalg;
 pub mod linear;
 pub mod m5p;
 pub mod mlp;
+pub mod plot;
 pub mod rng;
 pub mod saved;
 pub mod scale;
