@@ -30,7 +30,7 @@
 
 mod clang;
 
-use crate::frontend::{self, Options, PURE_FUNCTIONS, SourceFile};
+use crate::frontend::{self, Options, PURE_FUNCTIONS, SourceFile, is_scop_pragma};
 use clang::{Kind, Node};
 use std::collections::{BTreeSet, HashSet};
 use std::path::{Path, PathBuf};
@@ -196,23 +196,6 @@ pub fn detect_file(path: &Path, options: &DetectOptions) -> Result<Detection, De
             }
         }
     }
-}
-
-fn is_scop_pragma(line: &str) -> bool {
-    let t: Vec<&str> = line.split_whitespace().collect();
-    match t.as_slice() {
-        ["#pragma", w, ..] => *w == "scop" || *w == "endscop",
-        ["#", "pragma", w, ..] => *w == "scop" || *w == "endscop",
-        _ => false,
-    }
-}
-
-/// Removes every `#pragma scop` / `#pragma endscop` line (the ones
-/// detection inserted, as the input had none).
-pub fn unmark(text: &str) -> String {
-    text.split_inclusive('\n')
-        .filter(|l| !is_scop_pragma(l))
-        .collect()
 }
 
 /// The text with each region between pragma lines, and the (1-based)
@@ -715,7 +698,7 @@ mod tests {
         assert_eq!((d.regions[0].first_line, d.regions[0].last_line), (3, 5));
         assert!(d.marked.contains("  #pragma scop\n  for (i = 0;"));
         assert!(d.marked.contains("A[i][j] = 0.0;\n  #pragma endscop\n}"));
-        assert_eq!(unmark(&d.marked), d.text);
+        assert_eq!(frontend::strip_scop_pragmas(&d.marked), d.text);
         assert_eq!(d.source.unwrap().scops.len(), 1);
     }
 
