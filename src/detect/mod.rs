@@ -24,9 +24,11 @@
 //! convention) are taken to be distinct objects. A pointer used as an
 //! array (`double *p`, `double (*p)[M]`, a local pointer) that is not
 //! `restrict`-qualified may overlap any other array of a compatible
-//! element type, so a region is rejected when it accesses such a pointer
-//! and another array of a compatible element type and writes either one.
-//! Several read-only pointers are fine.
+//! element type (same element type, or `char`/`void`) that is not
+//! `restrict` either, so a region is rejected when it accesses such a
+//! pointer and such an array and writes either one. Read-only pointers
+//! are fine, and so is anything paired with a `restrict` pointer (C's
+//! guarantee: what is modified through it is reached only through it).
 
 mod clang;
 
@@ -77,6 +79,37 @@ pub struct Region {
     pub start: usize,
     #[serde(skip)]
     pub end: usize,
+    /// The top-level statements: (start, end, first line, last line,
+    /// contains a loop), so that a region the front end rejects can be
+    /// split around the offending statement.
+    #[serde(skip)]
+    stmts: Vec<Stmt>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Stmt {
+    start: usize,
+    end: usize,
+    first_line: usize,
+    last_line: usize,
+    has_loop: bool,
+}
+
+impl Region {
+    fn of(function: &str, stmts: Vec<Stmt>) -> Option<Region> {
+        if !stmts.iter().any(|s| s.has_loop) {
+            return None;
+        }
+        let (first, last) = (stmts[0], stmts[stmts.len() - 1]);
+        Some(Region {
+            function: function.to_string(),
+            first_line: first.first_line,
+            last_line: last.last_line,
+            start: first.start,
+            end: last.end,
+            stmts,
+        })
+    }
 }
 
 /// A loop nest that was not taken, and why.
@@ -177,18 +210,32 @@ pub fn detect_file(path: &Path, options: &DetectOptions) -> Result<Detection, De
                     .unwrap_or(0);
                 let r = regions.remove(k);
                 let (line, column, message) = match d {
-                    Some(d) => {
-                        // Back to the original file's lines: minus the
-                        // pragma lines inserted above.
-                        let shift = 2 * k + 1;
-                        (d.line.saturating_sub(shift), d.column, d.message)
-                    }
+                    // Back to the original file's lines: minus the pragma
+                    // lines inserted above.
+                    Some(d) => (d.line.saturating_sub(2 * k + 1), d.column, d.message),
                     None => (r.first_line, 1, e.to_string()),
                 };
+                // Split the region around the offending statement; the
+                // statements before and after it may still be SCoPs.
+                let bad = r
+                    .stmts
+                    .iter()
+                    .position(|s| s.first_line <= line && line <= s.last_line);
+                let (first_line, last_line) = match bad {
+                    Some(b) => (r.stmts[b].first_line, r.stmts[b].last_line),
+                    None => (r.first_line, r.last_line),
+                };
+                if let Some(b) = bad {
+                    let after = Region::of(&r.function, r.stmts[b + 1..].to_vec());
+                    let before = Region::of(&r.function, r.stmts[..b].to_vec());
+                    for part in [after, before].into_iter().flatten() {
+                        regions.insert(k, part);
+                    }
+                }
                 rejected.push(Rejection {
                     function: r.function,
-                    first_line: r.first_line,
-                    last_line: r.last_line,
+                    first_line,
+                    last_line,
                     line,
                     column,
                     reason: format!("rejected by the front end: {message}"),
@@ -395,15 +442,20 @@ impl Finder<'_> {
             self.reject(&stmts, why);
             return;
         }
-        let (first, last) = (stmts[0], stmts[stmts.len() - 1]);
-        let end = self.stmt_end(last);
-        self.regions.push(Region {
-            function: self.function.clone(),
-            first_line: first.line,
-            last_line: self.line_of(end.saturating_sub(1)),
-            start: first.start,
-            end,
-        });
+        let parts = stmts
+            .iter()
+            .map(|s| {
+                let end = self.stmt_end(s);
+                Stmt {
+                    start: s.start,
+                    end,
+                    first_line: s.line,
+                    last_line: self.line_of(end.saturating_sub(1)),
+                    has_loop: contains_loop(s),
+                }
+            })
+            .collect();
+        self.regions.extend(Region::of(&self.function, parts));
     }
 
     /// Does one statement qualify on its own?
@@ -594,7 +646,11 @@ impl Finder<'_> {
             }
             for (q, qw) in &arrays {
                 let qv = q.var.as_ref().expect("a reference has its declaration");
-                if q.name == p.name || !(pw | qw) || !compatible(&pv.element, &qv.element) {
+                if q.name == p.name
+                    || qv.restrict
+                    || !(pw | qw)
+                    || !compatible(&pv.element, &qv.element)
+                {
                     continue;
                 }
                 return Err(Why::at(
