@@ -83,10 +83,11 @@ pub struct Function {
 
 /// Parses `path` with `args` and returns its function definitions.
 pub fn functions(path: &Path, args: &[String]) -> Result<Vec<Function>, DetectError> {
-    let cpath = CString::new(path.to_string_lossy().as_bytes()).map_err(|_| DetectError::Parse {
-        path: path.to_path_buf(),
-        message: "the path contains a NUL byte".into(),
-    })?;
+    let cpath =
+        CString::new(path.to_string_lossy().as_bytes()).map_err(|_| DetectError::Parse {
+            path: path.to_path_buf(),
+            message: "the path contains a NUL byte".into(),
+        })?;
     let cargs: Vec<CString> = args
         .iter()
         .map(|a| CString::new(a.as_bytes()))
@@ -136,8 +137,7 @@ unsafe fn first_error(tu: CXTranslationUnit, path: &Path) -> Option<DetectError>
             if severity >= CXDiagnostic_Error {
                 let message = string(clang_getDiagnosticSpelling(d));
                 let loc = clang_getDiagnosticLocation(d);
-                let (mut file, mut line, mut column, mut offset) =
-                    (std::ptr::null_mut(), 0, 0, 0);
+                let (mut file, mut line, mut column, mut offset) = (std::ptr::null_mut(), 0, 0, 0);
                 clang_getExpansionLocation(loc, &mut file, &mut line, &mut column, &mut offset);
                 let where_ = if file.is_null() {
                     path.to_path_buf()
@@ -208,8 +208,7 @@ unsafe fn collect_functions(tu: CXTranslationUnit) -> Vec<Function> {
         let root = clang_getTranslationUnitCursor(tu);
         let mut out = Vec::new();
         for c in children(root) {
-            if clang_getCursorKind(c) != CXCursor_FunctionDecl || clang_isCursorDefinition(c) == 0
-            {
+            if clang_getCursorKind(c) != CXCursor_FunctionDecl || clang_isCursorDefinition(c) == 0 {
                 continue;
             }
             if !place(clang_getCursorLocation(c)).0 {
@@ -333,9 +332,7 @@ unsafe fn node(tu: CXTranslationUnit, c: CXCursor) -> Node {
 }
 
 fn is_operator(s: &str) -> bool {
-    !s.is_empty()
-        && s.chars()
-            .all(|ch| "+-*/%<>=!&|^~,".contains(ch))
+    !s.is_empty() && s.chars().all(|ch| "+-*/%<>=!&|^~,".contains(ch))
 }
 
 unsafe fn var_info(tu: CXTranslationUnit, decl: CXCursor) -> VarInfo {
@@ -358,8 +355,7 @@ unsafe fn var_info(tu: CXTranslationUnit, decl: CXCursor) -> VarInfo {
         let name = string(clang_getCursorSpelling(decl));
         let array_syntax = kind == CXCursor_ParmDecl && {
             let toks = tokens(tu, clang_getCursorExtent(decl));
-            toks.windows(2)
-                .any(|w| w[0].0 == name && w[1].0 == "[")
+            toks.windows(2).any(|w| w[0].0 == name && w[1].0 == "[")
         };
         let array = variable && (is_array(canon.kind) || array_syntax);
         let pointer = variable && !array && canon.kind == CXType_Pointer;

@@ -144,11 +144,7 @@ pub fn detect_file(path: &Path, options: &DetectOptions) -> Result<Detection, De
         path: path.to_path_buf(),
         source,
     })?;
-    if let Some(line) = text
-        .lines()
-        .position(|l| is_scop_pragma(l))
-        .map(|i| i + 1)
-    {
+    if let Some(line) = text.lines().position(|l| is_scop_pragma(l)).map(|i| i + 1) {
         return Err(DetectError::AlreadyMarked {
             path: path.to_path_buf(),
             line,
@@ -365,7 +361,10 @@ impl Finder<'_> {
     }
 
     fn line_of(&self, offset: usize) -> usize {
-        self.text[..offset.min(self.text.len())].matches('\n').count() + 1
+        self.text[..offset.min(self.text.len())]
+            .matches('\n')
+            .count()
+            + 1
     }
 
     /// End of a statement, its `;` included (libclang's extents stop
@@ -415,7 +414,10 @@ impl Finder<'_> {
         for c in &s.children {
             if c.kind == Kind::Compound {
                 self.block(c);
-            } else if matches!(c.kind, Kind::For | Kind::While | Kind::Do | Kind::If | Kind::Label | Kind::Switch) {
+            } else if matches!(
+                c.kind,
+                Kind::For | Kind::While | Kind::Do | Kind::If | Kind::Label | Kind::Switch
+            ) {
                 self.descend(c);
             }
         }
@@ -483,14 +485,23 @@ impl Finder<'_> {
                 s,
                 "`while` loop: its trip count is not static (write it as a `for` loop with affine bounds)",
             )),
-            Kind::Do => Err(Why::at(s, "`do` ... `while` loop: its trip count is not static")),
+            Kind::Do => Err(Why::at(
+                s,
+                "`do` ... `while` loop: its trip count is not static",
+            )),
             Kind::Goto => Err(Why::at(s, "`goto` (control flow is not static)")),
-            Kind::Break => Err(Why::at(s, "`break`: an early exit makes the trip count data-dependent")),
+            Kind::Break => Err(Why::at(
+                s,
+                "`break`: an early exit makes the trip count data-dependent",
+            )),
             Kind::Continue => Err(Why::at(s, "`continue`: control flow is not static")),
             Kind::Return => Err(Why::at(s, "`return` inside the nest: an early exit")),
             Kind::Switch => Err(Why::at(s, "`switch` (control flow is not static)")),
             Kind::Label => Err(Why::at(s, "a label (a possible `goto` target)")),
-            Kind::Decl => Err(Why::at(s, "a declaration (declare the variable before the loop nest)")),
+            Kind::Decl => Err(Why::at(
+                s,
+                "a declaration (declare the variable before the loop nest)",
+            )),
             Kind::Asm => Err(Why::at(s, "inline assembly")),
             Kind::Binary if s.op.as_deref() == Some("=") => self.expr(s),
             Kind::CompoundAssign => self.expr(s),
@@ -501,7 +512,10 @@ impl Finder<'_> {
                 self.expr(s)?;
                 Err(Why::at(s, format!("call to `{}` as a statement", s.name)))
             }
-            _ => Err(Why::at(s, format!("statement `{}` is not an assignment", self.snippet(s)))),
+            _ => Err(Why::at(
+                s,
+                format!("statement `{}` is not an assignment", self.snippet(s)),
+            )),
         }
     }
 
@@ -559,7 +573,10 @@ impl Finder<'_> {
                 ));
             }
             Kind::Member => {
-                return Err(Why::at(e, format!("struct member access `{}`", self.snippet(e))));
+                return Err(Why::at(
+                    e,
+                    format!("struct member access `{}`", self.snippet(e)),
+                ));
             }
             Kind::Subscript => {
                 if let Some(idx) = e.children.get(1) {
@@ -764,7 +781,11 @@ mod tests {
             "void f(int n, double *a, double *b) {\n  int i;\n  for (i = 0; i < n; i++)\n    a[i] = b[i];\n}\n",
         );
         assert!(d.regions.is_empty());
-        assert!(d.rejected[0].reason.contains("may alias"), "{:?}", d.rejected);
+        assert!(
+            d.rejected[0].reason.contains("may alias"),
+            "{:?}",
+            d.rejected
+        );
     }
 
     #[test]
