@@ -168,6 +168,8 @@ impl DataArgs {
     }
 }
 
+// Parsed once per run: the size of the variants does not matter.
+#[allow(clippy::large_enum_variant)]
 #[derive(Subcommand)]
 enum Command {
     /// Transform the SCoPs of a C file with one configuration of the space.

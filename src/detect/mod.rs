@@ -144,7 +144,7 @@ pub fn detect_file(path: &Path, options: &DetectOptions) -> Result<Detection, De
         path: path.to_path_buf(),
         source,
     })?;
-    if let Some(line) = text.lines().position(|l| is_scop_pragma(l)).map(|i| i + 1) {
+    if let Some(line) = text.lines().position(is_scop_pragma).map(|i| i + 1) {
         return Err(DetectError::AlreadyMarked {
             path: path.to_path_buf(),
             line,
@@ -543,16 +543,14 @@ impl Finder<'_> {
     /// An expression: pure calls, no pointer tricks, affine-looking subscripts.
     fn expr(&self, e: &Node) -> Result<(), Why> {
         match e.kind {
-            Kind::Call => {
-                if !self.pure.contains(&e.name) {
-                    return Err(Why::at(
-                        e,
-                        format!(
-                            "call to `{}`, which may have side effects (pass --pure {} if it has none)",
-                            e.name, e.name
-                        ),
-                    ));
-                }
+            Kind::Call if !self.pure.contains(&e.name) => {
+                return Err(Why::at(
+                    e,
+                    format!(
+                        "call to `{}`, which may have side effects (pass --pure {} if it has none)",
+                        e.name, e.name
+                    ),
+                ));
             }
             Kind::Unary if e.op.as_deref() == Some("*") => {
                 return Err(Why::at(
