@@ -168,6 +168,8 @@ impl DataArgs {
     }
 }
 
+// Parsed once per run: the size of the variants does not matter.
+#[allow(clippy::large_enum_variant)]
 #[derive(Subcommand)]
 enum Command {
     /// Transform the SCoPs of a C file with one configuration of the space.
@@ -216,6 +218,15 @@ enum Command {
         /// Treat NAME as a pure function inside SCoPs (repeatable).
         #[arg(long = "pure", value_name = "NAME")]
         pure: Vec<String>,
+        /// Find the SCoPs without pragmas (libclang; clang arguments after `--`).
+        #[arg(long)]
+        detect: bool,
+        /// With --detect: keep the inserted `#pragma scop` / `#pragma endscop` lines.
+        #[arg(long, requires = "detect")]
+        mark: bool,
+        /// Arguments for clang with --detect: include paths, -D flags.
+        #[arg(last = true, value_name = "CLANG_ARGS")]
+        clang_args: Vec<String>,
         #[command(flatten)]
         learned: LearnedArgs,
     },
@@ -371,7 +382,9 @@ enum Command {
     ///
     /// For every `#pragma scop` ... `#pragma endscop` region: its
     /// parameters, and per statement its iteration domain, original
-    /// schedule and read/write access relations.
+    /// schedule and read/write access relations. With --detect: list the
+    /// regions found without pragmas, and why nearby loop nests were not
+    /// taken.
     Scop {
         /// C source file.
         file: PathBuf,
@@ -385,12 +398,26 @@ enum Command {
         /// pretty-printer (to stdout, or to --output).
         #[arg(long, conflicts_with_all = ["json", "c"])]
         regenerate: bool,
-        /// Where --regenerate writes (never the input file unless named).
-        #[arg(short, long, requires = "regenerate")]
+        /// Where --regenerate or --mark writes (never the input file
+        /// unless --in-place).
+        #[arg(short, long)]
         output: Option<PathBuf>,
         /// Treat NAME as a pure function inside SCoPs (repeatable).
         #[arg(long = "pure", value_name = "NAME")]
         pure: Vec<String>,
+        /// With --mark: write the marked file back to FILE.
+        #[arg(long, requires = "mark")]
+        in_place: bool,
+        /// Find the SCoPs without pragmas (libclang; clang arguments after `--`).
+        #[arg(long)]
+        detect: bool,
+        /// With --detect: write the file with `#pragma scop` / `#pragma endscop` inserted
+        /// around the regions (to --output, FILE with --in-place, or stdout).
+        #[arg(long, requires = "detect")]
+        mark: bool,
+        /// Arguments for clang with --detect: include paths, -D flags.
+        #[arg(last = true, value_name = "CLANG_ARGS")]
+        clang_args: Vec<String>,
     },
 }
 
@@ -451,6 +478,9 @@ fn run(cli: Cli) -> Result<()> {
             output,
             in_place,
             pure,
+            detect,
+            mark,
+            clang_args,
             learned,
         } => {
             if let Some(out) = &output
@@ -475,13 +505,22 @@ fn run(cli: Cli) -> Result<()> {
                 && !simd
                 && unroll_jam.is_none()
             {
-                let src = frontend::parse_file(
-                    &file,
-                    &Options {
-                        pure_functions: pure,
-                    },
-                )?;
+                let src = if detect {
+                    detected_source(&file, &clang_args, &pure)?
+                } else {
+                    frontend::parse_file(
+                        &file,
+                        &Options {
+                            pure_functions: pure,
+                        },
+                    )?
+                };
                 let text = learned_optimize(&file, &src, &learned, context.as_deref())?;
+                let text = if detect && !mark {
+                    frontend::strip_scop_pragmas(&text)
+                } else {
+                    text
+                };
                 return match output {
                     Some(out) => std::fs::write(&out, &text)
                         .with_context(|| format!("cannot write {}", out.display())),
@@ -509,15 +548,22 @@ fn run(cli: Cli) -> Result<()> {
             if let Some(u) = unroll_jam {
                 c.unroll = u.parse()?;
             }
-            let src = frontend::parse_file(
-                &file,
-                &Options {
-                    pure_functions: pure,
-                },
-            )?;
-            let outcome = crate::optimize::optimize(&src, &c, context.as_deref())?;
+            let src = if detect {
+                detected_source(&file, &clang_args, &pure)?
+            } else {
+                frontend::parse_file(
+                    &file,
+                    &Options {
+                        pure_functions: pure,
+                    },
+                )?
+            };
+            let mut outcome = crate::optimize::optimize(&src, &c, context.as_deref())?;
             for s in &outcome.skipped {
                 eprintln!("polytune: warning: {s}");
+            }
+            if detect && !mark {
+                outcome.text = frontend::strip_scop_pragmas(&outcome.text);
             }
             match output {
                 Some(out) => std::fs::write(&out, &outcome.text)
@@ -859,7 +905,31 @@ fn run(cli: Cli) -> Result<()> {
             regenerate,
             output,
             pure,
+            in_place,
+            detect,
+            mark,
+            clang_args,
         } => {
+            if output.is_some() && !regenerate && !mark {
+                anyhow::bail!("--output is for --regenerate or --mark");
+            }
+            if let Some(out) = &output
+                && !in_place
+                && same_file(out, &file)
+            {
+                anyhow::bail!(
+                    "refusing to overwrite the input {}; pass --in-place to allow it",
+                    file.display()
+                );
+            }
+            if detect {
+                let target = match (&output, in_place) {
+                    (Some(o), _) => Some(o.clone()),
+                    (None, true) => Some(file.clone()),
+                    (None, false) => None,
+                };
+                return scop_detect(&file, &clang_args, &pure, json, mark, target.as_deref());
+            }
             let options = Options {
                 pure_functions: pure,
             };
@@ -883,6 +953,135 @@ fn run(cli: Cli) -> Result<()> {
             Ok(())
         }
     }
+}
+
+/// What `--detect` says without the `detect` feature.
+pub const DETECT_MISSING: &str = "--detect needs libclang, and this polytune was built without the `detect` feature: rebuild it with `cargo build --release --features detect` (Debian/Ubuntu: apt install libclang-dev)";
+
+/// The clang arguments of `--detect`: the user's, then the corpus header's
+/// directory as a fallback.
+#[cfg(feature = "detect")]
+fn detect_options(clang_args: &[String], pure: &[String]) -> crate::detect::DetectOptions {
+    let mut args = clang_args.to_vec();
+    args.push(format!("-I{}", corpus_include().display()));
+    crate::detect::DetectOptions {
+        clang_args: args,
+        pure_functions: pure.to_vec(),
+    }
+}
+
+/// The detected SCoPs of `file`, ready for the engine.
+#[cfg(feature = "detect")]
+fn detected_source(
+    file: &std::path::Path,
+    clang_args: &[String],
+    pure: &[String],
+) -> Result<SourceFile> {
+    let d = crate::detect::detect_file(file, &detect_options(clang_args, pure))?;
+    for r in &d.rejected {
+        eprintln!("polytune: note: {}", rejection_text(&d.path, r));
+    }
+    match d.source {
+        Some(src) => {
+            for r in &d.regions {
+                eprintln!(
+                    "polytune: detected a SCoP in {} at {}:{}-{}",
+                    r.function,
+                    file.display(),
+                    r.first_line,
+                    r.last_line
+                );
+            }
+            Ok(src)
+        }
+        None => anyhow::bail!(
+            "{}: no static control part detected (see the notes above for the loop nests that were rejected)",
+            file.display()
+        ),
+    }
+}
+
+#[cfg(not(feature = "detect"))]
+fn detected_source(
+    _file: &std::path::Path,
+    _clang_args: &[String],
+    _pure: &[String],
+) -> Result<SourceFile> {
+    anyhow::bail!(DETECT_MISSING)
+}
+
+#[cfg(feature = "detect")]
+fn rejection_text(path: &std::path::Path, r: &crate::detect::Rejection) -> String {
+    format!(
+        "rejected loop nest in {} (lines {}-{}): {}:{}:{}: {}",
+        r.function,
+        r.first_line,
+        r.last_line,
+        path.display(),
+        r.line,
+        r.column,
+        r.reason
+    )
+}
+
+/// `scop --detect`: lists the regions and rejections; with --mark, writes
+/// the marked file.
+#[cfg(feature = "detect")]
+fn scop_detect(
+    file: &std::path::Path,
+    clang_args: &[String],
+    pure: &[String],
+    json: bool,
+    mark: bool,
+    target: Option<&std::path::Path>,
+) -> Result<()> {
+    let d = crate::detect::detect_file(file, &detect_options(clang_args, pure))?;
+    let listing = if json {
+        serde_json::to_string_pretty(&json!({
+            "file": file.display().to_string(),
+            "regions": d.regions,
+            "rejected": d.rejected,
+        }))? + "\n"
+    } else {
+        let mut o = format!(
+            "{}: {} region(s) detected\n",
+            file.display(),
+            d.regions.len()
+        );
+        for (k, r) in d.regions.iter().enumerate() {
+            o += &format!(
+                "  region {k}: {} lines {}-{}\n",
+                r.function, r.first_line, r.last_line
+            );
+        }
+        for r in &d.rejected {
+            o += &format!("  {}\n", rejection_text(file, r));
+        }
+        o
+    };
+    if !mark {
+        print!("{listing}");
+        return Ok(());
+    }
+    eprint!("{listing}");
+    match target {
+        Some(out) => std::fs::write(out, &d.marked)
+            .with_context(|| format!("cannot write {}", out.display()))?,
+        None => std::io::stdout().write_all(d.marked.as_bytes())?,
+    }
+    Ok(())
+}
+
+#[cfg(not(feature = "detect"))]
+fn scop_detect(
+    _file: &std::path::Path,
+    _clang_args: &[String],
+    _pure: &[String],
+    _json: bool,
+    _mark: bool,
+    _target: Option<&std::path::Path>,
+) -> Result<()> {
+    anyhow::bail!(DETECT_MISSING)
 }
 
 /// `MIN..MAX` (or one number) for `--runs`.
@@ -1209,4 +1408,16 @@ fn scop_json(ctx: &isl::Ctx, src: &SourceFile) -> Result<serde_json::Value> {
         }));
     }
     Ok(json!({ "file": src.path.display().to_string(), "scops": scops }))
+}
+
+#[cfg(all(test, not(feature = "detect")))]
+mod tests {
+    #[test]
+    fn detect_without_the_feature_says_how_to_get_it() {
+        let e = super::detected_source(std::path::Path::new("x.c"), &[], &[]).unwrap_err();
+        assert!(e.to_string().contains("--features detect"), "{e}");
+        let e = super::scop_detect(std::path::Path::new("x.c"), &[], &[], false, false, None)
+            .unwrap_err();
+        assert!(e.to_string().contains("rebuild it with"), "{e}");
+    }
 }

@@ -8,6 +8,8 @@
 pub mod cli;
 pub mod codegen;
 pub mod collect;
+#[cfg(feature = "detect")]
+pub mod detect;
 pub mod frontend;
 pub mod isl;
 pub mod learn;

@@ -121,6 +121,22 @@ fn renumber(mut body: Vec<crate::scop::ast::Stmt>, first: usize) -> Vec<crate::s
     body
 }
 
+/// Whether a line is a `#pragma scop` or `#pragma endscop` directive.
+pub fn is_scop_pragma(line: &str) -> bool {
+    let t: Vec<&str> = line.split_whitespace().collect();
+    matches!(
+        t.as_slice(),
+        ["#pragma", "scop" | "endscop", ..] | ["#", "pragma", "scop" | "endscop", ..]
+    )
+}
+
+/// The text without its `#pragma scop` / `#pragma endscop` lines.
+pub fn strip_scop_pragmas(text: &str) -> String {
+    text.split_inclusive('\n')
+        .filter(|l| !is_scop_pragma(l))
+        .collect()
+}
+
 impl SourceFile {
     /// The file with the body of SCoP `k` replaced by `replacements[k]`
     /// (pragma lines and everything outside the SCoPs unchanged).

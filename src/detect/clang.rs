@@ -1,0 +1,387 @@
+//! The only door to libclang: parses a translation unit and copies the
+//! bodies of the main file's function definitions into an owned [`Node`]
+//! tree, so that everything after it is safe, testable Rust.
+
+#![allow(non_upper_case_globals)] // libclang's constant names in patterns
+
+use super::DetectError;
+use clang_sys::*;
+use std::ffi::{CStr, CString};
+use std::os::raw::{c_int, c_uint};
+use std::path::Path;
+
+/// What a node is, as far as detection cares.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Compound,
+    For,
+    While,
+    Do,
+    If,
+    Switch,
+    Goto,
+    Break,
+    Continue,
+    Return,
+    Label,
+    Decl,
+    Null,
+    Asm,
+    Call,
+    DeclRef,
+    Subscript,
+    Binary,
+    CompoundAssign,
+    Unary,
+    Member,
+    Literal,
+    Other,
+}
+
+/// What a variable reference refers to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VarInfo {
+    /// A variable (not a function or an enumerator).
+    pub variable: bool,
+    /// An integer (or enumeration) scalar.
+    pub integer: bool,
+    /// Declared as an array: a local or global array, or a parameter
+    /// written with `[...]` dimensions.
+    pub array: bool,
+    /// A pointer that is not declared with array syntax.
+    pub pointer: bool,
+    /// The pointer is `restrict`-qualified.
+    pub restrict: bool,
+    /// The element type once every array and pointer level is removed.
+    pub element: String,
+}
+
+/// An owned copy of one cursor of a function body.
+#[derive(Debug, Clone)]
+pub struct Node {
+    pub kind: Kind,
+    /// Callee of a call, name of a reference.
+    pub name: String,
+    /// Operator spelling of unary, binary and compound-assignment nodes
+    /// (`None` when it comes from a macro body polytune cannot see).
+    pub op: Option<String>,
+    /// Byte range in the main file (expansion locations).
+    pub start: usize,
+    pub end: usize,
+    pub line: usize,
+    pub column: usize,
+    pub var: Option<VarInfo>,
+    pub children: Vec<Node>,
+}
+
+/// A function definition of the main file.
+#[derive(Debug, Clone)]
+pub struct Function {
+    pub name: String,
+    pub body: Node,
+}
+
+/// Parses `path` with `args` and returns its function definitions.
+pub fn functions(path: &Path, args: &[String]) -> Result<Vec<Function>, DetectError> {
+    let cpath =
+        CString::new(path.to_string_lossy().as_bytes()).map_err(|_| DetectError::Parse {
+            path: path.to_path_buf(),
+            message: "the path contains a NUL byte".into(),
+        })?;
+    let cargs: Vec<CString> = args
+        .iter()
+        .map(|a| CString::new(a.as_bytes()))
+        .collect::<Result<_, _>>()
+        .map_err(|_| DetectError::Parse {
+            path: path.to_path_buf(),
+            message: "a clang argument contains a NUL byte".into(),
+        })?;
+    let argv: Vec<*const std::os::raw::c_char> = cargs.iter().map(|a| a.as_ptr()).collect();
+    // SAFETY: every pointer handed to libclang outlives the call; the index
+    // and translation unit are disposed of before returning.
+    unsafe {
+        let index = clang_createIndex(0, 0);
+        let tu = clang_parseTranslationUnit(
+            index,
+            cpath.as_ptr(),
+            argv.as_ptr(),
+            argv.len() as c_int,
+            std::ptr::null_mut(),
+            0,
+            CXTranslationUnit_None,
+        );
+        if tu.is_null() {
+            clang_disposeIndex(index);
+            return Err(DetectError::Parse {
+                path: path.to_path_buf(),
+                message: "libclang could not parse the file".into(),
+            });
+        }
+        let result = match first_error(tu, path) {
+            Some(e) => Err(e),
+            None => Ok(collect_functions(tu)),
+        };
+        clang_disposeTranslationUnit(tu);
+        clang_disposeIndex(index);
+        result
+    }
+}
+
+/// The first error diagnostic: detection on a file clang cannot compile
+/// would miss declarations, so it is refused.
+unsafe fn first_error(tu: CXTranslationUnit, path: &Path) -> Option<DetectError> {
+    unsafe {
+        for i in 0..clang_getNumDiagnostics(tu) {
+            let d = clang_getDiagnostic(tu, i);
+            let severity = clang_getDiagnosticSeverity(d);
+            if severity >= CXDiagnostic_Error {
+                let message = string(clang_getDiagnosticSpelling(d));
+                let loc = clang_getDiagnosticLocation(d);
+                let (mut file, mut line, mut column, mut offset) = (std::ptr::null_mut(), 0, 0, 0);
+                clang_getExpansionLocation(loc, &mut file, &mut line, &mut column, &mut offset);
+                let where_ = if file.is_null() {
+                    path.to_path_buf()
+                } else {
+                    string(clang_getFileName(file)).into()
+                };
+                clang_disposeDiagnostic(d);
+                return Some(DetectError::Clang {
+                    path: where_,
+                    line: line as usize,
+                    column: column as usize,
+                    message,
+                });
+            }
+            clang_disposeDiagnostic(d);
+        }
+        None
+    }
+}
+
+unsafe fn string(s: CXString) -> String {
+    unsafe {
+        let p = clang_getCString(s);
+        let out = if p.is_null() {
+            String::new()
+        } else {
+            CStr::from_ptr(p).to_string_lossy().into_owned()
+        };
+        clang_disposeString(s);
+        out
+    }
+}
+
+extern "C" fn push_child(c: CXCursor, _parent: CXCursor, data: CXClientData) -> CXChildVisitResult {
+    // SAFETY: `data` is the `Vec<CXCursor>` passed by `children`.
+    let v = unsafe { &mut *(data as *mut Vec<CXCursor>) };
+    v.push(c);
+    CXChildVisit_Continue
+}
+
+fn children(c: CXCursor) -> Vec<CXCursor> {
+    let mut v: Vec<CXCursor> = Vec::new();
+    // SAFETY: the visitor only pushes into `v`, which outlives the call.
+    unsafe {
+        clang_visitChildren(c, push_child, &mut v as *mut Vec<CXCursor> as CXClientData);
+    }
+    v
+}
+
+/// (in main file, line, column, byte offset) of a location.
+fn place(l: CXSourceLocation) -> (bool, usize, usize, usize) {
+    let (mut file, mut line, mut column, mut offset): (CXFile, c_uint, c_uint, c_uint) =
+        (std::ptr::null_mut(), 0, 0, 0);
+    // SAFETY: plain out-parameters.
+    unsafe {
+        clang_getExpansionLocation(l, &mut file, &mut line, &mut column, &mut offset);
+        (
+            clang_Location_isFromMainFile(l) != 0,
+            line as usize,
+            column as usize,
+            offset as usize,
+        )
+    }
+}
+
+unsafe fn collect_functions(tu: CXTranslationUnit) -> Vec<Function> {
+    unsafe {
+        let root = clang_getTranslationUnitCursor(tu);
+        let mut out = Vec::new();
+        for c in children(root) {
+            if clang_getCursorKind(c) != CXCursor_FunctionDecl || clang_isCursorDefinition(c) == 0 {
+                continue;
+            }
+            if !place(clang_getCursorLocation(c)).0 {
+                continue;
+            }
+            let name = string(clang_getCursorSpelling(c));
+            if let Some(body) = children(c)
+                .into_iter()
+                .find(|k| clang_getCursorKind(*k) == CXCursor_CompoundStmt)
+            {
+                out.push(Function {
+                    name,
+                    body: node(tu, body),
+                });
+            }
+        }
+        out
+    }
+}
+
+/// The tokens of a range with their byte offsets.
+unsafe fn tokens(tu: CXTranslationUnit, range: CXSourceRange) -> Vec<(String, usize)> {
+    unsafe {
+        let mut toks: *mut CXToken = std::ptr::null_mut();
+        let mut n: c_uint = 0;
+        clang_tokenize(tu, range, &mut toks, &mut n);
+        let mut out = Vec::with_capacity(n as usize);
+        for i in 0..n as usize {
+            let t = *toks.add(i);
+            let s = string(clang_getTokenSpelling(tu, t));
+            let off = place(clang_getTokenLocation(tu, t)).3;
+            out.push((s, off));
+        }
+        if !toks.is_null() {
+            clang_disposeTokens(tu, toks, n);
+        }
+        out
+    }
+}
+
+unsafe fn node(tu: CXTranslationUnit, c: CXCursor) -> Node {
+    unsafe {
+        let raw = clang_getCursorKind(c);
+        let kids = children(c);
+        // Implicit casts are unexposed: they are transparent here.
+        if raw == CXCursor_UnexposedExpr && kids.len() == 1 {
+            return node(tu, kids[0]);
+        }
+        let kind = match raw {
+            CXCursor_CompoundStmt => Kind::Compound,
+            CXCursor_ForStmt => Kind::For,
+            CXCursor_WhileStmt => Kind::While,
+            CXCursor_DoStmt => Kind::Do,
+            CXCursor_IfStmt => Kind::If,
+            CXCursor_SwitchStmt | CXCursor_CaseStmt | CXCursor_DefaultStmt => Kind::Switch,
+            CXCursor_GotoStmt | CXCursor_IndirectGotoStmt => Kind::Goto,
+            CXCursor_BreakStmt => Kind::Break,
+            CXCursor_ContinueStmt => Kind::Continue,
+            CXCursor_ReturnStmt => Kind::Return,
+            CXCursor_LabelStmt => Kind::Label,
+            CXCursor_DeclStmt => Kind::Decl,
+            CXCursor_NullStmt => Kind::Null,
+            CXCursor_AsmStmt | CXCursor_MSAsmStmt => Kind::Asm,
+            CXCursor_CallExpr => Kind::Call,
+            CXCursor_DeclRefExpr => Kind::DeclRef,
+            CXCursor_ArraySubscriptExpr => Kind::Subscript,
+            CXCursor_BinaryOperator => Kind::Binary,
+            CXCursor_CompoundAssignOperator => Kind::CompoundAssign,
+            CXCursor_UnaryOperator => Kind::Unary,
+            CXCursor_MemberRefExpr => Kind::Member,
+            CXCursor_IntegerLiteral
+            | CXCursor_FloatingLiteral
+            | CXCursor_CharacterLiteral
+            | CXCursor_StringLiteral => Kind::Literal,
+            _ => Kind::Other,
+        };
+        let extent = clang_getCursorExtent(c);
+        let (_, line, column, start) = place(clang_getRangeStart(extent));
+        let (_, _, _, end) = place(clang_getRangeEnd(extent));
+        let children: Vec<Node> = kids.into_iter().map(|k| node(tu, k)).collect();
+        let name = match kind {
+            Kind::Call | Kind::DeclRef | Kind::Member => string(clang_getCursorSpelling(c)),
+            _ => String::new(),
+        };
+        let op = match kind {
+            Kind::Binary | Kind::CompoundAssign => {
+                let lhs_end = children.first().map(|l| l.end).unwrap_or(start);
+                tokens(tu, extent)
+                    .into_iter()
+                    .find(|(_, off)| *off >= lhs_end && lhs_end > start)
+                    .map(|(s, _)| s)
+                    .filter(|s| is_operator(s))
+            }
+            Kind::Unary => {
+                let toks = tokens(tu, extent);
+                match (toks.first(), toks.last()) {
+                    (Some((f, _)), _) if is_operator(f) => Some(f.clone()),
+                    (_, Some((l, _))) if l == "++" || l == "--" => Some(format!("post{l}")),
+                    _ => None,
+                }
+            }
+            _ => None,
+        };
+        let var = if kind == Kind::DeclRef {
+            Some(var_info(tu, clang_getCursorReferenced(c)))
+        } else {
+            None
+        };
+        Node {
+            kind,
+            name,
+            op,
+            start,
+            end: end.max(start),
+            line,
+            column,
+            var,
+            children,
+        }
+    }
+}
+
+fn is_operator(s: &str) -> bool {
+    !s.is_empty() && s.chars().all(|ch| "+-*/%<>=!&|^~,".contains(ch))
+}
+
+unsafe fn var_info(tu: CXTranslationUnit, decl: CXCursor) -> VarInfo {
+    unsafe {
+        let kind = clang_getCursorKind(decl);
+        let variable = kind == CXCursor_VarDecl || kind == CXCursor_ParmDecl;
+        let ty = clang_getCursorType(decl);
+        let canon = clang_getCanonicalType(ty);
+        let integer = (CXType_Bool..=CXType_Int128).contains(&canon.kind)
+            || canon.kind == CXType_Enum
+            || kind == CXCursor_EnumConstantDecl;
+        let is_array = |k| {
+            k == CXType_ConstantArray
+                || k == CXType_IncompleteArray
+                || k == CXType_VariableArray
+                || k == CXType_DependentSizedArray
+        };
+        // A parameter is "declared as an array" when its declarator has
+        // `[` right after its name (its type has decayed to a pointer).
+        let name = string(clang_getCursorSpelling(decl));
+        let array_syntax = kind == CXCursor_ParmDecl && {
+            let toks = tokens(tu, clang_getCursorExtent(decl));
+            toks.windows(2).any(|w| w[0].0 == name && w[1].0 == "[")
+        };
+        let array = variable && (is_array(canon.kind) || array_syntax);
+        let pointer = variable && !array && canon.kind == CXType_Pointer;
+        let restrict = clang_isRestrictQualifiedType(ty) != 0;
+        let mut t = canon;
+        loop {
+            if t.kind == CXType_Pointer {
+                t = clang_getCanonicalType(clang_getPointeeType(t));
+            } else if is_array(t.kind) {
+                t = clang_getCanonicalType(clang_getArrayElementType(t));
+            } else {
+                break;
+            }
+        }
+        let element = string(clang_getTypeSpelling(t))
+            .split_whitespace()
+            .filter(|w| !matches!(*w, "const" | "volatile" | "restrict"))
+            .collect::<Vec<_>>()
+            .join(" ");
+        VarInfo {
+            variable,
+            integer,
+            array,
+            pointer,
+            restrict,
+            element,
+        }
+    }
+}

@@ -1,0 +1,805 @@
+//! SCoP detection: finds the static control parts of an ordinary C file
+//! (no `#pragma scop` needed), like Polly's SCoP detection.
+//!
+//! libclang parses the whole translation unit with the preprocessor (so
+//! macros and includes are seen as the compiler sees them); [`clang`]
+//! copies each function body into an owned tree. In every block, the
+//! maximal runs of consecutive statements that qualify and contain at
+//! least one loop become candidate regions. Their text is marked with
+//! `#pragma scop` / `#pragma endscop` in a copy of the file, which is
+//! handed to the existing front end: it does the exact affine checks, and
+//! a region it rejects is reported with its message and dropped.
+//!
+//! Conservative by construction. A statement does not qualify if it
+//! contains `goto`, `break`, `continue`, `return`, `while`, `do`,
+//! `switch`, labels, declarations, inline assembly, pointer dereferences,
+//! address-of, struct members, a call to a function not known to be pure,
+//! a loop bound or `if` condition that reads memory or calls a function,
+//! or a subscript that reads memory or multiplies two variables. A region
+//! is also rejected when a variable of a loop bound is written in it.
+//!
+//! The aliasing rule: every array accessed in a region is named by a
+//! variable. Arrays *declared* as arrays (local or global arrays, and
+//! parameters written with dimensions, `double A[N][M]`, the PolyBench
+//! convention) are taken to be distinct objects. A pointer used as an
+//! array (`double *p`, `double (*p)[M]`, a local pointer) that is not
+//! `restrict`-qualified may overlap any other array of a compatible
+//! element type (same element type, or `char`/`void`) that is not
+//! `restrict` either, so a region is rejected when it accesses such a
+//! pointer and such an array and writes either one. Read-only pointers
+//! are fine, and so is anything paired with a `restrict` pointer (C's
+//! guarantee: what is modified through it is reached only through it).
+
+mod clang;
+
+use crate::frontend::{self, Options, PURE_FUNCTIONS, SourceFile, is_scop_pragma};
+use clang::{Kind, Node};
+use std::collections::{BTreeSet, HashSet};
+use std::path::{Path, PathBuf};
+
+/// Why detection could not run at all.
+#[derive(Debug, thiserror::Error)]
+pub enum DetectError {
+    #[error("{}: cannot read: {source}", path.display())]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{}:{line}:{column}: error: {message} (libclang; pass include paths and -D flags after `--`)", path.display())]
+    Clang {
+        path: PathBuf,
+        line: usize,
+        column: usize,
+        message: String,
+    },
+    #[error("{}: error: {message}", path.display())]
+    Parse { path: PathBuf, message: String },
+    #[error("{}:{line}:1: error: the file already has `#pragma scop` regions; run without --detect", path.display())]
+    AlreadyMarked { path: PathBuf, line: usize },
+}
+
+/// Detection settings.
+#[derive(Debug, Clone, Default)]
+pub struct DetectOptions {
+    /// Arguments for clang: include paths, `-D` flags, `-std=...`.
+    pub clang_args: Vec<String>,
+    /// Functions the user vouches are pure (`--pure NAME`).
+    pub pure_functions: Vec<String>,
+}
+
+/// A detected static control part.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Region {
+    pub function: String,
+    pub first_line: usize,
+    pub last_line: usize,
+    /// Byte range in the original text (start of the first statement to
+    /// the end of the last, its `;` included).
+    #[serde(skip)]
+    pub start: usize,
+    #[serde(skip)]
+    pub end: usize,
+    /// The top-level statements: (start, end, first line, last line,
+    /// contains a loop), so that a region the front end rejects can be
+    /// split around the offending statement.
+    #[serde(skip)]
+    stmts: Vec<Stmt>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Stmt {
+    start: usize,
+    end: usize,
+    first_line: usize,
+    last_line: usize,
+    has_loop: bool,
+}
+
+impl Region {
+    fn of(function: &str, stmts: Vec<Stmt>) -> Option<Region> {
+        if !stmts.iter().any(|s| s.has_loop) {
+            return None;
+        }
+        let (first, last) = (stmts[0], stmts[stmts.len() - 1]);
+        Some(Region {
+            function: function.to_string(),
+            first_line: first.first_line,
+            last_line: last.last_line,
+            start: first.start,
+            end: last.end,
+            stmts,
+        })
+    }
+}
+
+/// A loop nest that was not taken, and why.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Rejection {
+    pub function: String,
+    pub first_line: usize,
+    pub last_line: usize,
+    /// Where the offending construct is.
+    pub line: usize,
+    pub column: usize,
+    pub reason: String,
+}
+
+/// The outcome of detection on one file.
+#[derive(Debug, Clone)]
+pub struct Detection {
+    pub path: PathBuf,
+    /// The original text.
+    pub text: String,
+    pub regions: Vec<Region>,
+    pub rejected: Vec<Rejection>,
+    /// The text with the regions marked by `#pragma scop` lines.
+    pub marked: String,
+    /// The marked text parsed by the front end (`None` without regions).
+    pub source: Option<SourceFile>,
+}
+
+/// Detects the SCoPs of a C file.
+pub fn detect_file(path: &Path, options: &DetectOptions) -> Result<Detection, DetectError> {
+    let text = std::fs::read_to_string(path).map_err(|source| DetectError::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    if let Some(line) = text.lines().position(is_scop_pragma).map(|i| i + 1) {
+        return Err(DetectError::AlreadyMarked {
+            path: path.to_path_buf(),
+            line,
+        });
+    }
+    let functions = clang::functions(path, &options.clang_args)?;
+    let mut pure: HashSet<String> = PURE_FUNCTIONS.iter().map(|s| s.to_string()).collect();
+    pure.extend(options.pure_functions.iter().cloned());
+    let mut finder = Finder {
+        text: &text,
+        pure: &pure,
+        regions: Vec::new(),
+        rejected: Vec::new(),
+        function: String::new(),
+    };
+    for f in &functions {
+        finder.function = f.name.clone();
+        finder.block(&f.body);
+    }
+    let Finder {
+        mut regions,
+        mut rejected,
+        ..
+    } = finder;
+    let front = Options {
+        pure_functions: options.pure_functions.clone(),
+    };
+    // Hand the marked text to the front end; drop each region it rejects.
+    loop {
+        if regions.is_empty() {
+            rejected.sort_by_key(|r| (r.first_line, r.line));
+            return Ok(Detection {
+                path: path.to_path_buf(),
+                marked: text.clone(),
+                text,
+                regions,
+                rejected,
+                source: None,
+            });
+        }
+        let (marked, lines) = mark(&text, &regions);
+        match frontend::parse_source(path, marked.clone(), &front) {
+            Ok(source) => {
+                rejected.sort_by_key(|r| (r.first_line, r.line));
+                return Ok(Detection {
+                    path: path.to_path_buf(),
+                    text,
+                    regions,
+                    rejected,
+                    marked,
+                    source: Some(source),
+                });
+            }
+            Err(e) => {
+                let d = e.diagnostic().cloned();
+                let k = d
+                    .as_ref()
+                    .and_then(|d| lines.iter().position(|&(o, c)| o <= d.line && d.line <= c))
+                    .unwrap_or(0);
+                let r = regions.remove(k);
+                let (line, column, message) = match d {
+                    // Back to the original file's lines: minus the pragma
+                    // lines inserted above.
+                    Some(d) => (d.line.saturating_sub(2 * k + 1), d.column, d.message),
+                    None => (r.first_line, 1, e.to_string()),
+                };
+                // Split the region around the offending statement; the
+                // statements before and after it may still be SCoPs.
+                let bad = r
+                    .stmts
+                    .iter()
+                    .position(|s| s.first_line <= line && line <= s.last_line);
+                let (first_line, last_line) = match bad {
+                    Some(b) => (r.stmts[b].first_line, r.stmts[b].last_line),
+                    None => (r.first_line, r.last_line),
+                };
+                if let Some(b) = bad {
+                    let after = Region::of(&r.function, r.stmts[b + 1..].to_vec());
+                    let before = Region::of(&r.function, r.stmts[..b].to_vec());
+                    for part in [after, before].into_iter().flatten() {
+                        regions.insert(k, part);
+                    }
+                }
+                rejected.push(Rejection {
+                    function: r.function,
+                    first_line,
+                    last_line,
+                    line,
+                    column,
+                    reason: format!("rejected by the front end: {message}"),
+                });
+            }
+        }
+    }
+}
+
+/// The text with each region between pragma lines, and the (1-based)
+/// lines of each region's pragmas in the marked text.
+fn mark(text: &str, regions: &[Region]) -> (String, Vec<(usize, usize)>) {
+    let mut out = String::with_capacity(text.len() + 32 * regions.len());
+    let mut lines = Vec::new();
+    let mut at = 0;
+    for r in regions {
+        let line_start = text[..r.start].rfind('\n').map(|i| i + 1).unwrap_or(0);
+        let indent: String = text[line_start..]
+            .chars()
+            .take_while(|c| *c == ' ' || *c == '\t')
+            .collect();
+        let own_line = text[line_start..r.start].trim().is_empty();
+        let open_at = if own_line { line_start } else { r.start };
+        out.push_str(&text[at..open_at]);
+        if !own_line {
+            out.push('\n');
+        }
+        let open_line = out.matches('\n').count() + 1;
+        out.push_str(&format!("{indent}#pragma scop\n"));
+        // The close pragma goes after the end of the last statement's line
+        // when only blanks follow it there.
+        let line_end = text[r.end..]
+            .find('\n')
+            .map(|i| r.end + i + 1)
+            .unwrap_or(text.len());
+        let rest_blank = text[r.end..line_end].trim().is_empty();
+        if rest_blank {
+            out.push_str(&text[open_at..line_end]);
+            if !out.ends_with('\n') {
+                out.push('\n');
+            }
+            at = line_end;
+        } else {
+            if !own_line {
+                out.push_str(&indent);
+            }
+            out.push_str(&text[r.start.max(open_at)..r.end]);
+            out.push('\n');
+            at = r.end;
+        }
+        let close_line = out.matches('\n').count() + 1;
+        out.push_str(&format!("{indent}#pragma endscop\n"));
+        lines.push((open_line, close_line));
+    }
+    out.push_str(&text[at..]);
+    (out, lines)
+}
+
+/// Walks function bodies and collects candidate regions.
+struct Finder<'a> {
+    text: &'a str,
+    pure: &'a HashSet<String>,
+    regions: Vec<Region>,
+    rejected: Vec<Rejection>,
+    function: String,
+}
+
+/// Why a construct disqualifies its statement, and where it is.
+struct Why {
+    line: usize,
+    column: usize,
+    reason: String,
+}
+
+impl Why {
+    fn at(n: &Node, reason: impl Into<String>) -> Why {
+        Why {
+            line: n.line,
+            column: n.column,
+            reason: reason.into(),
+        }
+    }
+}
+
+fn contains_loop(n: &Node) -> bool {
+    matches!(n.kind, Kind::For | Kind::While | Kind::Do) || n.children.iter().any(contains_loop)
+}
+
+fn any(n: &Node, f: &dyn Fn(&Node) -> bool) -> Option<Node> {
+    if f(n) {
+        return Some(n.clone());
+    }
+    n.children.iter().find_map(|c| any(c, f))
+}
+
+/// The variable an access is through: `A` of `A[i][j]`.
+fn base(n: &Node) -> Option<&Node> {
+    match n.kind {
+        Kind::DeclRef => Some(n),
+        Kind::Subscript => n.children.first().and_then(base),
+        Kind::Other if n.children.len() == 1 => base(&n.children[0]),
+        _ => None,
+    }
+}
+
+fn is_deref(n: &Node) -> bool {
+    n.kind == Kind::Unary && matches!(n.op.as_deref(), Some("*") | Some("&"))
+}
+
+/// Whether an expression mentions a variable (not only constants).
+fn has_variable(n: &Node) -> bool {
+    any(n, &|x| {
+        x.kind == Kind::DeclRef && x.var.as_ref().is_some_and(|v| v.variable)
+    })
+    .is_some()
+}
+
+impl Finder<'_> {
+    fn snippet(&self, n: &Node) -> String {
+        let s = self.text.get(n.start..n.end).unwrap_or("");
+        let s: String = s.split_whitespace().collect::<Vec<_>>().join(" ");
+        if s.chars().count() > 60 {
+            format!("{}...", s.chars().take(57).collect::<String>())
+        } else {
+            s
+        }
+    }
+
+    fn line_of(&self, offset: usize) -> usize {
+        self.text[..offset.min(self.text.len())]
+            .matches('\n')
+            .count()
+            + 1
+    }
+
+    /// End of a statement, its `;` included (libclang's extents stop
+    /// before it).
+    fn stmt_end(&self, n: &Node) -> usize {
+        let b = self.text.as_bytes();
+        if n.end == 0 || n.end > b.len() || b[n.end - 1] == b'}' || b[n.end - 1] == b';' {
+            return n.end.min(b.len());
+        }
+        let mut i = n.end;
+        while i < b.len() {
+            match b[i] {
+                b' ' | b'\t' | b'\r' | b'\n' => i += 1,
+                b'/' if b.get(i + 1) == Some(&b'*') => {
+                    i = self.text[i + 2..]
+                        .find("*/")
+                        .map(|k| i + 2 + k + 2)
+                        .unwrap_or(b.len())
+                }
+                b';' => return i + 1,
+                _ => break,
+            }
+        }
+        n.end
+    }
+
+    /// Scans a block: its qualifying runs become regions; the statements
+    /// that do not qualify are searched for inner blocks.
+    fn block(&mut self, b: &Node) {
+        let mut run: Vec<&Node> = Vec::new();
+        for s in &b.children {
+            match self.stmt(s) {
+                Ok(()) => run.push(s),
+                Err(why) => {
+                    self.flush(&mut run);
+                    if contains_loop(s) {
+                        self.reject(&[s], why);
+                    }
+                    self.descend(s);
+                }
+            }
+        }
+        self.flush(&mut run);
+    }
+
+    fn descend(&mut self, s: &Node) {
+        for c in &s.children {
+            if c.kind == Kind::Compound {
+                self.block(c);
+            } else if matches!(
+                c.kind,
+                Kind::For | Kind::While | Kind::Do | Kind::If | Kind::Label | Kind::Switch
+            ) {
+                self.descend(c);
+            }
+        }
+    }
+
+    fn reject(&mut self, stmts: &[&Node], why: Why) {
+        let (first, last) = (stmts[0], stmts[stmts.len() - 1]);
+        self.rejected.push(Rejection {
+            function: self.function.clone(),
+            first_line: first.line,
+            last_line: self.line_of(self.stmt_end(last).saturating_sub(1)),
+            line: why.line,
+            column: why.column,
+            reason: why.reason,
+        });
+    }
+
+    fn flush(&mut self, run: &mut Vec<&Node>) {
+        let stmts = std::mem::take(run);
+        if !stmts.iter().any(|s| contains_loop(s)) {
+            return;
+        }
+        if let Err(why) = self.region_checks(&stmts) {
+            self.reject(&stmts, why);
+            return;
+        }
+        let parts = stmts
+            .iter()
+            .map(|s| {
+                let end = self.stmt_end(s);
+                Stmt {
+                    start: s.start,
+                    end,
+                    first_line: s.line,
+                    last_line: self.line_of(end.saturating_sub(1)),
+                    has_loop: contains_loop(s),
+                }
+            })
+            .collect();
+        self.regions.extend(Region::of(&self.function, parts));
+    }
+
+    /// Does one statement qualify on its own?
+    fn stmt(&self, s: &Node) -> Result<(), Why> {
+        match s.kind {
+            Kind::Compound => s.children.iter().try_for_each(|c| self.stmt(c)),
+            Kind::Null => Ok(()),
+            Kind::For => {
+                if s.children.len() != 4 {
+                    return Err(Why::at(
+                        s,
+                        "`for` loop without an initialization, a condition or a step",
+                    ));
+                }
+                for header in &s.children[..3] {
+                    self.bound(header, "loop bound")?;
+                }
+                self.stmt(&s.children[3])
+            }
+            Kind::If => {
+                self.bound(&s.children[0], "`if` condition")?;
+                s.children[1..].iter().try_for_each(|c| self.stmt(c))
+            }
+            Kind::While => Err(Why::at(
+                s,
+                "`while` loop: its trip count is not static (write it as a `for` loop with affine bounds)",
+            )),
+            Kind::Do => Err(Why::at(
+                s,
+                "`do` ... `while` loop: its trip count is not static",
+            )),
+            Kind::Goto => Err(Why::at(s, "`goto` (control flow is not static)")),
+            Kind::Break => Err(Why::at(
+                s,
+                "`break`: an early exit makes the trip count data-dependent",
+            )),
+            Kind::Continue => Err(Why::at(s, "`continue`: control flow is not static")),
+            Kind::Return => Err(Why::at(s, "`return` inside the nest: an early exit")),
+            Kind::Switch => Err(Why::at(s, "`switch` (control flow is not static)")),
+            Kind::Label => Err(Why::at(s, "a label (a possible `goto` target)")),
+            Kind::Decl => Err(Why::at(
+                s,
+                "a declaration (declare the variable before the loop nest)",
+            )),
+            Kind::Asm => Err(Why::at(s, "inline assembly")),
+            Kind::Binary if s.op.as_deref() == Some("=") => self.expr(s),
+            Kind::CompoundAssign => self.expr(s),
+            Kind::Unary if matches!(s.op.as_deref(), Some("++" | "--" | "post++" | "post--")) => {
+                self.expr(s)
+            }
+            Kind::Call => {
+                self.expr(s)?;
+                Err(Why::at(s, format!("call to `{}` as a statement", s.name)))
+            }
+            _ => Err(Why::at(
+                s,
+                format!("statement `{}` is not an assignment", self.snippet(s)),
+            )),
+        }
+    }
+
+    /// A loop header part or condition: must not read memory or call.
+    fn bound(&self, e: &Node, what: &str) -> Result<(), Why> {
+        if let Some(m) = any(e, &|x| {
+            matches!(x.kind, Kind::Subscript | Kind::Call | Kind::Member) || is_deref(x)
+        }) {
+            return Err(Why::at(
+                &m,
+                format!("data-dependent {what}: `{}` reads memory", self.snippet(&m)),
+            ));
+        }
+        if let Some(v) = any(e, &|x| {
+            x.kind == Kind::DeclRef && x.var.as_ref().is_some_and(|v| v.variable && !v.integer)
+        }) {
+            return Err(Why::at(
+                &v,
+                format!("{what} uses `{}`, which is not an integer variable", v.name),
+            ));
+        }
+        self.expr(e)
+    }
+
+    /// An expression: pure calls, no pointer tricks, affine-looking subscripts.
+    fn expr(&self, e: &Node) -> Result<(), Why> {
+        match e.kind {
+            Kind::Call if !self.pure.contains(&e.name) => {
+                return Err(Why::at(
+                    e,
+                    format!(
+                        "call to `{}`, which may have side effects (pass --pure {} if it has none)",
+                        e.name, e.name
+                    ),
+                ));
+            }
+            Kind::Unary if e.op.as_deref() == Some("*") => {
+                return Err(Why::at(
+                    e,
+                    format!("pointer dereference `{}` (may alias)", self.snippet(e)),
+                ));
+            }
+            Kind::Unary if e.op.as_deref() == Some("&") => {
+                return Err(Why::at(e, format!("address-of `{}`", self.snippet(e))));
+            }
+            Kind::Unary | Kind::Binary | Kind::CompoundAssign if e.op.is_none() => {
+                return Err(Why::at(
+                    e,
+                    format!(
+                        "`{}` comes from a macro polytune cannot see through",
+                        self.snippet(e)
+                    ),
+                ));
+            }
+            Kind::Member => {
+                return Err(Why::at(
+                    e,
+                    format!("struct member access `{}`", self.snippet(e)),
+                ));
+            }
+            Kind::Subscript => {
+                if let Some(idx) = e.children.get(1) {
+                    self.subscript(idx)?;
+                }
+            }
+            _ => {}
+        }
+        e.children.iter().try_for_each(|c| self.expr(c))
+    }
+
+    fn subscript(&self, idx: &Node) -> Result<(), Why> {
+        if let Some(m) = any(idx, &|x| {
+            matches!(x.kind, Kind::Subscript | Kind::Call | Kind::Member) || is_deref(x)
+        }) {
+            return Err(Why::at(
+                idx,
+                format!(
+                    "data-dependent subscript `{}`: `{}` reads memory",
+                    self.snippet(idx),
+                    self.snippet(&m)
+                ),
+            ));
+        }
+        if let Some(m) = any(idx, &|x| {
+            x.kind == Kind::Binary
+                && matches!(x.op.as_deref(), Some("*" | "/" | "%"))
+                && x.children.len() == 2
+                && has_variable(&x.children[0])
+                && has_variable(&x.children[1])
+        }) {
+            return Err(Why::at(
+                idx,
+                format!(
+                    "non-affine subscript `{}`: `{}` combines two variables",
+                    self.snippet(idx),
+                    self.snippet(&m)
+                ),
+            ));
+        }
+        if let Some(v) = any(idx, &|x| {
+            x.kind == Kind::DeclRef && x.var.as_ref().is_some_and(|v| v.variable && !v.integer)
+        }) {
+            return Err(Why::at(
+                &v,
+                format!(
+                    "subscript `{}` uses `{}`, which is not an integer variable",
+                    self.snippet(idx),
+                    v.name
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Checks over a whole run: loop bounds not written, no aliasing.
+    fn region_checks(&self, stmts: &[&Node]) -> Result<(), Why> {
+        let mut written: BTreeSet<String> = BTreeSet::new();
+        let mut accesses: Vec<(Node, bool)> = Vec::new();
+        let mut bounds: Vec<(Node, HashSet<String>)> = Vec::new();
+        for s in stmts {
+            collect(s, &mut written, &mut accesses, &mut bounds, &mut Vec::new());
+        }
+        for (var, iterators) in &bounds {
+            if !iterators.contains(&var.name) && written.contains(&var.name) {
+                return Err(Why::at(
+                    var,
+                    format!("loop bound `{}` is written inside the nest", var.name),
+                ));
+            }
+        }
+        // Aliasing: one entry per array variable, written or not.
+        let mut arrays: Vec<(Node, bool)> = Vec::new();
+        for (b, w) in accesses {
+            match arrays.iter_mut().find(|(x, _)| x.name == b.name) {
+                Some(x) => x.1 |= w,
+                None => arrays.push((b, w)),
+            }
+        }
+        for (p, pw) in &arrays {
+            let pv = p.var.as_ref().expect("a reference has its declaration");
+            if !pv.pointer || pv.restrict {
+                continue;
+            }
+            for (q, qw) in &arrays {
+                let qv = q.var.as_ref().expect("a reference has its declaration");
+                if q.name == p.name
+                    || qv.restrict
+                    || !(pw | qw)
+                    || !compatible(&pv.element, &qv.element)
+                {
+                    continue;
+                }
+                return Err(Why::at(
+                    p,
+                    format!(
+                        "`{}` and `{}` may alias: `{}` is a pointer that is not `restrict` and one of them is written (declare it `{} *restrict {}` or with array dimensions)",
+                        p.name, q.name, p.name, pv.element, p.name
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+fn compatible(a: &str, b: &str) -> bool {
+    let chars = ["char", "signed char", "unsigned char", "void"];
+    a == b || chars.contains(&a) || chars.contains(&b)
+}
+
+/// Written scalars and arrays, array accesses (base, written) and the
+/// variables of loop bounds with the iterators in scope.
+fn collect(
+    n: &Node,
+    written: &mut BTreeSet<String>,
+    accesses: &mut Vec<(Node, bool)>,
+    bounds: &mut Vec<(Node, HashSet<String>)>,
+    iterators: &mut Vec<String>,
+) {
+    let target = match n.kind {
+        Kind::Binary if n.op.as_deref() == Some("=") => n.children.first(),
+        Kind::CompoundAssign => n.children.first(),
+        Kind::Unary if matches!(n.op.as_deref(), Some("++" | "--" | "post++" | "post--")) => {
+            n.children.first()
+        }
+        _ => None,
+    };
+    if let Some(t) = target.and_then(base) {
+        written.insert(t.name.clone());
+        if t.var.as_ref().is_some_and(|v| v.array || v.pointer) {
+            accesses.push((t.clone(), true));
+        }
+    }
+    if n.kind == Kind::Subscript
+        && let Some(b) = base(n)
+        && b.var.as_ref().is_some_and(|v| v.array || v.pointer)
+    {
+        accesses.push((b.clone(), false));
+    }
+    if n.kind == Kind::For && n.children.len() == 4 {
+        let it = n.children[0]
+            .children
+            .first()
+            .and_then(base)
+            .map(|b| b.name.clone());
+        iterators.extend(it.clone());
+        let scope: HashSet<String> = iterators.iter().cloned().collect();
+        for h in &n.children[..3] {
+            let mut refs = Vec::new();
+            refs_of(h, &mut refs);
+            bounds.extend(refs.into_iter().map(|r| (r, scope.clone())));
+        }
+        collect(&n.children[3], written, accesses, bounds, iterators);
+        for h in &n.children[..3] {
+            collect(h, written, accesses, bounds, iterators);
+        }
+        if it.is_some() {
+            iterators.pop();
+        }
+        return;
+    }
+    for c in &n.children {
+        collect(c, written, accesses, bounds, iterators);
+    }
+}
+
+fn refs_of(n: &Node, out: &mut Vec<Node>) {
+    if n.kind == Kind::DeclRef && n.var.as_ref().is_some_and(|v| v.variable) {
+        out.push(n.clone());
+    }
+    n.children.iter().for_each(|c| refs_of(c, out));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn detect_text(c: &str) -> Detection {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("t.c");
+        std::fs::write(&p, c).unwrap();
+        detect_file(&p, &DetectOptions::default()).unwrap()
+    }
+
+    #[test]
+    fn finds_a_simple_nest_and_marks_it() {
+        let d = detect_text(
+            "void f(int n, double A[100][100]) {\n  int i, j;\n  for (i = 0; i < n; i++)\n    for (j = 0; j < n; j++)\n      A[i][j] = 0.0;\n}\n",
+        );
+        assert_eq!(d.regions.len(), 1, "{:?}", d.rejected);
+        assert_eq!((d.regions[0].first_line, d.regions[0].last_line), (3, 5));
+        assert!(d.marked.contains("  #pragma scop\n  for (i = 0;"));
+        assert!(d.marked.contains("A[i][j] = 0.0;\n  #pragma endscop\n}"));
+        assert_eq!(frontend::strip_scop_pragmas(&d.marked), d.text);
+        assert_eq!(d.source.unwrap().scops.len(), 1);
+    }
+
+    #[test]
+    fn pointer_parameters_alias() {
+        let d = detect_text(
+            "void f(int n, double *a, double *b) {\n  int i;\n  for (i = 0; i < n; i++)\n    a[i] = b[i];\n}\n",
+        );
+        assert!(d.regions.is_empty());
+        assert!(
+            d.rejected[0].reason.contains("may alias"),
+            "{:?}",
+            d.rejected
+        );
+    }
+
+    #[test]
+    fn restrict_pointers_do_not_alias() {
+        let d = detect_text(
+            "void f(int n, double *restrict a, double *restrict b) {\n  int i;\n  for (i = 0; i < n; i++)\n    a[i] = b[i];\n}\n",
+        );
+        assert_eq!(d.regions.len(), 1, "{:?}", d.rejected);
+    }
+
+    #[test]
+    fn consecutive_statements_merge() {
+        let d = detect_text(
+            "void f(int n, double x[10], double y[10]) {\n  int i;\n  double s;\n  s = 0.0;\n  for (i = 0; i < n; i++)\n    s += x[i];\n  for (i = 0; i < n; i++)\n    y[i] = s;\n  y[0] = 1.0;\n}\n",
+        );
+        assert_eq!(d.regions.len(), 1, "{:?}", d.rejected);
+        assert_eq!((d.regions[0].first_line, d.regions[0].last_line), (4, 9));
+    }
+}
