@@ -156,20 +156,24 @@ pub fn median(v: &[f64]) -> f64 {
     }
 }
 
+/// One run's kernel seconds; the error is the run when it failed or
+/// printed no `polytune-time:` line.
+fn timed_run(exe: &Path, threads: usize, timeout: Duration) -> Result<f64, Run> {
+    let r = run(exe, &[], threads, timeout).map_err(|e| Run {
+        exit: Exit::Code(-1),
+        stdout: String::new(),
+        stderr: e.to_string(),
+        kernel_seconds: None,
+    })?;
+    match (r.ok(), r.kernel_seconds) {
+        (true, Some(s)) => Ok(s),
+        _ => Err(r),
+    }
+}
+
 /// Times a program; the error is the first run that did not succeed.
 pub fn time(exe: &Path, p: &Protocol) -> Result<Timing, Run> {
-    let once = || -> Result<f64, Run> {
-        let r = run(exe, &[], p.threads, p.timeout).map_err(|e| Run {
-            exit: Exit::Code(-1),
-            stdout: String::new(),
-            stderr: e.to_string(),
-            kernel_seconds: None,
-        })?;
-        match (r.ok(), r.kernel_seconds) {
-            (true, Some(s)) => Ok(s),
-            _ => Err(r),
-        }
-    };
+    let once = || timed_run(exe, p.threads, p.timeout);
     for _ in 0..p.warmup {
         once()?;
     }
@@ -205,16 +209,7 @@ pub fn interleaved(
     let mut out = vec![Vec::with_capacity(rounds); exes.len()];
     for _ in 0..rounds {
         for (i, exe) in exes.iter().enumerate() {
-            let r = run(exe, &[], threads, timeout).map_err(|e| Run {
-                exit: Exit::Code(-1),
-                stdout: String::new(),
-                stderr: e.to_string(),
-                kernel_seconds: None,
-            })?;
-            match (r.ok(), r.kernel_seconds) {
-                (true, Some(s)) => out[i].push(s),
-                _ => return Err(r),
-            }
+            out[i].push(timed_run(exe, threads, timeout)?);
         }
     }
     Ok(out)
