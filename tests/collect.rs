@@ -53,6 +53,11 @@ fn campaign_then_resume_is_a_no_op() {
     assert!(store.count("samples").unwrap() >= 4 * 5 + 12 * 2);
     // One feature vector per kernel.
     assert_eq!(store.count("features").unwrap(), 2 * 15);
+    // Every variant records the baseline it was timed against: its
+    // original's median in the same batch.
+    for m in store.measured().unwrap() {
+        assert_eq!(m.baseline.is_some(), !m.original, "{m:?}");
+    }
     let before = store.measurement_rows().unwrap();
     drop(store);
     let out = run();

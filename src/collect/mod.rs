@@ -157,10 +157,26 @@ pub fn run(c: &Campaign, store: &mut Store, log: &mut dyn Write) -> Result<Summa
                 threads: c.protocol.threads as i64,
             };
             // The baseline first, in the same batch as its variants; its
-            // dump is the reference even when its timing is already stored.
-            let timed = !store.has_measurement(&key(original))?;
-            let (m, reference) = bench.reference(path, timed);
-            if timed {
+            // dump is the reference. When resuming with variants still to
+            // measure, the original is timed again for this batch (stored
+            // once; each variant records the baseline it was timed with).
+            let stored = store.has_measurement(&key(original))?;
+            let mut pending = 0;
+            for v in variants {
+                let configs: Vec<String> = v.configs.iter().map(|c| c.bits()).collect();
+                let vid = store.variant_id(kernel, &v.hash, false, &configs)?;
+                if !store.has_measurement(&key(vid))? {
+                    pending += 1;
+                }
+            }
+            if stored && pending == 0 {
+                // Nothing left here: not even the original is rebuilt.
+                summary.skipped += 1 + variants.len();
+                done += 1 + variants.len();
+                continue;
+            }
+            let (m, reference) = bench.reference(path, true);
+            if !stored {
                 store.record(&key(original), &m)?;
                 summary.measured += 1;
             } else {
@@ -196,7 +212,7 @@ pub fn run(c: &Campaign, store: &mut Store, log: &mut dyn Write) -> Result<Summa
                     if m.status != Status::Ok {
                         summary.failed += 1;
                     }
-                    store.record(&key(vid), &m)?;
+                    store.record_against(&key(vid), &m, baseline)?;
                     summary.measured += 1;
                 }
                 done += 1;

@@ -159,13 +159,17 @@ impl Dataset {
                 let (Some(t), Some(cfg)) = (m.median, representative(&m.configs)) else {
                     continue;
                 };
+                // Relative to the original timed in the same batch when the
+                // store knows it (a campaign resumed in another session
+                // re-times the original), else to the stored original.
+                let b = m.baseline.filter(|b| *b > 0.0).unwrap_or(base);
                 if t > 0.0 {
                     rows.push(Row {
                         kernel: k,
                         variant_id: m.variant_id,
                         config: cfg.clone(),
                         configs: m.configs.len(),
-                        speedup: base / t,
+                        speedup: b / t,
                     });
                 }
             }

@@ -297,7 +297,7 @@ mod tests {
         model_bars(&e, &b).unwrap();
         let svg = std::fs::read_to_string(&b).unwrap();
         // Random, two models, multi-model and multi-model ×6: one label each.
-        for name in ["Random", "LR", "IBk", "multi-model"] {
+        for name in ["Random", "LR", "IBk", "multi-", "model", "×6"] {
             assert!(svg.contains(&format!(">{name}<")), "{name}");
         }
         // IBk ranked by the true speedups: its 1-shot is Opt.

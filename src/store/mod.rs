@@ -9,7 +9,7 @@ use rusqlite::{Connection, OptionalExtension, params};
 use std::path::Path;
 
 /// The schema this build reads and writes.
-pub const SCHEMA_VERSION: i64 = 1;
+pub const SCHEMA_VERSION: i64 = 2;
 
 /// Why the store cannot be used.
 #[derive(Debug, thiserror::Error)]
@@ -71,6 +71,8 @@ pub struct Measured {
     pub threads: i64,
     pub status: String,
     pub median: Option<f64>,
+    /// The original's median in the same batch (schema 2 on).
+    pub baseline: Option<f64>,
     /// Every configuration (bit form) that produces the variant, sorted.
     pub configs: Vec<String>,
 }
@@ -103,6 +105,7 @@ CREATE TABLE IF NOT EXISTS measurements (
   machine_id INTEGER NOT NULL REFERENCES machines(id), compiler_id INTEGER NOT NULL REFERENCES compilers(id),
   size TEXT NOT NULL, threads INTEGER NOT NULL, status TEXT NOT NULL, detail TEXT NOT NULL,
   compile_seconds REAL NOT NULL, median REAL, spread REAL, measured_at TEXT NOT NULL DEFAULT (datetime('now')),
+  baseline REAL,
   UNIQUE (variant_id, machine_id, compiler_id, size, threads));
 CREATE TABLE IF NOT EXISTS samples (
   measurement_id INTEGER NOT NULL REFERENCES measurements(id), k INTEGER NOT NULL, seconds REAL NOT NULL,
@@ -145,10 +148,19 @@ impl Store {
                     found: v,
                 });
             }
-            Some(_) => {}
-            None => {
+            _ => {
+                // Version 2 added each measurement's baseline: the median of
+                // its original timed in the same batch.
+                let has_baseline: bool = conn
+                    .prepare(
+                        "SELECT 1 FROM pragma_table_info('measurements') WHERE name = 'baseline'",
+                    )?
+                    .exists([])?;
+                if !has_baseline {
+                    conn.execute("ALTER TABLE measurements ADD COLUMN baseline REAL", [])?;
+                }
                 conn.execute(
-                    "INSERT OR IGNORE INTO meta (key, value) VALUES ('schema_version', ?1)",
+                    "INSERT OR REPLACE INTO meta (key, value) VALUES ('schema_version', ?1)",
                     params![SCHEMA_VERSION.to_string()],
                 )?;
             }
@@ -249,10 +261,21 @@ impl Store {
 
     /// Writes one measurement and its samples atomically.
     pub fn record(&mut self, k: &Key<'_>, m: &Measurement) -> Result<(), StoreError> {
+        self.record_against(k, m, None)
+    }
+
+    /// Writes a variant's measurement with the median of the original
+    /// timed in the same batch, which its speedup is relative to.
+    pub fn record_against(
+        &mut self,
+        k: &Key<'_>,
+        m: &Measurement,
+        baseline: Option<f64>,
+    ) -> Result<(), StoreError> {
         let tx = self.conn.transaction()?;
         tx.execute(
-            "INSERT OR REPLACE INTO measurements (variant_id, machine_id, compiler_id, size, threads, status, detail, compile_seconds, median, spread)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+            "INSERT OR REPLACE INTO measurements (variant_id, machine_id, compiler_id, size, threads, status, detail, compile_seconds, median, spread, baseline)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
             params![
                 k.variant,
                 k.machine,
@@ -264,6 +287,7 @@ impl Store {
                 m.compile_seconds,
                 m.timing.as_ref().map(|t| t.median),
                 m.timing.as_ref().map(|t| t.spread),
+                baseline,
             ],
         )?;
         let id = tx.last_insert_rowid();
@@ -323,14 +347,14 @@ impl Store {
     pub fn measured(&self) -> Result<Vec<Measured>, StoreError> {
         let mut stmt = self.conn.prepare(
             "SELECT k.id, k.name, v.id, v.original, c.name, c.version, c.flags, ma.cpu, ma.cores, ma.os,
-                    m.size, m.threads, m.status, m.median,
+                    m.size, m.threads, m.status, m.median, m.baseline,
                     COALESCE((SELECT group_concat(config, ',') FROM (SELECT config FROM variant_configs WHERE variant_id = v.id ORDER BY config)), '')
              FROM measurements m JOIN variants v ON v.id = m.variant_id JOIN kernels k ON k.id = v.kernel_id
              JOIN compilers c ON c.id = m.compiler_id JOIN machines ma ON ma.id = m.machine_id
              ORDER BY k.name, k.id, v.id, c.name",
         )?;
         let rows = stmt.query_map([], |r| {
-            let configs: String = r.get(14)?;
+            let configs: String = r.get(15)?;
             Ok(Measured {
                 kernel_id: r.get(0)?,
                 kernel: r.get(1)?,
@@ -356,6 +380,7 @@ impl Store {
                 threads: r.get(11)?,
                 status: r.get(12)?,
                 median: r.get(13)?,
+                baseline: r.get(14)?,
                 configs: configs
                     .split(',')
                     .filter(|c| !c.is_empty())
@@ -469,6 +494,59 @@ impl Store {
 mod tests {
     use super::*;
     use crate::measure::verify::Status;
+
+    #[test]
+    fn a_version_1_store_gains_the_baseline_column() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("v1.sqlite");
+        {
+            let c = Connection::open(&path).unwrap();
+            c.execute_batch(&SCHEMA.replace("  baseline REAL,\n", ""))
+                .unwrap();
+            c.execute(
+                "INSERT INTO meta (key, value) VALUES ('schema_version', '1')",
+                [],
+            )
+            .unwrap();
+        }
+        let mut s = Store::open(&path).unwrap();
+        let m = s.machine_id(&Machine::this()).unwrap();
+        let k = s.kernel_id("k", "h").unwrap();
+        let v = s
+            .variant_id(k, "v", false, &["000000000000".into()])
+            .unwrap();
+        let c = s
+            .compiler_id(&crate::measure::compiler::Compiler::detect("gcc", None).unwrap())
+            .unwrap();
+        let key = Key {
+            variant: v,
+            machine: m,
+            compiler: c,
+            size: "mini",
+            threads: 1,
+        };
+        let meas = Measurement {
+            status: Status::Ok,
+            detail: String::new(),
+            compile_seconds: 0.1,
+            timing: None,
+        };
+        s.record_against(&key, &meas, Some(0.5)).unwrap();
+        let rows = s.measured().unwrap();
+        assert_eq!(rows[0].baseline, Some(0.5));
+        drop(s);
+        // Opening again is a no-op.
+        let s = Store::open(&path).unwrap();
+        let v: String = s
+            .conn
+            .query_row(
+                "SELECT value FROM meta WHERE key = 'schema_version'",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert_eq!(v, "2");
+    }
 
     #[test]
     fn records_once_and_refuses_newer_schemas() {
