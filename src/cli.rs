@@ -741,6 +741,7 @@ fn run(cli: Cli) -> Result<()> {
                     );
                     println!("{}", summary_md(&e));
                     print!("{}", e.markdown());
+                    print!("{}", e.best_configurations());
                     if let Some((keep, s)) = &sub {
                         println!(
                             "\n## Feature subset (LR's greedy selection): {}\n",

@@ -364,6 +364,26 @@ impl Evaluation {
         s
     }
 
+    /// The best measured configuration of every kernel (the paper's
+    /// Tables 3–4), in readable form.
+    pub fn best_configurations(&self) -> String {
+        let mut s = String::from(
+            "\n### Best measured configuration per kernel\n\n| kernel | variants | speedup | configuration |\n|---|---:|---:|---|\n",
+        );
+        for k in &self.kernels {
+            let readable = k
+                .opt_config
+                .parse::<crate::space::Config>()
+                .map(|c| c.to_string())
+                .unwrap_or_else(|_| k.opt_config.clone());
+            s += &format!(
+                "| {} | {} | {:.2} | `{readable}` |\n",
+                k.kernel, k.variants, k.opt
+            );
+        }
+        s
+    }
+
     /// One line per kernel and column, for spreadsheets.
     pub fn csv(&self) -> String {
         let mut s = String::from("kernel,variants,column,shots,speedup,percent_of_opt\n");
@@ -465,6 +485,13 @@ mod tests {
         let md = e.markdown();
         assert!(md.contains("| a | 4.00 |"), "{md}");
         assert!(md.contains("### 2-shot: % of Opt"));
+        let best = e.best_configurations();
+        assert!(
+            best.contains(
+                "| a | 4 | 4.00 | `fuse=no,tile=1x1x1,wave=0,omp=0,prevec=0,simd=0,uj=2` |"
+            ),
+            "{best}"
+        );
         assert!(e.csv().lines().count() > 10);
     }
 
