@@ -55,7 +55,7 @@ struct LearnedArgs {
 /// How programs are built and run (`measure` and the learned `optimize`).
 #[derive(clap::Args, Clone)]
 struct RunArgs {
-    /// Back-end compiler: gcc or clang.
+    /// Back-end compiler: gcc or clang (`collect`: a comma-separated list).
     #[arg(long, default_value = "gcc")]
     compiler: String,
     /// Optimization flags of the back-end compiler.
@@ -261,21 +261,10 @@ enum Command {
         /// Results database (created if missing).
         #[arg(long)]
         db: PathBuf,
-        /// Comma-separated back-end compilers.
-        #[arg(long, default_value = "gcc")]
-        compiler: String,
-        /// Optimization flags of the back-end compilers.
-        #[arg(long, default_value = "-O3 -march=native", allow_hyphen_values = true)]
-        cflags: String,
-        /// Dataset size.
-        #[arg(long, default_value = "medium", value_parser = ["mini", "small", "medium", "large"])]
-        size: String,
-        /// OMP_NUM_THREADS for every run.
-        #[arg(long, default_value_t = 2)]
-        threads: usize,
-        /// Per-run timeout in seconds.
-        #[arg(long, default_value_t = 120)]
-        timeout: u64,
+        /// Build and run settings; `--compiler` takes a comma-separated
+        /// list (gcc,clang).
+        #[command(flatten)]
+        run: RunArgs,
         /// Measure at most N variants per kernel (spread over the space).
         #[arg(long, value_name = "N")]
         max_variants: Option<usize>,
@@ -581,19 +570,19 @@ fn run(cli: Cli) -> Result<()> {
         Command::Collect {
             paths,
             db,
-            compiler,
-            cflags,
-            size,
-            threads,
-            timeout,
+            run,
             max_variants,
             runs,
             slow_factor,
         } => {
-            let compilers = compiler
+            let compilers = run
+                .compiler
                 .split(',')
                 .map(|c| {
-                    crate::measure::compiler::Compiler::detect(c.trim(), Some(split_flags(&cflags)))
+                    crate::measure::compiler::Compiler::detect(
+                        c.trim(),
+                        Some(split_flags(&run.cflags)),
+                    )
                 })
                 .collect::<Result<Vec<_>, _>>()?;
             let kernels = crate::collect::kernel_files(&paths)?;
@@ -604,10 +593,10 @@ fn run(cli: Cli) -> Result<()> {
             let campaign = crate::collect::Campaign {
                 kernels,
                 compilers,
-                size,
+                size: run.size.clone(),
                 protocol: crate::measure::runner::Protocol {
-                    threads,
-                    timeout: std::time::Duration::from_secs(timeout),
+                    threads: run.threads,
+                    timeout: std::time::Duration::from_secs(run.timeout),
                     warmup: 0,
                     min_runs: runs.0,
                     max_runs: runs.1,
@@ -615,7 +604,12 @@ fn run(cli: Cli) -> Result<()> {
                 },
                 slow_factor: Some(slow_factor).filter(|f| *f > 0.0),
                 max_variants,
-                include: vec![corpus_include()],
+                include: run
+                    .include
+                    .iter()
+                    .cloned()
+                    .chain([corpus_include()])
+                    .collect(),
                 feature_size: "small".into(),
             };
             let s = crate::collect::run(&campaign, &mut store, &mut std::io::stderr())?;
