@@ -4,12 +4,24 @@
 # It takes many hours; rerun this script to resume — what is stored is
 # skipped. Pass 1 measures an evenly spread sample of every kernel first, so
 # that a partial campaign already covers all kernels; pass 2 measures the
-# rest of the space, gcc first.
+# rest of the space, gcc first, and pass 3 clang's.
 #
-#   scripts/campaign.sh [DB]        (default: campaign/runs.sqlite)
+# The working database (default campaign/runs.sqlite, not committed) starts
+# from the committed dataset models/dataset.sqlite when it does not exist,
+# and a compact copy of it is written back there every CHECKPOINT seconds
+# and at the end, so that a campaign spread over sessions on fresh machines
+# of the same type loses at most one checkpoint interval.
+#
+#   scripts/campaign.sh [DB]
+#
+# While the file pause next to DB exists, the campaign waits before its next
+# measurement (touch it before heavy work, such as a test run, remove it
+# after).
 #
 # Environment: POLYTUNE (binary, default target/release/polytune),
-# SAMPLE (pass-1 variants per kernel, default 16).
+# SAMPLE (pass-1 variants per kernel, default 16), RUNS (timed runs,
+# default 3..5), CHECKPOINT (seconds, default 600), DATASET (default
+# models/dataset.sqlite; empty to neither seed nor write back).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 db=${1:-campaign/runs.sqlite}
@@ -19,11 +31,35 @@ if [[ ! -x $bin ]]; then
     cargo build --release
 fi
 sample=${SAMPLE:-16}
+runs=${RUNS:-3..5}
+dataset=${DATASET-models/dataset.sqlite}
+every=${CHECKPOINT:-600}
 log() { echo "== $(date -u +%FT%TZ) $*" >&2; }
+
+checkpoint() {
+    [[ -n $dataset && -e $db ]] || return 0
+    "$bin" export --db "$db" --compact "$dataset.tmp" 2>/dev/null && mv "$dataset.tmp" "$dataset"
+    log "checkpoint: $dataset"
+}
+
+if [[ -n $dataset && ! -e $db && -e $dataset ]]; then
+    cp "$dataset" "$db"
+    log "resuming from $dataset"
+fi
+if [[ -n $dataset ]]; then
+    (while sleep "$every"; do checkpoint; done) &
+    saver=$!
+    trap 'kill $saver 2>/dev/null; checkpoint' EXIT
+fi
+
+collect() {
+    "$bin" collect polybench --db "$db" --size medium --runs "$runs" \
+        --pause-file "$(dirname "$db")/pause" "$@"
+}
 log "pass 1: $sample variants per kernel, gcc and clang"
-"$bin" collect polybench --db "$db" --size medium --compiler gcc,clang --max-variants "$sample"
+collect --compiler gcc,clang --max-variants "$sample"
 log "pass 2: the whole space with gcc"
-"$bin" collect polybench --db "$db" --size medium --compiler gcc
+collect --compiler gcc
 log "pass 3: the whole space with clang"
-"$bin" collect polybench --db "$db" --size medium --compiler clang
+collect --compiler clang
 log "done"

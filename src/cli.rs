@@ -277,6 +277,10 @@ enum Command {
         /// its baseline gets only two timed runs (it can never be chosen).
         #[arg(long, value_name = "X", default_value_t = 3.0)]
         slow_factor: f64,
+        /// While this file exists, wait before the next measurement: lets
+        /// other work use the machine without disturbing a timed run.
+        #[arg(long, value_name = "FILE")]
+        pause_file: Option<PathBuf>,
     },
     /// Train the six speedup models on a campaign's measurements and write
     /// them (one JSON file each, with their feature schema, machine and
@@ -574,6 +578,7 @@ fn run(cli: Cli) -> Result<()> {
             max_variants,
             runs,
             slow_factor,
+            pause_file,
         } => {
             let compilers = run
                 .compiler
@@ -611,6 +616,7 @@ fn run(cli: Cli) -> Result<()> {
                     .chain([corpus_include()])
                     .collect(),
                 feature_size: "small".into(),
+                pause_file,
             };
             let s = crate::collect::run(&campaign, &mut store, &mut std::io::stderr())?;
             println!(

@@ -20,3 +20,9 @@ pub mod scop;
 pub mod space;
 pub mod store;
 pub mod transform;
+
+/// isl allocates and frees small objects at a high rate; mimalloc (which,
+/// built with `override`, also serves isl's C `malloc`) makes the engine
+/// faster.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;

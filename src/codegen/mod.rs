@@ -3,7 +3,7 @@
 //! SIMD marks on vectorizable innermost loops, OpenMP on the outermost
 //! parallel loop of each nest, and unroll-and-jam of the two innermost
 //! loops. Every mark rests on a dependence test made while the AST is
-//! built (see [`Facts`]), never on the scheduler's word alone.
+//! built (see [`Fact`]), never on the scheduler's word alone.
 
 pub mod expr;
 
@@ -18,29 +18,28 @@ use std::collections::{HashMap, HashSet};
 use std::fmt::Write;
 
 /// What the dependences say about one generated loop, given the loops
-/// around it.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Facts {
+/// around it. Each is computed the first time a pass asks for it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Fact {
     /// No dependence is carried by this loop: iterations may run in any
     /// order or at once.
-    pub parallel: bool,
+    Parallel = 0,
     /// This loop and its parent carry only non-negative distances: they
     /// may be interchanged, tiled, or unroll-and-jammed.
-    pub jam_with_parent: bool,
+    JamWithParent = 1,
     /// No dependence carried by the parent has a non-zero distance along
     /// this loop: it stays parallel after unroll-and-jam of the parent.
-    pub parallel_after_jam: bool,
+    ParallelAfterJam = 2,
 }
 
-/// Dependence distances in the space of the loops being generated.
-fn facts(model: &Model<'_>, schedule: &UnionMap<'_>) -> Result<Facts, IslError> {
-    let all = Facts {
-        parallel: true,
-        jam_with_parent: true,
-        parallel_after_jam: true,
-    };
+/// Dependence distances in the space of one loop being generated (the
+/// last dimension is the loop), or `None` when no dependence remains.
+fn distances<'c>(
+    model: &Model<'c>,
+    schedule: &UnionMap<'c>,
+) -> Result<Option<(Set<'c>, usize)>, IslError> {
     if model.deps.all.is_empty()? {
-        return Ok(all);
+        return Ok(None);
     }
     let deltas = model
         .deps
@@ -49,39 +48,38 @@ fn facts(model: &Model<'_>, schedule: &UnionMap<'_>) -> Result<Facts, IslError> 
         .apply_range(schedule)?
         .deltas()?;
     if deltas.is_empty()? {
-        return Ok(all);
+        return Ok(None);
     }
     // The build's schedule space nests one level per loop; flatten it so
     // the last dimension is this loop.
     let deltas = deltas.to_set()?.flatten()?;
     let d = deltas.dims()?;
-    if d == 0 {
-        return Ok(Facts::default());
-    }
-    let vars: Vec<String> = (0..d).map(|k| format!("x{k}")).collect();
-    let none_with = |prefix: usize, cond: &str| -> Result<bool, IslError> {
-        let mut parts: Vec<String> = vars[..prefix].iter().map(|v| format!("{v} = 0")).collect();
-        parts.push(format!("({cond})"));
-        let text = format!("{{ [{}] : {} }}", vars.join(", "), parts.join(" and "));
-        let bad = Set::parse(model.ctx, &text)?;
-        deltas.intersect(&bad)?.is_empty()
+    Ok(Some((deltas, d)))
+}
+
+/// The distances that would falsify `fact` for a loop at depth `d`, as
+/// boxes (see [`Set::boxes_like`]); `None` when the fact cannot hold at
+/// that depth.
+fn counterexamples(fact: Fact, d: usize) -> Option<Vec<Vec<isl::Bound>>> {
+    const ZERO: isl::Bound = (Some(0), Some(0));
+    const NEG: isl::Bound = (None, Some(-1));
+    const POS: isl::Bound = (Some(1), None);
+    const ANY: isl::Bound = (None, None);
+    let (prefix, tails): (usize, Vec<Vec<isl::Bound>>) = match fact {
+        // me != 0
+        Fact::Parallel if d >= 1 => (d - 1, vec![vec![NEG], vec![POS]]),
+        // parent < 0 or me < 0
+        Fact::JamWithParent if d >= 2 => (d - 2, vec![vec![NEG, ANY], vec![ANY, NEG]]),
+        // parent > 0 and me != 0
+        Fact::ParallelAfterJam if d >= 2 => (d - 2, vec![vec![POS, NEG], vec![POS, POS]]),
+        _ => return None,
     };
-    let me = &vars[d - 1];
-    let parallel = none_with(d - 1, &format!("{me} < 0 or {me} > 0"))?;
-    let (jam_with_parent, parallel_after_jam) = if d >= 2 {
-        let parent = &vars[d - 2];
-        (
-            none_with(d - 2, &format!("{parent} < 0 or {me} < 0"))?,
-            none_with(d - 2, &format!("{parent} > 0 and ({me} < 0 or {me} > 0)"))?,
-        )
-    } else {
-        (false, false)
-    };
-    Ok(Facts {
-        parallel,
-        jam_with_parent,
-        parallel_after_jam,
-    })
+    Some(
+        tails
+            .into_iter()
+            .map(|tail| std::iter::repeat_n(ZERO, prefix).chain(tail).collect())
+            .collect(),
+    )
 }
 
 /// A loop of the generated code.
@@ -288,7 +286,7 @@ fn mark_simd(nodes: &mut [Node], scop: &Scop, lw: &Lowered<'_, '_>) {
             Node::For(l) => {
                 if contains_loop(&l.body) {
                     mark_simd(&mut l.body, scop, lw);
-                } else if l.step == 1 && unit_stride(l, scop) && lw.facts(l.info).parallel {
+                } else if l.step == 1 && unit_stride(l, scop) && lw.holds(l.info, Fact::Parallel) {
                     l.simd = true;
                 }
             }
@@ -306,7 +304,7 @@ fn mark_omp(nodes: &mut [Node], lw: &Lowered<'_, '_>) {
     for n in nodes {
         match n {
             Node::For(l) => {
-                if lw.facts(l.info).parallel {
+                if lw.holds(l.info, Fact::Parallel) {
                     l.omp = true;
                 } else {
                     mark_omp(&mut l.body, lw);
@@ -348,14 +346,14 @@ fn mark_unroll(nodes: &mut [Node], factor: u8, lw: &Lowered<'_, '_>) {
                             && !expr::mentions(&inner.init, &l.var)
                             && !expr::mentions(&inner.cond, &l.var)
                             && upper_bound(l).is_some()
-                            && lw.facts(inner.info).jam_with_parent
+                            && lw.holds(inner.info, Fact::JamWithParent)
                     }
                     _ => false,
                 };
                 if candidate {
                     l.unroll = factor;
                     if let [Node::For(inner)] = l.body.as_mut_slice()
-                        && !lw.facts(inner.info).parallel_after_jam
+                        && !lw.holds(inner.info, Fact::ParallelAfterJam)
                     {
                         inner.simd = false;
                         inner.omp = false;
@@ -606,6 +604,17 @@ fn identifiers(scop: &Scop) -> HashSet<String> {
     ids
 }
 
+/// A loop's dependence distances.
+#[derive(Clone)]
+enum Distances<'c> {
+    /// No dependence between the loop's instances.
+    None,
+    /// The distances and the loop's depth.
+    Some(Set<'c>, usize),
+    /// isl could not tell: nothing is assumed.
+    Unknown,
+}
+
 /// The generated loops of one schedule, before the post-passes: what
 /// every configuration sharing that schedule starts from. Dependence
 /// facts of a loop are computed when a pass first asks for them.
@@ -614,22 +623,47 @@ pub struct Lowered<'m, 'c> {
     nodes: Vec<Node>,
     /// Per loop: statement instances to the loop's schedule dimensions.
     schedules: Vec<UnionMap<'c>>,
-    facts: RefCell<Vec<Option<Facts>>>,
+    /// Per loop: its dependence distances, once computed.
+    distances: RefCell<Vec<Option<Distances<'c>>>>,
+    /// Per loop and [`Fact`]: the answer, once computed.
+    known: RefCell<Vec<[Option<bool>; 3]>>,
 }
 
-impl Lowered<'_, '_> {
-    /// What the dependences allow for a loop; nothing is assumed when
-    /// it cannot be told.
-    fn facts(&self, info: Option<usize>) -> Facts {
+impl<'c> Lowered<'_, 'c> {
+    /// Whether `fact` holds for a loop; nothing is assumed when it cannot
+    /// be told.
+    fn holds(&self, info: Option<usize>, fact: Fact) -> bool {
         let Some(k) = info else {
-            return Facts::default();
+            return false;
         };
-        if let Some(f) = self.facts.borrow()[k] {
-            return f;
+        if let Some(v) = self.known.borrow()[k][fact as usize] {
+            return v;
         }
-        let f = facts(self.model, &self.schedules[k]).unwrap_or_default();
-        self.facts.borrow_mut()[k] = Some(f);
-        f
+        let v = self.decide(k, fact).unwrap_or(false);
+        self.known.borrow_mut()[k][fact as usize] = Some(v);
+        v
+    }
+
+    fn decide(&self, k: usize, fact: Fact) -> Result<bool, IslError> {
+        if self.distances.borrow()[k].is_none() {
+            let d = match distances(self.model, &self.schedules[k]) {
+                Ok(Some((set, d))) => Distances::Some(set, d),
+                Ok(None) => Distances::None,
+                Err(_) => Distances::Unknown,
+            };
+            self.distances.borrow_mut()[k] = Some(d);
+        }
+        let cache = self.distances.borrow();
+        let (deltas, d) = match &cache[k] {
+            Some(Distances::Some(set, d)) => (set, *d),
+            Some(Distances::None) => return Ok(true),
+            _ => return Ok(false),
+        };
+        let Some(boxes) = counterexamples(fact, d) else {
+            return Ok(false);
+        };
+        let bad = deltas.boxes_like(&boxes)?;
+        deltas.intersect(&bad)?.is_empty()
     }
 }
 
@@ -647,7 +681,8 @@ pub fn lower<'m, 'c>(
         model,
         nodes,
         schedules,
-        facts: RefCell::new(vec![None; n]),
+        distances: RefCell::new(vec![None; n]),
+        known: RefCell::new(vec![[None; 3]; n]),
     })
 }
 

@@ -30,6 +30,9 @@ pub struct Campaign {
     pub include: Vec<PathBuf>,
     /// Dataset size for the cachegrind characterization of each original.
     pub feature_size: String,
+    /// While this file exists the campaign waits before its next
+    /// measurement (see `wait_while_paused`).
+    pub pause_file: Option<PathBuf>,
 }
 
 /// Why a campaign stopped.
@@ -88,6 +91,19 @@ fn pick<T: Clone>(all: &[T], max: Option<usize>) -> Vec<T> {
         Some(m) if m < all.len() => (0..m).map(|k| all[k * all.len() / m].clone()).collect(),
         _ => all.to_vec(),
     }
+}
+
+/// Waits while `pause` exists, saying so once on `log`.
+fn wait_while_paused(pause: Option<&Path>, log: &mut dyn Write) -> std::io::Result<()> {
+    let Some(p) = pause else { return Ok(()) };
+    if p.exists() {
+        writeln!(log, "\npaused while {} exists", p.display())?;
+        while p.exists() {
+            std::thread::sleep(std::time::Duration::from_secs(2));
+        }
+        writeln!(log, "resumed")?;
+    }
+    Ok(())
 }
 
 /// Runs (or resumes) a campaign into `store`, reporting progress on `log`.
@@ -175,6 +191,7 @@ pub fn run(c: &Campaign, store: &mut Store, log: &mut dyn Write) -> Result<Summa
                 done += 1 + variants.len();
                 continue;
             }
+            wait_while_paused(c.pause_file.as_deref(), log)?;
             let (m, reference) = bench.reference(path, true);
             if !stored {
                 store.record(&key(original), &m)?;
@@ -205,6 +222,7 @@ pub fn run(c: &Campaign, store: &mut Store, log: &mut dyn Write) -> Result<Summa
                 if store.has_measurement(&key(vid))? {
                     summary.skipped += 1;
                 } else {
+                    wait_while_paused(c.pause_file.as_deref(), log)?;
                     let file = work.join(format!("{name}.c"));
                     std::fs::write(&file, &v.text)?;
                     let openmp = v.text.contains("#pragma omp");

@@ -3,7 +3,7 @@
 //! sees them.
 #![allow(non_camel_case_types, dead_code)]
 
-use std::os::raw::{c_char, c_int, c_long, c_void};
+use std::os::raw::{c_char, c_int, c_long, c_uint, c_void};
 
 macro_rules! opaque {
     ($($name:ident),* $(,)?) => {
@@ -93,6 +93,14 @@ unsafe extern "C" {
     pub fn isl_set_is_empty(s: *mut isl_set) -> c_int;
     pub fn isl_set_flatten(s: *mut isl_set) -> *mut isl_set;
     pub fn isl_set_intersect(a: *mut isl_set, b: *mut isl_set) -> *mut isl_set;
+    pub fn isl_set_union(a: *mut isl_set, b: *mut isl_set) -> *mut isl_set;
+    pub fn isl_set_get_space(s: *mut isl_set) -> *mut isl_space;
+    pub fn isl_set_universe(space: *mut isl_space) -> *mut isl_set;
+    pub fn isl_set_empty(space: *mut isl_space) -> *mut isl_set;
+    pub fn isl_set_lower_bound_si(s: *mut isl_set, t: c_int, pos: c_uint, v: c_int)
+    -> *mut isl_set;
+    pub fn isl_set_upper_bound_si(s: *mut isl_set, t: c_int, pos: c_uint, v: c_int)
+    -> *mut isl_set;
 
     pub fn isl_map_from_union_map(m: *mut isl_union_map) -> *mut isl_map;
     pub fn isl_set_from_union_set(s: *mut isl_union_set) -> *mut isl_set;

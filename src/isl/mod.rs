@@ -315,7 +315,37 @@ isl_ops!(Set {
     fn intersect(other: Set) -> Set = isl_set_intersect;
 });
 
+/// Inclusive bounds on one coordinate of a [`Set::boxes_like`] box.
+pub type Bound = (Option<i32>, Option<i32>);
+
 impl<'c> Set<'c> {
+    /// The union of boxes (per dimension an inclusive lower and upper
+    /// bound, or none) in this set's space and parameters. Built through
+    /// isl's API: parsing the same set is slow on wide spaces.
+    pub fn boxes_like(&self, boxes: &[Vec<Bound>]) -> Result<Set<'c>, IslError> {
+        let d = self.dims()?;
+        // SAFETY: get_space returns a fresh space, consumed by empty; every
+        // later call consumes its set operand and returns a new one (or
+        // NULL, which `wrap` turns into an error and isl accepts as input).
+        unsafe {
+            let mut acc = ffi::isl_set_empty(ffi::isl_set_get_space(self.keep()));
+            for b in boxes {
+                assert!(b.len() <= d, "a box with more coordinates than the space");
+                let mut piece = ffi::isl_set_universe(ffi::isl_set_get_space(self.keep()));
+                for (pos, &(lo, hi)) in b.iter().enumerate() {
+                    if let Some(v) = lo {
+                        piece = ffi::isl_set_lower_bound_si(piece, 3, pos as u32, v);
+                    }
+                    if let Some(v) = hi {
+                        piece = ffi::isl_set_upper_bound_si(piece, 3, pos as u32, v);
+                    }
+                }
+                acc = ffi::isl_set_union(acc, piece);
+            }
+            Set::wrap(self.ctx, acc, "union of boxes")
+        }
+    }
+
     /// Number of set dimensions.
     pub fn dims(&self) -> Result<usize, IslError> {
         // SAFETY: isl only reads the set; 3 is isl_dim_set.

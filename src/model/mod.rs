@@ -129,8 +129,58 @@ impl<'c> Model<'c> {
         if self.deps.all.is_empty()? {
             return Ok(true);
         }
+        match self.respects_by_distances(schedule) {
+            Ok(Some(answer)) => Ok(answer),
+            _ => self.respects_by_order(schedule),
+        }
+    }
+
+    /// The definition: every dependence pair is in the schedule's strict
+    /// lexicographic order. Exact for any schedule, but it builds that
+    /// order between every pair of statements, which is slow.
+    fn respects_by_order(&self, schedule: &UnionMap<'c>) -> Result<bool, IslError> {
         let before = schedule.lex_lt_union_map(schedule)?;
         self.deps.all.is_subset(&before)
+    }
+
+    /// The same test on distances, when every statement is scheduled into
+    /// one time space (as a schedule tree's map is): a pair is ordered iff
+    /// its time difference is lexicographically positive. `None` when the
+    /// schedule does not have that shape.
+    fn respects_by_distances(&self, schedule: &UnionMap<'c>) -> Result<Option<bool>, IslError> {
+        let deps = &self.deps.all;
+        let scheduled = schedule.domain()?;
+        if !deps.domain()?.is_subset(&scheduled)? || !deps.range()?.is_subset(&scheduled)? {
+            return Ok(Some(false));
+        }
+        let Ok(d) = schedule.range_dims() else {
+            return Ok(None);
+        };
+        let deltas = deps
+            .apply_domain(schedule)?
+            .apply_range(schedule)?
+            .deltas()?;
+        if deltas.is_empty()? {
+            return Ok(Some(true));
+        }
+        let deltas = deltas.to_set()?.flatten()?;
+        if d == 0 {
+            // Every instance at the same time: nothing is ordered.
+            return Ok(Some(false));
+        }
+        // Lexicographically at most zero: a first non-zero coordinate
+        // that is negative, or none.
+        let zero = (Some(0), Some(0));
+        let mut not_after: Vec<Vec<isl::Bound>> = (0..d)
+            .map(|k| {
+                let mut b = vec![zero; k];
+                b.push((None, Some(-1)));
+                b
+            })
+            .collect();
+        not_after.push(vec![zero; d]);
+        let bad = deltas.boxes_like(&not_after)?;
+        Ok(Some(deltas.intersect(&bad)?.is_empty()?))
     }
 }
 
@@ -281,6 +331,40 @@ mod tests {
         )
         .unwrap();
         assert!(!m.respects(&bad).unwrap());
+    }
+
+    #[test]
+    fn both_legality_tests_agree() {
+        let ctx = Ctx::new();
+        let s = scop(
+            "for (k = 0; k < n; k++) for (i = 1; i < n - 1; i++) { x[i] = x[i - 1] + x[i + 1]; for (j = 0; j < n; j++) A[i][j] += x[j]; }",
+        );
+        let m = Model::new(&ctx, &s, None).unwrap();
+        let schedules = [
+            "{ S0[k, i] -> [k, i, 0, 0]; S1[k, i, j] -> [k, i, 1, j] }",
+            "{ S0[k, i] -> [k, -i, 0, 0]; S1[k, i, j] -> [k, -i, 1, j] }",
+            "{ S0[k, i] -> [k, i, 1, 0]; S1[k, i, j] -> [k, i, 0, j] }",
+            "{ S0[k, i] -> [k + i, i, 0, 0]; S1[k, i, j] -> [k + i, i, 1, j] }",
+            "{ S0[k, i] -> [i, k, 0, 0]; S1[k, i, j] -> [i, k, 1, j] }",
+            "{ S0[k, i] -> [k, i, 0, 0]; S1[k, i, j] -> [k, i, 0, j] }",
+            "{ S0[k, i] -> [0, 0, 0, 0]; S1[k, i, j] -> [0, 0, 0, 0] }",
+            "{ S0[k, i] -> [k, i, 0, 0] }",
+        ];
+        let mut verdicts = Vec::new();
+        for text in schedules {
+            let u = UnionMap::parse(&ctx, text).unwrap();
+            let slow = m.respects_by_order(&u).unwrap();
+            let fast = m.respects_by_distances(&u).unwrap();
+            assert_eq!(fast, Some(slow), "{text}");
+            verdicts.push(slow);
+        }
+        assert_eq!(
+            verdicts,
+            [true, false, false, false, false, true, false, false]
+        );
+        // A schedule tree's map takes the fast path.
+        let tree = m.original_tree.map().unwrap();
+        assert_eq!(m.respects_by_distances(&tree).unwrap(), Some(true));
     }
 
     #[test]

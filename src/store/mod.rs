@@ -168,7 +168,21 @@ impl Store {
         Ok(Store { conn })
     }
 
+    /// A machine is its processor model and core count: sessions on the
+    /// same machine type resume one campaign even when the kernel release
+    /// differs (the release of the first session is the one recorded).
     pub fn machine_id(&self, m: &Machine) -> Result<i64, StoreError> {
+        if let Some(id) = self
+            .conn
+            .query_row(
+                "SELECT id FROM machines WHERE cpu = ?1 AND cores = ?2 ORDER BY id LIMIT 1",
+                params![m.cpu, m.cores],
+                |r| r.get(0),
+            )
+            .optional()?
+        {
+            return Ok(id);
+        }
         self.conn.execute(
             "INSERT OR IGNORE INTO machines (cpu, cores, os) VALUES (?1, ?2, ?3)",
             params![m.cpu, m.cores, m.os],
@@ -546,6 +560,29 @@ mod tests {
             )
             .unwrap();
         assert_eq!(v, "2");
+    }
+
+    #[test]
+    fn a_new_kernel_release_is_the_same_machine() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = Store::open(&dir.path().join("m.sqlite")).unwrap();
+        let a = Machine {
+            cpu: "AMD EPYC".into(),
+            cores: 2,
+            os: "Linux 6.1".into(),
+        };
+        let b = Machine {
+            os: "Linux 6.18".into(),
+            ..a.clone()
+        };
+        let c = Machine {
+            cores: 4,
+            ..a.clone()
+        };
+        let ia = s.machine_id(&a).unwrap();
+        assert_eq!(s.machine_id(&b).unwrap(), ia);
+        assert_ne!(s.machine_id(&c).unwrap(), ia);
+        assert_eq!(s.count("machines").unwrap(), 2);
     }
 
     #[test]
