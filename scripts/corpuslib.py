@@ -1,6 +1,7 @@
 """Shared helpers of the corpus scripts: finding kernels, building and
 running them, reading and comparing their dumps."""
 import math
+import struct
 import os
 import subprocess
 
@@ -33,16 +34,23 @@ def run(exe, args=(), threads=2, timeout=60):
 
 
 def parse_dump(text):
-    """{name: [values as text]} from the `begin NAME COUNT` format."""
+    """{name: [values as text]} from the `begin NAME COUNT [bits]` format
+    (`bits`: doubles as the hexadecimal digits of their IEEE-754 form,
+    turned into exact decimal text here)."""
     arrays = {}
     name = None
     values = []
     expected = 0
+    bits = False
     for line in text.splitlines():
         if line.startswith("begin "):
-            _, name, count = line.split()
+            parts = line.split()
+            _, name, count = parts[:3]
+            bits = parts[3:] == ["bits"]
             values = []
             expected = int(count)
+        elif bits and name is not None and not line.startswith("end "):
+            values.append(repr(struct.unpack(">d", bytes.fromhex(line.strip()))[0]))
         elif line.startswith("end "):
             if len(values) != expected:
                 raise ValueError(f"{name}: {len(values)} values, header says {expected}")

@@ -8,7 +8,40 @@ use std::fmt;
 /// Every array a program dumped, in order.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Dump {
-    pub arrays: Vec<(String, Vec<String>)>,
+    pub arrays: Vec<(String, Values)>,
+}
+
+/// One dumped array's values.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Values {
+    /// Doubles written as the hexadecimal digits of their IEEE-754 bits
+    /// (`begin NAME COUNT bits`): exact, and an order of magnitude faster
+    /// to print and read than decimal, which matters for the millions of
+    /// values a MEDIUM run dumps before every timing.
+    Doubles(Vec<f64>),
+    /// Values as printed: integers, or decimal floating point.
+    Text(Vec<String>),
+}
+
+impl Values {
+    pub fn len(&self) -> usize {
+        match self {
+            Values::Doubles(v) => v.len(),
+            Values::Text(v) => v.len(),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Value `i` as text (doubles in their shortest exact decimal form).
+    pub fn text(&self, i: usize) -> String {
+        match self {
+            Values::Doubles(v) => format!("{:?}", v[i]),
+            Values::Text(v) => v[i].clone(),
+        }
+    }
 }
 
 /// Why a dump could not be read.
@@ -60,7 +93,7 @@ impl Dump {
     /// Reads the `begin NAME COUNT` / values / `end NAME` format.
     pub fn parse(text: &str) -> Result<Dump, DumpError> {
         let mut arrays = Vec::new();
-        let mut current: Option<(String, usize, Vec<String>)> = None;
+        let mut current: Option<(String, usize, Values)> = None;
         for (k, line) in text.lines().enumerate() {
             let err = |message: String| DumpError {
                 line: k + 1,
@@ -78,11 +111,16 @@ impl Dump {
                 let name = parts
                     .next()
                     .ok_or_else(|| err("`begin` without a name".into()))?;
-                let count = parts
+                let count: usize = parts
                     .next()
                     .and_then(|c| c.parse().ok())
                     .ok_or_else(|| err("`begin` without a count".into()))?;
-                current = Some((name.to_string(), count, Vec::new()));
+                let values = match parts.next() {
+                    None => Values::Text(Vec::with_capacity(count.min(1 << 24))),
+                    Some("bits") => Values::Doubles(Vec::with_capacity(count.min(1 << 24))),
+                    Some(other) => return Err(err(format!("unknown value form `{other}`"))),
+                };
+                current = Some((name.to_string(), count, values));
             } else if let Some(rest) = line.strip_prefix("end ") {
                 let (name, count, values) = current
                     .take()
@@ -98,7 +136,16 @@ impl Dump {
                 }
                 arrays.push((name, values));
             } else if let Some((_, _, values)) = current.as_mut() {
-                values.push(line.to_string());
+                match values {
+                    Values::Text(v) => v.push(line.to_string()),
+                    Values::Doubles(v) => {
+                        let bits = u64::from_str_radix(line, 16)
+                            .ok()
+                            .filter(|_| line.len() == 16)
+                            .ok_or_else(|| err(format!("`{line}` is not 16 hexadecimal digits")))?;
+                        v.push(f64::from_bits(bits));
+                    }
+                }
             } else {
                 return Err(err(format!("value outside an array: `{line}`")));
             }
@@ -141,15 +188,20 @@ impl Dump {
         let mut first: Option<Mismatch> = None;
         let mut differing = 0;
         for ((name, exp), (_, act)) in self.arrays.iter().zip(&actual.arrays) {
-            for (i, (e, a)) in exp.iter().zip(act).enumerate() {
-                if !values_match(e, a, tol) {
+            let matches = |i: usize| match (exp, act) {
+                (Values::Doubles(e), Values::Doubles(a)) => floats_match(e[i], a[i], tol),
+                (Values::Text(e), Values::Text(a)) => values_match(&e[i], &a[i], tol),
+                _ => values_match(&exp.text(i), &act.text(i), tol),
+            };
+            for i in 0..exp.len() {
+                if !matches(i) {
                     differing += 1;
                     if first.is_none() {
                         first = Some(Mismatch {
                             array: name.clone(),
                             index: i,
-                            expected: e.clone(),
-                            actual: a.clone(),
+                            expected: exp.text(i),
+                            actual: act.text(i),
                             differing: 0,
                         });
                     }
@@ -174,17 +226,22 @@ fn values_match(e: &str, a: &str, tol: Tolerance) -> bool {
         return x == y;
     }
     match (e.parse::<f64>(), a.parse::<f64>()) {
-        (Ok(x), Ok(y)) => {
-            if x.is_nan() || y.is_nan() {
-                return x.is_nan() && y.is_nan();
-            }
-            if x.is_infinite() || y.is_infinite() {
-                return x == y;
-            }
-            (x - y).abs() <= tol.atol + tol.rtol * x.abs().max(y.abs())
-        }
+        (Ok(x), Ok(y)) => floats_match(x, y, tol),
         _ => false,
     }
+}
+
+fn floats_match(x: f64, y: f64, tol: Tolerance) -> bool {
+    if x.to_bits() == y.to_bits() {
+        return true;
+    }
+    if x.is_nan() || y.is_nan() {
+        return x.is_nan() && y.is_nan();
+    }
+    if x.is_infinite() || y.is_infinite() {
+        return x == y;
+    }
+    (x - y).abs() <= tol.atol + tol.rtol * x.abs().max(y.abs())
 }
 
 #[cfg(test)]
@@ -215,6 +272,35 @@ mod tests {
         assert!(values_match("nan", "nan", Tolerance::default()));
         assert!(!values_match("nan", "1", Tolerance::default()));
         assert!(!values_match("inf", "-inf", Tolerance::default()));
+    }
+
+    #[test]
+    fn doubles_as_bits() {
+        // 1.5, -0.25, NaN; the text dump of the same values.
+        let bits = Dump::parse(
+            "begin C 3 bits\n3ff8000000000000\nbfd0000000000000\n7ff8000000000000\nend C\n",
+        )
+        .unwrap();
+        assert_eq!(bits.len(), 3);
+        assert_eq!(bits.arrays[0].1.text(1), "-0.25");
+        let text = Dump::parse("begin C 3\n1.5\n-0.25\nnan\nend C\n").unwrap();
+        assert!(bits.compare(&text, Tolerance::default()).is_ok());
+        assert!(text.compare(&bits, Tolerance::default()).is_ok());
+        let close = Dump::parse(
+            "begin C 3 bits\n3ff8000000000001\nbfd0000000000000\n7ff8000000000000\nend C\n",
+        )
+        .unwrap();
+        assert!(bits.compare(&close, Tolerance::default()).is_ok());
+        let far = Dump::parse(
+            "begin C 3 bits\n3ff9000000000000\nbfd0000000000000\n0000000000000000\nend C\n",
+        )
+        .unwrap();
+        let m = bits.compare(&far, Tolerance::default()).unwrap_err();
+        assert_eq!((m.index, m.differing), (0, 2));
+        assert_eq!((m.expected.as_str(), m.actual.as_str()), ("1.5", "1.5625"));
+        assert!(Dump::parse("begin C 1 bits\n3ff8\nend C\n").is_err());
+        assert!(Dump::parse("begin C 1 bits\nzzzzzzzzzzzzzzzz\nend C\n").is_err());
+        assert!(Dump::parse("begin C 1 hex\n1\nend C\n").is_err());
     }
 
     #[test]

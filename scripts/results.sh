@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Regenerates everything the README's learning results come from, out of
+# the committed dataset: the shipped models of both compilers, their
+# leave-one-out evaluations (with the feature-subset tables) and the
+# distribution plots. Deterministic: the same dataset gives the same
+# files. Run it after a campaign session has checkpointed
+# models/dataset.sqlite (scripts/campaign.sh); pause a running campaign
+# first (touch campaign/pause), the evaluation keeps both cores busy.
+#
+#   scripts/results.sh [DATASET]      (default: models/dataset.sqlite)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+db=${1:-models/dataset.sqlite}
+bin=${POLYTUNE:-target/release/polytune}
+[[ -x $bin ]] || cargo build --release
+for cc in gcc clang; do
+    echo "== $cc: train" >&2
+    "$bin" train --db "$db" --compiler "$cc" -o "models/$cc"
+    echo "== $cc: leave-one-out evaluation and plots" >&2
+    "$bin" evaluate --db "$db" --compiler "$cc" --subset --plots "models/plots-$cc" \
+        > "models/evaluation-$cc.md.tmp"
+    mv "models/evaluation-$cc.md.tmp" "models/evaluation-$cc.md"
+done
+echo "== done" >&2
