@@ -99,7 +99,7 @@ fn wait_while_paused(pause: Option<&Path>, log: &mut dyn Write) -> std::io::Resu
     if p.exists() {
         writeln!(log, "\npaused while {} exists", p.display())?;
         while p.exists() {
-            std::thread::sleep(std::time::Duration::from_secs(2));
+            std::thread::sleep(std::time::Duration::from_millis(500));
         }
         writeln!(log, "resumed")?;
     }
@@ -249,4 +249,30 @@ pub fn run(c: &Campaign, store: &mut Store, log: &mut dyn Write) -> Result<Summa
     writeln!(log)?;
     let _ = std::fs::remove_dir_all(&work);
     Ok(summary)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn waits_while_the_pause_file_exists() {
+        let dir = tempfile::tempdir().unwrap();
+        let pause = dir.path().join("pause");
+        let mut log = Vec::new();
+        wait_while_paused(Some(&pause), &mut log).unwrap();
+        assert!(log.is_empty(), "no file, no pause");
+        std::fs::write(&pause, "").unwrap();
+        let p = pause.clone();
+        let remover = std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(300));
+            std::fs::remove_file(p).unwrap();
+        });
+        let t = Instant::now();
+        wait_while_paused(Some(&pause), &mut log).unwrap();
+        remover.join().unwrap();
+        assert!(t.elapsed().as_millis() >= 300);
+        let text = String::from_utf8(log).unwrap();
+        assert!(text.contains("paused while") && text.contains("resumed"), "{text}");
+    }
 }

@@ -21,6 +21,8 @@ pub struct Options {
     pub seed: u64,
     /// Worker threads for the folds.
     pub threads: usize,
+    /// What the models learn.
+    pub target: super::Target,
 }
 
 impl Default for Options {
@@ -31,6 +33,7 @@ impl Default for Options {
             random_draws: 100,
             seed: 1,
             threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            target: super::Target::Speedup,
         }
     }
 }
@@ -101,7 +104,7 @@ pub fn predictions(d: &Dataset, opts: &Options) -> Result<Vec<Vec<f64>>, LearnEr
                     for (i, r) in d.rows.iter().enumerate() {
                         if r.kernel != k {
                             x.push(attrs[i].clone());
-                            y.push(r.speedup);
+                            y.push(opts.target.encode(r.speedup));
                         }
                     }
                     let mut m = kind.model();
@@ -112,7 +115,7 @@ pub fn predictions(d: &Dataset, opts: &Options) -> Result<Vec<Vec<f64>>, LearnEr
                     let mi = opts.models.iter().position(|&x| x == kind).unwrap();
                     let preds: Vec<(usize, f64)> = by_kernel[k]
                         .iter()
-                        .map(|&i| (i, m.predict(&attrs[i])))
+                        .map(|&i| (i, opts.target.decode(m.predict(&attrs[i]))))
                         .collect();
                     let mut o = out.lock().unwrap();
                     for (i, p) in preds {

@@ -81,6 +81,51 @@ pub fn check_shape(x: &[Vec<f64>], y: &[f64]) -> Result<usize, LearnError> {
     Ok(d)
 }
 
+/// What the models are trained to predict. The paper's models learn the
+/// speedup itself; its logarithm weighs a 2x loss like a 2x gain, so
+/// the few variants that are tens of times faster or slower do not
+/// dominate the fit. Predictions are turned back into speedups.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Target {
+    #[default]
+    Speedup,
+    LogSpeedup,
+}
+
+impl Target {
+    pub fn name(self) -> &'static str {
+        match self {
+            Target::Speedup => "speedup",
+            Target::LogSpeedup => "log",
+        }
+    }
+
+    pub fn parse(s: &str) -> Result<Target, String> {
+        match s {
+            "speedup" => Ok(Target::Speedup),
+            "log" | "log-speedup" => Ok(Target::LogSpeedup),
+            _ => Err(format!("unknown target `{s}` (speedup or log)")),
+        }
+    }
+
+    /// A measured speedup as a training target.
+    pub fn encode(self, speedup: f64) -> f64 {
+        match self {
+            Target::Speedup => speedup,
+            Target::LogSpeedup => speedup.ln(),
+        }
+    }
+
+    /// A model's output as a predicted speedup.
+    pub fn decode(self, y: f64) -> f64 {
+        match self {
+            Target::Speedup => y,
+            Target::LogSpeedup => y.exp(),
+        }
+    }
+}
+
 /// The six model kinds of the paper, in its order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub enum Kind {

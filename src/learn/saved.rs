@@ -23,14 +23,17 @@ pub struct SavedModel {
     /// The kernels it learned from, and the number of rows.
     pub kernels: Vec<String>,
     pub rows: usize,
+    /// What the model predicts (older files: the speedup).
+    #[serde(default)]
+    pub target: super::Target,
     pub model: Model,
 }
 
 impl SavedModel {
     /// Trains a model of `kind` on the whole dataset.
-    pub fn train(kind: Kind, d: &Dataset) -> Result<SavedModel, LearnError> {
+    pub fn train(kind: Kind, d: &Dataset, target: super::Target) -> Result<SavedModel, LearnError> {
         let x: Vec<Vec<f64>> = d.rows.iter().map(|r| d.row_attributes(r)).collect();
-        let y: Vec<f64> = d.rows.iter().map(|r| r.speedup).collect();
+        let y: Vec<f64> = d.rows.iter().map(|r| target.encode(r.speedup)).collect();
         let mut model = kind.model();
         model.fit(&x, &y)?;
         Ok(SavedModel {
@@ -43,6 +46,7 @@ impl SavedModel {
             flags: d.flags.clone(),
             kernels: d.kernels.iter().map(|k| k.name.clone()).collect(),
             rows: d.rows.len(),
+            target,
             model,
         })
     }
@@ -103,7 +107,9 @@ impl SavedModel {
             )));
         }
         let f = self.features(features)?;
-        Ok(self.model.predict(&Dataset::attributes(&f, config)))
+        Ok(self
+            .target
+            .decode(self.model.predict(&Dataset::attributes(&f, config))))
     }
 
     /// The trained features picked out of a characterization.
@@ -130,6 +136,36 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_log_target_model_predicts_speedups() {
+        let d = Dataset::synthetic(4, 30, 3, 5);
+        let feats: Vec<(String, f64)> = d
+            .feature_names
+            .iter()
+            .cloned()
+            .zip(d.kernels[0].features.iter().copied())
+            .collect();
+        let m = SavedModel::train(Kind::Lr, &d, crate::learn::Target::LogSpeedup).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let back = SavedModel::load(&m.save(dir.path()).unwrap()).unwrap();
+        assert_eq!(back.target, crate::learn::Target::LogSpeedup);
+        for r in d.rows.iter().take(10) {
+            let p = back.predict(&feats, &r.config).unwrap();
+            assert!(p > 0.0 && p.is_finite(), "{p}");
+            assert_eq!(p.to_bits(), m.predict(&feats, &r.config).unwrap().to_bits());
+        }
+        // Files written before the target existed learned the speedup.
+        let json = std::fs::read_to_string(m.save(dir.path()).unwrap()).unwrap();
+        let old = json.replace("\"target\":\"log-speedup\",", "");
+        assert_ne!(old, json);
+        let p = dir.path().join("old.json");
+        std::fs::write(&p, old).unwrap();
+        assert_eq!(
+            SavedModel::load(&p).unwrap().target,
+            crate::learn::Target::Speedup
+        );
+    }
+
+    #[test]
     fn every_model_predicts_the_same_after_a_round_trip() {
         let d = Dataset::synthetic(5, 40, 4, 3);
         let dir = tempfile::tempdir().unwrap();
@@ -140,7 +176,7 @@ mod tests {
             .zip(d.kernels[0].features.iter().copied())
             .collect();
         for kind in Kind::ALL {
-            let mut m = SavedModel::train(kind, &d).unwrap();
+            let mut m = SavedModel::train(kind, &d, crate::learn::Target::Speedup).unwrap();
             if let Model::Mlp(mlp) = &mut m.model {
                 // Keep the test quick; the file format is what is tested.
                 mlp.epochs = 20;
