@@ -2,10 +2,11 @@
 # Regenerates everything the README's learning results come from, out of
 # the committed dataset: the shipped models of both compilers, their
 # leave-one-out evaluations (with the feature-subset tables, and once more
-# with the paper's training target) and the distribution plots. Deterministic: the same dataset gives the same
-# files. Run it after a campaign session has checkpointed
-# models/dataset.sqlite (scripts/campaign.sh); pause a running campaign
-# first (touch campaign/pause), the evaluation keeps both cores busy.
+# with the paper's training target) and the distribution plots.
+# Deterministic: the same dataset gives the same files. Run it after a
+# campaign session has checkpointed models/dataset.sqlite
+# (scripts/campaign.sh); pause a running campaign first (touch
+# campaign/pause): the evaluation keeps both cores busy.
 #
 #   scripts/results.sh [DATASET]      (default: models/dataset.sqlite)
 set -euo pipefail
