@@ -32,31 +32,6 @@ enum Fact {
     ParallelAfterJam = 2,
 }
 
-/// Dependence distances in the space of one loop being generated (the
-/// last dimension is the loop), or `None` when no dependence remains.
-fn distances<'c>(
-    model: &Model<'c>,
-    schedule: &UnionMap<'c>,
-) -> Result<Option<(Set<'c>, usize)>, IslError> {
-    if model.deps.all.is_empty()? {
-        return Ok(None);
-    }
-    let deltas = model
-        .deps
-        .all
-        .apply_domain(schedule)?
-        .apply_range(schedule)?
-        .deltas()?;
-    if deltas.is_empty()? {
-        return Ok(None);
-    }
-    // The build's schedule space nests one level per loop; flatten it so
-    // the last dimension is this loop.
-    let deltas = deltas.to_set()?.flatten()?;
-    let d = deltas.dims()?;
-    Ok(Some((deltas, d)))
-}
-
 /// The distances that would falsify `fact` for a loop at depth `d`, as
 /// boxes (see [`Set::boxes_like`]); `None` when the fact cannot hold at
 /// that depth.
@@ -646,7 +621,9 @@ impl<'c> Lowered<'_, 'c> {
 
     fn decide(&self, k: usize, fact: Fact) -> Result<bool, IslError> {
         if self.distances.borrow()[k].is_none() {
-            let d = match distances(self.model, &self.schedules[k]) {
+            // The build's schedule nests one level per loop; flattened,
+            // the last dimension is this loop.
+            let d = match self.model.distances(&self.schedules[k]) {
                 Ok(Some((set, d))) => Distances::Some(set, d),
                 Ok(None) => Distances::None,
                 Err(_) => Distances::Unknown,

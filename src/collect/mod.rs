@@ -273,6 +273,9 @@ mod tests {
         remover.join().unwrap();
         assert!(t.elapsed().as_millis() >= 300);
         let text = String::from_utf8(log).unwrap();
-        assert!(text.contains("paused while") && text.contains("resumed"), "{text}");
+        assert!(
+            text.contains("paused while") && text.contains("resumed"),
+            "{text}"
+        );
     }
 }

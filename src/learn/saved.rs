@@ -135,15 +135,19 @@ impl SavedModel {
 mod tests {
     use super::*;
 
-    #[test]
-    fn a_log_target_model_predicts_speedups() {
-        let d = Dataset::synthetic(4, 30, 3, 5);
-        let feats: Vec<(String, f64)> = d
-            .feature_names
+    /// The first kernel's features, named, as a characterization gives them.
+    fn first_kernel_features(d: &Dataset) -> Vec<(String, f64)> {
+        d.feature_names
             .iter()
             .cloned()
             .zip(d.kernels[0].features.iter().copied())
-            .collect();
+            .collect()
+    }
+
+    #[test]
+    fn a_log_target_model_predicts_speedups() {
+        let d = Dataset::synthetic(4, 30, 3, 5);
+        let feats = first_kernel_features(&d);
         let m = SavedModel::train(Kind::Lr, &d, crate::learn::Target::LogSpeedup).unwrap();
         let dir = tempfile::tempdir().unwrap();
         let back = SavedModel::load(&m.save(dir.path()).unwrap()).unwrap();
@@ -169,12 +173,7 @@ mod tests {
     fn every_model_predicts_the_same_after_a_round_trip() {
         let d = Dataset::synthetic(5, 40, 4, 3);
         let dir = tempfile::tempdir().unwrap();
-        let feats: Vec<(String, f64)> = d
-            .feature_names
-            .iter()
-            .cloned()
-            .zip(d.kernels[0].features.iter().copied())
-            .collect();
+        let feats = first_kernel_features(&d);
         for kind in Kind::ALL {
             let mut m = SavedModel::train(kind, &d, crate::learn::Target::Speedup).unwrap();
             if let Model::Mlp(mlp) = &mut m.model {

@@ -135,6 +135,28 @@ impl<'c> Model<'c> {
         }
     }
 
+    /// The dependence distances under `schedule` (the sink's time minus
+    /// the source's) in one flat space, with its dimension; `None` when
+    /// no dependence pair is left. `schedule` must map every statement
+    /// into one time space.
+    pub fn distances(&self, schedule: &UnionMap<'c>) -> Result<Option<(Set<'c>, usize)>, IslError> {
+        if self.deps.all.is_empty()? {
+            return Ok(None);
+        }
+        let deltas = self
+            .deps
+            .all
+            .apply_domain(schedule)?
+            .apply_range(schedule)?
+            .deltas()?;
+        if deltas.is_empty()? {
+            return Ok(None);
+        }
+        let deltas = deltas.to_set()?.flatten()?;
+        let d = deltas.dims()?;
+        Ok(Some((deltas, d)))
+    }
+
     /// The definition: every dependence pair is in the schedule's strict
     /// lexicographic order. Exact for any schedule, but it builds that
     /// order between every pair of statements, which is slow.
@@ -153,17 +175,12 @@ impl<'c> Model<'c> {
         if !deps.domain()?.is_subset(&scheduled)? || !deps.range()?.is_subset(&scheduled)? {
             return Ok(Some(false));
         }
-        let Ok(d) = schedule.range_dims() else {
+        if schedule.range_dims().is_err() {
             return Ok(None);
-        };
-        let deltas = deps
-            .apply_domain(schedule)?
-            .apply_range(schedule)?
-            .deltas()?;
-        if deltas.is_empty()? {
-            return Ok(Some(true));
         }
-        let deltas = deltas.to_set()?.flatten()?;
+        let Some((deltas, d)) = self.distances(schedule)? else {
+            return Ok(Some(true));
+        };
         if d == 0 {
             // Every instance at the same time: nothing is ordered.
             return Ok(Some(false));
