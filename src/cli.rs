@@ -276,13 +276,13 @@ enum Command {
         /// Measure at most N variants per kernel (spread over the space).
         #[arg(long, value_name = "N")]
         max_variants: Option<usize>,
-        /// Timed runs per program: at least MIN, up to MAX while the
-        /// spread exceeds 10%. The verification run before them is the
-        /// warm-up.
+        /// Samples per program: at least MIN, up to MAX while the spread
+        /// exceeds 10%. The verification run is the warm-up and, as the
+        /// kernel is timed inside the program, also the first sample.
         #[arg(long, value_name = "MIN..MAX", default_value = "5..7", value_parser = parse_runs)]
         runs: (usize, usize),
         /// A variant whose verification run is this many times slower than
-        /// its baseline gets only two timed runs (it can never be chosen).
+        /// its baseline gets only two samples (it can never be chosen).
         #[arg(long, value_name = "X", default_value_t = 3.0)]
         slow_factor: f64,
         /// While this file exists, wait before the next measurement: lets
@@ -613,6 +613,7 @@ fn run(cli: Cli) -> Result<()> {
                     warmup: 0,
                     min_runs: runs.0,
                     max_runs: runs.1,
+                    verification_is_sample: true,
                     ..Default::default()
                 },
                 slow_factor: Some(slow_factor).filter(|f| *f > 0.0),

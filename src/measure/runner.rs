@@ -127,6 +127,10 @@ pub struct Protocol {
     /// its baseline, never a candidate, and its exact ratio matters little.
     pub slow_cutoff: Option<f64>,
     pub slow_runs: usize,
+    /// Count the verification run's kernel time as the first sample (the
+    /// kernel is timed inside the program, before it dumps anything), so
+    /// a campaign spends one run less per variant.
+    pub verification_is_sample: bool,
 }
 
 impl Default for Protocol {
@@ -140,6 +144,7 @@ impl Default for Protocol {
             timeout: Duration::from_secs(60),
             slow_cutoff: None,
             slow_runs: 2,
+            verification_is_sample: false,
         }
     }
 }
@@ -173,14 +178,18 @@ fn timed_run(exe: &Path, threads: usize, timeout: Duration) -> Result<f64, Run> 
 
 /// Times a program; the error is the first run that did not succeed.
 pub fn time(exe: &Path, p: &Protocol) -> Result<Timing, Run> {
+    time_after(exe, p, None)
+}
+
+/// Times a program whose first sample, when given, was already taken.
+pub fn time_after(exe: &Path, p: &Protocol, first: Option<f64>) -> Result<Timing, Run> {
     let once = || timed_run(exe, p.threads, p.timeout);
     for _ in 0..p.warmup {
         once()?;
     }
-    let mut samples = Vec::new();
+    let mut samples: Vec<f64> = first.into_iter().collect();
     loop {
-        samples.push(once()?);
-        if samples.len() >= p.min_runs {
+        if samples.len() >= p.min_runs.max(1) {
             let m = median(&samples);
             let (lo, hi) = samples
                 .iter()
@@ -194,6 +203,7 @@ pub fn time(exe: &Path, p: &Protocol) -> Result<Timing, Run> {
                 });
             }
         }
+        samples.push(once()?);
     }
 }
 
@@ -260,6 +270,35 @@ mod tests {
         )
         .unwrap();
         assert_eq!(r.stdout.trim(), "7");
+    }
+
+    #[test]
+    fn a_given_first_sample_saves_a_run() {
+        let dir = tempfile::tempdir().unwrap();
+        let count = dir.path().join("runs");
+        let exe = dir.path().join("prog");
+        std::fs::write(
+            &exe,
+            format!(
+                "#!/bin/sh\necho x >> {}\necho 'polytune-time: 0.5' >&2\n",
+                count.display()
+            ),
+        )
+        .unwrap();
+        std::fs::set_permissions(&exe, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+            .unwrap();
+        let p = Protocol {
+            warmup: 0,
+            min_runs: 3,
+            max_runs: 5,
+            ..Default::default()
+        };
+        let t = time_after(&exe, &p, Some(0.5)).unwrap();
+        assert_eq!(t.samples.len(), 3);
+        let runs = std::fs::read_to_string(&count).unwrap().lines().count();
+        assert_eq!(runs, 2);
+        let t = time(&exe, &p).unwrap();
+        assert_eq!((t.samples.len(), t.median), (3, 0.5));
     }
 
     #[test]

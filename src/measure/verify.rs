@@ -149,7 +149,12 @@ impl Bench {
                 protocol.min_runs = protocol.slow_runs.max(1);
                 protocol.max_runs = protocol.min_runs;
             }
-            match runner::time(&exe, &protocol) {
+            let first = if protocol.verification_is_sample {
+                run.kernel_seconds
+            } else {
+                None
+            };
+            match runner::time_after(&exe, &protocol, first) {
                 Ok(t) => m.timing = Some(t),
                 Err(run) => {
                     let (s, d) = failed(&run);
