@@ -15,8 +15,8 @@
 #   scripts/campaign.sh [DB]
 #
 # While the file pause next to DB exists, the campaign waits before its next
-# measurement (touch it before heavy work, such as a test run, remove it
-# after).
+# measurement, and pause.ack exists once it is waiting (touch pause before
+# heavy work such as a test run, wait for pause.ack, remove pause after).
 #
 # Environment: POLYTUNE (binary, default target/release/polytune),
 # SAMPLE (pass-1 variants per kernel, default 16), RUNS (timed runs,

@@ -93,14 +93,19 @@ fn pick<T: Clone>(all: &[T], max: Option<usize>) -> Vec<T> {
     }
 }
 
-/// Waits while `pause` exists, saying so once on `log`.
+/// Waits while `pause` exists, saying so once on `log`. While it waits,
+/// `pause` with the extension `ack` exists: whoever paused the campaign
+/// knows from it that no measurement is running.
 fn wait_while_paused(pause: Option<&Path>, log: &mut dyn Write) -> std::io::Result<()> {
     let Some(p) = pause else { return Ok(()) };
     if p.exists() {
+        let ack = p.with_extension("ack");
+        std::fs::write(&ack, format!("{}\n", std::process::id()))?;
         writeln!(log, "\npaused while {} exists", p.display())?;
         while p.exists() {
             std::thread::sleep(std::time::Duration::from_millis(500));
         }
+        let _ = std::fs::remove_file(&ack);
         writeln!(log, "resumed")?;
     }
     Ok(())
@@ -268,9 +273,21 @@ mod tests {
             std::thread::sleep(std::time::Duration::from_millis(300));
             std::fs::remove_file(p).unwrap();
         });
+        let ack = pause.with_extension("ack");
+        let seen = std::thread::spawn(move || {
+            (0..20).any(|_| {
+                std::thread::sleep(std::time::Duration::from_millis(20));
+                ack.exists()
+            })
+        });
         let t = Instant::now();
         wait_while_paused(Some(&pause), &mut log).unwrap();
         remover.join().unwrap();
+        assert!(
+            seen.join().unwrap(),
+            "the acknowledgement appears while paused"
+        );
+        assert!(!pause.with_extension("ack").exists());
         assert!(t.elapsed().as_millis() >= 300);
         let text = String::from_utf8(log).unwrap();
         assert!(
