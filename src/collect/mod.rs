@@ -93,6 +93,16 @@ fn pick<T: Clone>(all: &[T], max: Option<usize>) -> Vec<T> {
     }
 }
 
+/// `1 h 05 min`, `12 min`, `40 s`.
+fn duration(seconds: f64) -> String {
+    let s = seconds.max(0.0).round() as u64;
+    match (s / 3600, (s % 3600) / 60) {
+        (0, 0) => format!("{s} s"),
+        (0, m) => format!("{m} min"),
+        (h, m) => format!("{h} h {m:02} min"),
+    }
+}
+
 /// Waits while `pause` exists, saying so once on `log`. While it waits,
 /// `pause` with the extension `ack` exists: whoever paused the campaign
 /// knows from it that no measurement is running.
@@ -117,7 +127,6 @@ pub fn run(c: &Campaign, store: &mut Store, log: &mut dyn Write) -> Result<Summa
     let work = std::env::temp_dir().join(format!("polytune-collect-{}", std::process::id()));
     std::fs::create_dir_all(&work)?;
     let mut summary = Summary::default();
-    let start = Instant::now();
     let mut plans = Vec::new();
     for path in &c.kernels {
         let src = frontend::parse_file(path, &Options::default())?;
@@ -132,6 +141,8 @@ pub fn run(c: &Campaign, store: &mut Store, log: &mut dyn Write) -> Result<Summa
         .map(|(_, _, v)| (v.len() + 1) * c.compilers.len())
         .sum();
     let mut done = 0usize;
+    // Time spent measuring variants, for the ETA.
+    let (mut spent, mut variants_measured) = (0.0f64, 0usize);
     for (path, src, variants) in &plans {
         let name = path
             .file_stem()
@@ -231,21 +242,30 @@ pub fn run(c: &Campaign, store: &mut Store, log: &mut dyn Write) -> Result<Summa
                     let file = work.join(format!("{name}.c"));
                     std::fs::write(&file, &v.text)?;
                     let openmp = v.text.contains("#pragma omp");
+                    let t = Instant::now();
                     let (m, _) = bench.measure(&file, "variant", Some(&reference), openmp, true);
+                    spent += t.elapsed().as_secs_f64();
                     if m.status != Status::Ok {
                         summary.failed += 1;
                     }
                     store.record_against(&key(vid), &m, baseline)?;
                     summary.measured += 1;
+                    variants_measured += 1;
                 }
                 done += 1;
-                let elapsed = start.elapsed().as_secs_f64();
-                let rate = elapsed / done.max(1) as f64;
+                // Seconds per measurement so far, over what is left (some
+                // of which may turn out to be stored already).
+                let rate = spent / variants_measured.max(1) as f64;
                 let eta = rate * (total - done) as f64;
                 write!(
                     log,
-                    "\r[{done}/{total}] {name} {}: {} measured, {} already stored, {} failed; ETA {:.0} s   ",
-                    compiler.name, summary.measured, summary.skipped, summary.failed, eta
+                    "\r[{done}/{total}] {name} {}: {} measured, {} already stored, {} failed; {:.1} s each, ETA {}   ",
+                    compiler.name,
+                    summary.measured,
+                    summary.skipped,
+                    summary.failed,
+                    rate,
+                    duration(eta)
                 )?;
                 log.flush()?;
             }
@@ -259,6 +279,13 @@ pub fn run(c: &Campaign, store: &mut Store, log: &mut dyn Write) -> Result<Summa
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn durations_read_well() {
+        assert_eq!(duration(40.2), "40 s");
+        assert_eq!(duration(720.0), "12 min");
+        assert_eq!(duration(3900.0), "1 h 05 min");
+    }
 
     #[test]
     fn waits_while_the_pause_file_exists() {
