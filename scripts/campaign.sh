@@ -38,8 +38,13 @@ log() { echo "== $(date -u +%FT%TZ) $*" >&2; }
 
 checkpoint() {
     [[ -n $dataset && -e $db ]] || return 0
-    "$bin" export --db "$db" --compact "$dataset.tmp" 2>/dev/null && mv "$dataset.tmp" "$dataset"
-    log "checkpoint: $dataset"
+    if "$bin" export --db "$db" --compact "$dataset.tmp" 2>/dev/null; then
+        mv "$dataset.tmp" "$dataset"
+        log "checkpoint: $dataset"
+    else
+        rm -f "$dataset.tmp"
+        log "checkpoint failed: $dataset left as it was"
+    fi
 }
 
 if [[ -n $dataset && ! -e $db && -e $dataset ]]; then
