@@ -52,7 +52,15 @@ if [[ -n $dataset && ! -e $db && -e $dataset ]]; then
     log "resuming from $dataset"
 fi
 if [[ -n $dataset ]]; then
-    (while sleep "$every"; do checkpoint; done) &
+    # The saver's sleep must die with it (it would hold our output open).
+    (
+        trap 'kill $! 2>/dev/null; exit 0' TERM
+        while true; do
+            sleep "$every" &
+            wait $!
+            checkpoint
+        done
+    ) &
     saver=$!
     trap 'kill $saver 2>/dev/null; checkpoint' EXIT
 fi
