@@ -583,9 +583,9 @@ fn identifiers(scop: &Scop) -> HashSet<String> {
 #[derive(Clone)]
 enum Distances<'c> {
     /// No dependence between the loop's instances.
-    None,
+    Independent,
     /// The distances and the loop's depth.
-    Some(Set<'c>, usize),
+    Known(Set<'c>, usize),
     /// isl could not tell: nothing is assumed.
     Unknown,
 }
@@ -624,16 +624,16 @@ impl<'c> Lowered<'_, 'c> {
             // The build's schedule nests one level per loop; flattened,
             // the last dimension is this loop.
             let d = match self.model.distances(&self.schedules[k]) {
-                Ok(Some((set, d))) => Distances::Some(set, d),
-                Ok(None) => Distances::None,
+                Ok(Some((set, d))) => Distances::Known(set, d),
+                Ok(None) => Distances::Independent,
                 Err(_) => Distances::Unknown,
             };
             self.distances.borrow_mut()[k] = Some(d);
         }
         let cache = self.distances.borrow();
         let (deltas, d) = match &cache[k] {
-            Some(Distances::Some(set, d)) => (set, *d),
-            Some(Distances::None) => return Ok(true),
+            Some(Distances::Known(set, d)) => (set, *d),
+            Some(Distances::Independent) => return Ok(true),
             _ => return Ok(false),
         };
         let Some(boxes) = counterexamples(fact, d) else {
