@@ -7,8 +7,12 @@ here, on the same kernels, machine and run (issue 6):
   graphite-par   ... plus -floop-parallelize-all -ftree-parallelize-loops=2
   polly          clang-19 -O3 -march=native -mllvm -polly
   polly-par      ... plus -mllvm -polly-parallel -fopenmp
-  polytune       `polytune optimize` (multi-model, its shipped models),
-                 then built with gcc -O3 -march=native -fopenmp
+  polytune       `polytune optimize` (multi-model), then built with
+                 gcc -O3 -march=native -fopenmp. By default each kernel is
+                 optimized by models trained on the dataset without that
+                 kernel (`train --exclude`), as if it were a new program:
+                 the shipped models have seen every corpus kernel, which
+                 would flatter polytune. `--shipped` uses them instead.
 
 Every build's output (`--dump`) is compared with the baseline's; a wrong
 answer is reported and counts as no speedup. Timing interleaves the
@@ -17,7 +21,8 @@ on this shared machine hits them alike; speedups are baseline median over
 contender median, with the geometric mean over kernels.
 
     scripts/peers.py [--size medium] [--reps 5] [--threads 2] [--polytune BIN]
-                     [--shots 6] [--markdown] [KERNEL ...]
+                     [--shots 6] [--db models/dataset.sqlite | --shipped]
+                     [--markdown] [KERNEL ...]
 """
 import argparse
 import math
@@ -56,6 +61,10 @@ def main():
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--polytune", default=os.path.join(ROOT, "target", "release", "polytune"))
     ap.add_argument("--shots", type=int, default=6)
+    ap.add_argument("--db", default=os.path.join(ROOT, "models", "dataset.sqlite"),
+                    help="dataset the leave-one-out models are trained on")
+    ap.add_argument("--shipped", action="store_true",
+                    help="use the shipped models (trained on every kernel)")
     ap.add_argument("--markdown", action="store_true")
     ap.add_argument("names", nargs="*")
     a = ap.parse_args()
@@ -74,9 +83,19 @@ def main():
             else:
                 exes[label] = exe
         opt = os.path.join(tmp, f"{name}-polytune.c")
-        r = subprocess.run([a.polytune, "optimize", src, "--size", a.size, "--threads",
-                            str(a.threads), "--shots", str(a.shots), "-o", opt],
-                           capture_output=True, text=True)
+        model_args = []
+        r = None
+        if not a.shipped:
+            mdir = os.path.join(tmp, f"models-without-{name}")
+            r = subprocess.run([a.polytune, "train", "--db", a.db, "--compiler", "gcc",
+                                "--size", a.size, "--threads", str(a.threads),
+                                "--exclude", name, "-o", mdir],
+                               capture_output=True, text=True)
+            model_args = ["--model", mdir]
+        if r is None or r.returncode == 0:
+            r = subprocess.run([a.polytune, "optimize", src, "--size", a.size, "--threads",
+                                str(a.threads), "--shots", str(a.shots), "-o", opt]
+                               + model_args, capture_output=True, text=True)
         chosen = ""
         if r.returncode:
             problems["polytune"] = "optimize failed: " + r.stderr.strip().splitlines()[-1][:80]

@@ -26,4 +26,6 @@ for cc in gcc clang; do
         > "models/evaluation-$cc-speedup-target.md.tmp"
     mv "models/evaluation-$cc-speedup-target.md.tmp" "models/evaluation-$cc-speedup-target.md"
 done
+echo "== the README's summary table (mean % of Opt over kernels)" >&2
+python3 scripts/summary_table.py models
 echo "== done" >&2

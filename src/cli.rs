@@ -168,7 +168,7 @@ impl DataArgs {
                 db.display()
             );
         }
-        let store = crate::store::Store::open(db)?;
+        let store = crate::store::Store::open_read_only(db)?;
         Ok(crate::learn::dataset::Dataset::from_store(
             &store,
             &self.selection(),
@@ -302,6 +302,10 @@ enum Command {
         output: PathBuf,
         #[command(flatten)]
         data: DataArgs,
+        /// Leave out a kernel (repeatable): models that have never seen
+        /// it, to try on it as on a new program.
+        #[arg(long, value_name = "KERNEL")]
+        exclude: Vec<String>,
     },
     /// Leave-one-benchmark-out evaluation of the models on a campaign's
     /// measurements: Opt, Random, each model's 1-shot and N-shot, and
@@ -327,6 +331,10 @@ enum Command {
         /// is installed).
         #[arg(long, value_name = "DIR")]
         plots: Option<PathBuf>,
+        /// Also write every variant's leave-one-out prediction by every
+        /// model to FILE (CSV), to study rankings or combine models.
+        #[arg(long, value_name = "FILE")]
+        predictions: Option<PathBuf>,
     },
     /// Characterize a program by its (simulated) hardware counters,
     /// normalized by its instruction count (paper section 4.1).
@@ -638,8 +646,16 @@ fn run(cli: Cli) -> Result<()> {
             );
             Ok(())
         }
-        Command::Train { db, output, data } => {
-            let d = data.dataset(&db)?;
+        Command::Train {
+            db,
+            output,
+            data,
+            exclude,
+        } => {
+            let mut d = data.dataset(&db)?;
+            if !exclude.is_empty() {
+                d = d.without_kernels(&exclude)?;
+            }
             eprintln!(
                 "polytune: training on {} variants of {} kernels ({}, {})",
                 d.rows.len(),
@@ -667,6 +683,7 @@ fn run(cli: Cli) -> Result<()> {
             format,
             subset,
             plots,
+            predictions,
         } => {
             let d = data.dataset(&db)?;
             let opts = crate::learn::evaluate::Options {
@@ -676,8 +693,16 @@ fn run(cli: Cli) -> Result<()> {
                 ..Default::default()
             };
             let t = std::time::Instant::now();
-            let e = crate::learn::evaluate::evaluate(&d, &opts)?;
+            let p = crate::learn::evaluate::predictions(&d, &opts)?;
+            let e = crate::learn::evaluate::score(&d, &opts.models, &p, &opts);
             let took = t.elapsed().as_secs_f64();
+            if let Some(path) = &predictions {
+                std::fs::write(
+                    path,
+                    crate::learn::evaluate::predictions_csv(&d, &opts.models, &p),
+                )
+                .with_context(|| format!("cannot write {}", path.display()))?;
+            }
             let sub = if subset {
                 let lr = crate::learn::saved::SavedModel::train(
                     crate::learn::Kind::Lr,
@@ -816,7 +841,7 @@ fn run(cli: Cli) -> Result<()> {
             if !db.exists() {
                 anyhow::bail!("{} does not exist", db.display());
             }
-            let store = crate::store::Store::open(&db)?;
+            let store = crate::store::Store::open_read_only(&db)?;
             if let Some(out) = compact {
                 if same_file(&out, &db) {
                     anyhow::bail!("--compact must name a new file, not the database itself");

@@ -91,6 +91,75 @@ fn campaign_train_evaluate_and_learned_optimize() {
         assert!(models.join(format!("{f}.json")).exists(), "{f}");
     }
 
+    // Every variant's leave-one-out prediction by every model, as CSV.
+    let csv = dir.path().join("predictions.csv");
+    ok(&polytune(&[
+        "evaluate",
+        "--db",
+        db_s,
+        "--size",
+        "mini",
+        "--models",
+        "LR,IBk",
+        "--predictions",
+        csv.to_str().unwrap(),
+    ]));
+    let csv = std::fs::read_to_string(&csv).unwrap();
+    let mut lines = csv.lines();
+    assert_eq!(
+        lines.next(),
+        Some("kernel,variant_id,config,configs,speedup,LR,IBk")
+    );
+    let rows: Vec<&str> = lines.collect();
+    let variants = v["variants"].as_u64().unwrap() as usize;
+    assert_eq!(rows.len(), variants, "{csv}");
+    for r in &rows {
+        let cells: Vec<&str> = r.split(',').collect();
+        assert_eq!(cells.len(), 7, "{r}");
+        for c in &cells[4..] {
+            let x: f64 = c.parse().unwrap();
+            assert!(x.is_finite() && x > 0.0, "{r}");
+        }
+    }
+
+    // Models that have never seen atax, to try on it as on a new program.
+    let without = dir.path().join("without-atax");
+    ok(&polytune(&[
+        "train",
+        "--db",
+        db_s,
+        "--size",
+        "mini",
+        "--models",
+        "LR",
+        "--exclude",
+        "atax",
+        "-o",
+        without.to_str().unwrap(),
+    ]));
+    let lr: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(without.join("lr.json")).unwrap()).unwrap();
+    let seen: Vec<&str> = lr["kernels"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|k| k.as_str().unwrap())
+        .collect();
+    assert_eq!(seen, ["gemm", "jacobi-1d-imper"]);
+    let out = polytune(&[
+        "train",
+        "--db",
+        db_s,
+        "--size",
+        "mini",
+        "--exclude",
+        "nope",
+        "-o",
+        models_s,
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no such kernel"));
+
     // The learned optimize: candidates run and verified; the output
     // names what it chose and compiles.
     let out_c = dir.path().join("gemm_opt.c");

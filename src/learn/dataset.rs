@@ -239,6 +239,51 @@ impl Dataset {
         out
     }
 
+    /// The dataset without some kernels: a model trained on it has never
+    /// seen them, so it can be tried on them as on a new program (the
+    /// leave-one-out of [`super::evaluate`], from the command line).
+    /// Every name must be a kernel of the dataset.
+    pub fn without_kernels(&self, names: &[String]) -> Result<Dataset, LearnError> {
+        if let Some(n) = names
+            .iter()
+            .find(|n| !self.kernels.iter().any(|k| &k.name == *n))
+        {
+            return Err(LearnError::Data(format!(
+                "cannot exclude `{n}`: the dataset has no such kernel (it has {})",
+                self.kernels
+                    .iter()
+                    .map(|k| k.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )));
+        }
+        let mut new_index = vec![None; self.kernels.len()];
+        let mut d = self.clone();
+        d.kernels.clear();
+        for (i, k) in self.kernels.iter().enumerate() {
+            if !names.contains(&k.name) {
+                new_index[i] = Some(d.kernels.len());
+                d.kernels.push(k.clone());
+            }
+        }
+        d.rows = self
+            .rows
+            .iter()
+            .filter_map(|r| {
+                new_index[r.kernel].map(|kernel| Row {
+                    kernel,
+                    ..r.clone()
+                })
+            })
+            .collect();
+        if d.rows.is_empty() {
+            return Err(LearnError::Data(
+                "no variants are left after excluding those kernels".into(),
+            ));
+        }
+        Ok(d)
+    }
+
     /// Keeps only the given features (by name), e.g. a selected subset.
     pub fn with_features(&self, keep: &[String]) -> Dataset {
         let idx: Vec<usize> = keep
@@ -328,5 +373,27 @@ mod tests {
         assert_eq!(d.attribute_names().len(), 6 + CONFIG_BITS);
         assert_eq!(d.row_attributes(&d.rows[0]).len(), 18);
         assert!(d.rows.iter().all(|r| r.speedup > 0.0));
+    }
+
+    #[test]
+    fn excluding_a_kernel_drops_its_rows_and_keeps_the_others_intact() {
+        let d = Dataset::synthetic(4, 20, 6, 1);
+        let gone = d.kernels[1].name.clone();
+        let e = d.without_kernels(std::slice::from_ref(&gone)).unwrap();
+        assert_eq!(e.kernels.len(), 3);
+        assert_eq!(e.rows.len(), 60);
+        assert!(e.kernels.iter().all(|k| k.name != gone));
+        // Every remaining row still points at its own kernel's features.
+        let by_id = |ds: &Dataset, id: i64| {
+            let r = ds.rows.iter().find(|r| r.variant_id == id).unwrap();
+            (ds.kernels[r.kernel].name.clone(), ds.row_attributes(r))
+        };
+        for r in &e.rows {
+            assert_eq!(by_id(&e, r.variant_id), by_id(&d, r.variant_id));
+        }
+        let err = d.without_kernels(&["nope".into()]).unwrap_err();
+        assert!(err.to_string().contains("no such kernel"), "{err}");
+        let all: Vec<String> = d.kernels.iter().map(|k| k.name.clone()).collect();
+        assert!(d.without_kernels(&all).is_err());
     }
 }

@@ -228,6 +228,29 @@ pub fn score(d: &Dataset, models: &[Kind], predicted: &[Vec<f64>], opts: &Option
     }
 }
 
+/// Leave-one-out predictions as CSV: one line per variant with its
+/// kernel, configuration, weight, measured speedup and every model's
+/// predicted speedup.
+pub fn predictions_csv(d: &Dataset, models: &[Kind], predicted: &[Vec<f64>]) -> String {
+    let mut out = String::from("kernel,variant_id,config,configs,speedup");
+    for m in models {
+        out.push(',');
+        out.push_str(m.name());
+    }
+    out.push('\n');
+    for (i, r) in d.rows.iter().enumerate() {
+        out.push_str(&format!(
+            "{},{},{},{},{}",
+            d.kernels[r.kernel].name, r.variant_id, r.config, r.configs, r.speedup
+        ));
+        for p in predicted {
+            out.push_str(&format!(",{}", p[i]));
+        }
+        out.push('\n');
+    }
+    out
+}
+
 /// Predictions and scores in one go.
 pub fn evaluate(d: &Dataset, opts: &Options) -> Result<Evaluation, LearnError> {
     let p = predictions(d, opts)?;

@@ -168,6 +168,40 @@ impl Store {
         Ok(Store { conn })
     }
 
+    /// Opens an existing database for reading only, so that learning from
+    /// a committed dataset leaves the file byte for byte as it was (a
+    /// writable open would switch it to WAL mode). A database of an older
+    /// schema is opened writable once to be upgraded.
+    pub fn open_read_only(path: &Path) -> Result<Store, StoreError> {
+        use rusqlite::OpenFlags;
+        let conn = Connection::open_with_flags(
+            path,
+            OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )?;
+        conn.busy_timeout(std::time::Duration::from_secs(30))?;
+        let found: Option<i64> = conn
+            .query_row(
+                "SELECT value FROM meta WHERE key = 'schema_version'",
+                [],
+                |r| r.get::<_, String>(0),
+            )
+            .optional()
+            .ok()
+            .flatten()
+            .and_then(|v| v.parse().ok());
+        match found {
+            Some(v) if v == SCHEMA_VERSION => Ok(Store { conn }),
+            Some(v) if v > SCHEMA_VERSION => Err(StoreError::NewerSchema {
+                path: path.display().to_string(),
+                found: v,
+            }),
+            _ => {
+                drop(conn);
+                Store::open(path)
+            }
+        }
+    }
+
     /// A machine is its processor model and core count: sessions on the
     /// same machine type resume one campaign even when the kernel release
     /// differs (the release of the first session is the one recorded).
@@ -583,6 +617,22 @@ mod tests {
         assert_eq!(s.machine_id(&b).unwrap(), ia);
         assert_ne!(s.machine_id(&c).unwrap(), ia);
         assert_eq!(s.count("machines").unwrap(), 2);
+    }
+
+    #[test]
+    fn a_read_only_open_leaves_the_file_as_it_was() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = Store::open(&dir.path().join("w.sqlite")).unwrap();
+        s.kernel_id("gemm", "abc").unwrap();
+        let shipped = dir.path().join("shipped.sqlite");
+        s.compact_copy(&shipped).unwrap();
+        let before = std::fs::read(&shipped).unwrap();
+        let r = Store::open_read_only(&shipped).unwrap();
+        assert_eq!(r.count("kernels").unwrap(), 1);
+        assert!(r.kernel_id("lu", "def").is_err(), "a read-only store wrote");
+        drop(r);
+        assert_eq!(std::fs::read(&shipped).unwrap(), before);
+        assert!(!dir.path().join("shipped.sqlite-wal").exists());
     }
 
     #[test]
