@@ -133,7 +133,7 @@ struct DataArgs {
     models: Option<String>,
     /// What the models learn: `log`, the logarithm of the speedup (a 2x
     /// loss weighs like a 2x gain), or `speedup`, the paper's target.
-    #[arg(long, default_value = "log", value_parser = ["log", "speedup"])]
+    #[arg(long, default_value = "log", value_parser = ["log", "speedup", "relative"])]
     target: String,
 }
 
@@ -779,6 +779,9 @@ fn run(cli: Cli) -> Result<()> {
                         match data.target() {
                             crate::learn::Target::Speedup => "speedup",
                             crate::learn::Target::LogSpeedup => "logarithm of the speedup",
+                            crate::learn::Target::Relative => {
+                                "logarithm of the speedup over the kernel's typical variant"
+                            }
                         },
                         took
                     );

@@ -78,6 +78,8 @@ pub fn predictions(d: &Dataset, opts: &Options) -> Result<Vec<Vec<f64>>, LearnEr
         ));
     }
     let attrs: Vec<Vec<f64>> = d.rows.iter().map(|r| d.row_attributes(r)).collect();
+    // Per-kernel targets: a held-out kernel's rows never reach its model.
+    let targets = opts.target.encode(d);
     let jobs: Vec<(usize, Kind)> = (0..d.kernels.len())
         .filter(|&k| !by_kernel[k].is_empty())
         .flat_map(|k| opts.models.iter().map(move |&m| (k, m)))
@@ -104,7 +106,7 @@ pub fn predictions(d: &Dataset, opts: &Options) -> Result<Vec<Vec<f64>>, LearnEr
                     for (i, r) in d.rows.iter().enumerate() {
                         if r.kernel != k {
                             x.push(attrs[i].clone());
-                            y.push(opts.target.encode(r.speedup));
+                            y.push(targets[i]);
                         }
                     }
                     let mut m = kind.model();

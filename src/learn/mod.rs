@@ -91,6 +91,11 @@ pub enum Target {
     #[default]
     Speedup,
     LogSpeedup,
+    /// The logarithm of the speedup over the kernel's typical variant (the
+    /// geometric mean of its measured variants): only the ranking within
+    /// a kernel matters, and this leaves the models nothing to explain
+    /// but what each transformation does relative to the others.
+    Relative,
 }
 
 impl Target {
@@ -98,6 +103,7 @@ impl Target {
         match self {
             Target::Speedup => "speedup",
             Target::LogSpeedup => "log",
+            Target::Relative => "relative",
         }
     }
 
@@ -105,23 +111,40 @@ impl Target {
         match s {
             "speedup" => Ok(Target::Speedup),
             "log" | "log-speedup" => Ok(Target::LogSpeedup),
-            _ => Err(format!("unknown target `{s}` (speedup or log)")),
+            "relative" => Ok(Target::Relative),
+            _ => Err(format!("unknown target `{s}` (speedup, log or relative)")),
         }
     }
 
-    /// A measured speedup as a training target.
-    pub fn encode(self, speedup: f64) -> f64 {
-        match self {
-            Target::Speedup => speedup,
-            Target::LogSpeedup => speedup.ln(),
+    /// The training targets of a dataset's rows.
+    pub fn encode(self, d: &dataset::Dataset) -> Vec<f64> {
+        let mut center = vec![0.0; d.kernels.len()];
+        if self == Target::Relative {
+            let mut n = vec![0usize; d.kernels.len()];
+            for r in &d.rows {
+                center[r.kernel] += r.speedup.ln();
+                n[r.kernel] += 1;
+            }
+            for (c, n) in center.iter_mut().zip(n) {
+                *c /= n.max(1) as f64;
+            }
         }
+        d.rows
+            .iter()
+            .map(|r| match self {
+                Target::Speedup => r.speedup,
+                Target::LogSpeedup => r.speedup.ln(),
+                Target::Relative => r.speedup.ln() - center[r.kernel],
+            })
+            .collect()
     }
 
-    /// A model's output as a predicted speedup.
+    /// A model's output as a predicted speedup (for [`Target::Relative`],
+    /// over the kernel's typical variant).
     pub fn decode(self, y: f64) -> f64 {
         match self {
             Target::Speedup => y,
-            Target::LogSpeedup => y.exp(),
+            Target::LogSpeedup | Target::Relative => y.exp(),
         }
     }
 }
@@ -251,5 +274,29 @@ impl Regressor for Model {
 
     fn predict(&self, row: &[f64]) -> f64 {
         self.inner().predict(row)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn relative_targets_are_centered_per_kernel_and_keep_each_kernels_order() {
+        let d = dataset::Dataset::synthetic(3, 10, 4, 7);
+        let log = Target::LogSpeedup.encode(&d);
+        let rel = Target::Relative.encode(&d);
+        for (k, rows) in d.rows_by_kernel().iter().enumerate() {
+            let mean: f64 = rows.iter().map(|&i| rel[i]).sum::<f64>() / rows.len() as f64;
+            assert!(mean.abs() < 1e-12, "kernel {k}: mean {mean}");
+            // A constant shift per kernel: differences within it are kept.
+            for w in rows.windows(2) {
+                let (a, b) = (w[0], w[1]);
+                assert!(((rel[a] - rel[b]) - (log[a] - log[b])).abs() < 1e-12);
+            }
+        }
+        assert_eq!(Target::parse("relative"), Ok(Target::Relative));
+        assert!((Target::Relative.decode(2f64.ln()) - 2.0).abs() < 1e-12);
+        assert_eq!(Target::Speedup.encode(&d)[3], d.rows[3].speedup);
     }
 }

@@ -33,7 +33,7 @@ impl SavedModel {
     /// Trains a model of `kind` on the whole dataset.
     pub fn train(kind: Kind, d: &Dataset, target: super::Target) -> Result<SavedModel, LearnError> {
         let x: Vec<Vec<f64>> = d.rows.iter().map(|r| d.row_attributes(r)).collect();
-        let y: Vec<f64> = d.rows.iter().map(|r| target.encode(r.speedup)).collect();
+        let y = target.encode(d);
         let mut model = kind.model();
         model.fit(&x, &y)?;
         Ok(SavedModel {
