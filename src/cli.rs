@@ -1249,7 +1249,7 @@ fn learned_optimize(
         strategy,
         shots: a.shots,
         no_run: a.no_run,
-        confirm_rounds: 5,
+        confirm_rounds: 7,
     };
     let chosen = select(file, src, &models, &setup, context, &mut std::io::stderr())?;
     Ok(chosen.text)

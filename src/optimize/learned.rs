@@ -255,13 +255,20 @@ pub fn select(
         ) {
             Ok(t) => {
                 let (o, c) = (median(&t[0]), median(&t[1]));
+                let wins = t[0].iter().zip(&t[1]).filter(|(o, c)| c < o).count();
                 writeln!(
                     log,
-                    "polytune: head to head, {rounds} alternating rounds: original {o:.4} s, {} {c:.4} s",
+                    "polytune: head to head, {rounds} alternating rounds: original {o:.4} s, {} {c:.4} s, faster in {wins} of {rounds}",
                     readable(v)
                 )?;
-                if c < o {
-                    best = Some((v, o / c, exe));
+                match confirmed(&t[0], &t[1]) {
+                    Some(s) => best = Some((v, s, exe)),
+                    None => writeln!(
+                        log,
+                        "polytune: not a clear win (it must be {:.0}% faster by the medians and faster in {} of {rounds} rounds)",
+                        (CONFIRM_MARGIN - 1.0) * 100.0,
+                        wins_needed(rounds)
+                    )?,
                 }
             }
             Err(r) => writeln!(
@@ -442,6 +449,34 @@ impl Ranking {
     }
 }
 
+/// How much faster a candidate's median must be, head to head, to
+/// replace the original: a program whose timings swing between two
+/// modes (fine-grained OpenMP loops on a shared machine) can look faster
+/// for a few rounds and be slower on the next run.
+const CONFIRM_MARGIN: f64 = 1.02;
+
+/// Paired rounds a candidate must win: three quarters of them.
+fn wins_needed(rounds: usize) -> usize {
+    (3 * rounds).div_ceil(4)
+}
+
+/// The head-to-head verdict on alternating runs of the original and a
+/// candidate (seconds, round by round): its speedup when it is clearly
+/// faster — by [`CONFIRM_MARGIN`] on the medians and in three quarters of
+/// the rounds — else `None`, and the original is kept.
+pub fn confirmed(original: &[f64], candidate: &[f64]) -> Option<f64> {
+    if original.is_empty() || original.len() != candidate.len() {
+        return None;
+    }
+    let (o, c) = (median(original), median(candidate));
+    let wins = original
+        .iter()
+        .zip(candidate)
+        .filter(|(o, c)| c < o)
+        .count();
+    (c > 0.0 && o / c >= CONFIRM_MARGIN && wins >= wins_needed(original.len())).then_some(o / c)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -453,6 +488,23 @@ mod tests {
             configs: (0..n).map(|i| format!("{i:012b}")).collect(),
             predicted: p,
         }
+    }
+
+    #[test]
+    fn only_a_clear_head_to_head_win_replaces_the_original() {
+        let o = [1.0; 7];
+        // Faster in every round by 20%.
+        let s = confirmed(&o, &[0.8; 7]).unwrap();
+        assert!((s - 1.25).abs() < 1e-12);
+        // Two modes: fast in four rounds, slow in three. The median says
+        // 1.25x, but it loses too many rounds.
+        assert_eq!(confirmed(&o, &[0.8, 1.2, 0.8, 1.2, 0.8, 1.2, 0.8]), None);
+        // Faster in every round, but by less than the margin.
+        assert_eq!(confirmed(&o, &[0.99; 7]), None);
+        // Six of seven rounds is enough.
+        assert!(confirmed(&o, &[0.8, 0.8, 0.8, 1.1, 0.8, 0.8, 0.8]).is_some());
+        assert_eq!(confirmed(&[], &[]), None);
+        assert_eq!(confirmed(&o, &[0.8; 6]), None);
     }
 
     #[test]
