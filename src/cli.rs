@@ -132,7 +132,8 @@ struct DataArgs {
     #[arg(long)]
     models: Option<String>,
     /// What the models learn: `log`, the logarithm of the speedup (a 2x
-    /// loss weighs like a 2x gain), or `speedup`, the paper's target.
+    /// loss weighs like a 2x gain), `speedup`, the paper's target, or
+    /// `relative`, the log speedup over the kernel's typical variant.
     #[arg(long, default_value = "log", value_parser = ["log", "speedup", "relative"])]
     target: String,
 }
@@ -776,13 +777,7 @@ fn run(cli: Cli) -> Result<()> {
                         crate::learn::dataset::CONFIG_BITS,
                         d.selection.size,
                         d.selection.threads,
-                        match data.target() {
-                            crate::learn::Target::Speedup => "speedup",
-                            crate::learn::Target::LogSpeedup => "logarithm of the speedup",
-                            crate::learn::Target::Relative => {
-                                "logarithm of the speedup over the kernel's typical variant"
-                            }
-                        },
+                        data.target().describe(),
                         took
                     );
                     println!("{}", summary_md(&e));

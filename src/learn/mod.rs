@@ -107,6 +107,15 @@ impl Target {
         }
     }
 
+    /// What the models learn, in words (for reports).
+    pub fn describe(self) -> &'static str {
+        match self {
+            Target::Speedup => "speedup",
+            Target::LogSpeedup => "logarithm of the speedup",
+            Target::Relative => "logarithm of the speedup over the kernel's typical variant",
+        }
+    }
+
     pub fn parse(s: &str) -> Result<Target, String> {
         match s {
             "speedup" => Ok(Target::Speedup),

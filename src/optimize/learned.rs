@@ -255,7 +255,7 @@ pub fn select(
         ) {
             Ok(t) => {
                 let (o, c) = (median(&t[0]), median(&t[1]));
-                let wins = t[0].iter().zip(&t[1]).filter(|(o, c)| c < o).count();
+                let wins = rounds_won(&t[0], &t[1]);
                 writeln!(
                     log,
                     "polytune: head to head, {rounds} alternating rounds: original {o:.4} s, {} {c:.4} s, faster in {wins} of {rounds}",
@@ -460,6 +460,15 @@ fn wins_needed(rounds: usize) -> usize {
     (3 * rounds).div_ceil(4)
 }
 
+/// Paired rounds in which the candidate ran faster than the original.
+fn rounds_won(original: &[f64], candidate: &[f64]) -> usize {
+    original
+        .iter()
+        .zip(candidate)
+        .filter(|(o, c)| c < o)
+        .count()
+}
+
 /// The head-to-head verdict on alternating runs of the original and a
 /// candidate (seconds, round by round): its speedup when it is clearly
 /// faster — by [`CONFIRM_MARGIN`] on the medians and in three quarters of
@@ -469,11 +478,7 @@ pub fn confirmed(original: &[f64], candidate: &[f64]) -> Option<f64> {
         return None;
     }
     let (o, c) = (median(original), median(candidate));
-    let wins = original
-        .iter()
-        .zip(candidate)
-        .filter(|(o, c)| c < o)
-        .count();
+    let wins = rounds_won(original, candidate);
     (c > 0.0 && o / c >= CONFIRM_MARGIN && wins >= wins_needed(original.len())).then_some(o / c)
 }
 
