@@ -69,6 +69,7 @@ def main():
     names = {
         "multi-model": "multi-model (each model's top-1)",
         "multi-model ×6": "multi-model ×6 (what `optimize` runs)",
+        "diverse ×6": "diverse ×6 (`--strategy diverse`)",
     }
     print("| | " + " | ".join(f"{l} 1-shot | {l} 6-shot" for l, _ in cols) + " |")
     print("|---|" + "---:|---:|" * len(cols))

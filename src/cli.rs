@@ -41,8 +41,9 @@ struct LearnedArgs {
     /// Candidates to run (besides the original).
     #[arg(long, default_value_t = 6)]
     shots: usize,
-    /// multi-model (each model's best guess in turn), model:NAME (one
-    /// model's top N) or random.
+    /// multi-model (each model's best guess in turn), diverse (the
+    /// models' ensemble, candidates spread over the space), model:NAME
+    /// (one model's top N) or random.
     #[arg(long, default_value = "multi-model")]
     strategy: String,
     /// Do not run anything: emit the top prediction (1-shot).

@@ -72,6 +72,8 @@ fn campaign_train_evaluate_and_learned_optimize() {
             .map(|s| s.as_f64().unwrap())
             .fold(0.0, f64::max);
         assert_eq!(multi, best_one);
+        let diverse = kernel["diverse_n"].as_f64().unwrap();
+        assert!(diverse > 0.0 && diverse <= opt + 1e-12, "{json}");
     }
     let md = ok(&polytune(&[
         "evaluate", "--db", db_s, "--size", "mini", "--subset",
@@ -190,6 +192,25 @@ fn campaign_train_evaluate_and_learned_optimize() {
     // --no-run: the top prediction, no timing table.
     let out = polytune(&["optimize", &kernels[0], "--model", models_s, "--no-run"]);
     assert!(String::from_utf8_lossy(&out.stdout).contains("without running it"));
+    // The diversified ensemble: its best guess runs first.
+    let out = polytune(&[
+        "optimize",
+        &kernels[0],
+        "--model",
+        models_s,
+        "--size",
+        "mini",
+        "--shots",
+        "2",
+        "--strategy",
+        "diverse",
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success() && stderr.contains("ensemble #1"),
+        "{stderr}"
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).starts_with("/* polytune: "));
     let out = polytune(&[
         "optimize",
         &kernels[0],
@@ -199,7 +220,7 @@ fn campaign_train_evaluate_and_learned_optimize() {
         "best",
     ]);
     assert_eq!(out.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("multi-model, model:NAME"));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("multi-model, diverse, model:NAME"));
     let out = polytune(&[
         "optimize",
         &kernels[0],

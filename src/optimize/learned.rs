@@ -6,7 +6,7 @@
 
 use crate::frontend::SourceFile;
 use crate::learn::dataset::representative;
-use crate::learn::evaluate::{ranking, round_robin};
+use crate::learn::evaluate::{DIVERSE_BITS, diverse, ensemble, ranking, round_robin};
 use crate::learn::rng::Lcg;
 use crate::learn::saved::SavedModel;
 use crate::learn::{Kind, LearnError};
@@ -325,6 +325,10 @@ pub enum Strategy {
     /// Each model's best guess in turn, then each model's second, … (the
     /// paper's multi-model).
     MultiModel,
+    /// The six models' ensemble (mean log prediction), its best variant
+    /// first, then the next best at least a few configuration bits away
+    /// from every one taken: the runs go to distinct regions of the space.
+    Diverse,
     /// One model's top N.
     Model(Kind),
     /// N variants drawn at random (a baseline).
@@ -337,10 +341,11 @@ impl std::str::FromStr for Strategy {
         match s {
             "multi-model" => Ok(Strategy::MultiModel),
             "random" => Ok(Strategy::Random),
+            "diverse" => Ok(Strategy::Diverse),
             _ => match s.strip_prefix("model:") {
                 Some(name) => Kind::parse(name).map(Strategy::Model),
                 None => Err(format!(
-                    "unknown strategy `{s}`: expected multi-model, model:NAME (NAME one of {}) or random",
+                    "unknown strategy `{s}`: expected multi-model, diverse, model:NAME (NAME one of {}) or random",
                     Kind::ALL.map(Kind::name).join(", ")
                 )),
             },
@@ -422,6 +427,16 @@ impl Ranking {
                         .map(|&(m, depth)| format!("{} #{}", self.kinds[m].name(), depth + 1))
                         .collect();
                     out.push((v, why.join(", ")));
+                }
+            }
+            Strategy::Diverse => {
+                let e = ensemble(&self.predicted, &all);
+                let configs: Vec<&str> = self.configs.iter().map(String::as_str).collect();
+                let mut order = all.clone();
+                order.sort_by(|&a, &b| e[b].total_cmp(&e[a]).then(a.cmp(&b)));
+                for v in diverse(&e, &configs, shots, DIVERSE_BITS) {
+                    let place = order.iter().position(|&w| w == v).unwrap_or(0);
+                    out.push((v, format!("ensemble #{}", place + 1)));
                 }
             }
             Strategy::Model(kind) => {
@@ -530,11 +545,27 @@ mod tests {
     }
 
     #[test]
+    fn diverse_spends_the_second_run_far_from_the_first() {
+        let mut r = ranking_of(vec![vec![3.0, 2.0, 1.0, 0.0], vec![3.0, 0.0, 1.0, 2.0]]);
+        // Ensemble order 0, 2, 1, 3; only variant 3 is 3 bits from 0.
+        r.configs[3] = "000000000111".into();
+        let c = r.candidates(Strategy::Diverse, 2, 0);
+        assert_eq!(
+            c,
+            vec![(0, "ensemble #1".into()), (3, "ensemble #4".into())]
+        );
+        // Short of far variants, the ensemble's order fills in.
+        let c = r.candidates(Strategy::Diverse, 3, 0);
+        assert_eq!(c.iter().map(|x| x.0).collect::<Vec<_>>(), vec![0, 3, 2]);
+    }
+
+    #[test]
     fn strategies_parse_with_helpful_errors() {
         assert_eq!("multi-model".parse(), Ok(Strategy::MultiModel));
+        assert_eq!("diverse".parse(), Ok(Strategy::Diverse));
         assert_eq!("model:k*".parse(), Ok(Strategy::Model(Kind::KStar)));
         assert_eq!("model:M5P".parse(), Ok(Strategy::Model(Kind::M5p)));
         let e = "best".parse::<Strategy>().unwrap_err();
-        assert!(e.contains("multi-model, model:NAME"), "{e}");
+        assert!(e.contains("multi-model, diverse, model:NAME"), "{e}");
     }
 }
