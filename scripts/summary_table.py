@@ -67,9 +67,9 @@ def main():
     if not cols:
         sys.exit(f"no evaluations in {d}: run scripts/results.sh first")
     names = {
-        "multi-model": "multi-model (each model's top-1)",
+        "multi-model": "multi-model (1-shot: the models' consensus; 6-shot: each model's top-1)",
         "multi-model ×6": "multi-model ×6 (what `optimize` runs)",
-        "diverse ×6": "diverse ×6 (`--strategy diverse`)",
+        "diverse": "diverse (`--strategy diverse`: the ensemble's top 6, spread out)",
     }
     print("| | " + " | ".join(f"{l} 1-shot | {l} 6-shot" for l, _ in cols) + " |")
     print("|---|" + "---:|---:|" * len(cols))

@@ -57,7 +57,12 @@ pub struct KernelScores {
     /// rankings (every top-1 first): multi-model with N runs, as the
     /// learned `optimize` runs it.
     pub multi_n: f64,
-    /// The best of N diversified candidates of the six models' ensemble
+    /// The models' consensus (least sum of ranks): multi-model 1-shot,
+    /// what `optimize --no-run` picks.
+    pub consensus: f64,
+    /// The six models' ensemble's top-1 (`--strategy diverse --no-run`).
+    pub diverse: f64,
+    /// The best of N diversified candidates of the ensemble
     /// (`optimize --strategy diverse`).
     pub diverse_n: f64,
 }
@@ -166,6 +171,23 @@ pub fn round_robin(rankings: &[Vec<usize>], n: usize) -> Vec<(usize, Vec<(usize,
     out
 }
 
+/// The row the models rank best together: the least sum of ranks over
+/// the models (ties to the earlier row). What `optimize --no-run` picks
+/// with multi-model.
+pub fn consensus(predicted: &[Vec<f64>], rows: &[usize]) -> Option<usize> {
+    let mut total = vec![0usize; rows.len()];
+    let at: std::collections::HashMap<usize, usize> =
+        rows.iter().enumerate().map(|(j, &i)| (i, j)).collect();
+    for p in predicted {
+        for (rank, i) in ranking(rows, p).into_iter().enumerate() {
+            total[at[&i]] += rank;
+        }
+    }
+    (0..rows.len())
+        .min_by_key(|&j| (total[j], rows[j]))
+        .map(|j| rows[j])
+}
+
 /// Below this a predicted speedup is treated as this (linear models can
 /// predict zero or less; a log must not blow up).
 const FLOOR: f64 = 1e-3;
@@ -271,15 +293,16 @@ pub fn score(d: &Dataset, models: &[Kind], predicted: &[Vec<f64>], opts: &Option
             .map(|c| s(c.0))
             .fold(f64::NEG_INFINITY, f64::max);
         let configs: Vec<&str> = rows.iter().map(|&i| d.rows[i].config.as_str()).collect();
-        let diverse_n = diverse(
+        let picks = diverse(
             &ensemble(predicted, &rows),
             &configs,
             opts.shots.max(1),
             DIVERSE_BITS,
-        )
-        .iter()
-        .map(|&j| s(rows[j]))
-        .fold(f64::NEG_INFINITY, f64::max);
+        );
+        let diverse_n = picks
+            .iter()
+            .map(|&j| s(rows[j]))
+            .fold(f64::NEG_INFINITY, f64::max);
         kernels.push(KernelScores {
             kernel: d.kernels[k].name.clone(),
             variants: rows.len(),
@@ -290,6 +313,8 @@ pub fn score(d: &Dataset, models: &[Kind], predicted: &[Vec<f64>], opts: &Option
             n_shot,
             multi,
             multi_n,
+            consensus: consensus(predicted, &rows).map_or(f64::NAN, s),
+            diverse: s(rows[picks[0]]),
             diverse_n,
         });
     }
@@ -364,20 +389,28 @@ impl Evaluation {
                     .collect(),
             ));
         }
+        // Multi-model 1-shot is the models' consensus; N-shot the best of
+        // every model's top-1 (the paper's).
+        c.push((
+            "multi-model".to_string(),
+            self.kernels
+                .iter()
+                .map(|k| if n_shot { k.multi } else { k.consensus })
+                .collect(),
+        ));
         if n_shot {
-            c.push((
-                "multi-model".to_string(),
-                self.kernels.iter().map(|k| k.multi).collect(),
-            ));
             c.push((
                 format!("multi-model ×{}", self.shots),
                 self.kernels.iter().map(|k| k.multi_n).collect(),
             ));
-            c.push((
-                format!("diverse ×{}", self.shots),
-                self.kernels.iter().map(|k| k.diverse_n).collect(),
-            ));
         }
+        c.push((
+            "diverse".to_string(),
+            self.kernels
+                .iter()
+                .map(|k| if n_shot { k.diverse_n } else { k.diverse })
+                .collect(),
+        ));
         c
     }
 
@@ -571,7 +604,10 @@ mod tests {
         assert_eq!(a.multi_n, 2.0);
         // Ensemble (mean log, floored): rows 2, 3, 1, 0; rows 3, 1, 0 are
         // all within 2 bits of row 2, so row 3 only fills in.
-        assert_eq!(a.diverse_n, 2.0);
+        assert_eq!((a.diverse, a.diverse_n), (2.0, 2.0));
+        // Sums of ranks: row 0 → 3 + 3, 1 → 2 + 2, 2 → 1 + 0, 3 → 0 + 1;
+        // rows 2 and 3 tie, the earlier wins.
+        assert_eq!(a.consensus, 2.0);
         // Random over four equally likely variants: mean 1.875.
         assert!((a.random - 1.875).abs() < 0.35, "{}", a.random);
         let b = &e.kernels[1];

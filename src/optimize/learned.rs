@@ -6,7 +6,7 @@
 
 use crate::frontend::SourceFile;
 use crate::learn::dataset::representative;
-use crate::learn::evaluate::{DIVERSE_BITS, diverse, ensemble, ranking, round_robin};
+use crate::learn::evaluate::{DIVERSE_BITS, consensus, diverse, ensemble, ranking, round_robin};
 use crate::learn::rng::Lcg;
 use crate::learn::saved::SavedModel;
 use crate::learn::{Kind, LearnError};
@@ -395,13 +395,7 @@ impl Ranking {
     /// The variant with the least sum of ranks over all models.
     pub fn consensus(&self) -> Option<usize> {
         let all: Vec<usize> = (0..self.configs.len()).collect();
-        let mut total = vec![0usize; all.len()];
-        for p in &self.predicted {
-            for (rank, v) in ranking(&all, p).into_iter().enumerate() {
-                total[v] += rank;
-            }
-        }
-        (0..total.len()).min_by_key(|&v| (total[v], v))
+        consensus(&self.predicted, &all)
     }
 
     /// Up to `shots` distinct variants (indices) to run, best guess first,
