@@ -7,7 +7,7 @@ here, on the same kernels, machine and run (issue 6):
   graphite-par   ... plus -floop-parallelize-all -ftree-parallelize-loops=2
   polly          clang-19 -O3 -march=native -mllvm -polly
   polly-par      ... plus -mllvm -polly-parallel -fopenmp
-  polytune       `polytune optimize` (multi-model), then built with
+  polytune       `polytune optimize` (multi-model, or --strategy), then built with
                  gcc -O3 -march=native -fopenmp. By default each kernel is
                  optimized by models trained on the dataset without that
                  kernel (`train --exclude`), as if it were a new program:
@@ -21,7 +21,8 @@ on this shared machine hits them alike; speedups are baseline median over
 contender median, with the geometric mean over kernels.
 
     scripts/peers.py [--size medium] [--reps 5] [--threads 2] [--polytune BIN]
-                     [--shots 6] [--db models/dataset.sqlite | --shipped]
+                     [--shots 6] [--strategy multi-model|diverse|...]
+                     [--db models/dataset.sqlite | --shipped]
                      [--markdown] [KERNEL ...]
 """
 import argparse
@@ -61,6 +62,8 @@ def main():
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--polytune", default=os.path.join(ROOT, "target", "release", "polytune"))
     ap.add_argument("--shots", type=int, default=6)
+    ap.add_argument("--strategy", default="multi-model",
+                    help="optimize's --strategy (multi-model, diverse, model:NAME, random)")
     ap.add_argument("--db", default=os.path.join(ROOT, "models", "dataset.sqlite"),
                     help="dataset the leave-one-out models are trained on")
     ap.add_argument("--shipped", action="store_true",
@@ -94,7 +97,8 @@ def main():
             model_args = ["--model", mdir]
         if r is None or r.returncode == 0:
             r = subprocess.run([a.polytune, "optimize", src, "--size", a.size, "--threads",
-                                str(a.threads), "--shots", str(a.shots), "-o", opt]
+                                str(a.threads), "--shots", str(a.shots), "--strategy", a.strategy,
+                                "-o", opt]
                                + model_args, capture_output=True, text=True)
         chosen = ""
         if r.returncode:
