@@ -43,9 +43,21 @@ const SIGKILL: i32 = 9;
 /// Runs `exe args` with `OMP_NUM_THREADS=threads`, killing the process
 /// group after `timeout`.
 pub fn run(exe: &Path, args: &[&str], threads: usize, timeout: Duration) -> std::io::Result<Run> {
+    run_with(exe, args, threads, timeout, &[])
+}
+
+/// `run` with more environment variables (an OpenMP wait policy, say).
+pub fn run_with(
+    exe: &Path,
+    args: &[&str],
+    threads: usize,
+    timeout: Duration,
+    env: &[(&str, &str)],
+) -> std::io::Result<Run> {
     let mut child = Command::new(exe)
         .args(args)
         .env("OMP_NUM_THREADS", threads.to_string())
+        .envs(env.iter().copied())
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -164,7 +176,17 @@ pub fn median(v: &[f64]) -> f64 {
 /// One run's kernel seconds; the error is the run when it failed or
 /// printed no `polytune-time:` line.
 fn timed_run(exe: &Path, threads: usize, timeout: Duration) -> Result<f64, Run> {
-    let r = run(exe, &[], threads, timeout).map_err(|e| Run {
+    timed_run_with(exe, threads, timeout, &[])
+}
+
+/// One run's kernel seconds with more environment variables.
+pub fn timed_run_with(
+    exe: &Path,
+    threads: usize,
+    timeout: Duration,
+    env: &[(&str, &str)],
+) -> Result<f64, Run> {
+    let r = run_with(exe, &[], threads, timeout, env).map_err(|e| Run {
         exit: Exit::Code(-1),
         stdout: String::new(),
         stderr: e.to_string(),
@@ -254,6 +276,15 @@ mod tests {
         .unwrap();
         assert_eq!(r.exit, Exit::Code(3));
         assert_eq!(r.kernel_seconds, Some(0.25));
+        let r = run_with(
+            Path::new("/bin/sh"),
+            &["-c", "echo \"polytune-time: $OMP_WAIT_POLICY\" >&2"],
+            1,
+            Duration::from_secs(5),
+            &[("OMP_WAIT_POLICY", "7.5")],
+        )
+        .unwrap();
+        assert_eq!(r.kernel_seconds, Some(7.5));
         let r = run(
             Path::new("/bin/sh"),
             &["-c", "kill -SEGV $$"],
