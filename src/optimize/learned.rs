@@ -460,8 +460,7 @@ impl Ranking {
             Strategy::Diverse => {
                 let e = ensemble(&self.predicted, &all);
                 let configs: Vec<&str> = self.configs.iter().map(String::as_str).collect();
-                let mut order = all.clone();
-                order.sort_by(|&a, &b| e[b].total_cmp(&e[a]).then(a.cmp(&b)));
+                let order = ranking(&all, &e);
                 for v in diverse(&e, &configs, shots, DIVERSE_BITS) {
                     let place = order.iter().position(|&w| w == v).unwrap_or(0);
                     out.push((v, format!("ensemble #{}", place + 1)));
