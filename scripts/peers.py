@@ -8,7 +8,11 @@ here, on the same kernels, machine and run (issue 6):
   polly          clang-19 -O3 -march=native -mllvm -polly
   polly-par      ... plus -mllvm -polly-parallel -fopenmp
   polytune       `polytune optimize` (multi-model, or --strategy), then built with
-                 gcc -O3 -march=native -fopenmp. By default each kernel is
+                 gcc -O3 -march=native -fopenmp (`--compiler clang`: models,
+                 measurements and build with clang-19 instead; the column is
+                 then `polytune-clang`, next to `clang -O3`, the original built
+                 with clang-19, which is what it must not be slower than).
+                 By default each kernel is
                  optimized by models trained on the dataset without that
                  kernel (`train --exclude`), as if it were a new program:
                  the shipped models have seen every corpus kernel, which
@@ -21,7 +25,7 @@ on this shared machine hits them alike; speedups are baseline median over
 contender median, with the geometric mean over kernels.
 
     scripts/peers.py [--size medium] [--reps 5] [--threads 2] [--polytune BIN]
-                     [--shots 6] [--strategy multi-model|diverse|...]
+                     [--shots 6] [--strategy multi-model|diverse|...] [--compiler gcc|clang]
                      [--db models/dataset.sqlite | --shipped]
                      [--markdown] [KERNEL ...]
 """
@@ -64,6 +68,8 @@ def main():
     ap.add_argument("--shots", type=int, default=6)
     ap.add_argument("--strategy", default="multi-model",
                     help="optimize's --strategy (multi-model, diverse, model:NAME, random)")
+    ap.add_argument("--compiler", default="gcc", choices=["gcc", "clang"],
+                    help="the compiler polytune's models, runs and build use")
     ap.add_argument("--db", default=os.path.join(ROOT, "models", "dataset.sqlite"),
                     help="dataset the leave-one-out models are trained on")
     ap.add_argument("--shipped", action="store_true",
@@ -72,13 +78,16 @@ def main():
     ap.add_argument("names", nargs="*")
     a = ap.parse_args()
     tmp = tempfile.mkdtemp(prefix="polytune-peers-")
-    names = [n for n, _, _ in PEERS] + ["polytune"]
+    mine = "polytune" if a.compiler == "gcc" else "polytune-" + a.compiler
+    my_cc = "gcc" if a.compiler == "gcc" else "clang-19"
+    peers = PEERS + ([("clang -O3", "clang-19", BASE)] if a.compiler == "clang" else [])
+    names = [n for n, _, _ in peers] + [mine]
     rows = []
     for src in kernels(a.names):
         name = os.path.basename(src)[:-2]
         exes = {}
         problems = {}
-        for label, cc, flags in PEERS:
+        for label, cc, flags in peers:
             exe = os.path.join(tmp, f"{name}-{label.replace(' ', '')}")
             r = compile_c(cc, src, exe, a.size, flags)
             if r.returncode:
@@ -90,7 +99,7 @@ def main():
         r = None
         if not a.shipped:
             mdir = os.path.join(tmp, f"models-without-{name}")
-            r = subprocess.run([a.polytune, "train", "--db", a.db, "--compiler", "gcc",
+            r = subprocess.run([a.polytune, "train", "--db", a.db, "--compiler", a.compiler,
                                 "--size", a.size, "--threads", str(a.threads),
                                 "--exclude", name, "-o", mdir],
                                capture_output=True, text=True)
@@ -98,21 +107,21 @@ def main():
         if r is None or r.returncode == 0:
             r = subprocess.run([a.polytune, "optimize", src, "--size", a.size, "--threads",
                                 str(a.threads), "--shots", str(a.shots), "--strategy", a.strategy,
-                                "-o", opt]
+                                "--compiler", a.compiler, "-o", opt]
                                + model_args, capture_output=True, text=True)
         chosen = ""
         if r.returncode:
-            problems["polytune"] = "optimize failed: " + r.stderr.strip().splitlines()[-1][:80]
+            problems[mine] = "optimize failed: " + r.stderr.strip().splitlines()[-1][:80]
         else:
             with open(opt) as f:
                 chosen = f.readline().strip()
             exe = opt[:-2]
-            c = compile_c("gcc", opt, exe, a.size, BASE + ["-fopenmp"],
+            c = compile_c(my_cc, opt, exe, a.size, BASE + ["-fopenmp"],
                           extra=["-I", os.path.dirname(src)])
             if c.returncode:
-                problems["polytune"] = "compile error"
+                problems[mine] = "compile error"
             else:
-                exes["polytune"] = exe
+                exes[mine] = exe
         # Verify every build against the baseline's output.
         ref = None
         for label in names:
