@@ -207,14 +207,21 @@ pub fn select(
     let (Some(reference), Some(base)) = (reference, orig.timing.as_ref().map(|t| t.median)) else {
         return Err(SelectionError::Unmeasurable(describe(&orig)));
     };
+    // The widest configuration sets the first column, so the table lines up.
+    let w = picks
+        .iter()
+        .map(|(v, _)| readable(*v).len())
+        .max()
+        .unwrap_or(0)
+        .max("candidate".len());
     writeln!(
         log,
-        "  {:<52} {:>10} {:>8}  chosen by",
+        "  {:<w$} {:>10} {:>8}  chosen by",
         "candidate", "seconds", "speedup"
     )?;
     writeln!(
         log,
-        "  {:<52} {:>10.4} {:>8.2}  baseline",
+        "  {:<w$} {:>10.4} {:>8.2}  baseline",
         "original", base, 1.0
     )?;
     // Candidates faster than the original: (variant, speedup, exe, threaded).
@@ -229,14 +236,14 @@ pub fn select(
         match (&m.status, &m.timing) {
             (Status::Ok, Some(t)) => {
                 let s = base / t.median;
-                writeln!(log, "  {name:<52} {:>10.4} {s:>8.2}  {why}", t.median)?;
+                writeln!(log, "  {name:<w$} {:>10.4} {s:>8.2}  {why}", t.median)?;
                 if s > 1.0 {
                     faster.push((*v, s, exe, omp));
                 }
             }
             _ => writeln!(
                 log,
-                "  {name:<52} {:>10} {:>8}  {why}: {}",
+                "  {name:<w$} {:>10} {:>8}  {why}: {}",
                 "-",
                 "-",
                 describe(&m)
