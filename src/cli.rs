@@ -499,8 +499,9 @@ fn run(cli: Cli) -> Result<()> {
                 && same_file(out, &file)
             {
                 anyhow::bail!(
-                    "refusing to overwrite the input {}; pass --in-place to allow it",
-                    file.display()
+                    "refusing to overwrite the input {}: {} is the same file; pass --in-place to allow it",
+                    file.display(),
+                    out.display()
                 );
             }
             let mut c: Config = match &config {
@@ -532,11 +533,7 @@ fn run(cli: Cli) -> Result<()> {
                 } else {
                     text
                 };
-                return match output {
-                    Some(out) => std::fs::write(&out, &text)
-                        .with_context(|| format!("cannot write {}", out.display())),
-                    None => Ok(std::io::stdout().write_all(text.as_bytes())?),
-                };
+                return write_output(output.as_deref(), text.as_bytes());
             }
             if let Some(f) = fuse {
                 c.fusion = match f.as_str() {
@@ -576,12 +573,7 @@ fn run(cli: Cli) -> Result<()> {
             if detect && !mark {
                 outcome.text = frontend::strip_scop_pragmas(&outcome.text);
             }
-            match output {
-                Some(out) => std::fs::write(&out, &outcome.text)
-                    .with_context(|| format!("cannot write {}", out.display()))?,
-                None => std::io::stdout().write_all(outcome.text.as_bytes())?,
-            }
-            Ok(())
+            write_output(output.as_deref(), outcome.text.as_bytes())
         }
         Command::Measure {
             file,
@@ -612,7 +604,7 @@ fn run(cli: Cli) -> Result<()> {
             if kernels.is_empty() {
                 anyhow::bail!("no .c file under the given paths");
             }
-            let mut store = crate::store::Store::open(&db)?;
+            let mut store = crate::store::Store::open_exclusive(&db)?;
             let campaign = crate::collect::Campaign {
                 kernels,
                 compilers,
@@ -699,11 +691,10 @@ fn run(cli: Cli) -> Result<()> {
             let e = crate::learn::evaluate::score(&d, &opts.models, &p, &opts);
             let took = t.elapsed().as_secs_f64();
             if let Some(path) = &predictions {
-                std::fs::write(
+                crate::store::atomic::write(
                     path,
-                    crate::learn::evaluate::predictions_csv(&d, &opts.models, &p),
-                )
-                .with_context(|| format!("cannot write {}", path.display()))?;
+                    crate::learn::evaluate::predictions_csv(&d, &opts.models, &p).as_bytes(),
+                )?;
             }
             let sub = if subset {
                 let lr = crate::learn::saved::SavedModel::train(
@@ -840,28 +831,32 @@ fn run(cli: Cli) -> Result<()> {
             if !db.exists() {
                 anyhow::bail!("{} does not exist", db.display());
             }
+            for out in csv.iter().chain(&compact) {
+                if same_file(out, &db) {
+                    anyhow::bail!(
+                        "refusing to overwrite the database {} with the export: name another file",
+                        db.display()
+                    );
+                }
+            }
             let store = crate::store::Store::open_read_only(&db)?;
             if let Some(out) = compact {
-                if same_file(&out, &db) {
-                    anyhow::bail!("--compact must name a new file, not the database itself");
-                }
                 let n = store.compact_copy(&out)?;
                 eprintln!("{n} measurements in {}", out.display());
                 return Ok(());
             }
             let n = match csv {
                 Some(p) => {
-                    let mut f = std::io::BufWriter::new(
-                        std::fs::File::create(&p)
-                            .with_context(|| format!("cannot create {}", p.display()))?,
-                    );
-                    store
-                        .export_csv(&mut f)
-                        .map_err(|e| anyhow::anyhow!("{e}"))?
+                    let mut n = 0;
+                    crate::store::atomic::write_with(&p, |w| {
+                        n = store.export_csv(w)?;
+                        Ok(())
+                    })?;
+                    n
                 }
                 None => store
                     .export_csv(&mut std::io::stdout())
-                    .map_err(|e| anyhow::anyhow!("{e}"))?,
+                    .context("cannot write the CSV to standard output")?,
             };
             eprintln!("{n} measurements exported");
             Ok(())
@@ -894,8 +889,13 @@ fn run(cli: Cli) -> Result<()> {
                     .with_context(|| format!("cannot create {}", dir.display()))?;
                 for (k, v) in variants.iter().enumerate() {
                     let p = dir.join(format!("{stem}.v{k}.c"));
-                    std::fs::write(&p, &v.text)
-                        .with_context(|| format!("cannot write {}", p.display()))?;
+                    if same_file(&p, &file) {
+                        anyhow::bail!(
+                            "refusing to overwrite the input {} with a variant; choose another --emit directory",
+                            file.display()
+                        );
+                    }
+                    crate::store::atomic::write(&p, v.text.as_bytes())?;
                 }
             }
             let total = Config::all().len();
@@ -961,8 +961,9 @@ fn run(cli: Cli) -> Result<()> {
                 && same_file(out, &file)
             {
                 anyhow::bail!(
-                    "refusing to overwrite the input {}; pass --in-place to allow it",
-                    file.display()
+                    "refusing to overwrite the input {}: {} is the same file; pass --in-place to allow it",
+                    file.display(),
+                    out.display()
                 );
             }
             if detect {
@@ -979,12 +980,7 @@ fn run(cli: Cli) -> Result<()> {
             let src = frontend::parse_file(&file, &options)?;
             if regenerate {
                 let text = src.regenerated();
-                match output {
-                    Some(out) => std::fs::write(&out, text)
-                        .with_context(|| format!("cannot write {}", out.display()))?,
-                    None => std::io::stdout().write_all(text.as_bytes())?,
-                }
-                return Ok(());
+                return write_output(output.as_deref(), text.as_bytes());
             }
             let ctx = isl::Ctx::new();
             if json {
@@ -1107,12 +1103,7 @@ fn scop_detect(
         return Ok(());
     }
     eprint!("{listing}");
-    match target {
-        Some(out) => std::fs::write(out, &d.marked)
-            .with_context(|| format!("cannot write {}", out.display()))?,
-        None => std::io::stdout().write_all(d.marked.as_bytes())?,
-    }
-    Ok(())
+    write_output(target, d.marked.as_bytes())
 }
 
 #[cfg(not(feature = "detect"))]
@@ -1331,11 +1322,22 @@ fn tempfile_dir() -> Result<PathBuf> {
     Ok(dir)
 }
 
+/// Whether two paths name one file (device and inode: hard links,
+/// symbolic links and `/dev/stdout` aliases included).
 fn same_file(a: &std::path::Path, b: &std::path::Path) -> bool {
-    match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
-        (Ok(x), Ok(y)) => x == y,
-        _ => false,
+    crate::store::atomic::same_file(a, b)
+}
+
+/// Writes a command's text output: to `out` atomically (a failure leaves
+/// the file as it was, with --in-place the input), or to standard output.
+fn write_output(out: Option<&std::path::Path>, text: &[u8]) -> Result<()> {
+    match out {
+        Some(p) => crate::store::atomic::write(p, text)?,
+        None => std::io::stdout()
+            .write_all(text)
+            .context("cannot write to standard output")?,
     }
+    Ok(())
 }
 
 /// isl's normal form of a set or a map written by the front end.

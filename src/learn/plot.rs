@@ -117,7 +117,7 @@ impl Axis {
 }
 
 fn write(path: &Path, svg: &str) -> Result<(), LearnError> {
-    std::fs::write(path, svg)?;
+    crate::store::atomic::write(path, svg.as_bytes())?;
     Ok(())
 }
 

@@ -57,11 +57,13 @@ impl SavedModel {
     }
 
     pub fn save(&self, dir: &Path) -> Result<PathBuf, LearnError> {
-        std::fs::create_dir_all(dir)?;
+        std::fs::create_dir_all(dir).map_err(|e| {
+            std::io::Error::new(e.kind(), format!("cannot create {}: {e}", dir.display()))
+        })?;
         let p = SavedModel::path(dir, self.kind);
-        let tmp = p.with_extension("json.tmp");
-        std::fs::write(&tmp, serde_json::to_string(self)?)?;
-        std::fs::rename(&tmp, &p)?;
+        // Atomic: a failed write leaves the previous model (or none), never
+        // a partial file.
+        crate::store::atomic::write(&p, serde_json::to_string(self)?.as_bytes())?;
         Ok(p)
     }
 

@@ -3,6 +3,8 @@
 //! a campaign killed at any point loses nothing and, when resumed, skips
 //! what is already there.
 
+pub mod atomic;
+
 use crate::measure::compiler::Compiler;
 use crate::measure::verify::Measurement;
 use rusqlite::{Connection, OptionalExtension, params};
@@ -22,6 +24,22 @@ pub enum StoreError {
     NewerSchema { path: String, found: i64 },
     #[error("{0}")]
     Io(String),
+    #[error(
+        "{path} is not a polytune store ({reason})\n  help: name a database written by `polytune collect` (--db)"
+    )]
+    NotAStore { path: String, reason: String },
+    #[error(
+        "{path} is damaged: SQLite's integrity check reports {detail}\n  help: restore it from a copy (e.g. `git checkout` for a committed dataset), or `sqlite3 {path} .recover` into a new file and check the result"
+    )]
+    Damaged { path: String, detail: String },
+    #[error(
+        "another campaign holds {path}{holder} (lock {lock})\n  help: wait for it to finish, or give this one another --db"
+    )]
+    Busy {
+        path: String,
+        holder: String,
+        lock: String,
+    },
 }
 
 /// The machine measurements were taken on.
@@ -80,7 +98,27 @@ pub struct Measured {
 /// An open results database.
 pub struct Store {
     conn: Connection,
+    /// Whether `measurements` has the baseline column (schema 2; a
+    /// version 1 store read without upgrading lacks it).
+    has_baseline: bool,
+    /// The campaign lock (see [`Store::open_exclusive`]), released after
+    /// the connection is closed: fields drop in declaration order.
+    _lock: Option<std::fs::File>,
 }
+
+/// The tables of a polytune store, the one a foreign database most surely
+/// lacks first.
+const TABLES: [&str; 9] = [
+    "measurements",
+    "variants",
+    "kernels",
+    "compilers",
+    "machines",
+    "variant_configs",
+    "samples",
+    "features",
+    "meta",
+];
 
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -165,41 +203,160 @@ impl Store {
                 )?;
             }
         }
-        Ok(Store { conn })
+        Ok(Store {
+            conn,
+            has_baseline: true,
+            _lock: None,
+        })
     }
 
-    /// Opens an existing database for reading only, so that learning from
-    /// a committed dataset leaves the file byte for byte as it was (a
-    /// writable open would switch it to WAL mode). A database of an older
-    /// schema is opened writable once to be upgraded.
+    /// Opens (creating if needed) a database for a campaign, which holds it
+    /// alone until the store is dropped: an advisory lock on `DB.lock`
+    /// beside it. A second campaign on the same database fails at once
+    /// with [`StoreError::Busy`], before measuring anything (two campaigns
+    /// would interleave their rows). Readers (`export`, `train`) are not
+    /// locked out.
+    pub fn open_exclusive(path: &Path) -> Result<Store, StoreError> {
+        use std::io::Write;
+        let mut name = path.as_os_str().to_owned();
+        name.push(".lock");
+        let lock_path = std::path::PathBuf::from(name);
+        let io = |e: std::io::Error| {
+            StoreError::Io(format!("cannot lock {}: {e}", lock_path.display()))
+        };
+        let mut lock = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&lock_path)
+            .map_err(io)?;
+        match lock.try_lock() {
+            Ok(()) => {}
+            Err(std::fs::TryLockError::WouldBlock) => {
+                let pid = std::fs::read_to_string(&lock_path).unwrap_or_default();
+                let pid = pid.trim();
+                return Err(StoreError::Busy {
+                    path: path.display().to_string(),
+                    holder: if pid.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" (process {pid})")
+                    },
+                    lock: lock_path.display().to_string(),
+                });
+            }
+            Err(std::fs::TryLockError::Error(e)) => return Err(io(e)),
+        }
+        lock.set_len(0).map_err(io)?;
+        writeln!(lock, "{}", std::process::id()).map_err(io)?;
+        let mut s = Store::open(path)?;
+        s._lock = Some(lock);
+        Ok(s)
+    }
+
+    /// Opens an existing store for reading only: the file stays byte for
+    /// byte as it was (no table is created, no schema upgraded, no switch
+    /// to WAL mode). Refuses a file that is not a polytune store, one of a
+    /// newer schema, and one that fails SQLite's integrity check. A
+    /// store in WAL mode on read-only storage (where SQLite cannot create
+    /// its shared-memory file) is opened as immutable.
     pub fn open_read_only(path: &Path) -> Result<Store, StoreError> {
-        use rusqlite::OpenFlags;
-        let conn = Connection::open_with_flags(
-            path,
-            OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
-        )?;
-        conn.busy_timeout(std::time::Duration::from_secs(30))?;
-        let found: Option<i64> = conn
+        let shown = path.display().to_string();
+        let not_a_store = |reason: &str| StoreError::NotAStore {
+            path: shown.clone(),
+            reason: reason.into(),
+        };
+        let conn = match Store::read_only_connection(path, false) {
+            Err(rusqlite::Error::SqliteFailure(e, _))
+                if e.code == rusqlite::ErrorCode::CannotOpen && path.is_file() =>
+            {
+                let mut wal = path.as_os_str().to_owned();
+                wal.push("-wal");
+                let wal = std::path::PathBuf::from(wal);
+                if std::fs::metadata(&wal).is_ok_and(|m| m.len() > 0) {
+                    return Err(StoreError::Io(format!(
+                        "cannot open {shown} read-only: its write-ahead log {} holds changes that only a writable open can apply\n  help: copy both files to writable storage",
+                        wal.display()
+                    )));
+                }
+                Store::read_only_connection(path, true)
+            }
+            other => other,
+        }
+        .map_err(|e| match e {
+            rusqlite::Error::SqliteFailure(f, _) if f.code == rusqlite::ErrorCode::NotADatabase => {
+                not_a_store("not an SQLite database")
+            }
+            e => StoreError::Sql(e),
+        })?;
+        let present: Vec<String> = {
+            let mut stmt = conn.prepare("SELECT name FROM sqlite_master WHERE type = 'table'")?;
+            stmt.query_map([], |r| r.get(0))?
+                .collect::<Result<_, _>>()?
+        };
+        if let Some(t) = TABLES.iter().find(|t| !present.iter().any(|p| p == *t)) {
+            return Err(not_a_store(&if present.is_empty() {
+                "it has no tables".to_string()
+            } else {
+                format!("no table `{t}`")
+            }));
+        }
+        let found: Option<String> = conn
             .query_row(
                 "SELECT value FROM meta WHERE key = 'schema_version'",
                 [],
-                |r| r.get::<_, String>(0),
+                |r| r.get(0),
             )
-            .optional()
-            .ok()
-            .flatten()
-            .and_then(|v| v.parse().ok());
-        match found {
-            Some(v) if v == SCHEMA_VERSION => Ok(Store { conn }),
-            Some(v) if v > SCHEMA_VERSION => Err(StoreError::NewerSchema {
-                path: path.display().to_string(),
+            .optional()?;
+        if let Some(v) = found.as_deref().and_then(|v| v.parse::<i64>().ok())
+            && v > SCHEMA_VERSION
+        {
+            return Err(StoreError::NewerSchema {
+                path: shown,
                 found: v,
-            }),
-            _ => {
-                drop(conn);
-                Store::open(path)
-            }
+            });
         }
+        let problems: Vec<String> = {
+            let mut stmt = conn.prepare("PRAGMA integrity_check(3)")?;
+            stmt.query_map([], |r| r.get(0))?
+                .collect::<Result<_, _>>()?
+        };
+        if problems != ["ok"] {
+            return Err(StoreError::Damaged {
+                path: shown,
+                detail: problems.join("; "),
+            });
+        }
+        let has_baseline = conn
+            .prepare("SELECT 1 FROM pragma_table_info('measurements') WHERE name = 'baseline'")?
+            .exists([])?;
+        Ok(Store {
+            conn,
+            has_baseline,
+            _lock: None,
+        })
+    }
+
+    /// A read-only connection that has read the schema (SQLite opens
+    /// lazily: an unreadable file fails here, not later). `immutable`: no
+    /// locking and no shared memory, for read-only storage.
+    fn read_only_connection(path: &Path, immutable: bool) -> Result<Connection, rusqlite::Error> {
+        use rusqlite::OpenFlags;
+        let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let conn = if immutable {
+            Connection::open_with_flags(
+                format!("file:{}?immutable=1", uri_path(path)),
+                flags | OpenFlags::SQLITE_OPEN_URI,
+            )?
+        } else {
+            Connection::open_with_flags(path, flags)?
+        };
+        conn.busy_timeout(std::time::Duration::from_secs(30))?;
+        conn.query_row("SELECT count(*) FROM sqlite_master", [], |r| {
+            r.get::<_, i64>(0)
+        })?;
+        Ok(conn)
     }
 
     /// A machine is its processor model and core count: sessions on the
@@ -393,14 +550,19 @@ impl Store {
 
     /// Every measurement, with what learning needs to know about it.
     pub fn measured(&self) -> Result<Vec<Measured>, StoreError> {
-        let mut stmt = self.conn.prepare(
+        let mut stmt = self.conn.prepare(&format!(
             "SELECT k.id, k.name, v.id, v.original, c.name, c.version, c.flags, ma.cpu, ma.cores, ma.os,
-                    m.size, m.threads, m.status, m.median, m.baseline,
+                    m.size, m.threads, m.status, m.median, {},
                     COALESCE((SELECT group_concat(config, ',') FROM (SELECT config FROM variant_configs WHERE variant_id = v.id ORDER BY config)), '')
              FROM measurements m JOIN variants v ON v.id = m.variant_id JOIN kernels k ON k.id = v.kernel_id
              JOIN compilers c ON c.id = m.compiler_id JOIN machines ma ON ma.id = m.machine_id
              ORDER BY k.name, k.id, v.id, c.name",
-        )?;
+            if self.has_baseline {
+                "m.baseline"
+            } else {
+                "NULL"
+            }
+        ))?;
         let rows = stmt.query_map([], |r| {
             let configs: String = r.get(15)?;
             Ok(Measured {
@@ -459,14 +621,25 @@ impl Store {
     /// medians and spreads stay), compacted: the shippable dataset.
     /// Returns the number of measurements in it.
     pub fn compact_copy(&self, out: &Path) -> Result<i64, StoreError> {
-        if out.exists() {
-            std::fs::remove_file(out).map_err(|e| StoreError::Io(e.to_string()))?;
-        }
-        self.conn
-            .execute("VACUUM INTO ?1", params![out.to_string_lossy()])?;
-        let copy = Connection::open(out)?;
-        copy.execute_batch("DELETE FROM samples; PRAGMA journal_mode = DELETE; VACUUM;")?;
-        Ok(copy.query_row("SELECT COUNT(*) FROM measurements", [], |r| r.get(0))?)
+        // Built in a temporary file beside `out` and renamed over it only
+        // when complete: a full disk leaves no partial dataset. VACUUM INTO
+        // accepts the empty temporary file.
+        let mut n = 0;
+        atomic::replace_with(out, |tmp, _| {
+            let copy = || -> Result<i64, rusqlite::Error> {
+                self.conn
+                    .execute("VACUUM INTO ?1", params![tmp.to_string_lossy()])?;
+                let copy = Connection::open(tmp)?;
+                copy.execute_batch("DELETE FROM samples; PRAGMA journal_mode = DELETE; VACUUM;")?;
+                let n = copy.query_row("SELECT COUNT(*) FROM measurements", [], |r| r.get(0))?;
+                copy.close().map_err(|(_, e)| e)?;
+                Ok(n)
+            };
+            n = copy().map_err(std::io::Error::other)?;
+            Ok(())
+        })
+        .map_err(|e| StoreError::Io(e.to_string()))?;
+        Ok(n)
     }
 
     /// Number of rows of a table (for reports and tests).
@@ -489,10 +662,18 @@ impl Store {
 
     /// Every measurement joined with its kernel, variant configuration(s)
     /// and compiler, as CSV.
-    pub fn export_csv(
+    /// A failure to write keeps its kind (a full disk stays one).
+    pub fn export_csv(&self, out: &mut dyn std::io::Write) -> std::io::Result<usize> {
+        self.write_csv(out).map_err(|e| match e.downcast::<std::io::Error>() {
+            Ok(io) => *io,
+            Err(other) => std::io::Error::other(other),
+        })
+    }
+
+    fn write_csv(
         &self,
         out: &mut dyn std::io::Write,
-    ) -> Result<usize, Box<dyn std::error::Error>> {
+    ) -> Result<usize, Box<dyn std::error::Error + Send + Sync>> {
         let mut stmt = self.conn.prepare(
             "SELECT k.name, v.code_hash, v.original, COALESCE((SELECT MIN(config) FROM variant_configs WHERE variant_id = v.id), ''),
                     (SELECT COUNT(*) FROM variant_configs WHERE variant_id = v.id),
@@ -536,6 +717,20 @@ impl Store {
         }
         Ok(n)
     }
+}
+
+/// A path as the path part of an SQLite `file:` URI.
+fn uri_path(path: &Path) -> String {
+    use std::os::unix::ffi::OsStrExt;
+    let mut out = String::new();
+    for &b in path.as_os_str().as_bytes() {
+        if b.is_ascii_alphanumeric() || b"/._-~".contains(&b) {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
 }
 
 #[cfg(test)]
