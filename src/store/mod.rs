@@ -33,7 +33,7 @@ pub enum StoreError {
     )]
     Damaged { path: String, detail: String },
     #[error(
-        "another campaign holds {path}{holder} (lock {lock})\n  help: wait for it to finish, or give this one another --db"
+        "another campaign{holder} holds {path} (its lock: {lock}); nothing was measured\n  help: wait for it to finish, or give this one another --db"
     )]
     Busy {
         path: String,
@@ -323,9 +323,15 @@ impl Store {
                 .collect::<Result<_, _>>()?
         };
         if problems != ["ok"] {
+            let lines: Vec<&str> = problems
+                .iter()
+                .flat_map(|p| p.lines())
+                .filter(|l| !l.starts_with("***") && !l.trim().is_empty())
+                .take(3)
+                .collect();
             return Err(StoreError::Damaged {
                 path: shown,
-                detail: problems.join("; "),
+                detail: lines.join("; "),
             });
         }
         let has_baseline = conn
@@ -635,7 +641,15 @@ impl Store {
                 copy.close().map_err(|(_, e)| e)?;
                 Ok(n)
             };
-            n = copy().map_err(std::io::Error::other)?;
+            let result = copy();
+            // SQLite's side files of the copy (a failed VACUUM INTO leaves
+            // its journal behind).
+            for side in ["-journal", "-wal", "-shm"] {
+                let mut p = tmp.as_os_str().to_owned();
+                p.push(side);
+                let _ = std::fs::remove_file(std::path::PathBuf::from(p));
+            }
+            n = result.map_err(std::io::Error::other)?;
             Ok(())
         })
         .map_err(|e| StoreError::Io(e.to_string()))?;
@@ -828,6 +842,115 @@ mod tests {
         drop(r);
         assert_eq!(std::fs::read(&shipped).unwrap(), before);
         assert!(!dir.path().join("shipped.sqlite-wal").exists());
+    }
+
+    #[test]
+    fn a_foreign_or_empty_file_is_not_a_store_and_stays_as_it_was() {
+        let dir = tempfile::tempdir().unwrap();
+        let empty = dir.path().join("empty.sqlite");
+        std::fs::write(&empty, "").unwrap();
+        let other = dir.path().join("other.sqlite");
+        Connection::open(&other)
+            .unwrap()
+            .execute_batch("CREATE TABLE t (x); INSERT INTO t VALUES (1);")
+            .unwrap();
+        let text = dir.path().join("text.sqlite");
+        std::fs::write(&text, "not a database at all, but longer than a header\n".repeat(4))
+            .unwrap();
+        for (p, why) in [
+            (&empty, "it has no tables"),
+            (&other, "no table `measurements`"),
+            (&text, "not an SQLite database"),
+        ] {
+            let before = std::fs::read(p).unwrap();
+            let e = Store::open_read_only(p).err().expect("opened a foreign file");
+            assert!(matches!(e, StoreError::NotAStore { .. }), "{e}");
+            let msg = e.to_string();
+            assert!(
+                msg.contains(&format!("{} is not a polytune store ({why})", p.display())),
+                "{msg}"
+            );
+            assert_eq!(std::fs::read(p).unwrap(), before, "{}", p.display());
+        }
+        let names: Vec<String> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(names.len(), 3, "side files appeared: {names:?}");
+    }
+
+    #[test]
+    fn a_version_1_store_is_read_without_an_upgrade() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("v1.sqlite");
+        {
+            let c = Connection::open(&path).unwrap();
+            c.execute_batch(&SCHEMA.replace("  baseline REAL,\n", ""))
+                .unwrap();
+            c.execute_batch(
+                "INSERT INTO meta VALUES ('schema_version', '1');
+                 INSERT INTO machines VALUES (1, 'cpu', 2, 'Linux');
+                 INSERT INTO compilers VALUES (1, 'gcc', '12', '-O3');
+                 INSERT INTO kernels VALUES (1, 'gemm', 'h');
+                 INSERT INTO variants VALUES (1, 1, 'v', 1);
+                 INSERT INTO measurements (id, variant_id, machine_id, compiler_id, size, threads, status, detail, compile_seconds, median)
+                   VALUES (1, 1, 1, 1, 'mini', 1, 'ok', '', 0.1, 0.5);",
+            )
+            .unwrap();
+        }
+        let before = std::fs::read(&path).unwrap();
+        let s = Store::open_read_only(&path).unwrap();
+        let rows = s.measured().unwrap();
+        assert_eq!(rows.len(), 1);
+        assert_eq!((rows[0].median, rows[0].baseline), (Some(0.5), None));
+        drop(s);
+        assert_eq!(std::fs::read(&path).unwrap(), before);
+    }
+
+    #[test]
+    fn one_campaign_at_a_time() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c.sqlite");
+        let first = Store::open_exclusive(&path).unwrap();
+        let e = Store::open_exclusive(&path).err().expect("two campaigns");
+        let msg = e.to_string();
+        assert!(
+            msg.contains(&format!(
+                "another campaign (process {}) holds {}",
+                std::process::id(),
+                path.display()
+            )),
+            "{msg}"
+        );
+        // Readers are not locked out.
+        assert_eq!(Store::open_read_only(&path).unwrap().count("kernels").unwrap(), 0);
+        drop(first);
+        Store::open_exclusive(&path).unwrap();
+    }
+
+    #[test]
+    fn a_damaged_store_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("d.sqlite");
+        {
+            let s = Store::open(&path).unwrap();
+            for k in 0..2000 {
+                s.kernel_id(&format!("kernel-{k:05}"), "some source hash")
+                    .unwrap();
+            }
+            s.conn
+                .execute_batch("PRAGMA journal_mode = DELETE;")
+                .unwrap();
+        }
+        // Scribble over the middle of a page well past the schema.
+        let mut bytes = std::fs::read(&path).unwrap();
+        let at = bytes.len() / 2 / 4096 * 4096 + 8;
+        bytes[at..at + 64].fill(0xff);
+        std::fs::write(&path, &bytes).unwrap();
+        let e = Store::open_read_only(&path).err().expect("opened a damaged store");
+        assert!(matches!(e, StoreError::Damaged { .. }), "{e}");
+        assert!(e.to_string().contains("is damaged"), "{e}");
+        assert_eq!(std::fs::read(&path).unwrap(), bytes);
     }
 
     #[test]
