@@ -457,3 +457,141 @@ fn space_lists_distinct_variants() {
         .collect();
     assert_eq!(hashes.len(), variants.len());
 }
+
+/// Runs polytune with a file size limit of `kib` KiB (SIGXFSZ ignored, so
+/// a write past it fails with EFBIG as on a full file system).
+fn polytune_size_limited(kib: u32, args: &[&str]) -> Output {
+    Command::new("bash")
+        .arg("-c")
+        .arg(format!("trap '' XFSZ; ulimit -f {kib}; exec \"$0\" \"$@\""))
+        .arg(env!("CARGO_BIN_EXE_polytune"))
+        .args(args)
+        .output()
+        .expect("run bash")
+}
+
+/// Names of the files in a directory, sorted.
+fn listing(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
+}
+
+const GEMM_CONFIG: &str = "fuse=smart,tile=32x32x32,wave=0,omp=0,prevec=1,simd=0,uj=1";
+
+#[test]
+fn in_place_on_a_full_disk_leaves_the_input_whole() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let k = dir.path().join("gemm.c");
+    std::fs::copy(root().join("polybench/linear-algebra/gemm.c"), &k).unwrap();
+    std::fs::set_permissions(&k, std::fs::Permissions::from_mode(0o640)).unwrap();
+    let before = std::fs::read(&k).unwrap();
+    let ks = k.to_str().unwrap();
+    // The new text is longer than the 1 KiB the limit lets through.
+    let out = polytune_size_limited(
+        1,
+        &["optimize", ks, "--config", GEMM_CONFIG, "-o", ks, "--in-place"],
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains(&format!("cannot write {ks}")), "{err}");
+    assert_eq!(std::fs::read(&k).unwrap(), before, "the input changed");
+    assert_eq!(listing(dir.path()), ["gemm.c"], "a temporary file was left");
+
+    // Without the limit it is rewritten, keeping its permissions.
+    let out = polytune(&["optimize", ks, "--config", GEMM_CONFIG, "-o", ks, "--in-place"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(std::fs::read_to_string(&k).unwrap().contains("/* polytune: fuse=smart"));
+    let mode = std::fs::metadata(&k).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o640);
+    assert_eq!(listing(dir.path()), ["gemm.c"]);
+}
+
+#[cfg(feature = "detect")]
+#[test]
+fn mark_in_place_on_a_full_disk_leaves_the_input_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let k = dir.path().join("k.c");
+    // Over 1 KiB, so that the marked text does not fit under the limit.
+    let text = format!(
+        "/*{}*/\nvoid f(int n, double A[100])\n{{\n  int i;\n  for (i = 0; i < n; i++)\n    A[i] = A[i] * 2.0;\n}}\n",
+        " padding ".repeat(200)
+    );
+    std::fs::write(&k, &text).unwrap();
+    let ks = k.to_str().unwrap();
+    let out = polytune_size_limited(1, &["scop", ks, "--detect", "--mark", "--in-place"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains(&format!("cannot write {ks}")), "{err}");
+    assert_eq!(std::fs::read_to_string(&k).unwrap(), text);
+    assert_eq!(listing(dir.path()), ["k.c"]);
+    let out = polytune(&["scop", ks, "--detect", "--mark", "--in-place"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(std::fs::read_to_string(&k).unwrap().contains("#pragma scop"));
+}
+
+#[test]
+fn output_naming_a_link_of_the_input_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let k = dir.path().join("gemm.c");
+    std::fs::copy(root().join("polybench/linear-algebra/gemm.c"), &k).unwrap();
+    let before = std::fs::read(&k).unwrap();
+    let hard = dir.path().join("hard.c");
+    std::fs::hard_link(&k, &hard).unwrap();
+    let sym = dir.path().join("sym.c");
+    std::os::unix::fs::symlink("gemm.c", &sym).unwrap();
+    let ks = k.to_str().unwrap();
+    for alias in [&hard, &sym] {
+        let a = alias.to_str().unwrap();
+        for args in [
+            vec!["optimize", ks, "--config", GEMM_CONFIG, "-o", a],
+            vec!["scop", ks, "--regenerate", "-o", a],
+        ] {
+            let out = polytune(&args);
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
+            assert!(
+                err.contains(&format!("refusing to overwrite the input {ks}: {a} is the same file")),
+                "{err}"
+            );
+            assert_eq!(std::fs::read(&k).unwrap(), before);
+        }
+    }
+    // Standard output redirected to the input is the input too.
+    let out = Command::new(env!("CARGO_BIN_EXE_polytune"))
+        .args(["optimize", ks, "--config", GEMM_CONFIG, "-o", "/dev/stdout"])
+        .stdout(std::fs::OpenOptions::new().append(true).open(&k).unwrap())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(std::fs::read(&k).unwrap(), before);
+    // Through the symbolic link with --in-place: the link stays a link.
+    let out = polytune(&["optimize", ks, "--config", GEMM_CONFIG, "-o", sym.to_str().unwrap(), "--in-place"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(std::fs::symlink_metadata(&sym).unwrap().file_type().is_symlink());
+    assert!(std::fs::read_to_string(&k).unwrap().contains("/* polytune: fuse=smart"));
+}
+
+#[test]
+fn write_errors_name_the_file_and_leave_no_partial_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let gemm = root().join("polybench/linear-algebra/gemm.c");
+    let g = gemm.to_str().unwrap();
+    let out = polytune(&["optimize", g, "--config", GEMM_CONFIG, "-o", "/dev/full"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("cannot write /dev/full"), "{err}");
+
+    // space --emit: the first variant does not fit.
+    let emit = dir.path().join("variants");
+    let out = polytune_size_limited(1, &["space", g, "--emit", emit.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    let v0 = emit.join("gemm.v0.c");
+    assert!(err.contains(&format!("cannot write {}", v0.display())), "{err}");
+    assert!(listing(&emit).is_empty(), "{:?}", listing(&emit));
+}
