@@ -171,10 +171,8 @@ impl DataArgs {
             );
         }
         let store = crate::store::Store::open_read_only(db)?;
-        Ok(crate::learn::dataset::Dataset::from_store(
-            &store,
-            &self.selection(),
-        )?)
+        crate::learn::dataset::Dataset::from_store(&store, &self.selection())
+            .with_context(|| format!("cannot read the dataset in {}", db.display()))
     }
 }
 

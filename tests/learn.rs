@@ -229,3 +229,204 @@ fn campaign_train_evaluate_and_learned_optimize() {
     ]);
     assert!(String::from_utf8_lossy(&out.stderr).contains("polytune train"));
 }
+
+/// The shipped dataset's bytes.
+fn shipped() -> (std::path::PathBuf, Vec<u8>) {
+    let p = root().join("models/dataset.sqlite");
+    let bytes = std::fs::read(&p).unwrap();
+    (p, bytes)
+}
+
+/// Runs polytune with a file size limit of `kib` KiB (SIGXFSZ ignored, so
+/// a write past it fails with EFBIG as on a full file system).
+fn polytune_size_limited(kib: u32, args: &[&str]) -> Output {
+    Command::new("bash")
+        .arg("-c")
+        .arg(format!("trap '' XFSZ; ulimit -f {kib}; exec \"$0\" \"$@\""))
+        .arg(env!("CARGO_BIN_EXE_polytune"))
+        .args(args)
+        .output()
+        .expect("run bash")
+}
+
+fn listing(dir: &std::path::Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
+}
+
+fn fails_with(out: &Output, needle: &str) {
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains(needle), "expected `{needle}` in:\n{err}");
+}
+
+#[test]
+fn read_only_commands_never_write_a_foreign_or_empty_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let empty = dir.path().join("empty.sqlite");
+    std::fs::write(&empty, "").unwrap();
+    let other = dir.path().join("other.sqlite");
+    rusqlite::Connection::open(&other)
+        .unwrap()
+        .execute_batch("CREATE TABLE t (x); INSERT INTO t VALUES (1);")
+        .unwrap();
+    let models = dir.path().join("models");
+    let m = models.to_str().unwrap();
+    for (db, why) in [
+        (&empty, "it has no tables"),
+        (&other, "no table `measurements`"),
+    ] {
+        let before = std::fs::read(db).unwrap();
+        let d = db.to_str().unwrap();
+        for args in [
+            vec!["export", "--db", d],
+            vec!["export", "--db", d, "--compact", "c.sqlite"],
+            vec!["train", "--db", d, "-o", m],
+            vec!["evaluate", "--db", d],
+        ] {
+            fails_with(
+                &polytune(&args),
+                &format!("{d} is not a polytune store ({why})"),
+            );
+            assert_eq!(std::fs::read(db).unwrap(), before, "{args:?} wrote");
+        }
+    }
+    assert_eq!(listing(dir.path()), ["empty.sqlite", "other.sqlite"]);
+}
+
+#[test]
+fn a_damaged_store_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("damaged.sqlite");
+    let (_, mut bytes) = shipped();
+    // Scribble over a b-tree page in the middle of the file.
+    let at = bytes.len() / 2 / 4096 * 4096 + 8;
+    bytes[at..at + 64].fill(0xff);
+    std::fs::write(&db, &bytes).unwrap();
+    let check: String = rusqlite::Connection::open_with_flags(
+        &db,
+        rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
+    )
+    .unwrap()
+    .query_row("PRAGMA integrity_check(1)", [], |r| r.get(0))
+    .unwrap();
+    assert_ne!(check, "ok", "the damage went unnoticed by SQLite");
+    let d = db.to_str().unwrap();
+    let models = dir.path().join("models");
+    for args in [
+        vec!["train", "--db", d, "--models", "LR", "-o", models.to_str().unwrap()],
+        vec!["evaluate", "--db", d, "--models", "LR"],
+        vec!["export", "--db", d],
+    ] {
+        fails_with(&polytune(&args), &format!("{d} is damaged"));
+    }
+    assert!(!models.exists());
+    assert_eq!(std::fs::read(&db).unwrap(), bytes);
+}
+
+#[test]
+fn full_disk_exports_and_models_leave_no_partial_file() {
+    let (db, before) = shipped();
+    let d = db.to_str().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let csv = dir.path().join("out.csv");
+    let compact = dir.path().join("compact.sqlite");
+    let models = dir.path().join("models");
+    // Each output is larger than the 1 KiB the limit lets through.
+    fails_with(
+        &polytune_size_limited(1, &["export", "--db", d, "--csv", csv.to_str().unwrap()]),
+        &format!("cannot write {}", csv.display()),
+    );
+    fails_with(
+        &polytune_size_limited(
+            1,
+            &["export", "--db", d, "--compact", compact.to_str().unwrap()],
+        ),
+        &format!("cannot write {}", compact.display()),
+    );
+    let out = polytune_size_limited(
+        1,
+        &["train", "--db", d, "--models", "LR", "-o", models.to_str().unwrap()],
+    );
+    fails_with(
+        &out,
+        &format!("cannot write {}", models.join("lr.json").display()),
+    );
+    assert_eq!(listing(dir.path()), ["models"]);
+    assert!(listing(&models).is_empty(), "{:?}", listing(&models));
+
+    // Without the limit the same commands succeed; the shipped dataset
+    // is read, never written (no WAL or shared-memory file either).
+    ok(&polytune(&["export", "--db", d, "--csv", csv.to_str().unwrap()]));
+    assert_eq!(std::fs::read_to_string(&csv).unwrap().lines().count(), 14355);
+    ok(&polytune(&["train", "--db", d, "--models", "LR", "-o", models.to_str().unwrap()]));
+    assert_eq!(listing(&models), ["lr.json"]);
+    assert_eq!(std::fs::read(&db).unwrap(), before, "the shipped dataset changed");
+    for side in ["-wal", "-shm", "-journal"] {
+        assert!(!root().join(format!("models/dataset.sqlite{side}")).exists());
+    }
+}
+
+/// Unmounts a file system when dropped.
+struct Mounted(std::path::PathBuf);
+
+impl Drop for Mounted {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(&self.0).status();
+    }
+}
+
+#[test]
+fn a_wal_store_on_read_only_storage_is_exported() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let ro = dir.path().join("ro");
+    std::fs::create_dir(&ro).unwrap();
+    let root_user = Command::new("id")
+        .arg("-u")
+        .output()
+        .is_ok_and(|o| o.stdout == b"0\n");
+    // Root writes through permissions: a read-only mount instead.
+    let _mounted = if root_user {
+        let mounted = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", "size=16m", "tmpfs"])
+            .arg(&ro)
+            .status()
+            .is_ok_and(|s| s.success());
+        if !mounted {
+            eprintln!("skipped: running as root where tmpfs cannot be mounted");
+            return;
+        }
+        Some(Mounted(ro.clone()))
+    } else {
+        None
+    };
+    let db = ro.join("wal.sqlite");
+    std::fs::copy(root().join("models/dataset.sqlite"), &db).unwrap();
+    let mode: String = rusqlite::Connection::open(&db)
+        .unwrap()
+        .query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(mode, "wal");
+    if root_user {
+        let s = Command::new("mount")
+            .args(["-o", "remount,ro"])
+            .arg(&ro)
+            .status()
+            .unwrap();
+        assert!(s.success());
+    } else {
+        std::fs::set_permissions(&ro, std::fs::Permissions::from_mode(0o555)).unwrap();
+    }
+    let out = polytune(&["export", "--db", db.to_str().unwrap()]);
+    let csv = ok(&out);
+    assert_eq!(csv.lines().count(), 14355);
+    assert_eq!(listing(&ro), ["wal.sqlite"]);
+    if !root_user {
+        std::fs::set_permissions(&ro, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+}

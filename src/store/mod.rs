@@ -359,6 +359,9 @@ impl Store {
             Connection::open_with_flags(path, flags)?
         };
         conn.busy_timeout(std::time::Duration::from_secs(30))?;
+        // Sorting and joins in memory: a reader needs no temporary files
+        // (which a full disk would fail).
+        conn.pragma_update(None, "temp_store", "MEMORY")?;
         conn.query_row("SELECT count(*) FROM sqlite_master", [], |r| {
             r.get::<_, i64>(0)
         })?;
