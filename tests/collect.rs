@@ -134,3 +134,65 @@ fn killed_campaign_resumes_without_loss_or_duplicates() {
     variants.dedup();
     assert_eq!(variants.len(), 13);
 }
+
+#[test]
+fn a_second_campaign_on_a_held_store_stops_before_measuring() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("runs.sqlite");
+    let pause = dir.path().join("pause");
+    let ack = dir.path().join("pause.ack");
+    let gemm = root().join("polybench/linear-algebra/gemm.c");
+    let campaign = || {
+        let mut c = polytune();
+        c.args(["collect", "--size", "mini", "--max-variants", "2", "--db"])
+            .arg(&db)
+            .arg("--pause-file")
+            .arg(&pause)
+            .arg(&gemm);
+        c
+    };
+    // The first campaign holds the store, paused before its first
+    // measurement.
+    std::fs::write(&pause, "").unwrap();
+    let mut first = campaign()
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    while !ack.exists() {
+        assert!(
+            start.elapsed() < Duration::from_secs(120),
+            "the first campaign never paused"
+        );
+        assert!(first.try_wait().unwrap().is_none(), "the first campaign ended");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let t = Instant::now();
+    let out = campaign().output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains(&format!(
+            "another campaign (process {}) holds {}",
+            first.id(),
+            db.display()
+        )) && err.contains("nothing was measured"),
+        "{err}"
+    );
+    assert!(t.elapsed() < Duration::from_secs(20), "it waited or measured");
+    assert_eq!(Store::open_read_only(&db).unwrap().count("measurements").unwrap(), 0);
+    // The first one goes on undisturbed.
+    std::fs::remove_file(&pause).unwrap();
+    let done = first.wait_with_output().unwrap();
+    assert!(done.status.success());
+    assert!(
+        String::from_utf8_lossy(&done.stdout).contains("3 measured, 0 already stored, 0 failed"),
+        "{}",
+        String::from_utf8_lossy(&done.stdout)
+    );
+    // Once it is over, the store is free again.
+    let out = campaign().output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("0 measured, 3 already stored"));
+}
