@@ -494,7 +494,15 @@ fn in_place_on_a_full_disk_leaves_the_input_whole() {
     // The new text is longer than the 1 KiB the limit lets through.
     let out = polytune_size_limited(
         1,
-        &["optimize", ks, "--config", GEMM_CONFIG, "-o", ks, "--in-place"],
+        &[
+            "optimize",
+            ks,
+            "--config",
+            GEMM_CONFIG,
+            "-o",
+            ks,
+            "--in-place",
+        ],
     );
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{err}");
@@ -503,9 +511,25 @@ fn in_place_on_a_full_disk_leaves_the_input_whole() {
     assert_eq!(listing(dir.path()), ["gemm.c"], "a temporary file was left");
 
     // Without the limit it is rewritten, keeping its permissions.
-    let out = polytune(&["optimize", ks, "--config", GEMM_CONFIG, "-o", ks, "--in-place"]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    assert!(std::fs::read_to_string(&k).unwrap().contains("/* polytune: fuse=smart"));
+    let out = polytune(&[
+        "optimize",
+        ks,
+        "--config",
+        GEMM_CONFIG,
+        "-o",
+        ks,
+        "--in-place",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        std::fs::read_to_string(&k)
+            .unwrap()
+            .contains("/* polytune: fuse=smart")
+    );
     let mode = std::fs::metadata(&k).unwrap().permissions().mode() & 0o777;
     assert_eq!(mode, 0o640);
     assert_eq!(listing(dir.path()), ["gemm.c"]);
@@ -530,8 +554,16 @@ fn mark_in_place_on_a_full_disk_leaves_the_input_whole() {
     assert_eq!(std::fs::read_to_string(&k).unwrap(), text);
     assert_eq!(listing(dir.path()), ["k.c"]);
     let out = polytune(&["scop", ks, "--detect", "--mark", "--in-place"]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    assert!(std::fs::read_to_string(&k).unwrap().contains("#pragma scop"));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        std::fs::read_to_string(&k)
+            .unwrap()
+            .contains("#pragma scop")
+    );
 }
 
 #[test]
@@ -555,7 +587,9 @@ fn output_naming_a_link_of_the_input_is_refused() {
             let err = String::from_utf8_lossy(&out.stderr);
             assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
             assert!(
-                err.contains(&format!("refusing to overwrite the input {ks}: {a} is the same file")),
+                err.contains(&format!(
+                    "refusing to overwrite the input {ks}: {a} is the same file"
+                )),
                 "{err}"
             );
             assert_eq!(std::fs::read(&k).unwrap(), before);
@@ -570,10 +604,31 @@ fn output_naming_a_link_of_the_input_is_refused() {
     assert_eq!(out.status.code(), Some(1));
     assert_eq!(std::fs::read(&k).unwrap(), before);
     // Through the symbolic link with --in-place: the link stays a link.
-    let out = polytune(&["optimize", ks, "--config", GEMM_CONFIG, "-o", sym.to_str().unwrap(), "--in-place"]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    assert!(std::fs::symlink_metadata(&sym).unwrap().file_type().is_symlink());
-    assert!(std::fs::read_to_string(&k).unwrap().contains("/* polytune: fuse=smart"));
+    let out = polytune(&[
+        "optimize",
+        ks,
+        "--config",
+        GEMM_CONFIG,
+        "-o",
+        sym.to_str().unwrap(),
+        "--in-place",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        std::fs::symlink_metadata(&sym)
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+    assert!(
+        std::fs::read_to_string(&k)
+            .unwrap()
+            .contains("/* polytune: fuse=smart")
+    );
 }
 
 #[test]
@@ -592,6 +647,9 @@ fn write_errors_name_the_file_and_leave_no_partial_file() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{err}");
     let v0 = emit.join("gemm.v0.c");
-    assert!(err.contains(&format!("cannot write {}", v0.display())), "{err}");
+    assert!(
+        err.contains(&format!("cannot write {}", v0.display())),
+        "{err}"
+    );
     assert!(listing(&emit).is_empty(), "{:?}", listing(&emit));
 }

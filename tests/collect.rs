@@ -165,7 +165,10 @@ fn a_second_campaign_on_a_held_store_stops_before_measuring() {
             start.elapsed() < Duration::from_secs(120),
             "the first campaign never paused"
         );
-        assert!(first.try_wait().unwrap().is_none(), "the first campaign ended");
+        assert!(
+            first.try_wait().unwrap().is_none(),
+            "the first campaign ended"
+        );
         std::thread::sleep(Duration::from_millis(50));
     }
     let t = Instant::now();
@@ -180,8 +183,17 @@ fn a_second_campaign_on_a_held_store_stops_before_measuring() {
         )) && err.contains("nothing was measured"),
         "{err}"
     );
-    assert!(t.elapsed() < Duration::from_secs(20), "it waited or measured");
-    assert_eq!(Store::open_read_only(&db).unwrap().count("measurements").unwrap(), 0);
+    assert!(
+        t.elapsed() < Duration::from_secs(20),
+        "it waited or measured"
+    );
+    assert_eq!(
+        Store::open_read_only(&db)
+            .unwrap()
+            .count("measurements")
+            .unwrap(),
+        0
+    );
     // The first one goes on undisturbed.
     std::fs::remove_file(&pause).unwrap();
     let done = first.wait_with_output().unwrap();
@@ -193,6 +205,10 @@ fn a_second_campaign_on_a_held_store_stops_before_measuring() {
     );
     // Once it is over, the store is free again.
     let out = campaign().output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(String::from_utf8_lossy(&out.stdout).contains("0 measured, 3 already stored"));
 }

@@ -307,18 +307,24 @@ fn a_damaged_store_is_refused() {
     let at = bytes.len() / 2 / 4096 * 4096 + 8;
     bytes[at..at + 64].fill(0xff);
     std::fs::write(&db, &bytes).unwrap();
-    let check: String = rusqlite::Connection::open_with_flags(
-        &db,
-        rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
-    )
-    .unwrap()
-    .query_row("PRAGMA integrity_check(1)", [], |r| r.get(0))
-    .unwrap();
+    let check: String =
+        rusqlite::Connection::open_with_flags(&db, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+            .unwrap()
+            .query_row("PRAGMA integrity_check(1)", [], |r| r.get(0))
+            .unwrap();
     assert_ne!(check, "ok", "the damage went unnoticed by SQLite");
     let d = db.to_str().unwrap();
     let models = dir.path().join("models");
     for args in [
-        vec!["train", "--db", d, "--models", "LR", "-o", models.to_str().unwrap()],
+        vec![
+            "train",
+            "--db",
+            d,
+            "--models",
+            "LR",
+            "-o",
+            models.to_str().unwrap(),
+        ],
         vec!["evaluate", "--db", d, "--models", "LR"],
         vec!["export", "--db", d],
     ] {
@@ -350,7 +356,15 @@ fn full_disk_exports_and_models_leave_no_partial_file() {
     );
     let out = polytune_size_limited(
         1,
-        &["train", "--db", d, "--models", "LR", "-o", models.to_str().unwrap()],
+        &[
+            "train",
+            "--db",
+            d,
+            "--models",
+            "LR",
+            "-o",
+            models.to_str().unwrap(),
+        ],
     );
     fails_with(
         &out,
@@ -361,11 +375,32 @@ fn full_disk_exports_and_models_leave_no_partial_file() {
 
     // Without the limit the same commands succeed; the shipped dataset
     // is read, never written (no WAL or shared-memory file either).
-    ok(&polytune(&["export", "--db", d, "--csv", csv.to_str().unwrap()]));
-    assert_eq!(std::fs::read_to_string(&csv).unwrap().lines().count(), 14355);
-    ok(&polytune(&["train", "--db", d, "--models", "LR", "-o", models.to_str().unwrap()]));
+    ok(&polytune(&[
+        "export",
+        "--db",
+        d,
+        "--csv",
+        csv.to_str().unwrap(),
+    ]));
+    assert_eq!(
+        std::fs::read_to_string(&csv).unwrap().lines().count(),
+        14355
+    );
+    ok(&polytune(&[
+        "train",
+        "--db",
+        d,
+        "--models",
+        "LR",
+        "-o",
+        models.to_str().unwrap(),
+    ]));
     assert_eq!(listing(&models), ["lr.json"]);
-    assert_eq!(std::fs::read(&db).unwrap(), before, "the shipped dataset changed");
+    assert_eq!(
+        std::fs::read(&db).unwrap(),
+        before,
+        "the shipped dataset changed"
+    );
     for side in ["-wal", "-shm", "-journal"] {
         assert!(!root().join(format!("models/dataset.sqlite{side}")).exists());
     }

@@ -179,7 +179,11 @@ mod tests {
         let text = e.to_string();
         assert!(text.contains(&p.display().to_string()), "{text}");
         assert_eq!(fs::read_to_string(&p).unwrap(), "old contents\n");
-        assert!(leftovers(dir.path()).is_empty(), "{:?}", leftovers(dir.path()));
+        assert!(
+            leftovers(dir.path()).is_empty(),
+            "{:?}",
+            leftovers(dir.path())
+        );
         // A successful write keeps the permissions.
         write(&p, b"new\n").unwrap();
         assert_eq!(fs::read_to_string(&p).unwrap(), "new\n");
@@ -217,7 +221,10 @@ mod tests {
         let dangling = dir.path().join("dangling.c");
         std::os::unix::fs::symlink("created.c", &dangling).unwrap();
         write(&dangling, b"c").unwrap();
-        assert_eq!(fs::read_to_string(dir.path().join("created.c")).unwrap(), "c");
+        assert_eq!(
+            fs::read_to_string(dir.path().join("created.c")).unwrap(),
+            "c"
+        );
     }
 
     #[test]

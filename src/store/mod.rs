@@ -221,9 +221,8 @@ impl Store {
         let mut name = path.as_os_str().to_owned();
         name.push(".lock");
         let lock_path = std::path::PathBuf::from(name);
-        let io = |e: std::io::Error| {
-            StoreError::Io(format!("cannot lock {}: {e}", lock_path.display()))
-        };
+        let io =
+            |e: std::io::Error| StoreError::Io(format!("cannot lock {}: {e}", lock_path.display()));
         let mut lock = std::fs::OpenOptions::new()
             .read(true)
             .write(true)
@@ -681,10 +680,11 @@ impl Store {
     /// and compiler, as CSV.
     /// A failure to write keeps its kind (a full disk stays one).
     pub fn export_csv(&self, out: &mut dyn std::io::Write) -> std::io::Result<usize> {
-        self.write_csv(out).map_err(|e| match e.downcast::<std::io::Error>() {
-            Ok(io) => *io,
-            Err(other) => std::io::Error::other(other),
-        })
+        self.write_csv(out)
+            .map_err(|e| match e.downcast::<std::io::Error>() {
+                Ok(io) => *io,
+                Err(other) => std::io::Error::other(other),
+            })
     }
 
     fn write_csv(
@@ -858,15 +858,20 @@ mod tests {
             .execute_batch("CREATE TABLE t (x); INSERT INTO t VALUES (1);")
             .unwrap();
         let text = dir.path().join("text.sqlite");
-        std::fs::write(&text, "not a database at all, but longer than a header\n".repeat(4))
-            .unwrap();
+        std::fs::write(
+            &text,
+            "not a database at all, but longer than a header\n".repeat(4),
+        )
+        .unwrap();
         for (p, why) in [
             (&empty, "it has no tables"),
             (&other, "no table `measurements`"),
             (&text, "not an SQLite database"),
         ] {
             let before = std::fs::read(p).unwrap();
-            let e = Store::open_read_only(p).err().expect("opened a foreign file");
+            let e = Store::open_read_only(p)
+                .err()
+                .expect("opened a foreign file");
             assert!(matches!(e, StoreError::NotAStore { .. }), "{e}");
             let msg = e.to_string();
             assert!(
@@ -926,7 +931,13 @@ mod tests {
             "{msg}"
         );
         // Readers are not locked out.
-        assert_eq!(Store::open_read_only(&path).unwrap().count("kernels").unwrap(), 0);
+        assert_eq!(
+            Store::open_read_only(&path)
+                .unwrap()
+                .count("kernels")
+                .unwrap(),
+            0
+        );
         drop(first);
         Store::open_exclusive(&path).unwrap();
     }
@@ -950,7 +961,9 @@ mod tests {
         let at = bytes.len() / 2 / 4096 * 4096 + 8;
         bytes[at..at + 64].fill(0xff);
         std::fs::write(&path, &bytes).unwrap();
-        let e = Store::open_read_only(&path).err().expect("opened a damaged store");
+        let e = Store::open_read_only(&path)
+            .err()
+            .expect("opened a damaged store");
         assert!(matches!(e, StoreError::Damaged { .. }), "{e}");
         assert!(e.to_string().contains("is damaged"), "{e}");
         assert_eq!(std::fs::read(&path).unwrap(), bytes);
