@@ -677,6 +677,14 @@ fn run(cli: Cli) -> Result<()> {
             plots,
             predictions,
         } => {
+            if let Some(p) = &predictions
+                && same_file(p, &db)
+            {
+                anyhow::bail!(
+                    "refusing to overwrite the database {} with predictions: name another file",
+                    db.display()
+                );
+            }
             let d = data.dataset(&db)?;
             let opts = crate::learn::evaluate::Options {
                 models: data.kinds()?,

@@ -36,23 +36,24 @@ pub fn write(path: &Path, bytes: &[u8]) -> io::Result<()> {
 /// directory, synced, then renamed over `path`, which keeps the
 /// permissions (and, when allowed, the owner) of the file it replaces.
 /// On any failure the temporary file is removed and `path` is untouched.
-/// A symbolic link is written through (the link stays); a target that is
-/// not a regular file (a terminal, a pipe, `/dev/null`) is written
-/// directly, as there is nothing to replace.
+/// A symbolic link is written through (the link stays). A target that is
+/// not a regular file (a terminal, a pipe, `/dev/null`), or a stream named
+/// through `/dev` or `/proc` (`/dev/stdout` redirected to a file), is
+/// appended to directly, as a stream is: there is nothing to replace.
 pub fn write_with(
     path: &Path,
     fill: impl FnOnce(&mut dyn Write) -> io::Result<()>,
 ) -> io::Result<()> {
+    let stream = path.starts_with("/dev") || path.starts_with("/proc");
     match fs::metadata(path) {
         Ok(m) if m.is_dir() => Err(about(
             path,
             "write",
             io::Error::new(io::ErrorKind::IsADirectory, "it is a directory"),
         )),
-        Ok(m) if !m.is_file() => {
+        Ok(m) if !m.is_file() || stream => {
             let mut f = fs::OpenOptions::new()
-                .write(true)
-                .truncate(true)
+                .append(true)
                 .open(path)
                 .map_err(|e| about(path, "open", e))?;
             let mut w = BufWriter::new(&mut f);
@@ -230,6 +231,16 @@ mod tests {
     #[test]
     fn special_files_are_written_directly_and_errors_name_them() {
         write(Path::new("/dev/null"), b"nothing").unwrap();
+        // Standard output redirected to a file is appended to, as a stream.
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("log");
+        fs::write(&log, "before\n").unwrap();
+        let fd = File::options().append(true).open(&log).unwrap();
+        use std::os::fd::AsRawFd;
+        let alias = PathBuf::from(format!("/proc/self/fd/{}", fd.as_raw_fd()));
+        write(&alias, b"after\n").unwrap();
+        assert_eq!(fs::read_to_string(&log).unwrap(), "before\nafter\n");
+        drop(fd);
         let e = write(Path::new("/dev/full"), &[0; 10_000]).unwrap_err();
         assert!(e.to_string().contains("/dev/full"), "{e}");
         let dir = tempfile::tempdir().unwrap();

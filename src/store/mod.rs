@@ -168,6 +168,29 @@ impl Store {
     /// Opens (creating if needed) a database; refuses newer schemas.
     pub fn open(path: &Path) -> Result<Store, StoreError> {
         let conn = Connection::open(path)?;
+        // Another program's database is not made a store of: its tables
+        // are not ours to add to.
+        let tables: Vec<String> = match conn
+            .prepare("SELECT name FROM sqlite_master WHERE type = 'table'")
+            .and_then(|mut s| s.query_map([], |r| r.get(0))?.collect())
+        {
+            Ok(t) => t,
+            Err(rusqlite::Error::SqliteFailure(f, _))
+                if f.code == rusqlite::ErrorCode::NotADatabase =>
+            {
+                return Err(StoreError::NotAStore {
+                    path: path.display().to_string(),
+                    reason: "not an SQLite database".into(),
+                });
+            }
+            Err(e) => return Err(e.into()),
+        };
+        if !tables.is_empty() && !tables.iter().any(|t| t == "meta") {
+            return Err(StoreError::NotAStore {
+                path: path.display().to_string(),
+                reason: "it has tables of another program, and no table `meta`".into(),
+            });
+        }
         conn.pragma_update(None, "journal_mode", "WAL")?;
         conn.pragma_update(None, "synchronous", "NORMAL")?;
         conn.busy_timeout(std::time::Duration::from_secs(30))?;
@@ -885,6 +908,15 @@ mod tests {
             .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
             .collect();
         assert_eq!(names.len(), 3, "side files appeared: {names:?}");
+        // Nor does a campaign make a store of them (an empty file is a new
+        // store).
+        for p in [&other, &text] {
+            let before = std::fs::read(p).unwrap();
+            let e = Store::open_exclusive(p).err().expect("opened a foreign file");
+            assert!(matches!(e, StoreError::NotAStore { .. }), "{e}");
+            assert_eq!(std::fs::read(p).unwrap(), before, "{}", p.display());
+        }
+        Store::open(&empty).unwrap();
     }
 
     #[test]
