@@ -38,13 +38,15 @@ pub fn write(path: &Path, bytes: &[u8]) -> io::Result<()> {
 /// On any failure the temporary file is removed and `path` is untouched.
 /// A symbolic link is written through (the link stays). A target that is
 /// not a regular file (a terminal, a pipe, `/dev/null`), or a stream named
-/// through `/dev` or `/proc` (`/dev/stdout` redirected to a file), is
+/// by `/dev/stdout`, `/dev/fd/N` or `/proc` (redirected to a file), is
 /// appended to directly, as a stream is: there is nothing to replace.
 pub fn write_with(
     path: &Path,
     fill: impl FnOnce(&mut dyn Write) -> io::Result<()>,
 ) -> io::Result<()> {
-    let stream = path.starts_with("/dev") || path.starts_with("/proc");
+    let stream = ["/dev/stdout", "/dev/stderr", "/dev/fd", "/proc"]
+        .iter()
+        .any(|s| path.starts_with(s));
     match fs::metadata(path) {
         Ok(m) if m.is_dir() => Err(about(
             path,

@@ -912,7 +912,9 @@ mod tests {
         // store).
         for p in [&other, &text] {
             let before = std::fs::read(p).unwrap();
-            let e = Store::open_exclusive(p).err().expect("opened a foreign file");
+            let e = Store::open_exclusive(p)
+                .err()
+                .expect("opened a foreign file");
             assert!(matches!(e, StoreError::NotAStore { .. }), "{e}");
             assert_eq!(std::fs::read(p).unwrap(), before, "{}", p.display());
         }
