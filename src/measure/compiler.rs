@@ -2,9 +2,10 @@
 //! so every measurement names the compiler, its version and its flags.
 
 use serde::Serialize;
+use super::confine::{self, Ending, Limits, TOOL_TIMEOUT};
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
-use std::process::Command;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// Which compiler family (pragmas and OpenMP flags differ).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -66,11 +67,17 @@ impl Compiler {
                 });
             }
         };
+        let limits = Limits {
+            timeout: Duration::from_secs(60),
+            ..Limits::tool()
+        };
         for c in candidates {
-            if let Ok(out) = Command::new(c).arg("--version").output()
-                && out.status.success()
+            if let Ok(out) = confine::run(Path::new(c), ["--version"], &[], &limits)
+                && out.ending == Ending::Code(0)
             {
-                let version = String::from_utf8_lossy(&out.stdout)
+                let version = out
+                    .stdout
+                    .into_text()
                     .lines()
                     .next()
                     .unwrap_or("")
@@ -115,25 +122,49 @@ impl Compiler {
         openmp: bool,
         extra: &[&str],
     ) -> Compilation {
-        let mut cmd = Command::new(&self.program);
-        cmd.args(&self.flags)
-            .arg(format!("-D{}_DATASET", size.to_uppercase()));
+        let mut args: Vec<OsString> = self.flags.iter().map(OsString::from).collect();
+        args.push(format!("-D{}_DATASET", size.to_uppercase()).into());
         if openmp {
-            cmd.arg("-fopenmp");
+            args.push("-fopenmp".into());
         }
         for i in include {
-            cmd.arg("-I").arg(i);
+            args.push("-I".into());
+            args.push(i.into());
         }
-        cmd.arg(src).arg("-o").arg(exe).args(extra).arg("-lm");
+        args.extend([src.into(), "-o".into(), exe.into()]);
+        args.extend(extra.iter().map(OsString::from));
+        args.push("-lm".into());
         let start = Instant::now();
-        let out = cmd.output();
+        let out = confine::run(&self.program, &args, &[], &Limits::tool());
         let seconds = start.elapsed().as_secs_f64();
         match out {
-            Ok(o) => Compilation {
-                ok: o.status.success(),
-                seconds,
-                stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
-            },
+            Ok(o) => {
+                let mut stderr = o.stderr.into_text();
+                let ok = match o.ending {
+                    Ending::Code(0) => true,
+                    Ending::Timeout => {
+                        stderr.push_str(&format!(
+                            "polytune: {} did not finish within {} s\n",
+                            self.program.display(),
+                            TOOL_TIMEOUT.as_secs()
+                        ));
+                        false
+                    }
+                    Ending::Signal(s) => {
+                        stderr.push_str(&format!(
+                            "polytune: {} was killed by signal {s}\n",
+                            self.program.display()
+                        ));
+                        false
+                    }
+                    Ending::Code(_) => false,
+                };
+                Compilation {
+                    ok,
+                    seconds: o.seconds,
+                    stderr,
+                }
+            }
             Err(e) => Compilation {
                 ok: false,
                 seconds,
