@@ -181,7 +181,14 @@ fn run_cachegrind(
     // callgrind runs valgrind's cache and branch simulation like
     // cachegrind, and can restrict counting to one function.
     let out_file = workdir.join("callgrind.out");
-    let mut args: Vec<OsString> = ["--tool=callgrind", "--cache-sim=yes", "--branch-sim=yes"]
+    // No gdbserver: it leaves FIFOs in the temporary directory when
+    // valgrind is killed.
+    let mut args: Vec<OsString> = [
+        "--tool=callgrind",
+        "--vgdb=no",
+        "--cache-sim=yes",
+        "--branch-sim=yes",
+    ]
         .into_iter()
         .chain(CACHE_GEOMETRY)
         .map(OsString::from)

@@ -134,8 +134,16 @@ impl Compiler {
         args.extend([src.into(), "-o".into(), exe.into()]);
         args.extend(extra.iter().map(OsString::from));
         args.push("-lm".into());
+        // The compiler's own temporary files go beside the executable (a
+        // scratch directory): a compiler killed at the deadline or with
+        // polytune leaves none in the system's temporary directory.
+        let tmp = exe
+            .parent()
+            .filter(|d| d.is_dir())
+            .and_then(|d| d.to_str())
+            .map(|d| ("TMPDIR", d));
         let start = Instant::now();
-        let out = confine::run(&self.program, &args, &[], &Limits::tool());
+        let out = confine::run(&self.program, &args, tmp.as_slice(), &Limits::tool());
         let seconds = start.elapsed().as_secs_f64();
         match out {
             Ok(o) => {

@@ -33,7 +33,7 @@ pub enum SelectionError {
     Learn(#[from] LearnError),
     #[error(transparent)]
     Engine(#[from] EngineError),
-    #[error("characterizing {path}: {source}")]
+    #[error("characterizing {path}")]
     Characterize {
         path: String,
         source: CharacterizeError,
