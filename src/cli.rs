@@ -3,9 +3,9 @@
 
 use crate::frontend::{self, Options, SourceFile};
 use crate::isl;
+use crate::measure::scratch::Scratch;
 use crate::scop::Scop;
 use crate::space::{Config, Fusion};
-use crate::measure::scratch::Scratch;
 use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
 use serde_json::json;

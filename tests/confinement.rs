@@ -20,7 +20,10 @@ fn processes_naming(dir: &Path) -> Vec<String> {
     let needle = dir.to_str().unwrap().as_bytes().to_vec();
     let mut found = Vec::new();
     for e in std::fs::read_dir("/proc").unwrap().flatten() {
-        if !e.file_name().to_str().is_some_and(|n| n.parse::<u32>().is_ok()) {
+        if e.file_name()
+            .to_str()
+            .is_none_or(|n| n.parse::<u32>().is_err())
+        {
             continue;
         }
         if let Ok(cmd) = std::fs::read(e.path().join("cmdline"))
@@ -188,7 +191,13 @@ fn optimize_no_run_has_a_deadline() {
     let f = fixture("r1_hang.c");
     let err = s.fails(
         &[],
-        &["optimize", f.to_str().unwrap(), "--no-run", "--timeout", "3"],
+        &[
+            "optimize",
+            f.to_str().unwrap(),
+            "--no-run",
+            "--timeout",
+            "3",
+        ],
         Duration::from_secs(10),
     );
     assert!(
@@ -223,7 +232,10 @@ fn collect_passes_a_hanging_kernel() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(start.elapsed() < Duration::from_secs(15), "{err}");
     assert!(out.status.success(), "{err}");
-    assert!(err.contains("no features") && err.contains("within 3 s"), "{err}");
+    assert!(
+        err.contains("no features") && err.contains("within 3 s"),
+        "{err}"
+    );
     assert!(err.contains("(timeout)"), "{err}");
     s.is_clean();
 }

@@ -189,10 +189,10 @@ fn run_cachegrind(
         "--cache-sim=yes",
         "--branch-sim=yes",
     ]
-        .into_iter()
-        .chain(CACHE_GEOMETRY)
-        .map(OsString::from)
-        .collect();
+    .into_iter()
+    .chain(CACHE_GEOMETRY)
+    .map(OsString::from)
+    .collect();
     if let Some(f) = only {
         args.push(format!("--toggle-collect={f}").into());
     }

@@ -1,8 +1,8 @@
 //! The back-end compilers: part of the target machine (paper section 2.1),
 //! so every measurement names the compiler, its version and its flags.
 
-use serde::Serialize;
 use super::confine::{self, Ending, Limits, TOOL_TIMEOUT};
+use serde::Serialize;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};

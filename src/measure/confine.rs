@@ -27,8 +27,8 @@
 use std::collections::HashSet;
 use std::ffi::{OsStr, OsString};
 use std::io::Read;
-use std::path::{Path, PathBuf};
 use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, OnceLock, mpsc};
@@ -292,7 +292,11 @@ fn token_prefix() -> String {
 /// A fixed-width token: every run's environment has the same size.
 fn new_token() -> String {
     static N: AtomicU64 = AtomicU64::new(0);
-    format!("{}{:010}", token_prefix(), N.fetch_add(1, Ordering::Relaxed))
+    format!(
+        "{}{:010}",
+        token_prefix(),
+        N.fetch_add(1, Ordering::Relaxed)
+    )
 }
 
 /// Cleans up a started program's group however `run` ends.
@@ -340,7 +344,11 @@ where
         argv.extend([p.as_os_str().into(), "--pdeathsig".into(), "KILL".into()]);
     }
     if let (Some(m), Some(p)) = (memory, prlimit) {
-        argv.extend([p.as_os_str().into(), format!("--as={m}").into(), "--".into()]);
+        argv.extend([
+            p.as_os_str().into(),
+            format!("--as={m}").into(),
+            "--".into(),
+        ]);
     }
     argv.push(program.into_os_string());
     argv.extend(args.into_iter().map(|a| a.as_ref().to_os_string()));
@@ -409,7 +417,10 @@ where
             break Some(st);
         }
         if Instant::now() >= deadline {
-            let _ = rustix::process::kill_process_group(Pid::from_raw(pid).expect("a child's pid"), Signal::KILL);
+            let _ = rustix::process::kill_process_group(
+                Pid::from_raw(pid).expect("a child's pid"),
+                Signal::KILL,
+            );
             child.wait()?;
             break None;
         }
@@ -663,6 +674,14 @@ mod tests {
             &Limits::new(Duration::from_secs(20), Some(64 << 20)),
         );
         assert_eq!(o.stdout.into_text().trim(), (64 << 10).to_string());
-        assert!(run(Path::new("no-such-program-polytune"), ["x"], &[], &Limits::tool()).is_err());
+        assert!(
+            run(
+                Path::new("no-such-program-polytune"),
+                ["x"],
+                &[],
+                &Limits::tool()
+            )
+            .is_err()
+        );
     }
 }
