@@ -276,3 +276,43 @@ fn a_terminated_collect_removes_its_scratch_directory() {
     assert_eq!(status.signal(), Some(15), "{status}");
     s.is_clean();
 }
+
+#[test]
+fn the_memory_limit_applies_to_the_measured_program() {
+    let s = Sandbox::new();
+    let mut args = measure("allocates_256m.c", "10");
+    args.extend(["--memory-limit".into(), "128M".into()]);
+    let err = s.fails(&[], &strs(&args), Duration::from_secs(12));
+    assert!(
+        err.contains("exit code 3: cannot allocate 256 MiB"),
+        "{err}"
+    );
+    let bad = s
+        .command(&[], &["measure", "x.c", "--memory-limit", "lots"])
+        .output()
+        .unwrap();
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("not a memory size"));
+}
+
+#[test]
+fn an_output_longer_than_the_cap_is_not_verified() {
+    use polytune::measure::compiler::Compiler;
+    use polytune::measure::runner::Protocol;
+    use polytune::measure::verify::{Bench, Status};
+    let dir = tempfile::tempdir().unwrap();
+    let b = Bench {
+        compiler: Compiler::detect("gcc", Some(vec!["-O1".into()])).unwrap(),
+        size: "mini".into(),
+        include: vec![common::include_dir()],
+        protocol: Protocol {
+            timeout: Duration::from_secs(10),
+            ..Protocol::default()
+        },
+        workdir: dir.path().to_path_buf(),
+    };
+    let (m, dump) = b.reference(&fixture("dump_then_flood.c"), false);
+    assert_eq!(m.status, Status::WrongOutput, "{}", m.detail);
+    assert!(m.detail.contains("cannot be verified"), "{}", m.detail);
+    assert!(dump.is_none());
+}

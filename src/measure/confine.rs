@@ -264,10 +264,33 @@ pub fn resolve(program: &Path) -> std::io::Result<PathBuf> {
 fn helpers() -> &'static (Option<PathBuf>, Option<PathBuf>) {
     static H: OnceLock<(Option<PathBuf>, Option<PathBuf>)> = OnceLock::new();
     H.get_or_init(|| {
-        (
-            resolve(Path::new("setpriv")).ok(),
-            resolve(Path::new("prlimit")).ok(),
-        )
+        // Each is used only if it works here (an old setpriv has no
+        // --pdeathsig; a sandbox may forbid the calls).
+        let works = |tool: &Path, args: &[&str]| {
+            let t = resolve(Path::new("true")).ok()?;
+            Command::new(tool)
+                .args(args)
+                .arg(t)
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .status()
+                .ok()
+                .filter(|s| s.success())
+        };
+        let setpriv = resolve(Path::new("setpriv"))
+            .ok()
+            .filter(|p| works(p, &["--pdeathsig", "KILL"]).is_some());
+        let prlimit = resolve(Path::new("prlimit")).ok().filter(|p| {
+            // polytune's own limit can always be set again.
+            let hard = rustix::process::getrlimit(Resource::As).maximum;
+            let as_ = format!(
+                "--as={}",
+                hard.map_or("unlimited".into(), |m| m.to_string())
+            );
+            works(p, &[&as_, "--"]).is_some()
+        });
+        (setpriv, prlimit)
     })
 }
 
@@ -417,10 +440,11 @@ where
             break Some(st);
         }
         if Instant::now() >= deadline {
-            let _ = rustix::process::kill_process_group(
-                Pid::from_raw(pid).expect("a child's pid"),
-                Signal::KILL,
-            );
+            // The group, and the program itself should it have left it.
+            if let Some(p) = Pid::from_raw(pid) {
+                let _ = rustix::process::kill_process_group(p, Signal::KILL);
+                let _ = rustix::process::kill_process(p, Signal::KILL);
+            }
             child.wait()?;
             break None;
         }
