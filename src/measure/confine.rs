@@ -304,9 +304,23 @@ fn become_subreaper() {
     });
 }
 
-/// Process groups of the confined programs now running, for
-/// [`clean_up_on_signals`].
-static ACTIVE: Mutex<Vec<i32>> = Mutex::new(Vec::new());
+/// The confined programs now running, for [`clean_up_on_signals`].
+struct Active {
+    groups: Vec<i32>,
+    /// polytune is ending: start nothing more.
+    ending: bool,
+}
+
+static ACTIVE: Mutex<Active> = Mutex::new(Active {
+    groups: Vec::new(),
+    ending: false,
+});
+
+fn active() -> std::sync::MutexGuard<'static, Active> {
+    ACTIVE
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
 
 fn token_prefix() -> String {
     format!("{:010}.", rustix::process::getpid().as_raw_nonzero())
@@ -334,9 +348,7 @@ impl Drop for Group {
         if !self.swept {
             sweep(&[self.pgid], &self.token);
         }
-        if let Ok(mut a) = ACTIVE.lock() {
-            a.retain(|&g| g != self.pgid);
-        }
+        active().groups.retain(|&g| g != self.pgid);
     }
 }
 
@@ -377,6 +389,15 @@ where
     argv.extend(args.into_iter().map(|a| a.as_ref().to_os_string()));
     let token = new_token();
     let start = Instant::now();
+    // Started and registered under the lock: a signal's clean-up sees
+    // every program, or stops this one from starting.
+    let mut running = active();
+    if running.ending {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::Interrupted,
+            "polytune is ending",
+        ));
+    }
     let mut child = Command::new(&argv[0])
         .args(&argv[1..])
         .envs(env.iter().copied())
@@ -387,14 +408,13 @@ where
         .process_group(0)
         .spawn()?;
     let pid = child.id() as i32;
+    running.groups.push(pid);
+    drop(running);
     let mut group = Group {
         pgid: pid,
         token,
         swept: false,
     };
-    if let Ok(mut a) = ACTIVE.lock() {
-        a.push(pid);
-    }
     if let (Some(m), None) = (memory, prlimit) {
         let lim = Rlimit {
             current: Some(m),
@@ -577,7 +597,11 @@ pub fn clean_up_on_signals() -> std::io::Result<()> {
         .name("polytune-signals".into())
         .spawn(move || {
             if let Some(sig) = signals.forever().next() {
-                let groups = ACTIVE.lock().map(|a| a.clone()).unwrap_or_default();
+                let groups = {
+                    let mut a = active();
+                    a.ending = true;
+                    a.groups.clone()
+                };
                 sweep(&groups, &token_prefix());
                 super::scratch::remove_all();
                 let _ = signal_hook::low_level::emulate_default_handler(sig);

@@ -7,8 +7,14 @@
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-/// The scratch directories alive now, for removal on a signal.
-static LIVE: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+/// The scratch directories alive now, for removal on a signal; once
+/// polytune is ending (true), no new one is kept.
+static LIVE: Mutex<(Vec<PathBuf>, bool)> = Mutex::new((Vec::new(), false));
+
+fn live() -> std::sync::MutexGuard<'static, (Vec<PathBuf>, bool)> {
+    LIVE.lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
 
 /// A private temporary directory, removed when dropped.
 #[derive(Debug)]
@@ -34,9 +40,16 @@ impl Scratch {
                     ),
                 )
             })?;
-        if let Ok(mut live) = LIVE.lock() {
-            live.push(dir.path().to_path_buf());
+        let mut l = live();
+        if l.1 {
+            drop(l);
+            drop(dir);
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::Interrupted,
+                "polytune is ending",
+            ));
         }
+        l.0.push(dir.path().to_path_buf());
         Ok(Scratch { dir })
     }
 
@@ -47,20 +60,19 @@ impl Scratch {
 
 impl Drop for Scratch {
     fn drop(&mut self) {
-        if let Ok(mut live) = LIVE.lock() {
-            live.retain(|p| p != self.dir.path());
-        }
+        live().0.retain(|p| p != self.dir.path());
         // The TempDir field removes the directory after this.
     }
 }
 
 /// Removes every live scratch directory (polytune is about to end).
 pub(crate) fn remove_all() {
-    let live = match LIVE.lock() {
-        Ok(l) => l.clone(),
-        Err(p) => p.into_inner().clone(),
+    let dirs = {
+        let mut l = live();
+        l.1 = true;
+        l.0.clone()
     };
-    for p in live {
+    for p in dirs {
         // A file being written meanwhile can make one attempt fail.
         for _ in 0..3 {
             if std::fs::remove_dir_all(&p).is_ok() || !p.exists() {
@@ -86,9 +98,9 @@ mod tests {
         assert_eq!(mode & 0o777, 0o700);
         std::fs::write(a.path().join("f"), "x").unwrap();
         let p = a.path().to_path_buf();
-        assert!(LIVE.lock().unwrap().contains(&p));
+        assert!(live().0.contains(&p));
         drop(a);
         assert!(!p.exists());
-        assert!(!LIVE.lock().unwrap().contains(&p));
+        assert!(!live().0.contains(&p));
     }
 }
