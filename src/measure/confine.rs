@@ -705,6 +705,31 @@ mod tests {
     }
 
     #[test]
+    fn an_unknown_holder_of_the_pipe_costs_the_grace_period_only() {
+        // Out of the group and without the token: polytune cannot find
+        // it, and stops reading after the grace period.
+        let dir = tempfile::tempdir().unwrap();
+        let pidfile = dir.path().join("pid");
+        let script = format!(
+            "env -u {TOKEN_VAR} setsid sh -c 'echo $$ > {}; exec sleep 30' & sleep 0.3",
+            pidfile.display()
+        );
+        let start = Instant::now();
+        let o = sh(&script, &Limits::new(Duration::from_secs(20), None));
+        assert!(start.elapsed() < Duration::from_secs(6));
+        assert_eq!(o.ending, Ending::Code(0));
+        assert!(!o.output_complete);
+        let pid: i32 = std::fs::read_to_string(&pidfile)
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
+        let pid = Pid::from_raw(pid).unwrap();
+        rustix::process::kill_process(pid, Signal::KILL).unwrap();
+        let _ = rustix::process::waitpid(Some(pid), WaitOptions::empty());
+    }
+
+    #[test]
     fn the_deadline_kills_the_group() {
         let start = Instant::now();
         let o = sh(
