@@ -316,3 +316,22 @@ fn an_output_longer_than_the_cap_is_not_verified() {
     assert!(m.detail.contains("cannot be verified"), "{}", m.detail);
     assert!(dump.is_none());
 }
+
+#[test]
+fn failing_measure_and_characterize_leave_no_directory() {
+    let s = Sandbox::new();
+    let f = root().join("tests/fixtures/broken/compile_error.c");
+    let f = f.to_str().unwrap();
+    let err = s.fails(
+        &[],
+        &["measure", f, "--size", "mini"],
+        Duration::from_secs(10),
+    );
+    assert!(err.contains("does not run correctly"), "{err}");
+    let err = s.fails(
+        &[],
+        &["characterize", f, "--size", "mini"],
+        Duration::from_secs(10),
+    );
+    assert!(err.contains("compiling"), "{err}");
+}
