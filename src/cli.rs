@@ -3,6 +3,7 @@
 
 use crate::frontend::{self, Options, SourceFile};
 use crate::isl;
+use crate::measure::scratch::Scratch;
 use crate::scop::Scop;
 use crate::space::{Config, Fusion};
 use anyhow::{Context, Result};
@@ -68,9 +69,14 @@ struct RunArgs {
     /// OMP_NUM_THREADS for every run.
     #[arg(long, default_value_t = 2)]
     threads: usize,
-    /// Per-run timeout in seconds.
+    /// Per-run timeout in seconds (also the limit of the valgrind run that
+    /// characterizes a program).
     #[arg(long, default_value_t = 120)]
     timeout: u64,
+    /// Address-space limit of every program run, e.g. 4G or 512M, or
+    /// `none` [default: half of this machine's memory].
+    #[arg(long, value_name = "SIZE")]
+    memory_limit: Option<crate::measure::confine::MemoryLimit>,
     /// Extra include directory (repeatable); the file's and the corpus
     /// header's directories are always included.
     #[arg(short = 'I', value_name = "DIR")]
@@ -78,6 +84,10 @@ struct RunArgs {
 }
 
 impl RunArgs {
+    fn memory_limit(&self) -> Option<u64> {
+        memory_limit(self.memory_limit)
+    }
+
     fn compiler(&self) -> Result<crate::measure::compiler::Compiler> {
         Ok(crate::measure::compiler::Compiler::detect(
             &self.compiler,
@@ -110,6 +120,7 @@ impl RunArgs {
             protocol: crate::measure::runner::Protocol {
                 threads: self.threads,
                 timeout: std::time::Duration::from_secs(self.timeout),
+                memory_limit: self.memory_limit(),
                 ..Default::default()
             },
             workdir: workdir.to_path_buf(),
@@ -350,6 +361,13 @@ enum Command {
         /// Compiler that builds the program.
         #[arg(long, default_value = "gcc")]
         compiler: String,
+        /// Time limit of the (simulated) run in seconds.
+        #[arg(long, default_value_t = 600)]
+        timeout: u64,
+        /// Address-space limit of the program, e.g. 4G or 512M, or `none`
+        /// [default: half of this machine's memory].
+        #[arg(long, value_name = "SIZE")]
+        memory_limit: Option<crate::measure::confine::MemoryLimit>,
         /// Machine-readable output.
         #[arg(long)]
         json: bool,
@@ -450,6 +468,10 @@ fn default_sigpipe() {
 /// Runs the CLI; returns the process exit code.
 pub fn main() -> i32 {
     default_sigpipe();
+    // Programs polytune runs die with it, and its scratch directories go.
+    if let Err(e) = crate::measure::confine::clean_up_on_signals() {
+        eprintln!("polytune: warning: cannot handle signals: {e}");
+    }
     let cli = Cli::parse();
     match run(cli) {
         Ok(()) => 0,
@@ -610,6 +632,7 @@ fn run(cli: Cli) -> Result<()> {
                 protocol: crate::measure::runner::Protocol {
                     threads: run.threads,
                     timeout: std::time::Duration::from_secs(run.timeout),
+                    memory_limit: run.memory_limit(),
                     warmup: 0,
                     min_runs: runs.0,
                     max_runs: runs.1,
@@ -797,11 +820,13 @@ fn run(cli: Cli) -> Result<()> {
             backend,
             size,
             compiler,
+            timeout,
+            memory_limit,
             json,
         } => {
             use crate::measure::characterize::{Backend, characterize};
             let compiler = crate::measure::compiler::Compiler::detect(&compiler, None)?;
-            let dir = tempfile_dir()?;
+            let dir = Scratch::new("characterize")?;
             let include = vec![
                 file.parent().map(|p| p.to_path_buf()).unwrap_or_default(),
                 corpus_include(),
@@ -811,8 +836,20 @@ fn run(cli: Cli) -> Result<()> {
             } else {
                 Backend::Cachegrind
             };
-            let f = characterize(&file, &compiler, &size, &include, backend, &dir);
-            let _ = std::fs::remove_dir_all(&dir);
+            let limits = crate::measure::confine::Limits::new(
+                std::time::Duration::from_secs(timeout),
+                self::memory_limit(memory_limit),
+            );
+            let f = characterize(
+                &file,
+                &compiler,
+                &size,
+                &include,
+                backend,
+                dir.path(),
+                &limits,
+            );
+            drop(dir);
             let f = f?;
             if json {
                 let map: serde_json::Map<String, serde_json::Value> = f
@@ -1145,8 +1182,8 @@ fn parse_runs(s: &str) -> Result<(usize, usize), String> {
 
 fn measure(file: &std::path::Path, config: Option<&str>, run: &RunArgs, json: bool) -> Result<()> {
     use crate::measure::verify::Status;
-    let dir = tempfile_dir()?;
-    let bench = run.bench(file, &dir)?;
+    let dir = Scratch::new("measure")?;
+    let bench = run.bench(file, dir.path())?;
     let (size, threads) = (&run.size, run.threads);
     let (orig, reference) = bench.reference(file, true);
     let mut report = json!({
@@ -1177,7 +1214,7 @@ fn measure(file: &std::path::Path, config: Option<&str>, run: &RunArgs, json: bo
         for s in &outcome.skipped {
             eprintln!("polytune: warning: {s}");
         }
-        let variant_path = dir.join(file.file_name().unwrap_or_default());
+        let variant_path = dir.path().join(file.file_name().unwrap_or_default());
         std::fs::write(&variant_path, &outcome.text)?;
         let (var, _) = bench.measure(&variant_path, "variant", reference.as_ref(), c.omp, true);
         let speedup = match (&orig.timing, &var.timing) {
@@ -1192,7 +1229,7 @@ fn measure(file: &std::path::Path, config: Option<&str>, run: &RunArgs, json: bo
         report["variant"] = json!(var);
         report["speedup"] = json!(speedup);
     }
-    let _ = std::fs::remove_dir_all(&dir);
+    drop(dir);
     print_report(json, &report, &text)
 }
 
@@ -1237,6 +1274,7 @@ fn learned_optimize(
         protocol: crate::measure::runner::Protocol {
             threads: a.run.threads,
             timeout: std::time::Duration::from_secs(a.run.timeout),
+            memory_limit: a.run.memory_limit(),
             ..Default::default()
         },
         strategy,
@@ -1322,10 +1360,13 @@ fn corpus_include() -> PathBuf {
     }
 }
 
-fn tempfile_dir() -> Result<PathBuf> {
-    let dir = std::env::temp_dir().join(format!("polytune-measure-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    Ok(dir)
+/// The address-space limit of child programs: the default (half of the
+/// machine's memory) unless given.
+fn memory_limit(given: Option<crate::measure::confine::MemoryLimit>) -> Option<u64> {
+    match given {
+        Some(m) => m.0,
+        None => Some(crate::measure::confine::default_memory_limit()),
+    }
 }
 
 /// Whether two paths name one file (device and inode: hard links,

@@ -5,6 +5,7 @@ mod common;
 
 use common::{include_dir, root};
 use polytune::measure::compiler::Compiler;
+use polytune::measure::confine::Limits;
 use polytune::measure::runner::Protocol;
 use polytune::measure::verify::{Bench, Status};
 use std::time::Duration;
@@ -78,8 +79,10 @@ fn simulated_counters_are_identical_across_runs() {
     let gcc = Compiler::detect("gcc", None).unwrap();
     let f = root().join("polybench/stencils/jacobi-2d-imper.c");
     let inc = [include_dir()];
-    let a = characterize(&f, &gcc, "mini", &inc, Backend::Cachegrind, dir.path()).unwrap();
-    let b = characterize(&f, &gcc, "mini", &inc, Backend::Cachegrind, dir.path()).unwrap();
+    let lim = Limits::new(Duration::from_secs(120), None);
+    let run = |backend| characterize(&f, &gcc, "mini", &inc, backend, dir.path(), &lim);
+    let a = run(Backend::Cachegrind).unwrap();
+    let b = run(Backend::Cachegrind).unwrap();
     assert_eq!(a, b);
     assert!(a.values.len() >= 10);
     let ins = a
@@ -93,6 +96,6 @@ fn simulated_counters_are_identical_across_runs() {
         assert!(v.is_finite() && *v >= 0.0, "{k} = {v}");
     }
     // PAPI fails over with a clear message on these machines.
-    let e = characterize(&f, &gcc, "mini", &inc, Backend::Papi, dir.path()).unwrap_err();
+    let e = run(Backend::Papi).unwrap_err();
     assert!(e.to_string().contains("--backend cachegrind"));
 }

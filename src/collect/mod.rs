@@ -7,6 +7,7 @@ use crate::frontend::{self, Options};
 use crate::measure::characterize::{Backend, characterize};
 use crate::measure::compiler::Compiler;
 use crate::measure::runner::Protocol;
+use crate::measure::scratch::Scratch;
 use crate::measure::verify::{Bench, Status};
 use crate::space::enumerate::{code_hash, distinct_variants};
 use crate::store::{Key, Machine, Store};
@@ -124,8 +125,8 @@ fn wait_while_paused(pause: Option<&Path>, log: &mut dyn Write) -> std::io::Resu
 /// Runs (or resumes) a campaign into `store`, reporting progress on `log`.
 pub fn run(c: &Campaign, store: &mut Store, log: &mut dyn Write) -> Result<Summary, CollectError> {
     let machine = store.machine_id(&Machine::this())?;
-    let work = std::env::temp_dir().join(format!("polytune-collect-{}", std::process::id()));
-    std::fs::create_dir_all(&work)?;
+    let scratch = Scratch::new("collect")?;
+    let work = scratch.path().to_path_buf();
     let mut summary = Summary::default();
     let mut plans = Vec::new();
     for path in &c.kernels {
@@ -167,6 +168,7 @@ pub fn run(c: &Campaign, store: &mut Store, log: &mut dyn Write) -> Result<Summa
                 &include,
                 Backend::Cachegrind,
                 &work,
+                &c.protocol.limits(),
             ) {
                 Ok(f) => store.record_features(kernel, "cachegrind", &c.feature_size, &f.values)?,
                 Err(e) => writeln!(log, "{name}: no features: {e}")?,
@@ -272,7 +274,7 @@ pub fn run(c: &Campaign, store: &mut Store, log: &mut dyn Write) -> Result<Summa
         }
     }
     writeln!(log)?;
-    let _ = std::fs::remove_dir_all(&work);
+    drop(scratch);
     Ok(summary)
 }
 

@@ -125,13 +125,11 @@ fn write(path: &Path, svg: &str) -> Result<(), LearnError> {
 /// librsvg2-bin, installed by scripts/setup.sh); false when the tool is
 /// missing or fails, so that SVG output never depends on it.
 pub fn png(svg: &Path) -> bool {
-    std::process::Command::new("rsvg-convert")
-        .arg(svg)
-        .arg("-o")
-        .arg(svg.with_extension("png"))
-        .stderr(std::process::Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success())
+    use crate::measure::confine::{self, Ending, Limits};
+    let png = svg.with_extension("png");
+    let args = [svg.as_os_str(), "-o".as_ref(), png.as_os_str()];
+    confine::run(Path::new("rsvg-convert"), args, &[], &Limits::tool())
+        .is_ok_and(|o| o.ending == Ending::Code(0))
 }
 
 /// The sorted performance distribution of one kernel's measured space:

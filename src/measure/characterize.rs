@@ -9,9 +9,10 @@
 //! and from run to run, which also makes them testable.
 
 use super::compiler::Compiler;
+use super::confine::{self, Ending, Limits};
 use serde::Serialize;
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 /// Which counters to read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -47,6 +48,10 @@ pub enum CharacterizeError {
     NoValgrind(std::io::Error),
     #[error("the program failed under cachegrind: {0}")]
     Run(String),
+    #[error(
+        "the program did not finish within {seconds} s under {tool} (the time limit, --timeout): it hangs, or needs more time"
+    )]
+    Timeout { tool: &'static str, seconds: u64 },
     #[error("unreadable cachegrind output: {0}")]
     Parse(String),
     #[error(
@@ -129,7 +134,8 @@ pub fn features_from_counts(counts: &[(String, u64)]) -> Result<Features, Charac
     })
 }
 
-/// Compiles `src` (no OpenMP) and characterizes one run of it.
+/// Compiles `src` (no OpenMP) and characterizes one run of it, confined
+/// by `limits` (the deadline covers valgrind's whole run).
 pub fn characterize(
     src: &Path,
     compiler: &Compiler,
@@ -137,9 +143,10 @@ pub fn characterize(
     include: &[PathBuf],
     backend: Backend,
     workdir: &Path,
+    limits: &Limits,
 ) -> Result<Features, CharacterizeError> {
     if backend == Backend::Papi {
-        return papi::characterize(src, compiler, size, include, workdir);
+        return papi::characterize(src, compiler, size, include, workdir, limits);
     }
     // A fixed, portable instruction set: valgrind cannot decode AVX-512,
     // and the features must not depend on the host's -march=native.
@@ -157,9 +164,9 @@ pub fn characterize(
     }
     // Count the kernel only (the corpus names it kernel_*); a program
     // without such a function is counted whole.
-    let counts = run_cachegrind(&exe, workdir, Some("kernel_*"))?;
+    let counts = run_cachegrind(&exe, workdir, Some("kernel_*"), limits)?;
     let counts = match counts.iter().find(|(k, _)| k == "Ir") {
-        Some((_, 0)) | None => run_cachegrind(&exe, workdir, None)?,
+        Some((_, 0)) | None => run_cachegrind(&exe, workdir, None, limits)?,
         _ => counts,
     };
     features_from_counts(&counts)
@@ -169,24 +176,38 @@ fn run_cachegrind(
     exe: &Path,
     workdir: &Path,
     only: Option<&str>,
+    limits: &Limits,
 ) -> Result<Vec<(String, u64)>, CharacterizeError> {
     // callgrind runs valgrind's cache and branch simulation like
     // cachegrind, and can restrict counting to one function.
     let out_file = workdir.join("callgrind.out");
-    let mut cmd = Command::new("valgrind");
-    cmd.args(["--tool=callgrind", "--cache-sim=yes", "--branch-sim=yes"])
-        .args(CACHE_GEOMETRY);
+    // No gdbserver: it leaves FIFOs in the temporary directory when
+    // valgrind is killed.
+    let mut args: Vec<OsString> = [
+        "--tool=callgrind",
+        "--vgdb=no",
+        "--cache-sim=yes",
+        "--branch-sim=yes",
+    ]
+    .into_iter()
+    .chain(CACHE_GEOMETRY)
+    .map(OsString::from)
+    .collect();
     if let Some(f) = only {
-        cmd.arg(format!("--toggle-collect={f}"));
+        args.push(format!("--toggle-collect={f}").into());
     }
-    let out = cmd
-        .arg(format!("--callgrind-out-file={}", out_file.display()))
-        .arg(exe)
-        .env("OMP_NUM_THREADS", "1")
-        .output()
-        .map_err(CharacterizeError::NoValgrind)?;
-    if !out.status.success() {
-        let err = String::from_utf8_lossy(&out.stderr);
+    args.push(format!("--callgrind-out-file={}", out_file.display()).into());
+    args.push(exe.into());
+    let out = confine::run(
+        Path::new("valgrind"),
+        &args,
+        &[("OMP_NUM_THREADS", "1")],
+        limits,
+    )
+    .map_err(CharacterizeError::NoValgrind)?;
+    check_ending(&out, "callgrind", limits)?;
+    if out.ending != Ending::Code(0) {
+        let err = out.stderr.into_text();
         let why = err
             .lines()
             .find(|l| l.contains("Unrecognised instruction") || l.contains("terminating"))
@@ -196,6 +217,39 @@ fn run_cachegrind(
     let text =
         std::fs::read_to_string(&out_file).map_err(|e| CharacterizeError::Parse(e.to_string()))?;
     parse_cachegrind(&text)
+}
+
+/// The errors of a confined run besides its exit code: the deadline, a
+/// signal, processes left behind.
+fn check_ending(
+    out: &confine::Outcome,
+    tool: &'static str,
+    limits: &Limits,
+) -> Result<(), CharacterizeError> {
+    match out.ending {
+        Ending::Timeout => Err(CharacterizeError::Timeout {
+            tool,
+            seconds: limits.timeout.as_secs(),
+        }),
+        Ending::Signal(s) => Err(CharacterizeError::Run(format!(
+            "killed by signal {s}{}",
+            match limits.memory {
+                Some(m) => format!(
+                    " (its address space was limited to {}: --memory-limit)",
+                    confine::show_bytes(m)
+                ),
+                None => String::new(),
+            }
+        ))),
+        _ if out.strays > 0 => Err(CharacterizeError::Run(format!(
+            "it left {} process(es) running after it exited (polytune killed them)",
+            out.strays
+        ))),
+        _ if !out.output_complete => Err(CharacterizeError::Run(
+            "its output stayed open after it exited".into(),
+        )),
+        _ => Ok(()),
+    }
 }
 
 /// Hardware counters: the corpus header counts around the kernel when
@@ -263,6 +317,7 @@ mod papi {
         size: &str,
         include: &[PathBuf],
         workdir: &Path,
+        limits: &Limits,
     ) -> Result<Features, CharacterizeError> {
         available()?;
         let exe = workdir.join("counted");
@@ -280,11 +335,15 @@ mod papi {
                 stderr: c.stderr,
             });
         }
-        let out = Command::new(&exe)
-            .env("OMP_NUM_THREADS", "1")
-            .output()
-            .map_err(|e| CharacterizeError::Run(e.to_string()))?;
-        let err = String::from_utf8_lossy(&out.stderr);
+        let out = confine::run(
+            &exe,
+            std::iter::empty::<&str>(),
+            &[("OMP_NUM_THREADS", "1")],
+            limits,
+        )
+        .map_err(|e| CharacterizeError::Run(e.to_string()))?;
+        check_ending(&out, "the PAPI build", limits)?;
+        let err = out.stderr.into_text();
         if let Some(e) = err
             .lines()
             .find_map(|l| l.strip_prefix("polytune-papi-error:"))

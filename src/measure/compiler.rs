@@ -1,10 +1,11 @@
 //! The back-end compilers: part of the target machine (paper section 2.1),
 //! so every measurement names the compiler, its version and its flags.
 
+use super::confine::{self, Ending, Limits, TOOL_TIMEOUT};
 use serde::Serialize;
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
-use std::process::Command;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// Which compiler family (pragmas and OpenMP flags differ).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -66,11 +67,17 @@ impl Compiler {
                 });
             }
         };
+        let limits = Limits {
+            timeout: Duration::from_secs(60),
+            ..Limits::tool()
+        };
         for c in candidates {
-            if let Ok(out) = Command::new(c).arg("--version").output()
-                && out.status.success()
+            if let Ok(out) = confine::run(Path::new(c), ["--version"], &[], &limits)
+                && out.ending == Ending::Code(0)
             {
-                let version = String::from_utf8_lossy(&out.stdout)
+                let version = out
+                    .stdout
+                    .into_text()
                     .lines()
                     .next()
                     .unwrap_or("")
@@ -115,25 +122,57 @@ impl Compiler {
         openmp: bool,
         extra: &[&str],
     ) -> Compilation {
-        let mut cmd = Command::new(&self.program);
-        cmd.args(&self.flags)
-            .arg(format!("-D{}_DATASET", size.to_uppercase()));
+        let mut args: Vec<OsString> = self.flags.iter().map(OsString::from).collect();
+        args.push(format!("-D{}_DATASET", size.to_uppercase()).into());
         if openmp {
-            cmd.arg("-fopenmp");
+            args.push("-fopenmp".into());
         }
         for i in include {
-            cmd.arg("-I").arg(i);
+            args.push("-I".into());
+            args.push(i.into());
         }
-        cmd.arg(src).arg("-o").arg(exe).args(extra).arg("-lm");
+        args.extend([src.into(), "-o".into(), exe.into()]);
+        args.extend(extra.iter().map(OsString::from));
+        args.push("-lm".into());
+        // The compiler's own temporary files go beside the executable (a
+        // scratch directory): a compiler killed at the deadline or with
+        // polytune leaves none in the system's temporary directory.
+        let tmp = exe
+            .parent()
+            .filter(|d| d.is_dir())
+            .and_then(|d| d.to_str())
+            .map(|d| ("TMPDIR", d));
         let start = Instant::now();
-        let out = cmd.output();
+        let out = confine::run(&self.program, &args, tmp.as_slice(), &Limits::tool());
         let seconds = start.elapsed().as_secs_f64();
         match out {
-            Ok(o) => Compilation {
-                ok: o.status.success(),
-                seconds,
-                stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
-            },
+            Ok(o) => {
+                let mut stderr = o.stderr.into_text();
+                let ok = match o.ending {
+                    Ending::Code(0) => true,
+                    Ending::Timeout => {
+                        stderr.push_str(&format!(
+                            "polytune: {} did not finish within {} s\n",
+                            self.program.display(),
+                            TOOL_TIMEOUT.as_secs()
+                        ));
+                        false
+                    }
+                    Ending::Signal(s) => {
+                        stderr.push_str(&format!(
+                            "polytune: {} was killed by signal {s}\n",
+                            self.program.display()
+                        ));
+                        false
+                    }
+                    Ending::Code(_) => false,
+                };
+                Compilation {
+                    ok,
+                    seconds: o.seconds,
+                    stderr,
+                }
+            }
             Err(e) => Compilation {
                 ok: false,
                 seconds,

@@ -1,14 +1,12 @@
-//! Running programs: a timeout that kills the whole process group (a hung
-//! OpenMP variant and all its threads), an explicit thread count, and the
-//! timing protocol: warm-up, at least five timed runs, more while the
-//! spread is high, the median reported with its spread.
+//! Running programs: confined (see [`confine`]: a deadline, a memory
+//! limit, bounded output, nothing left running), with an explicit thread
+//! count, and the timing protocol: warm-up, at least five timed runs, more
+//! while the spread is high, the median reported with its spread.
 
+use super::confine::{self, Ending, Limits};
 use serde::Serialize;
-use std::io::Read;
-use std::os::unix::process::CommandExt;
 use std::path::Path;
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// How a run ended.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -22,28 +20,47 @@ pub enum Exit {
 #[derive(Debug, Clone)]
 pub struct Run {
     pub exit: Exit,
+    /// Standard output; empty when it was longer than
+    /// [`confine::STDOUT_CAP`] bytes.
     pub stdout: String,
+    /// Standard error: its head and, when it was longer than
+    /// [`confine::STDERR_CAP`], its end.
     pub stderr: String,
     /// The program's own `polytune-time:` line, when it printed one.
     pub kernel_seconds: Option<f64>,
+    /// Standard output was longer than the cap: `stdout` is incomplete.
+    pub stdout_truncated: bool,
+    /// Processes the program left running when it exited (killed since).
+    pub strays: usize,
+    /// False when its output stayed open after it and everything it
+    /// started were killed.
+    pub output_complete: bool,
 }
 
 impl Run {
+    /// It exited with 0, leaving nothing behind.
     pub fn ok(&self) -> bool {
-        self.exit == Exit::Code(0)
+        self.exit == Exit::Code(0) && self.strays == 0 && self.output_complete
+    }
+
+    /// A run that could not be started.
+    fn not_started(e: std::io::Error) -> Run {
+        Run {
+            exit: Exit::Code(-1),
+            stdout: String::new(),
+            stderr: e.to_string(),
+            kernel_seconds: None,
+            stdout_truncated: false,
+            strays: 0,
+            output_complete: true,
+        }
     }
 }
 
-unsafe extern "C" {
-    fn kill(pid: i32, sig: i32) -> i32;
-}
-
-const SIGKILL: i32 = 9;
-
-/// Runs `exe args` with `OMP_NUM_THREADS=threads`, killing the process
-/// group after `timeout`.
-pub fn run(exe: &Path, args: &[&str], threads: usize, timeout: Duration) -> std::io::Result<Run> {
-    run_with(exe, args, threads, timeout, &[])
+/// Runs `exe args` confined (see [`confine`]) with
+/// `OMP_NUM_THREADS=threads`.
+pub fn run(exe: &Path, args: &[&str], threads: usize, limits: &Limits) -> std::io::Result<Run> {
+    run_with(exe, args, threads, limits, &[])
 }
 
 /// `run` with more environment variables (an OpenMP wait policy, say).
@@ -51,57 +68,27 @@ pub fn run_with(
     exe: &Path,
     args: &[&str],
     threads: usize,
-    timeout: Duration,
+    limits: &Limits,
     env: &[(&str, &str)],
 ) -> std::io::Result<Run> {
-    let mut child = Command::new(exe)
-        .args(args)
-        .env("OMP_NUM_THREADS", threads.to_string())
-        .envs(env.iter().copied())
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0)
-        .spawn()?;
-    let pid = child.id() as i32;
-    let mut out = child.stdout.take().expect("piped stdout");
-    let mut err = child.stderr.take().expect("piped stderr");
-    let reader_out = std::thread::spawn(move || {
-        let mut s = Vec::new();
-        let _ = out.read_to_end(&mut s);
-        s
-    });
-    let reader_err = std::thread::spawn(move || {
-        let mut s = Vec::new();
-        let _ = err.read_to_end(&mut s);
-        s
-    });
-    let start = Instant::now();
-    let mut timed_out = false;
-    let status = loop {
-        if let Some(st) = child.try_wait()? {
-            break st;
-        }
-        if start.elapsed() >= timeout {
-            // SAFETY: signalling our own child's process group.
-            unsafe {
-                kill(-pid, SIGKILL);
-            }
-            timed_out = true;
-            break child.wait()?;
-        }
-        std::thread::sleep(Duration::from_millis(2));
+    let threads = threads.to_string();
+    let mut vars = vec![("OMP_NUM_THREADS", threads.as_str())];
+    vars.extend(env.iter().copied());
+    let o = confine::run(exe, args, &vars, limits)?;
+    let exit = match o.ending {
+        Ending::Code(c) => Exit::Code(c),
+        Ending::Signal(s) => Exit::Signal(s),
+        Ending::Timeout => Exit::Timeout,
     };
-    let stdout = String::from_utf8_lossy(&reader_out.join().unwrap_or_default()).into_owned();
-    let stderr = String::from_utf8_lossy(&reader_err.join().unwrap_or_default()).into_owned();
-    use std::os::unix::process::ExitStatusExt;
-    let exit = if timed_out {
-        Exit::Timeout
-    } else if let Some(code) = status.code() {
-        Exit::Code(code)
+    // A truncated output cannot be verified: it is not kept at all.
+    let stdout_truncated = o.stdout.truncated();
+    let stdout = if stdout_truncated {
+        drop(o.stdout);
+        String::new()
     } else {
-        Exit::Signal(status.signal().unwrap_or(0))
+        o.stdout.into_text()
     };
+    let stderr = o.stderr.into_text();
     let kernel_seconds = stderr
         .lines()
         .find_map(|l| l.strip_prefix("polytune-time:"))
@@ -111,6 +98,9 @@ pub fn run_with(
         stdout,
         stderr,
         kernel_seconds,
+        stdout_truncated,
+        strays: o.strays,
+        output_complete: o.output_complete,
     })
 }
 
@@ -134,6 +124,8 @@ pub struct Protocol {
     pub target_spread: f64,
     pub threads: usize,
     pub timeout: Duration,
+    /// Address-space limit of every run, in bytes (`None`: unlimited).
+    pub memory_limit: Option<u64>,
     /// A variant whose verification run already took longer than this many
     /// seconds is timed with `slow_runs` runs only: it is far slower than
     /// its baseline, never a candidate, and its exact ratio matters little.
@@ -145,6 +137,13 @@ pub struct Protocol {
     pub verification_is_sample: bool,
 }
 
+impl Protocol {
+    /// The limits of one run.
+    pub fn limits(&self) -> Limits {
+        Limits::new(self.timeout, self.memory_limit)
+    }
+}
+
 impl Default for Protocol {
     fn default() -> Self {
         Protocol {
@@ -154,6 +153,7 @@ impl Default for Protocol {
             target_spread: 0.10,
             threads: 2,
             timeout: Duration::from_secs(60),
+            memory_limit: Some(confine::default_memory_limit()),
             slow_cutoff: None,
             slow_runs: 2,
             verification_is_sample: false,
@@ -175,23 +175,18 @@ pub fn median(v: &[f64]) -> f64 {
 
 /// One run's kernel seconds; the error is the run when it failed or
 /// printed no `polytune-time:` line.
-fn timed_run(exe: &Path, threads: usize, timeout: Duration) -> Result<f64, Run> {
-    timed_run_with(exe, threads, timeout, &[])
+fn timed_run(exe: &Path, threads: usize, limits: &Limits) -> Result<f64, Run> {
+    timed_run_with(exe, threads, limits, &[])
 }
 
 /// One run's kernel seconds with more environment variables.
 pub fn timed_run_with(
     exe: &Path,
     threads: usize,
-    timeout: Duration,
+    limits: &Limits,
     env: &[(&str, &str)],
 ) -> Result<f64, Run> {
-    let r = run_with(exe, &[], threads, timeout, env).map_err(|e| Run {
-        exit: Exit::Code(-1),
-        stdout: String::new(),
-        stderr: e.to_string(),
-        kernel_seconds: None,
-    })?;
+    let r = run_with(exe, &[], threads, limits, env).map_err(Run::not_started)?;
     match (r.ok(), r.kernel_seconds) {
         (true, Some(s)) => Ok(s),
         _ => Err(r),
@@ -205,7 +200,8 @@ pub fn time(exe: &Path, p: &Protocol) -> Result<Timing, Run> {
 
 /// Times a program whose first sample, when given, was already taken.
 pub fn time_after(exe: &Path, p: &Protocol, first: Option<f64>) -> Result<Timing, Run> {
-    let once = || timed_run(exe, p.threads, p.timeout);
+    let limits = p.limits();
+    let once = || timed_run(exe, p.threads, &limits);
     for _ in 0..p.warmup {
         once()?;
     }
@@ -236,12 +232,12 @@ pub fn interleaved(
     exes: &[&Path],
     rounds: usize,
     threads: usize,
-    timeout: Duration,
+    limits: &Limits,
 ) -> Result<Vec<Vec<f64>>, Run> {
     let mut out = vec![Vec::with_capacity(rounds); exes.len()];
     for _ in 0..rounds {
         for (i, exe) in exes.iter().enumerate() {
-            out[i].push(timed_run(exe, threads, timeout)?);
+            out[i].push(timed_run(exe, threads, limits)?);
         }
     }
     Ok(out)
@@ -250,6 +246,7 @@ pub fn interleaved(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Instant;
 
     #[test]
     fn timeout_kills_the_process_group() {
@@ -258,7 +255,7 @@ mod tests {
             Path::new("/bin/sh"),
             &["-c", "sleep 30 & sleep 30"],
             1,
-            Duration::from_millis(200),
+            &Limits::new(Duration::from_millis(200), None),
         )
         .unwrap();
         assert_eq!(r.exit, Exit::Timeout);
@@ -271,7 +268,7 @@ mod tests {
             Path::new("/bin/sh"),
             &["-c", "echo 'polytune-time: 0.25' >&2; exit 3"],
             1,
-            Duration::from_secs(5),
+            &Limits::new(Duration::from_secs(5), None),
         )
         .unwrap();
         assert_eq!(r.exit, Exit::Code(3));
@@ -280,7 +277,7 @@ mod tests {
             Path::new("/bin/sh"),
             &["-c", "echo \"polytune-time: $OMP_WAIT_POLICY\" >&2"],
             1,
-            Duration::from_secs(5),
+            &Limits::new(Duration::from_secs(5), None),
             &[("OMP_WAIT_POLICY", "7.5")],
         )
         .unwrap();
@@ -289,7 +286,7 @@ mod tests {
             Path::new("/bin/sh"),
             &["-c", "kill -SEGV $$"],
             1,
-            Duration::from_secs(5),
+            &Limits::new(Duration::from_secs(5), None),
         )
         .unwrap();
         assert_eq!(r.exit, Exit::Signal(11));
@@ -297,10 +294,23 @@ mod tests {
             Path::new("/bin/sh"),
             &["-c", "echo $OMP_NUM_THREADS"],
             7,
-            Duration::from_secs(5),
+            &Limits::new(Duration::from_secs(5), None),
         )
         .unwrap();
         assert_eq!(r.stdout.trim(), "7");
+    }
+
+    #[test]
+    fn a_process_left_behind_fails_the_run() {
+        let r = run(
+            Path::new("/bin/sh"),
+            &["-c", "sleep 30 & echo 'polytune-time: 0.5' >&2"],
+            1,
+            &Limits::new(Duration::from_secs(10), None),
+        )
+        .unwrap();
+        assert_eq!((r.exit.clone(), r.strays), (Exit::Code(0), 1));
+        assert!(!r.ok());
     }
 
     #[test]

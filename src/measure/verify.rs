@@ -4,6 +4,7 @@
 //! selected.
 
 use super::compiler::Compiler;
+use super::confine;
 use super::dump::{Dump, Tolerance};
 use super::runner::{self, Exit, Protocol, Run, Timing};
 use serde::Serialize;
@@ -55,16 +56,38 @@ pub struct Bench {
 
 fn failed(run: &Run) -> (Status, String) {
     match run.exit {
+        Exit::Timeout => (Status::Timeout, "timed out".into()),
+        Exit::Signal(s) => (Status::Crash, format!("killed by signal {s}")),
+        _ if run.strays > 0 => (
+            Status::Crash,
+            format!(
+                "it left {} process(es) running after it exited (polytune killed them)",
+                run.strays
+            ),
+        ),
+        _ if !run.output_complete => (
+            Status::Crash,
+            "its output stayed open after it exited: a process it started, out of polytune's reach, holds it".into(),
+        ),
         Exit::Code(0) => (
             Status::WrongOutput,
             "no `polytune-time:` line on stderr".into(),
         ),
-        Exit::Timeout => (Status::Timeout, "timed out".into()),
-        Exit::Signal(s) => (Status::Crash, format!("killed by signal {s}")),
         Exit::Code(c) => (
             Status::Crash,
             format!("exit code {c}: {}", run.stderr.trim()),
         ),
+    }
+}
+
+/// How much of a dump is kept at a dataset size: about twice the largest
+/// dump of the corpus at that size (gauss-filter's, 600 MB at MEDIUM and
+/// 1.35 GB at LARGE), so that a flood of output costs bounded memory.
+pub fn dump_cap(size: &str) -> usize {
+    match size {
+        "mini" | "small" => 64 << 20,
+        "medium" => 1 << 30,
+        _ => 3 << 30,
     }
 }
 
@@ -111,18 +134,30 @@ impl Bench {
             compile_seconds,
             timing: None,
         };
-        let run = match runner::run(
-            &exe,
-            &["--dump"],
-            self.protocol.threads,
-            self.protocol.timeout,
-        ) {
+        let limits = confine::Limits {
+            stdout_cap: dump_cap(&self.size),
+            ..self.protocol.limits()
+        };
+        let run = match runner::run(&exe, &["--dump"], self.protocol.threads, &limits) {
             Ok(r) => r,
             Err(e) => return (verdict(Status::Crash, e.to_string()), None),
         };
         if !run.ok() {
             let (s, d) = failed(&run);
             return (verdict(s, d), None);
+        }
+        if run.stdout_truncated {
+            return (
+                verdict(
+                    Status::WrongOutput,
+                    format!(
+                        "its output is longer than the {} polytune keeps of a {} dataset's dump (or than the memory left): it cannot be verified",
+                        confine::show_bytes(limits.stdout_cap as u64),
+                        self.size
+                    ),
+                ),
+                None,
+            );
         }
         let dump = match Dump::parse(&run.stdout) {
             Ok(d) if !d.is_empty() => d,

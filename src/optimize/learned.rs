@@ -12,7 +12,9 @@ use crate::learn::saved::SavedModel;
 use crate::learn::{Kind, LearnError};
 use crate::measure::characterize::{Backend, CharacterizeError, characterize};
 use crate::measure::compiler::Compiler;
+use crate::measure::confine::Limits;
 use crate::measure::runner::{Protocol, interleaved, median, timed_run_with};
+use crate::measure::scratch::Scratch;
 use crate::measure::verify::{Bench, Measurement, Status};
 use crate::model::EngineError;
 use crate::space::enumerate::{Variant, distinct_variants};
@@ -31,7 +33,7 @@ pub enum SelectionError {
     Learn(#[from] LearnError),
     #[error(transparent)]
     Engine(#[from] EngineError),
-    #[error("characterizing {path}: {source}")]
+    #[error("characterizing {path}")]
     Characterize {
         path: String,
         source: CharacterizeError,
@@ -72,29 +74,6 @@ pub struct Selection {
     pub speedup: Option<f64>,
 }
 
-/// A scratch directory removed when dropped, however the work ends.
-struct Scratch(PathBuf);
-
-impl Scratch {
-    fn new() -> std::io::Result<Scratch> {
-        use std::sync::atomic::{AtomicUsize, Ordering};
-        static N: AtomicUsize = AtomicUsize::new(0);
-        let p = std::env::temp_dir().join(format!(
-            "polytune-select-{}-{}",
-            std::process::id(),
-            N.fetch_add(1, Ordering::Relaxed)
-        ));
-        std::fs::create_dir_all(&p)?;
-        Ok(Scratch(p))
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
 fn describe(m: &Measurement) -> String {
     let first = m.detail.lines().next().unwrap_or("").trim();
     if first.is_empty() {
@@ -122,7 +101,7 @@ pub fn select(
     let Some(first) = models.first() else {
         return Err(LearnError::Data("no models to rank with".into()).into());
     };
-    let work = Scratch::new()?;
+    let work = Scratch::new("select")?;
     let t = Instant::now();
     let features = characterize(
         file,
@@ -130,7 +109,8 @@ pub fn select(
         &first.selection.feature_size,
         &setup.include,
         Backend::Cachegrind,
-        &work.0,
+        work.path(),
+        &setup.protocol.limits(),
     )
     .map_err(|source| SelectionError::Characterize {
         path: file.display().to_string(),
@@ -201,7 +181,7 @@ pub fn select(
         size: setup.size.clone(),
         include: setup.include.clone(),
         protocol: setup.protocol,
-        workdir: work.0.clone(),
+        workdir: work.path().to_path_buf(),
     };
     let (orig, reference) = bench.reference(file, true);
     let (Some(reference), Some(base)) = (reference, orig.timing.as_ref().map(|t| t.median)) else {
@@ -228,7 +208,7 @@ pub fn select(
     let mut faster: Vec<(usize, f64, String, bool)> = Vec::new();
     for (i, (v, why)) in picks.iter().enumerate() {
         let exe = format!("candidate-{i}");
-        let path = work.0.join(format!("{exe}.c"));
+        let path = work.path().join(format!("{exe}.c"));
         std::fs::write(&path, &variants[*v].text)?;
         let omp = variants[*v].text.contains("#pragma omp");
         let (m, _) = bench.measure(&path, &exe, Some(&reference), omp, true);
@@ -259,7 +239,7 @@ pub fn select(
     let mut best: Option<(usize, f64, String)> = None;
     for (v, s, exe, omp) in faster {
         if omp {
-            let passive = passive_seconds(&work.0.join(&exe), base, &setup.protocol);
+            let passive = passive_seconds(&work.path().join(&exe), base, &setup.protocol);
             let ok = holds_when_passive(base, &passive);
             let shown: Vec<String> = passive
                 .iter()
@@ -289,10 +269,10 @@ pub fn select(
     if let Some((v, _, exe)) = best.take() {
         let rounds = setup.confirm_rounds.max(1);
         match interleaved(
-            &[&work.0.join("original"), &work.0.join(&exe)],
+            &[&work.path().join("original"), &work.path().join(&exe)],
             rounds,
             setup.protocol.threads,
-            setup.protocol.timeout,
+            &setup.protocol.limits(),
         ) {
             Ok(t) => {
                 let (o, c) = (median(&t[0]), median(&t[1]));
@@ -509,12 +489,15 @@ const PASSIVE_RUNS: usize = 3;
 /// Kernel seconds of a threaded candidate's runs with sleeping threads;
 /// `None` for a run that failed or took far longer than the original.
 fn passive_seconds(exe: &Path, base: f64, p: &Protocol) -> Vec<Option<f64>> {
-    let limit = p
-        .timeout
-        .min(std::time::Duration::from_secs_f64(base * 5.0 + 2.0));
+    let limits = Limits {
+        timeout: p
+            .timeout
+            .min(std::time::Duration::from_secs_f64(base * 5.0 + 2.0)),
+        ..p.limits()
+    };
     let mut out = Vec::new();
     for _ in 0..PASSIVE_RUNS {
-        let t = timed_run_with(exe, p.threads, limit, &PASSIVE).ok();
+        let t = timed_run_with(exe, p.threads, &limits, &PASSIVE).ok();
         let clearly_slow = t.is_none_or(|t| t > 2.0 * base);
         out.push(t);
         if clearly_slow {

@@ -1,0 +1,760 @@
+//! Every program polytune runs — compilers, valgrind, the measured
+//! programs — runs confined:
+//!
+//! - in its own process group, with a deadline: at the deadline the group
+//!   is killed; when the program ends, whatever it left running is killed
+//!   too and counted (a measured program must not leave work behind);
+//! - polytune is a child subreaper, so a descendant that escaped the group
+//!   (`setsid`, double fork) is re-parented to polytune instead of init;
+//!   every confined program carries a token in its environment, by which
+//!   polytune finds such orphans in /proc, kills and reaps them;
+//! - it dies with polytune: `setpriv --pdeathsig KILL` (util-linux) kills
+//!   it when the polytune thread that started it ends, and
+//!   [`clean_up_on_signals`] kills every confined program (and removes the
+//!   scratch directories) when polytune is interrupted or terminated;
+//! - its address space is limited (`prlimit --as`, util-linux), by default
+//!   to half the machine's memory;
+//! - what it prints is drained continuously but kept only up to a cap
+//!   (the head, and the last [`TAIL`] bytes), so a program that floods its
+//!   output costs no memory; the outcome says how much was dropped;
+//! - reading its output never outlasts the deadline by more than a short
+//!   grace period, even when an unknown process holds the pipe.
+//!
+//! Without `setpriv` and `prlimit` on the PATH the memory limit is applied
+//! right after the program started (a window of a few microseconds) and
+//! the program does not die with a SIGKILLed polytune.
+
+use std::collections::HashSet;
+use std::ffi::{OsStr, OsString};
+use std::io::Read;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, OnceLock, mpsc};
+use std::time::{Duration, Instant};
+
+use rustix::process::{Pid, Resource, Rlimit, Signal, WaitOptions};
+
+/// Bytes of standard output kept by default (a dump is kept up to a
+/// bound that depends on the dataset size: `verify::dump_cap`).
+pub const STDOUT_CAP: usize = 64 << 20;
+/// Bytes of standard error kept from its beginning.
+pub const STDERR_CAP: usize = 1 << 20;
+/// Bytes kept from the end of an output that exceeded its cap.
+pub const TAIL: usize = 64 << 10;
+/// Time a compiler or another tool may take.
+pub const TOOL_TIMEOUT: Duration = Duration::from_secs(600);
+/// How long the output may take to close once the program was cleaned up.
+const GRACE: Duration = Duration::from_secs(2);
+/// The environment variable that marks a confined program and everything
+/// it starts.
+const TOKEN_VAR: &str = "POLYTUNE_CONFINED";
+
+/// What a confined program may use.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Limits {
+    pub timeout: Duration,
+    /// Address-space limit in bytes (`None`: only polytune's own limit).
+    pub memory: Option<u64>,
+    pub stdout_cap: usize,
+    pub stderr_cap: usize,
+}
+
+impl Limits {
+    /// A deadline and a memory limit, with the default output caps.
+    pub fn new(timeout: Duration, memory: Option<u64>) -> Limits {
+        Limits {
+            timeout,
+            memory,
+            stdout_cap: STDOUT_CAP,
+            stderr_cap: STDERR_CAP,
+        }
+    }
+
+    /// Limits for compilers and other tools: [`TOOL_TIMEOUT`] and the
+    /// default memory limit.
+    pub fn tool() -> Limits {
+        Limits::new(TOOL_TIMEOUT, Some(default_memory_limit()))
+    }
+}
+
+/// Half of the machine's memory: the default address-space limit.
+pub fn default_memory_limit() -> u64 {
+    let s = rustix::system::sysinfo();
+    let total = (s.totalram as u64).saturating_mul(u64::from(s.mem_unit.max(1)));
+    (total / 2).max(256 << 20)
+}
+
+/// An address-space limit as given on the command line: `4G`, `512M`,
+/// `1073741824`, or `none`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MemoryLimit(pub Option<u64>);
+
+impl std::str::FromStr for MemoryLimit {
+    type Err = String;
+    fn from_str(s: &str) -> Result<MemoryLimit, String> {
+        let t = s.trim();
+        if matches!(t.to_ascii_lowercase().as_str(), "none" | "unlimited") {
+            return Ok(MemoryLimit(None));
+        }
+        let bad = || format!("`{s}` is not a memory size (expected e.g. 4G, 512M, or none)");
+        let lower = t.to_ascii_lowercase();
+        let body = lower
+            .strip_suffix("ib")
+            .or_else(|| lower.strip_suffix('b'))
+            .unwrap_or(&lower);
+        let (digits, shift) = match body.chars().last() {
+            Some('k') => (&body[..body.len() - 1], 10),
+            Some('m') => (&body[..body.len() - 1], 20),
+            Some('g') => (&body[..body.len() - 1], 30),
+            Some('t') => (&body[..body.len() - 1], 40),
+            _ => (body, 0),
+        };
+        let n: u64 = digits.trim().parse().map_err(|_| bad())?;
+        let bytes = n.checked_mul(1u64 << shift).ok_or_else(bad)?;
+        if bytes < (16 << 20) {
+            return Err(format!(
+                "a memory limit of {s} is too small to run a program (at least 16M)"
+            ));
+        }
+        Ok(MemoryLimit(Some(bytes)))
+    }
+}
+
+/// `1.5 GiB`, `512 MiB`.
+pub fn show_bytes(b: u64) -> String {
+    if b >= 1 << 30 {
+        format!("{:.1} GiB", b as f64 / (1u64 << 30) as f64)
+    } else {
+        format!("{} MiB", b >> 20)
+    }
+}
+
+/// How a confined program ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ending {
+    Code(i32),
+    Signal(i32),
+    /// Killed at the deadline.
+    Timeout,
+}
+
+/// What was kept of one output stream.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Captured {
+    /// The head (up to the cap), then, when bytes were dropped, the last
+    /// [`TAIL`] bytes.
+    head: Vec<u8>,
+    tail: std::collections::VecDeque<u8>,
+    /// Bytes neither in the head nor in the tail.
+    pub dropped: u64,
+    /// The head takes no more (it reached the cap, or memory ran out).
+    closed: bool,
+}
+
+impl Captured {
+    /// Whether anything was dropped.
+    pub fn truncated(&self) -> bool {
+        self.dropped > 0
+    }
+
+    fn push(&mut self, mut data: &[u8], cap: usize) {
+        if !self.closed && self.head.len() < cap {
+            let n = data.len().min(cap - self.head.len());
+            // Grow no further than the cap and room for the gap's line
+            // and the tail, so that `into_text` never reallocates; when
+            // memory runs out first, keep no more.
+            if self.head.len() + n > self.head.capacity() {
+                let most = cap + TAIL + 128;
+                let want = (self.head.capacity() * 2).clamp(self.head.len() + n, most);
+                if self.head.try_reserve_exact(want - self.head.len()).is_err() {
+                    self.closed = true;
+                }
+            }
+            if !self.closed {
+                self.head.extend_from_slice(&data[..n]);
+                data = &data[n..];
+            }
+        }
+        if data.is_empty() {
+            return;
+        }
+        if data.len() >= TAIL {
+            self.dropped += (self.tail.len() + data.len() - TAIL) as u64;
+            self.tail.clear();
+            self.tail.extend(&data[data.len() - TAIL..]);
+        } else {
+            self.tail.extend(data);
+            let over = self.tail.len().saturating_sub(TAIL);
+            self.dropped += over as u64;
+            self.tail.drain(..over);
+        }
+    }
+
+    /// The kept bytes as text; a gap is marked by a line saying how many
+    /// bytes were dropped.
+    pub fn into_text(self) -> String {
+        let text = |v: Vec<u8>| {
+            String::from_utf8(v).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into())
+        };
+        let mut head = self.head;
+        let (mut tail, mut dropped) = (self.tail, self.dropped);
+        // Room for the rest (already there when the head is full).
+        if !tail.is_empty() && head.try_reserve_exact(tail.len() + 128).is_err() {
+            dropped += tail.len() as u64;
+            tail.clear();
+        }
+        let mut s = text(head);
+        if dropped > 0 || !tail.is_empty() {
+            s.push_str(&format!(
+                "\n[polytune: {dropped} bytes of this output dropped]\n"
+            ));
+            s.push_str(&text(tail.into()));
+        }
+        s
+    }
+}
+
+/// The outcome of one confined run.
+#[derive(Debug, Clone)]
+pub struct Outcome {
+    pub ending: Ending,
+    pub stdout: Captured,
+    pub stderr: Captured,
+    /// Processes the program left running when it ended (polytune killed
+    /// them). Not counted after a timeout.
+    pub strays: usize,
+    /// False when the output pipes were still open after the program and
+    /// everything it started were killed: some process polytune cannot
+    /// identify holds them (what was read is lost).
+    pub output_complete: bool,
+    pub seconds: f64,
+}
+
+/// Finds `program` (a path, or a name looked up on the PATH).
+pub fn resolve(program: &Path) -> std::io::Result<PathBuf> {
+    let runnable = |p: &Path| {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    };
+    if program.components().count() > 1 || program.is_absolute() {
+        return if runnable(program) {
+            Ok(program.to_path_buf())
+        } else {
+            Err(std::io::Error::new(
+                std::io::ErrorKind::NotFound,
+                format!("{}: no such executable", program.display()),
+            ))
+        };
+    }
+    let path = std::env::var_os("PATH").unwrap_or_else(|| "/usr/bin:/bin".into());
+    std::env::split_paths(&path)
+        .map(|d| d.join(program))
+        .find(|p| runnable(p))
+        .ok_or_else(|| {
+            std::io::Error::new(
+                std::io::ErrorKind::NotFound,
+                format!("{}: not found on the PATH", program.display()),
+            )
+        })
+}
+
+/// util-linux's `setpriv` and `prlimit`, when installed.
+fn helpers() -> &'static (Option<PathBuf>, Option<PathBuf>) {
+    static H: OnceLock<(Option<PathBuf>, Option<PathBuf>)> = OnceLock::new();
+    H.get_or_init(|| {
+        // Each is used only if it works here (an old setpriv has no
+        // --pdeathsig; a sandbox may forbid the calls).
+        let works = |tool: &Path, args: &[&str]| {
+            let t = resolve(Path::new("true")).ok()?;
+            Command::new(tool)
+                .args(args)
+                .arg(t)
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .status()
+                .ok()
+                .filter(|s| s.success())
+        };
+        let setpriv = resolve(Path::new("setpriv"))
+            .ok()
+            .filter(|p| works(p, &["--pdeathsig", "KILL"]).is_some());
+        let prlimit = resolve(Path::new("prlimit")).ok().filter(|p| {
+            // polytune's own limit can always be set again.
+            let hard = rustix::process::getrlimit(Resource::As).maximum;
+            let as_ = format!(
+                "--as={}",
+                hard.map_or("unlimited".into(), |m| m.to_string())
+            );
+            works(p, &[&as_, "--"]).is_some()
+        });
+        (setpriv, prlimit)
+    })
+}
+
+/// Makes polytune the reaper of its orphaned descendants (once).
+fn become_subreaper() {
+    static DONE: OnceLock<()> = OnceLock::new();
+    DONE.get_or_init(|| {
+        // Without it (kernels before 3.4) escaped descendants go to init
+        // and only the process group is killed.
+        let _ = rustix::process::set_child_subreaper(Some(rustix::process::getpid()));
+    });
+}
+
+/// The confined programs now running, for [`clean_up_on_signals`].
+struct Active {
+    groups: Vec<i32>,
+    /// polytune is ending: start nothing more.
+    ending: bool,
+}
+
+static ACTIVE: Mutex<Active> = Mutex::new(Active {
+    groups: Vec::new(),
+    ending: false,
+});
+
+fn active() -> std::sync::MutexGuard<'static, Active> {
+    ACTIVE
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+fn token_prefix() -> String {
+    format!("{:010}.", rustix::process::getpid().as_raw_nonzero())
+}
+
+/// A fixed-width token: every run's environment has the same size.
+fn new_token() -> String {
+    static N: AtomicU64 = AtomicU64::new(0);
+    format!(
+        "{}{:010}",
+        token_prefix(),
+        N.fetch_add(1, Ordering::Relaxed)
+    )
+}
+
+/// Cleans up a started program's group however `run` ends.
+struct Group {
+    pgid: i32,
+    token: String,
+    swept: bool,
+}
+
+impl Drop for Group {
+    fn drop(&mut self) {
+        if !self.swept {
+            sweep(&[self.pgid], &self.token);
+        }
+        active().groups.retain(|&g| g != self.pgid);
+    }
+}
+
+/// Runs `program args` confined (see the module documentation), with
+/// `env` added to polytune's environment, standard input empty.
+pub fn run<I, S>(
+    program: &Path,
+    args: I,
+    env: &[(&str, &str)],
+    limits: &Limits,
+) -> std::io::Result<Outcome>
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<OsStr>,
+{
+    let program = resolve(program)?;
+    become_subreaper();
+    let memory = limits.memory.map(|m| {
+        // A child cannot be given more than polytune's own hard limit.
+        match rustix::process::getrlimit(Resource::As).maximum {
+            Some(hard) => m.min(hard),
+            None => m,
+        }
+    });
+    let (setpriv, prlimit) = helpers();
+    let mut argv: Vec<OsString> = Vec::new();
+    if let Some(p) = setpriv {
+        argv.extend([p.as_os_str().into(), "--pdeathsig".into(), "KILL".into()]);
+    }
+    if let (Some(m), Some(p)) = (memory, prlimit) {
+        argv.extend([
+            p.as_os_str().into(),
+            format!("--as={m}").into(),
+            "--".into(),
+        ]);
+    }
+    argv.push(program.into_os_string());
+    argv.extend(args.into_iter().map(|a| a.as_ref().to_os_string()));
+    let token = new_token();
+    let start = Instant::now();
+    // Started and registered under the lock: a signal's clean-up sees
+    // every program, or stops this one from starting.
+    let mut running = active();
+    if running.ending {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::Interrupted,
+            "polytune is ending",
+        ));
+    }
+    let mut child = Command::new(&argv[0])
+        .args(&argv[1..])
+        .envs(env.iter().copied())
+        .env(TOKEN_VAR, &token)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .spawn()?;
+    let pid = child.id() as i32;
+    running.groups.push(pid);
+    drop(running);
+    let mut group = Group {
+        pgid: pid,
+        token,
+        swept: false,
+    };
+    if let (Some(m), None) = (memory, prlimit) {
+        let lim = Rlimit {
+            current: Some(m),
+            maximum: Some(m),
+        };
+        let _ = rustix::process::prlimit(Pid::from_raw(pid), Resource::As, lim);
+    }
+    let (tx, rx) = mpsc::channel();
+    let streams: [(usize, Box<dyn Read + Send>, usize); 2] = [
+        (
+            0,
+            Box::new(child.stdout.take().expect("piped stdout")),
+            limits.stdout_cap,
+        ),
+        (
+            1,
+            Box::new(child.stderr.take().expect("piped stderr")),
+            limits.stderr_cap,
+        ),
+    ];
+    for (k, mut r, cap) in streams {
+        let tx = tx.clone();
+        std::thread::Builder::new()
+            .name("polytune-output".into())
+            .spawn(move || {
+                let mut c = Captured::default();
+                let mut buf = vec![0u8; 64 << 10];
+                loop {
+                    match r.read(&mut buf) {
+                        Ok(0) => break,
+                        Ok(n) => c.push(&buf[..n], cap),
+                        Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                        Err(_) => break,
+                    }
+                }
+                let _ = tx.send((k, c));
+            })?;
+    }
+    drop(tx);
+    let deadline = start + limits.timeout;
+    let status = loop {
+        if let Some(st) = child.try_wait()? {
+            break Some(st);
+        }
+        if Instant::now() >= deadline {
+            // The group, and the program itself should it have left it.
+            if let Some(p) = Pid::from_raw(pid) {
+                let _ = rustix::process::kill_process_group(p, Signal::KILL);
+                let _ = rustix::process::kill_process(p, Signal::KILL);
+            }
+            child.wait()?;
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    };
+    let seconds = start.elapsed().as_secs_f64();
+    let strays = sweep(&[group.pgid], &group.token);
+    group.swept = true;
+    let mut out = [None, None];
+    let until = Instant::now() + GRACE;
+    while out.iter().any(Option::is_none) {
+        let left = until.saturating_duration_since(Instant::now());
+        match rx.recv_timeout(left) {
+            Ok((k, c)) => out[k] = Some(c),
+            Err(_) => break,
+        }
+    }
+    let output_complete = out.iter().all(Option::is_some);
+    let [stdout, stderr] = out.map(Option::unwrap_or_default);
+    use std::os::unix::process::ExitStatusExt;
+    let ending = match status {
+        None => Ending::Timeout,
+        Some(st) => match st.code() {
+            Some(c) => Ending::Code(c),
+            None => Ending::Signal(st.signal().unwrap_or(0)),
+        },
+    };
+    Ok(Outcome {
+        ending,
+        stdout,
+        stderr,
+        strays: if ending == Ending::Timeout { 0 } else { strays },
+        output_complete,
+        seconds,
+    })
+}
+
+/// One line of /proc/PID/stat: state, parent, process group.
+struct ProcStat {
+    pid: i32,
+    state: u8,
+    ppid: i32,
+    pgrp: i32,
+}
+
+fn processes() -> Vec<ProcStat> {
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    dir.filter_map(|e| {
+        let e = e.ok()?;
+        let pid: i32 = e.file_name().to_str()?.parse().ok()?;
+        let stat = std::fs::read_to_string(e.path().join("stat")).ok()?;
+        // The command name may contain anything; the fields follow its
+        // last parenthesis.
+        let rest = &stat[stat.rfind(')')? + 1..];
+        let mut f = rest.split_whitespace();
+        let state = f.next()?.bytes().next()?;
+        let ppid = f.next()?.parse().ok()?;
+        let pgrp = f.next()?.parse().ok()?;
+        Some(ProcStat {
+            pid,
+            state,
+            ppid,
+            pgrp,
+        })
+    })
+    .collect()
+}
+
+/// Whether the environment of `pid` has the token variable starting with
+/// `prefix`.
+fn has_token(pid: i32, prefix: &str) -> bool {
+    let Ok(env) = std::fs::read(format!("/proc/{pid}/environ")) else {
+        return false;
+    };
+    let want = format!("{TOKEN_VAR}={prefix}");
+    env.split(|&b| b == 0)
+        .any(|v| v.starts_with(want.as_bytes()))
+}
+
+/// Kills and reaps every process of the groups `pgids` and every orphan
+/// re-parented to polytune whose token starts with `token`, until none is
+/// left (or two seconds passed: a process in uninterruptible sleep).
+/// Returns how many distinct processes were found alive.
+fn sweep(pgids: &[i32], token: &str) -> usize {
+    let me = rustix::process::getpid().as_raw_nonzero().get();
+    let mut alive = HashSet::new();
+    let start = Instant::now();
+    loop {
+        let mut pending = false;
+        for p in processes() {
+            let ours = pgids.contains(&p.pgrp) || (p.ppid == me && has_token(p.pid, token));
+            if !ours || p.pid == me {
+                continue;
+            }
+            pending = true;
+            let Some(pid) = Pid::from_raw(p.pid) else {
+                continue;
+            };
+            if p.state != b'Z' {
+                alive.insert(p.pid);
+                let _ = rustix::process::kill_process(pid, Signal::KILL);
+            }
+            if p.ppid == me {
+                let _ = rustix::process::waitpid(Some(pid), WaitOptions::NOHANG);
+            }
+        }
+        for &g in pgids {
+            if let Some(g) = Pid::from_raw(g) {
+                let _ = rustix::process::kill_process_group(g, Signal::KILL);
+            }
+        }
+        if !pending || start.elapsed() > Duration::from_secs(2) {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    alive.len()
+}
+
+/// Kills every confined program (and what it started) and removes every
+/// live scratch directory when polytune gets SIGINT, SIGTERM or SIGHUP,
+/// then ends polytune by that signal. For the CLI: a library leaves signals
+/// to its caller.
+pub fn clean_up_on_signals() -> std::io::Result<()> {
+    use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+    let mut signals = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP])?;
+    std::thread::Builder::new()
+        .name("polytune-signals".into())
+        .spawn(move || {
+            if let Some(sig) = signals.forever().next() {
+                let groups = {
+                    let mut a = active();
+                    a.ending = true;
+                    a.groups.clone()
+                };
+                sweep(&groups, &token_prefix());
+                super::scratch::remove_all();
+                let _ = signal_hook::low_level::emulate_default_handler(sig);
+                std::process::exit(128 + sig);
+            }
+        })?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sh(script: &str, limits: &Limits) -> Outcome {
+        run(Path::new("/bin/sh"), ["-c", script], &[], limits).unwrap()
+    }
+
+    fn alive(pid: i32) -> bool {
+        std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .ok()
+            .and_then(|s| s[s.rfind(')')? + 2..].bytes().next())
+            .is_some_and(|state| state != b'Z')
+    }
+
+    #[test]
+    fn memory_limits_parse() {
+        let p = |s: &str| s.parse::<MemoryLimit>().map(|m| m.0);
+        assert_eq!(p("4G"), Ok(Some(4 << 30)));
+        assert_eq!(p("512MiB"), Ok(Some(512 << 20)));
+        assert_eq!(p("1073741824"), Ok(Some(1 << 30)));
+        assert_eq!(p("none"), Ok(None));
+        assert!(p("lots").is_err());
+        assert!(p("1k").is_err());
+        assert!(default_memory_limit() >= 256 << 20);
+    }
+
+    #[test]
+    fn a_capped_stream_keeps_its_head_and_tail() {
+        let mut c = Captured::default();
+        c.push(b"head", 8);
+        c.push(&vec![b'x'; 3 * TAIL], 8);
+        c.push(b"end", 8);
+        assert!(c.truncated());
+        assert_eq!(c.dropped, (3 * TAIL + 4 + 3 - 8 - TAIL) as u64);
+        let t = c.into_text();
+        assert!(t.starts_with("headxxxx\n[polytune: "), "{}", &t[..40]);
+        assert!(t.ends_with("xxend"));
+        let mut c = Captured::default();
+        c.push(b"short", 8);
+        assert!(!c.truncated());
+        assert_eq!(c.into_text(), "short");
+    }
+
+    #[test]
+    fn a_flood_is_drained_but_not_kept() {
+        let limits = Limits {
+            stdout_cap: 1 << 20,
+            stderr_cap: 1 << 10,
+            ..Limits::new(Duration::from_secs(20), None)
+        };
+        let o = sh(
+            "head -c 20000000 /dev/zero; head -c 3000000 /dev/zero >&2; echo 'polytune-time: 1' >&2",
+            &limits,
+        );
+        assert_eq!(o.ending, Ending::Code(0));
+        assert_eq!(o.stdout.dropped, 20_000_000 - (1 << 20) - TAIL as u64);
+        assert!(o.stderr.truncated());
+        assert!(o.stderr.into_text().ends_with("polytune-time: 1\n"));
+    }
+
+    #[test]
+    fn a_child_holding_the_pipe_is_killed_and_counted() {
+        let start = Instant::now();
+        // The background sleep keeps stdout open after the shell exits.
+        let o = sh(
+            "sleep 30 & echo $! > /dev/stderr; echo done",
+            &Limits::new(Duration::from_secs(20), None),
+        );
+        assert!(start.elapsed() < Duration::from_secs(5));
+        assert_eq!(o.ending, Ending::Code(0));
+        assert_eq!(o.strays, 1);
+        assert!(o.output_complete);
+        let pid: i32 = o.stderr.into_text().trim().parse().unwrap();
+        assert!(!alive(pid));
+    }
+
+    #[test]
+    fn an_escaped_descendant_is_found_and_killed() {
+        let start = Instant::now();
+        // setsid leaves the group; its stdout is closed, so nothing
+        // holds the pipe.
+        let o = sh(
+            "setsid sh -c 'echo $$ >&2; exec sleep 30' >/dev/null & sleep 0.5; exit 4",
+            &Limits::new(Duration::from_secs(20), None),
+        );
+        assert!(start.elapsed() < Duration::from_secs(5));
+        assert_eq!(o.ending, Ending::Code(4));
+        let pid: i32 = o.stderr.into_text().trim().parse().unwrap();
+        assert_eq!(o.strays, 1);
+        assert!(!alive(pid));
+    }
+
+    #[test]
+    fn an_unknown_holder_of_the_pipe_costs_the_grace_period_only() {
+        // Out of the group and without the token: polytune cannot find
+        // it, and stops reading after the grace period.
+        let dir = tempfile::tempdir().unwrap();
+        let pidfile = dir.path().join("pid");
+        let script = format!(
+            "env -u {TOKEN_VAR} setsid sh -c 'echo $$ > {}; exec sleep 30' & sleep 0.3",
+            pidfile.display()
+        );
+        let start = Instant::now();
+        let o = sh(&script, &Limits::new(Duration::from_secs(20), None));
+        assert!(start.elapsed() < Duration::from_secs(6));
+        assert_eq!(o.ending, Ending::Code(0));
+        assert!(!o.output_complete);
+        let pid: i32 = std::fs::read_to_string(&pidfile)
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
+        let pid = Pid::from_raw(pid).unwrap();
+        rustix::process::kill_process(pid, Signal::KILL).unwrap();
+        let _ = rustix::process::waitpid(Some(pid), WaitOptions::empty());
+    }
+
+    #[test]
+    fn the_deadline_kills_the_group() {
+        let start = Instant::now();
+        let o = sh(
+            "sleep 30 & sleep 30",
+            &Limits::new(Duration::from_millis(300), None),
+        );
+        assert_eq!(o.ending, Ending::Timeout);
+        assert!(start.elapsed() < Duration::from_secs(5));
+    }
+
+    #[test]
+    fn the_memory_limit_applies() {
+        let o = sh(
+            "ulimit -v",
+            &Limits::new(Duration::from_secs(20), Some(64 << 20)),
+        );
+        assert_eq!(o.stdout.into_text().trim(), (64 << 10).to_string());
+        assert!(
+            run(
+                Path::new("no-such-program-polytune"),
+                ["x"],
+                &[],
+                &Limits::tool()
+            )
+            .is_err()
+        );
+    }
+}
