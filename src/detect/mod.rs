@@ -19,19 +19,33 @@
 //! is also rejected when a variable of a loop bound is written in it.
 //!
 //! The aliasing rule: every array accessed in a region is named by a
-//! variable. Arrays *declared* as arrays (local or global arrays, and
-//! parameters written with dimensions, `double A[N][M]`, the PolyBench
-//! convention) are taken to be distinct objects. A pointer used as an
-//! array (`double *p`, `double (*p)[M]`, a local pointer) that is not
-//! `restrict`-qualified may overlap any other array of a compatible
-//! element type (same element type, or `char`/`void`) that is not
-//! `restrict` either, so a region is rejected when it accesses such a
-//! pointer and such an array and writes either one. Read-only pointers
-//! are fine, and so is anything paired with a `restrict` pointer (C's
-//! guarantee: what is modified through it is reached only through it).
+//! variable. Array objects (local and global variables of array type)
+//! are distinct objects. A parameter is never an array object: in C,
+//! `double x[]`, `double x[N]` and `double A[N][M]` (the PolyBench
+//! style) declare pointers, exactly like `double *x`. A pointer used as
+//! an array (a parameter in either spelling, `double (*p)[M]`, a local or
+//! global pointer) that is not `restrict`-qualified may overlap any other
+//! array or pointer of a compatible element type (same element type, or
+//! `char`/`void`) that is not `restrict` either, so a region is rejected
+//! when it accesses such a pointer and such an array and writes either
+//! one, and the message names the `restrict` declaration that fixes it.
+//! Exceptions: read-only pairs are fine; so is anything paired with a
+//! `restrict` pointer (C's guarantee: what is modified through it is
+//! reached only through it); and a parameter cannot point into a local
+//! (automatic) array of its own function, which did not exist when it was
+//! called. `--assume-no-alias` ([`DetectOptions::assume_no_alias`])
+//! skips the rule: the user vouches that no two arrays overlap.
+//!
+//! The user's pragmas: a loop nest is never taken when a pragma polytune
+//! does not own (OpenMP, `GCC ivdep`, `clang loop`, ... see
+//! [`crate::frontend::pragmas`]) lies inside it, in front of one of its
+//! statements, or in front of a statement that encloses it: polytune
+//! does not re-derive what the pragma promises, and a rewritten nest
+//! would carry the promise onto loops it does not hold for.
 
 mod clang;
 
+use crate::frontend::pragmas::{self, Pragma};
 use crate::frontend::{self, Options, PURE_FUNCTIONS, SourceFile, is_scop_pragma};
 use clang::{Kind, Node};
 use std::collections::{BTreeSet, HashSet};
@@ -65,6 +79,10 @@ pub struct DetectOptions {
     pub clang_args: Vec<String>,
     /// Functions the user vouches are pure (`--pure NAME`).
     pub pure_functions: Vec<String>,
+    /// The user vouches that no two arrays or pointers of a region
+    /// overlap (`--assume-no-alias`): the aliasing rule is not applied.
+    /// A wrong promise gives a wrong program.
+    pub assume_no_alias: bool,
 }
 
 /// A detected static control part.
@@ -153,9 +171,13 @@ pub fn detect_file(path: &Path, options: &DetectOptions) -> Result<Detection, De
     let functions = clang::functions(path, &options.clang_args)?;
     let mut pure: HashSet<String> = PURE_FUNCTIONS.iter().map(|s| s.to_string()).collect();
     pure.extend(options.pure_functions.iter().cloned());
+    let foreign = pragmas::foreign(&text);
     let mut finder = Finder {
+        path,
         text: &text,
         pure: &pure,
+        pragmas: &foreign,
+        assume_no_alias: options.assume_no_alias,
         regions: Vec::new(),
         rejected: Vec::new(),
         function: String::new(),
@@ -292,8 +314,12 @@ fn mark(text: &str, regions: &[Region]) -> (String, Vec<(usize, usize)>) {
 
 /// Walks function bodies and collects candidate regions.
 struct Finder<'a> {
+    path: &'a Path,
     text: &'a str,
     pure: &'a HashSet<String>,
+    /// The user's pragmas.
+    pragmas: &'a [Pragma],
+    assume_no_alias: bool,
     regions: Vec<Region>,
     rejected: Vec<Rejection>,
     function: String,
@@ -304,6 +330,9 @@ struct Why {
     line: usize,
     column: usize,
     reason: String,
+    /// A user's pragma: reported once for the outermost nest it blocks,
+    /// not again for each nest inside.
+    pragma: bool,
 }
 
 impl Why {
@@ -312,6 +341,7 @@ impl Why {
             line: n.line,
             column: n.column,
             reason: reason.into(),
+            pragma: false,
         }
     }
 }
@@ -396,7 +426,11 @@ impl Finder<'_> {
     fn block(&mut self, b: &Node) {
         let mut run: Vec<&Node> = Vec::new();
         for s in &b.children {
-            match self.stmt(s) {
+            match self
+                .pragma(s)
+                .and_then(|()| self.stmt(s))
+                .and_then(|()| self.hidden_variables(s))
+            {
                 Ok(()) => run.push(s),
                 Err(why) => {
                     self.flush(&mut run);
@@ -425,14 +459,90 @@ impl Finder<'_> {
 
     fn reject(&mut self, stmts: &[&Node], why: Why) {
         let (first, last) = (stmts[0], stmts[stmts.len() - 1]);
-        self.rejected.push(Rejection {
+        let r = Rejection {
             function: self.function.clone(),
             first_line: first.line,
             last_line: self.line_of(self.stmt_end(last).saturating_sub(1)),
             line: why.line,
             column: why.column,
             reason: why.reason,
-        });
+        };
+        if why.pragma
+            && self.rejected.iter().any(|o| {
+                o.reason == r.reason && o.first_line <= r.first_line && r.last_line <= o.last_line
+            })
+        {
+            return;
+        }
+        self.rejected.push(r);
+    }
+
+    /// A variable named only inside a macro body (`#define ETA alpha`)
+    /// is invisible to the front end, which reads the text: its reads and
+    /// writes would be missing from the model. Macros that expand to
+    /// constants or pure expressions of what is written at the use are
+    /// fine, on either side of an operator.
+    fn hidden_variables(&self, s: &Node) -> Result<(), Why> {
+        let end = self.stmt_end(s);
+        match any(s, &|x| {
+            x.kind == Kind::DeclRef
+                && x.var.as_ref().is_some_and(|v| v.variable)
+                && !x.spelled.is_some_and(|o| {
+                    s.start <= o && o < end && self.identifier_at(o) == Some(x.name.as_str())
+                })
+        }) {
+            Some(v) => {
+                let what = match self.identifier_at(v.start) {
+                    Some(m) if m != v.name => format!("`{m}` is a macro that names"),
+                    _ => "a macro used here names".to_string(),
+                };
+                Err(Why::at(
+                    &v,
+                    format!(
+                        "{what} the variable `{}`, which polytune cannot see in the text (write the expression out)",
+                        v.name
+                    ),
+                ))
+            }
+            None => Ok(()),
+        }
+    }
+
+    /// The identifier that starts at byte `o` of the text.
+    fn identifier_at(&self, o: usize) -> Option<&str> {
+        let rest = self.text.get(o..)?;
+        let n = rest
+            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '$'))
+            .unwrap_or(rest.len());
+        (n > 0).then(|| &rest[..n])
+    }
+
+    /// A statement the user's pragma bears on does not qualify: the
+    /// pragma is inside it, in front of it, or in front of a statement
+    /// that encloses it.
+    fn pragma(&self, s: &Node) -> Result<(), Why> {
+        let end = self.stmt_end(s);
+        let Some(p) = pragmas::blocking(self.pragmas, s.start, end) else {
+            return Ok(());
+        };
+        let relation = if s.start <= p.start && p.start < end {
+            "is inside this loop nest"
+        } else if p.target.is_some_and(|(t, _)| t == s.start) {
+            "applies to this loop nest"
+        } else {
+            "applies to a statement that encloses this loop nest"
+        };
+        Err(Why {
+            line: p.line,
+            column: p.column,
+            reason: format!(
+                "left unchanged: the user's `{}` at {}:{} {relation}; polytune does not re-derive what it promises (remove the pragma to let polytune transform the nest)",
+                p.text,
+                self.path.display(),
+                p.line
+            ),
+            pragma: true,
+        })
     }
 
     fn flush(&mut self, run: &mut Vec<&Node>) {
@@ -654,6 +764,9 @@ impl Finder<'_> {
                 None => arrays.push((b, w)),
             }
         }
+        if self.assume_no_alias {
+            return Ok(());
+        }
         for (p, pw) in &arrays {
             let pv = p.var.as_ref().expect("a reference has its declaration");
             if !pv.pointer || pv.restrict {
@@ -665,20 +778,113 @@ impl Finder<'_> {
                     || qv.restrict
                     || !(pw | qw)
                     || !compatible(&pv.element, &qv.element)
+                    || (pv.parameter && qv.automatic)
                 {
                     continue;
                 }
+                let what = if pv.parameter {
+                    "a pointer parameter"
+                } else {
+                    "a pointer"
+                };
+                let fix = match restrict_declaration(&pv.declaration, &p.name) {
+                    Some(d) => format!("declare it `{d}`"),
+                    None => format!("declare `{}` `restrict`-qualified", p.name),
+                };
                 return Err(Why::at(
                     p,
                     format!(
-                        "`{}` and `{}` may alias: `{}` is a pointer that is not `restrict` and one of them is written (declare it `{} *restrict {}` or with array dimensions)",
-                        p.name, q.name, p.name, pv.element, p.name
+                        "`{}` and `{}` may alias: `{}` is {what} that is not `restrict` and one of them is written (if they never overlap, {fix}, or pass --assume-no-alias)",
+                        p.name, q.name, p.name
                     ),
                 ));
             }
         }
         Ok(())
     }
+}
+
+/// The declaration of `name` with its pointer `restrict`-qualified, as
+/// the user would write it: `int **restrict m1`, `double x[restrict]`,
+/// `double A[restrict N][M]`, `double (*restrict p)[M]`. `tokens` are
+/// the declaration's tokens as written (an initializer is dropped);
+/// `None` when `name` is not declared as a pointer there (a macro hides
+/// the declarator).
+fn restrict_declaration(tokens: &[String], name: &str) -> Option<String> {
+    // Drop an initializer, then split the declarators at commas.
+    let mut depth = 0i32;
+    let mut segments: Vec<Vec<&str>> = vec![Vec::new()];
+    for t in tokens {
+        match t.as_str() {
+            "(" | "[" | "{" => depth += 1,
+            ")" | "]" | "}" => depth -= 1,
+            "=" | ";" if depth == 0 => break,
+            "," if depth == 0 => {
+                segments.push(Vec::new());
+                continue;
+            }
+            _ => {}
+        }
+        segments.last_mut().expect("one segment").push(t);
+    }
+    let in_brackets = |seg: &[&str], k: usize| {
+        seg[..k].iter().filter(|t| **t == "[").count()
+            > seg[..k].iter().filter(|t| **t == "]").count()
+    };
+    let (which, k) = segments.iter().enumerate().find_map(|(i, seg)| {
+        (0..seg.len())
+            .find(|&k| seg[k] == name && !in_brackets(seg, k))
+            .map(|k| (i, k))
+    })?;
+    let mut decl: Vec<&str> = segments[which].clone();
+    let mut k = k;
+    if which > 0 {
+        // `double *a, *b`: the specifiers come from the first declarator.
+        let first = &segments[0];
+        let cut = first
+            .iter()
+            .position(|t| *t == "*" || *t == "(" || *t == "[")
+            .unwrap_or(first.len().saturating_sub(1));
+        let prefix: Vec<&str> = first[..cut].to_vec();
+        k += prefix.len();
+        decl = prefix.into_iter().chain(decl).collect();
+    }
+    if decl.get(k + 1) == Some(&"[") {
+        decl.insert(k + 2, "restrict");
+    } else {
+        let qualifiers = ["const", "volatile", "restrict", "_Atomic"];
+        let mut j = k;
+        while j > 0 && qualifiers.contains(&decl[j - 1]) {
+            j -= 1;
+        }
+        if j == 0 || decl[j - 1] != "*" {
+            return None;
+        }
+        decl.insert(k, "restrict");
+    }
+    Some(render(&decl))
+}
+
+/// Tokens joined as C is usually written: `double (*restrict p)[M]`.
+fn render(tokens: &[&str]) -> String {
+    let mut out = String::new();
+    let mut brackets = 0;
+    let mut prev = "";
+    for &t in tokens {
+        let tight_after = matches!(prev, "(" | "[") || (prev == "*" && brackets == 0);
+        let tight_before = matches!(t, ")" | "[" | "]" | ",");
+        if !out.is_empty() && !tight_after && !tight_before {
+            out.push(' ');
+        }
+        out.push_str(t);
+        match t {
+            "[" => brackets += 1,
+            "]" => brackets -= 1,
+            _ => {}
+        }
+        prev = t;
+    }
+    out
 }
 
 fn compatible(a: &str, b: &str) -> bool {
@@ -801,5 +1007,16 @@ mod tests {
         );
         assert_eq!(d.regions.len(), 1, "{:?}", d.rejected);
         assert_eq!((d.regions[0].first_line, d.regions[0].last_line), (4, 9));
+    }
+}
+#[cfg(test)]
+mod dbg_tmp {
+    #[test]
+    fn dump() {
+        let p = std::path::Path::new("/tmp/det_repro/dbg.c");
+        let fs = super::clang::functions(p, &["-I/tmp/det_repro".to_string()]).unwrap();
+        for f in fs {
+            eprintln!("{:#?}", f.body);
+        }
     }
 }
