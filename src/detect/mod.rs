@@ -1003,20 +1003,121 @@ mod tests {
     #[test]
     fn consecutive_statements_merge() {
         let d = detect_text(
-            "void f(int n, double x[10], double y[10]) {\n  int i;\n  double s;\n  s = 0.0;\n  for (i = 0; i < n; i++)\n    s += x[i];\n  for (i = 0; i < n; i++)\n    y[i] = s;\n  y[0] = 1.0;\n}\n",
+            "void f(int n, double x[restrict 10], double y[restrict 10]) {\n  int i;\n  double s;\n  s = 0.0;\n  for (i = 0; i < n; i++)\n    s += x[i];\n  for (i = 0; i < n; i++)\n    y[i] = s;\n  y[0] = 1.0;\n}\n",
         );
         assert_eq!(d.regions.len(), 1, "{:?}", d.rejected);
         assert_eq!((d.regions[0].first_line, d.regions[0].last_line), (4, 9));
     }
-}
-#[cfg(test)]
-mod dbg_tmp {
-    #[test]
-    fn dump() {
-        let p = std::path::Path::new("/tmp/det_repro/dbg.c");
-        let fs = super::clang::functions(p, &["-I/tmp/det_repro".to_string()]).unwrap();
-        for f in fs {
-            eprintln!("{:#?}", f.body);
+
+    fn toks(s: &str) -> Vec<String> {
+        // Identifiers and numbers, and one token per other character.
+        let mut out: Vec<String> = Vec::new();
+        let mut word = false;
+        for c in s.chars() {
+            if c.is_whitespace() {
+                word = false;
+                continue;
+            }
+            let w = c.is_ascii_alphanumeric() || c == '_';
+            match out.last_mut() {
+                Some(last) if w && word => last.push(c),
+                _ => out.push(c.to_string()),
+            }
+            word = w;
         }
+        out
+    }
+
+    #[test]
+    fn the_suggested_fix_names_the_declared_type() {
+        let fix = |d: &str, n: &str| restrict_declaration(&toks(d), n);
+        assert_eq!(fix("int **m1", "m1").unwrap(), "int **restrict m1");
+        assert_eq!(fix("double x[]", "x").unwrap(), "double x[restrict]");
+        assert_eq!(fix("double x[100]", "x").unwrap(), "double x[restrict 100]");
+        assert_eq!(
+            fix("double A[N][M]", "A").unwrap(),
+            "double A[restrict N][M]"
+        );
+        assert_eq!(
+            fix("double A[2*N][M+1]", "A").unwrap(),
+            "double A[restrict 2 * N][M + 1]"
+        );
+        assert_eq!(
+            fix("double (*p)[M]", "p").unwrap(),
+            "double (*restrict p)[M]"
+        );
+        assert_eq!(
+            fix("const double *p", "p").unwrap(),
+            "const double *restrict p"
+        );
+        assert_eq!(
+            fix("double *const p", "p").unwrap(),
+            "double *const restrict p"
+        );
+        assert_eq!(fix("double *q = r1", "q").unwrap(), "double *restrict q");
+        assert_eq!(fix("double *a, *b", "b").unwrap(), "double *restrict b");
+        // A declarator hidden by a macro, or not a pointer: no suggestion.
+        assert_eq!(fix("double POLYBENCH_2D(C, NI, NJ, ni, nj)", "C"), None);
+        assert_eq!(fix("double s", "s"), None);
+    }
+
+    #[test]
+    fn array_parameters_are_pointers() {
+        let d = detect_text(
+            "void f(int n, double x[], double y[]) {\n  int i;\n  for (i = 0; i < n; i++)\n    y[i] = x[i] + 1.0;\n}\n",
+        );
+        assert!(d.regions.is_empty(), "{:?}", d.regions);
+        assert!(
+            d.rejected[0].reason.starts_with(
+                "`y` and `x` may alias: `y` is a pointer parameter that is not `restrict` and one of them is written (if they never overlap, declare it `double y[restrict]`, or pass --assume-no-alias)"
+            ),
+            "{:?}",
+            d.rejected
+        );
+        let d = detect_text(
+            "void f(int n, double A[restrict 10][10], double x[restrict]) {\n  int i;\n  for (i = 0; i < n; i++)\n    A[i][0] = x[i];\n}\n",
+        );
+        assert_eq!(d.regions.len(), 1, "{:?}", d.rejected);
+    }
+
+    #[test]
+    fn a_parameter_never_points_into_a_local_array() {
+        let src = "void f(int n, double *u) {\n  int i;\n  double r1[100];\n  for (i = 0; i < n; i++)\n    r1[i] = u[i];\n  for (i = 0; i < n; i++)\n    u[i] = r1[i] * 2.0;\n}\n";
+        let d = detect_text(src);
+        assert_eq!(d.regions.len(), 1, "{:?}", d.rejected);
+        // A static local array can have escaped; a local pointer can
+        // point into the local array.
+        let d = detect_text(&src.replace("double r1[100]", "static double r1[100]"));
+        assert!(
+            d.rejected[0].reason.contains("`u` and `r1` may alias"),
+            "{:?}",
+            d.rejected
+        );
+        let d = detect_text(
+            "void f(int n) {\n  int i;\n  double r1[100];\n  double *w = r1;\n  for (i = 0; i < n; i++)\n    w[i] = r1[i] + 1.0;\n}\n",
+        );
+        assert!(
+            d.rejected[0]
+                .reason
+                .contains("`w` is a pointer that is not `restrict`"),
+            "{:?}",
+            d.rejected
+        );
+    }
+
+    #[test]
+    fn assume_no_alias_skips_the_rule() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("t.c");
+        std::fs::write(
+            &p,
+            "void f(int n, double *a, double *b) {\n  int i;\n  for (i = 0; i < n; i++)\n    a[i] = b[i];\n}\n",
+        )
+        .unwrap();
+        let options = DetectOptions {
+            assume_no_alias: true,
+            ..DetectOptions::default()
+        };
+        assert_eq!(detect_file(&p, &options).unwrap().regions.len(), 1);
     }
 }
