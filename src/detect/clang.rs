@@ -337,8 +337,8 @@ unsafe fn node(tu: CXTranslationUnit, c: CXCursor) -> Node {
                 let rhs_start = children.get(1).map(|r| r.start).unwrap_or(start);
                 tokens(tu, extent)
                     .into_iter()
-                    .filter(|(_, off)| *off >= lhs_end && *off < rhs_start)
-                    .last()
+                    .rev()
+                    .find(|(_, off)| *off >= lhs_end && *off < rhs_start)
                     .map(|(s, _)| s)
                     .filter(|s| is_operator(s))
             }

@@ -33,6 +33,9 @@ pub struct Pragma {
     /// Byte range of the statement that follows it inside a function
     /// body (`None` at file scope or before a closing brace).
     pub target: Option<(usize, usize)>,
+    /// The furthest end of the targets of this pragma and all before it
+    /// (for [`blocking`]).
+    reach: usize,
 }
 
 impl Pragma {
@@ -48,10 +51,22 @@ impl Pragma {
 
 /// Every pragma of `text` that polytune does not own, in order.
 pub fn foreign(text: &str) -> Vec<Pragma> {
-    let toks = lex(text);
+    let mut toks = lex(text);
+    match_brackets(&mut toks);
     let macros = pragma_macros(text, &toks);
     let lines = LineStarts::new(text);
     let mut out = Vec::new();
+    // The first token at or after each index that is not a directive.
+    let mut next_code = vec![toks.len(); toks.len() + 1];
+    for k in (0..toks.len()).rev() {
+        next_code[k] = if toks[k].kind == Tok::Directive {
+            next_code[k + 1]
+        } else {
+            k
+        };
+    }
+    let mut targets: std::collections::HashMap<usize, Option<(usize, usize)>> =
+        std::collections::HashMap::new();
     let mut depth = 0usize;
     let mut i = 0;
     while i < toks.len() {
@@ -102,7 +117,11 @@ pub fn foreign(text: &str) -> Vec<Pragma> {
         };
         let (line, column) = lines.line_col(text, t.start);
         let target = if depth > 0 {
-            statement(&toks, end, 0).map(|(a, b)| (toks[a].start, toks[b - 1].end))
+            // Pragmas in a row share their statement: computed once.
+            let first = next_code[end];
+            *targets.entry(first).or_insert_with(|| {
+                statement(&toks, first, 0).map(|(a, b)| (toks[a].start, toks[b - 1].end))
+            })
         } else {
             None
         };
@@ -113,15 +132,27 @@ pub fn foreign(text: &str) -> Vec<Pragma> {
             column,
             text: shorten(&shown),
             target,
+            reach: out
+                .last()
+                .map_or(0, |p: &Pragma| p.reach)
+                .max(target.map_or(0, |(_, e)| e)),
         });
         i = end;
     }
     out
 }
 
-/// The first pragma of `pragmas` that bears on `[start, end)`.
+/// A pragma of `pragmas` (as [`foreign`] returns them, in order) that
+/// bears on `[start, end)`.
 pub fn blocking(pragmas: &[Pragma], start: usize, end: usize) -> Option<&Pragma> {
-    pragmas.iter().find(|p| p.applies_to(start, end))
+    // Only pragmas that start before `end` can; going back from there,
+    // stop once no earlier target reaches `start`.
+    let before = pragmas.partition_point(|p| p.start < end);
+    pragmas[..before]
+        .iter()
+        .rev()
+        .take_while(|p| p.reach > start || p.start >= start)
+        .find(|p| p.applies_to(start, end))
 }
 
 fn shorten(s: &str) -> String {
@@ -220,7 +251,7 @@ fn pragma_macros(text: &str, toks: &[Token]) -> Vec<String> {
 
 /// Deeper statement nesting than this is not followed: the statement is
 /// taken to run to the end of the text (conservative).
-const MAX_DEPTH: usize = 4096;
+const MAX_DEPTH: usize = 1000;
 
 /// The statement starting at token `i` (directives, pragma operators
 /// and pragma macros in front of it skipped): (first token, one past
@@ -282,31 +313,30 @@ fn sub_end(toks: &[Token], i: usize, depth: usize) -> usize {
     }
 }
 
-/// End of a statement without a keyword: up to its `;` at bracket depth
-/// zero, or up to (not including) the closing brace of its block.
+/// End of a statement without a keyword: up to its `;` outside
+/// brackets, or up to (not including) the closing brace of its block.
 fn plain_end(toks: &[Token], mut i: usize) -> usize {
-    let mut depth = 0usize;
     while i < toks.len() {
         match toks[i].kind {
-            Tok::Punct(b'(' | b'[' | b'{') => depth += 1,
-            Tok::Punct(b')' | b']' | b'}') => {
-                if depth == 0 {
-                    return i;
-                }
-                depth -= 1;
-                // A braced group at depth zero ends the statement when a
-                // new statement follows (a block-like macro use `M(i) {
-                // ... }`); `(T){...};` or `= {...},` go on.
-                if depth == 0
-                    && toks[i].kind == Tok::Punct(b'}')
-                    && toks.get(i + 1).is_some_and(|t| {
+            Tok::Punct(b'(' | b'[' | b'{') => {
+                let Some(after) = group_end(toks, i) else {
+                    return toks.len();
+                };
+                // A braced group ends the statement when a new statement
+                // follows (a block-like macro use `M(i) { ... }`);
+                // `(T){...};` or `= {...},` go on.
+                if toks[i].kind == Tok::Punct(b'{')
+                    && toks.get(after).is_some_and(|t| {
                         matches!(t.kind, Tok::Ident | Tok::Directive | Tok::Punct(b'{'))
                     })
                 {
-                    return i + 1;
+                    return after;
                 }
+                i = after;
+                continue;
             }
-            Tok::Punct(b';') if depth == 0 => return i + 1,
+            Tok::Punct(b')' | b']' | b'}') => return i,
+            Tok::Punct(b';') => return i + 1,
             _ => {}
         }
         i += 1;
@@ -317,29 +347,29 @@ fn plain_end(toks: &[Token], mut i: usize) -> usize {
 /// One past the token that closes the bracket at `i` (`None` if `i` is
 /// not an opening bracket or it is never closed).
 fn group_end(toks: &[Token], i: usize) -> Option<usize> {
-    let open = match toks.get(i)?.kind {
-        Tok::Punct(c @ (b'(' | b'[' | b'{')) => c,
-        _ => return None,
-    };
-    let close = match open {
-        b'(' => b')',
-        b'[' => b']',
-        _ => b'}',
-    };
-    let mut depth = 0usize;
-    for (k, t) in toks.iter().enumerate().skip(i) {
-        match t.kind {
-            Tok::Punct(c) if c == open => depth += 1,
-            Tok::Punct(c) if c == close => {
-                depth -= 1;
-                if depth == 0 {
-                    return Some(k + 1);
-                }
-            }
-            _ => {}
+    let t = toks.get(i)?;
+    (t.close > 0).then_some(t.close)
+}
+
+/// Pairs the brackets of each kind: `close` of an opening bracket.
+fn match_brackets(toks: &mut [Token]) {
+    let mut open: [Vec<usize>; 3] = [Vec::new(), Vec::new(), Vec::new()];
+    for k in 0..toks.len() {
+        let (kind, opening) = match toks[k].kind {
+            Tok::Punct(b'(') => (0, true),
+            Tok::Punct(b'[') => (1, true),
+            Tok::Punct(b'{') => (2, true),
+            Tok::Punct(b')') => (0, false),
+            Tok::Punct(b']') => (1, false),
+            Tok::Punct(b'}') => (2, false),
+            _ => continue,
+        };
+        if opening {
+            open[kind].push(k);
+        } else if let Some(o) = open[kind].pop() {
+            toks[o].close = k + 1;
         }
     }
-    None
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -359,6 +389,8 @@ struct Token {
     end: usize,
     /// The spelling of an identifier or punctuator (empty otherwise).
     word: String,
+    /// For an opening bracket: one past its closing bracket (0 if none).
+    close: usize,
 }
 
 /// Whether a backslash-newline starts at `i`; returns its length.
@@ -388,6 +420,7 @@ fn lex(text: &str) -> Vec<Token> {
         } else {
             String::new()
         },
+        close: 0,
     };
     while i < b.len() {
         if let Some(n) = splice(b, i) {
@@ -658,5 +691,29 @@ mod tests {
         assert!(blocking(&ps, before.0, after.1).is_some(), "inside");
         assert!(blocking(&ps, after.0, after.1).is_none());
         assert!(blocking(&ps, before.0, before.1).is_none());
+    }
+
+    #[test]
+    fn deep_nesting_and_many_pragmas_stay_cheap() {
+        let n = 100_000;
+        let src = format!(
+            "void f() {{\n#pragma omp parallel for\n{}x = 1;\n}}\n",
+            "for (;;) ".repeat(n)
+        );
+        let p = &foreign(&src)[0];
+        let (s, e) = p.target.unwrap();
+        // Deeper than followed: taken to run to the end (conservative).
+        assert_eq!(s, src.find("for (;;)").unwrap());
+        assert!(e >= src.find("x = 1;").unwrap() + 6);
+        let src = format!(
+            "void f() {{\n{}  x = 1{};\n}}\n",
+            "#pragma GCC ivdep\n".repeat(n),
+            " + 1".repeat(n)
+        );
+        let started = std::time::Instant::now();
+        let ps = foreign(&src);
+        assert_eq!(ps.len(), n);
+        assert!(ps.iter().all(|p| p.target == ps[0].target));
+        assert!(started.elapsed().as_secs() < 10);
     }
 }
