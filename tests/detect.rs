@@ -444,6 +444,18 @@ fn the_users_pragmas_block_the_nests_they_bear_on() {
             )
         );
     }
+    // A macro of a header that expands to `_Pragma` (through another).
+    let path = root().join("tests/fixtures/detect/header_pragma.c");
+    let d = detect_file(&path, &options()).unwrap();
+    assert!(d.regions.is_empty(), "{:?}", d.regions);
+    assert_eq!((d.rejected[0].first_line, d.rejected[0].line), (9, 8));
+    assert!(
+        d.rejected[0]
+            .reason
+            .contains("the user's `OMP_FOR (a macro that expands to a pragma)`"),
+        "{:?}",
+        d.rejected
+    );
 }
 
 /// A hand-marked SCoP under an OpenMP pragma: the front end refuses it,

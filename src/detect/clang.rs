@@ -92,8 +92,18 @@ pub struct Function {
     pub body: Node,
 }
 
+/// What detection needs of a translation unit.
+#[derive(Debug, Clone)]
+pub struct Unit {
+    /// The main file's function definitions.
+    pub functions: Vec<Function>,
+    /// Macros, from any file (headers included), whose definition holds
+    /// a pragma operator (`_Pragma`, `__pragma`) or another such macro.
+    pub pragma_macros: Vec<String>,
+}
+
 /// Parses `path` with `args` and returns its function definitions.
-pub fn functions(path: &Path, args: &[String]) -> Result<Vec<Function>, DetectError> {
+pub fn functions(path: &Path, args: &[String]) -> Result<Unit, DetectError> {
     let cpath =
         CString::new(path.to_string_lossy().as_bytes()).map_err(|_| DetectError::Parse {
             path: path.to_path_buf(),
@@ -119,7 +129,7 @@ pub fn functions(path: &Path, args: &[String]) -> Result<Vec<Function>, DetectEr
             argv.len() as c_int,
             std::ptr::null_mut(),
             0,
-            CXTranslationUnit_None,
+            CXTranslationUnit_DetailedPreprocessingRecord,
         );
         if tu.is_null() {
             clang_disposeIndex(index);
@@ -130,7 +140,10 @@ pub fn functions(path: &Path, args: &[String]) -> Result<Vec<Function>, DetectEr
         }
         let result = match first_error(tu, path) {
             Some(e) => Err(e),
-            None => Ok(collect_functions(tu)),
+            None => Ok(Unit {
+                functions: collect_functions(tu),
+                pragma_macros: pragma_macros(tu),
+            }),
         };
         clang_disposeTranslationUnit(tu);
         clang_disposeIndex(index);
@@ -237,6 +250,42 @@ unsafe fn collect_functions(tu: CXTranslationUnit) -> Vec<Function> {
             }
         }
         out
+    }
+}
+
+/// The macros whose expansion contains a pragma operator.
+unsafe fn pragma_macros(tu: CXTranslationUnit) -> Vec<String> {
+    unsafe {
+        let root = clang_getTranslationUnitCursor(tu);
+        let mut defs: Vec<(String, Vec<String>)> = Vec::new();
+        for c in children(root) {
+            if clang_getCursorKind(c) != CXCursor_MacroDefinition {
+                continue;
+            }
+            let name = string(clang_getCursorSpelling(c));
+            let body: Vec<String> = tokens(tu, clang_getCursorExtent(c))
+                .into_iter()
+                .skip(1)
+                .map(|(t, _)| t)
+                .collect();
+            defs.push((name, body));
+        }
+        let mut found: Vec<String> = Vec::new();
+        loop {
+            let before = found.len();
+            for (name, body) in &defs {
+                if !found.contains(name)
+                    && body
+                        .iter()
+                        .any(|t| t == "_Pragma" || t == "__pragma" || found.contains(t))
+                {
+                    found.push(name.clone());
+                }
+            }
+            if found.len() == before {
+                return found;
+            }
+        }
     }
 }
 

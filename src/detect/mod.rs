@@ -168,10 +168,11 @@ pub fn detect_file(path: &Path, options: &DetectOptions) -> Result<Detection, De
             line,
         });
     }
-    let functions = clang::functions(path, &options.clang_args)?;
+    let unit = clang::functions(path, &options.clang_args)?;
+    let functions = unit.functions;
     let mut pure: HashSet<String> = PURE_FUNCTIONS.iter().map(|s| s.to_string()).collect();
     pure.extend(options.pure_functions.iter().cloned());
-    let foreign = pragmas::foreign(&text);
+    let foreign = pragmas::foreign_with(&text, &unit.pragma_macros);
     let mut finder = Finder {
         path,
         text: &text,

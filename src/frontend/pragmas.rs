@@ -51,9 +51,16 @@ impl Pragma {
 
 /// Every pragma of `text` that polytune does not own, in order.
 pub fn foreign(text: &str) -> Vec<Pragma> {
+    foreign_with(text, &[])
+}
+
+/// [`foreign`], where the uses of the macros `pragma_macros` (defined in
+/// headers, say, and known to expand to a pragma) count as pragmas too.
+pub fn foreign_with(text: &str, pragma_macros: &[String]) -> Vec<Pragma> {
     let mut toks = lex(text);
     match_brackets(&mut toks);
-    let macros = pragma_macros(text, &toks);
+    let mut macros = self::pragma_macros(text, &toks);
+    macros.extend(pragma_macros.iter().cloned());
     let lines = LineStarts::new(text);
     let mut out = Vec::new();
     // The first token at or after each index that is not a directive.
