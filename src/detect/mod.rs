@@ -427,11 +427,7 @@ impl Finder<'_> {
     fn block(&mut self, b: &Node) {
         let mut run: Vec<&Node> = Vec::new();
         for s in &b.children {
-            match self
-                .pragma(s)
-                .and_then(|()| self.stmt(s))
-                .and_then(|()| self.hidden_variables(s))
-            {
+            match self.pragma(s).and_then(|()| self.stmt(s)) {
                 Ok(()) => run.push(s),
                 Err(why) => {
                     self.flush(&mut run);
@@ -478,35 +474,30 @@ impl Finder<'_> {
         self.rejected.push(r);
     }
 
-    /// A variable named only inside a macro body (`#define ETA alpha`)
-    /// is invisible to the front end, which reads the text: its reads and
-    /// writes would be missing from the model. Macros that expand to
-    /// constants or pure expressions of what is written at the use are
-    /// fine, on either side of an operator.
-    fn hidden_variables(&self, s: &Node) -> Result<(), Why> {
+    /// The variables of `s` named only inside a macro body (`#define
+    /// ETA alpha`): the front end, which reads the text, sees the macro's
+    /// name as a loop-invariant parameter instead.
+    fn hidden_variables(&self, s: &Node) -> Vec<Node> {
         let end = self.stmt_end(s);
-        match any(s, &|x| {
-            x.kind == Kind::DeclRef
-                && x.var.as_ref().is_some_and(|v| v.variable)
-                && !x.spelled.is_some_and(|o| {
-                    s.start <= o && o < end && self.identifier_at(o) == Some(x.name.as_str())
-                })
-        }) {
-            Some(v) => {
-                let what = match self.identifier_at(v.start) {
-                    Some(m) if m != v.name => format!("`{m}` is a macro that names"),
-                    _ => "a macro used here names".to_string(),
-                };
-                Err(Why::at(
-                    &v,
-                    format!(
-                        "{what} the variable `{}`, which polytune cannot see in the text (write the expression out)",
-                        v.name
-                    ),
-                ))
+        let mut out = Vec::new();
+        fn walk(n: &Node, hidden: &dyn Fn(&Node) -> bool, out: &mut Vec<Node>) {
+            if hidden(n) {
+                out.push(n.clone());
             }
-            None => Ok(()),
+            n.children.iter().for_each(|c| walk(c, hidden, out));
         }
+        walk(
+            s,
+            &|x| {
+                x.kind == Kind::DeclRef
+                    && x.var.as_ref().is_some_and(|v| v.variable)
+                    && !x.spelled.is_some_and(|o| {
+                        s.start <= o && o < end && self.identifier_at(o) == Some(x.name.as_str())
+                    })
+            },
+            &mut out,
+        );
+        out
     }
 
     /// The identifier that starts at byte `o` of the text.
@@ -748,6 +739,29 @@ impl Finder<'_> {
         let mut bounds: Vec<(Node, HashSet<String>)> = Vec::new();
         for s in stmts {
             collect(s, &mut written, &mut accesses, &mut bounds, &mut Vec::new());
+        }
+        // A macro that names a variable is a loop-invariant parameter to
+        // the front end: right only if the nest never writes it (macros
+        // of constants and of read-only variables, on either side of an
+        // operator, are fine).
+        for s in stmts {
+            if let Some(v) = self
+                .hidden_variables(s)
+                .into_iter()
+                .find(|v| written.contains(&v.name))
+            {
+                let what = match self.identifier_at(v.start) {
+                    Some(m) if m != v.name => format!("`{m}` is a macro that names"),
+                    _ => "a macro used here names".to_string(),
+                };
+                return Err(Why::at(
+                    &v,
+                    format!(
+                        "{what} the variable `{}`, which the nest writes: polytune cannot see that use in the text (write the expression out)",
+                        v.name
+                    ),
+                ));
+            }
         }
         for (var, iterators) in &bounds {
             if !iterators.contains(&var.name) && written.contains(&var.name) {
