@@ -653,3 +653,23 @@ fn array_parameters_called_with_overlapping_buffers() {
     let out = polytune(&["scop", src.to_str().unwrap(), "--assume-no-alias"]);
     assert_eq!(out.status.code(), Some(2));
 }
+
+/// NPB MG's `psinv`: a pointer to the grid and the local rows `r1`, `r2`
+/// (used only element by element) cannot overlap, so the nest is taken;
+/// a local pointer set to the address of a local array's element does
+/// overlap it.
+#[test]
+fn local_arrays_are_reached_only_through_their_address() {
+    let path = root().join("tests/fixtures/detect/psinv.c");
+    let d = detect_file(&path, &options()).unwrap();
+    assert_eq!(regions_of(&d), [("psinv", 9, 19)], "{:?}", d.rejected);
+    assert_eq!(d.rejected.len(), 1, "{:?}", d.rejected);
+    assert_eq!(d.rejected[0].function, "leaky");
+    assert!(
+        d.rejected[0].reason.starts_with(
+            "`w` and `r1` may alias: `w` is a pointer that is not `restrict` and one of them is written (if they never overlap, declare it `double *restrict w`"
+        ),
+        "{:?}",
+        d.rejected
+    );
+}

@@ -51,6 +51,8 @@ pub struct VarInfo {
     /// An array of automatic storage (a local array, not `static`): no
     /// pointer received by the function can point into it.
     pub automatic: bool,
+    /// The number of array dimensions of an array object (0 otherwise).
+    pub rank: usize,
     /// A pointer, parameters declared with array syntax included.
     pub pointer: bool,
     /// A parameter of the function.
@@ -485,6 +487,14 @@ unsafe fn var_info(tu: CXTranslationUnit, decl: CXCursor) -> VarInfo {
         let name = string(clang_getCursorSpelling(decl));
         let restrict = clang_isRestrictQualifiedType(ty) != 0
             || (parameter && is_array(canon.kind) && restrict_in_brackets(&declaration, &name));
+        let mut rank = 0;
+        if array {
+            let mut t = canon;
+            while is_array(t.kind) {
+                rank += 1;
+                t = clang_getCanonicalType(clang_getArrayElementType(t));
+            }
+        }
         let mut t = canon;
         loop {
             if t.kind == CXType_Pointer {
@@ -505,6 +515,7 @@ unsafe fn var_info(tu: CXTranslationUnit, decl: CXCursor) -> VarInfo {
             integer,
             array,
             automatic,
+            rank,
             pointer,
             parameter,
             restrict,

@@ -31,9 +31,10 @@
 //! one, and the message names the `restrict` declaration that fixes it.
 //! Exceptions: read-only pairs are fine; so is anything paired with a
 //! `restrict` pointer (C's guarantee: what is modified through it is
-//! reached only through it); and a parameter cannot point into a local
+//! reached only through it); a parameter cannot point into a local
 //! (automatic) array of its own function, which did not exist when it was
-//! called. `--assume-no-alias` ([`DetectOptions::assume_no_alias`])
+//! called; and no pointer can point into a local array whose address is
+//! never taken (used only as `r1[i]`, all dimensions subscripted). `--assume-no-alias` ([`DetectOptions::assume_no_alias`])
 //! skips the rule: the user vouches that no two arrays overlap.
 //!
 //! The user's pragmas: a loop nest is never taken when a pragma polytune
@@ -179,12 +180,15 @@ pub fn detect_file(path: &Path, options: &DetectOptions) -> Result<Detection, De
         pure: &pure,
         pragmas: &foreign,
         assume_no_alias: options.assume_no_alias,
+        escaping: HashSet::new(),
         regions: Vec::new(),
         rejected: Vec::new(),
         function: String::new(),
     };
     for f in &functions {
         finder.function = f.name.clone();
+        finder.escaping = HashSet::new();
+        escapes(&f.body, &mut finder.escaping);
         finder.block(&f.body);
     }
     let Finder {
@@ -321,6 +325,10 @@ struct Finder<'a> {
     /// The user's pragmas.
     pragmas: &'a [Pragma],
     assume_no_alias: bool,
+    /// The current function's local arrays whose address may be taken
+    /// (used other than as `a[i]...[k]`): only these can be reached
+    /// through a pointer.
+    escaping: HashSet<String>,
     regions: Vec<Region>,
     rejected: Vec<Rejection>,
     function: String,
@@ -793,7 +801,7 @@ impl Finder<'_> {
                     || qv.restrict
                     || !(pw | qw)
                     || !compatible(&pv.element, &qv.element)
-                    || (pv.parameter && qv.automatic)
+                    || (qv.automatic && (pv.parameter || !self.escaping.contains(&q.name)))
                 {
                     continue;
                 }
@@ -900,6 +908,76 @@ fn render(tokens: &[&str]) -> String {
         prev = t;
     }
     out
+}
+
+/// Collects the local (automatic) arrays of a function body that are
+/// used other than to access one of their elements (`r1[i]`, `r1[i][j]`
+/// with all dimensions): decayed to a pointer (`q = r1`, `f(r1)`, `r1 +
+/// 1`, `r1[i]` of a 2-D array), or with an element's address taken
+/// (`&r1[i]`). A pointer can point into such an array and no other.
+fn escapes(n: &Node, out: &mut HashSet<String>) {
+    // The array at the bottom of a chain of subscripts, and how many.
+    fn chain(n: &Node) -> (usize, &Node) {
+        match n.kind {
+            Kind::Subscript if !n.children.is_empty() => {
+                let (k, b) = chain(&n.children[0]);
+                (k + 1, b)
+            }
+            _ => (0, n),
+        }
+    }
+    fn automatic(n: &Node) -> Option<&clang::VarInfo> {
+        (n.kind == Kind::DeclRef)
+            .then_some(n.var.as_ref())
+            .flatten()
+            .filter(|v| v.automatic)
+    }
+    fn indices(n: &Node, out: &mut HashSet<String>) {
+        if n.kind == Kind::Subscript
+            && let Some((base, rest)) = n.children.split_first()
+        {
+            indices(base, out);
+            rest.iter().for_each(|c| escapes(c, out));
+        }
+    }
+    match n.kind {
+        Kind::Subscript => {
+            let (depth, base) = chain(n);
+            match automatic(base) {
+                Some(v) if depth >= v.rank => {
+                    // An element: its indices may still use arrays.
+                    indices(n, out);
+                    return;
+                }
+                Some(_) => {
+                    out.insert(base.name.clone());
+                    indices(n, out);
+                    return;
+                }
+                None => {}
+            }
+        }
+        // `&r1[i]`: the element's address (an operator from a macro may
+        // be `&` too).
+        Kind::Unary if matches!(n.op.as_deref(), None | Some("&")) => {
+            if let Some(c) = n.children.first() {
+                let (depth, base) = chain(c);
+                if let Some(v) = automatic(base)
+                    && depth <= v.rank
+                {
+                    out.insert(base.name.clone());
+                }
+            }
+        }
+        Kind::DeclRef => {
+            if automatic(n).is_some() {
+                out.insert(n.name.clone());
+            }
+            return;
+        }
+        _ => {}
+    }
+    n.children.iter().for_each(|c| escapes(c, out));
 }
 
 fn compatible(a: &str, b: &str) -> bool {
