@@ -31,11 +31,13 @@
 //! one, and the message names the `restrict` declaration that fixes it.
 //! Exceptions: read-only pairs are fine; so is anything paired with a
 //! `restrict` pointer (C's guarantee: what is modified through it is
-//! reached only through it); a parameter cannot point into a local
-//! (automatic) array of its own function, which did not exist when it was
-//! called; and no pointer can point into a local array whose address is
-//! never taken (used only as `r1[i]`, all dimensions subscripted). `--assume-no-alias` ([`DetectOptions::assume_no_alias`])
-//! skips the rule: the user vouches that no two arrays overlap.
+//! reached only through it); a parameter the function never assigns
+//! cannot point into a local (automatic) array of its own function, which
+//! did not exist when it was called; and no pointer can point into a
+//! local array whose address is never taken (used only as `r1[i]`, all
+//! dimensions subscripted). `--assume-no-alias`
+//! ([`DetectOptions::assume_no_alias`]) skips the rule: the user vouches
+//! that no two arrays overlap.
 //!
 //! The user's pragmas: a loop nest is never taken when a pragma polytune
 //! does not own (OpenMP, `GCC ivdep`, `clang loop`, ... see
@@ -181,6 +183,7 @@ pub fn detect_file(path: &Path, options: &DetectOptions) -> Result<Detection, De
         pragmas: &foreign,
         assume_no_alias: options.assume_no_alias,
         escaping: HashSet::new(),
+        reassigned: HashSet::new(),
         regions: Vec::new(),
         rejected: Vec::new(),
         function: String::new(),
@@ -189,6 +192,8 @@ pub fn detect_file(path: &Path, options: &DetectOptions) -> Result<Detection, De
         finder.function = f.name.clone();
         finder.escaping = HashSet::new();
         escapes(&f.body, &mut finder.escaping);
+        finder.reassigned = HashSet::new();
+        reassigned(&f.body, &mut finder.reassigned);
         finder.block(&f.body);
     }
     let Finder {
@@ -329,6 +334,9 @@ struct Finder<'a> {
     /// (used other than as `a[i]...[k]`): only these can be reached
     /// through a pointer.
     escaping: HashSet<String>,
+    /// The current function's variables assigned as a whole (`p = ...`)
+    /// or whose address is taken.
+    reassigned: HashSet<String>,
     regions: Vec<Region>,
     rejected: Vec<Rejection>,
     function: String,
@@ -801,7 +809,9 @@ impl Finder<'_> {
                     || qv.restrict
                     || !(pw | qw)
                     || !compatible(&pv.element, &qv.element)
-                    || (qv.automatic && (pv.parameter || !self.escaping.contains(&q.name)))
+                    || (qv.automatic
+                        && (!self.escaping.contains(&q.name)
+                            || (pv.parameter && !self.reassigned.contains(&p.name))))
                 {
                     continue;
                 }
@@ -978,6 +988,37 @@ fn escapes(n: &Node, out: &mut HashSet<String>) {
         _ => {}
     }
     n.children.iter().for_each(|c| escapes(c, out));
+}
+
+/// Collects the variables of a function body that are assigned as a
+/// whole (`p = q`, `p++`, `p += 2`) or whose address is taken (`&p`): a
+/// parameter not among them still holds the value it was called with.
+fn reassigned(n: &Node, out: &mut HashSet<String>) {
+    let target = match n.kind {
+        Kind::Binary if matches!(n.op.as_deref(), None | Some("=")) => n.children.first(),
+        Kind::CompoundAssign => n.children.first(),
+        Kind::Unary
+            if matches!(
+                n.op.as_deref(),
+                None | Some("&" | "++" | "--" | "post++" | "post--")
+            ) =>
+        {
+            n.children.first()
+        }
+        _ => None,
+    };
+    let mut t = target;
+    while let Some(x) = t {
+        match x.kind {
+            Kind::DeclRef => {
+                out.insert(x.name.clone());
+                break;
+            }
+            Kind::Other if x.children.len() == 1 => t = x.children.first(),
+            _ => break,
+        }
+    }
+    n.children.iter().for_each(|c| reassigned(c, out));
 }
 
 fn compatible(a: &str, b: &str) -> bool {
@@ -1193,6 +1234,16 @@ mod tests {
             d.rejected[0]
                 .reason
                 .contains("`w` is a pointer that is not `restrict`"),
+            "{:?}",
+            d.rejected
+        );
+        // The array's address escapes: the parameter still holds what it
+        // was called with, unless it is assigned.
+        let escaped = "void g(double *q);\nvoid f(int n, double *p) {\n  int i;\n  double r1[100];\n  g(r1);\n  for (i = 0; i < n; i++)\n    p[i] = r1[i] + 1.0;\n}\n";
+        assert_eq!(detect_text(escaped).regions.len(), 1);
+        let d = detect_text(&escaped.replace("g(r1);", "g(r1);\n  p = r1 + 1;\n  g(p);"));
+        assert!(
+            d.rejected[0].reason.contains("`p` and `r1` may alias"),
             "{:?}",
             d.rejected
         );
