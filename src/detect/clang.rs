@@ -48,8 +48,8 @@ pub struct VarInfo {
     /// An array object: a local or global variable of array type. A
     /// parameter never is: `double x[]`, `double A[N][M]` are pointers.
     pub array: bool,
-    /// An array of automatic storage (a local array, not `static`): no
-    /// pointer received by the function can point into it.
+    /// An array of automatic storage (a local array, not `static`): it
+    /// did not exist when the function was called.
     pub automatic: bool,
     /// The number of array dimensions of an array object (0 otherwise).
     pub rank: usize,
@@ -61,7 +61,8 @@ pub struct VarInfo {
     pub restrict: bool,
     /// The element type once every array and pointer level is removed.
     pub element: String,
-    /// The tokens of the declaration as written (for the suggested fix).
+    /// For a pointer: the tokens of its declaration as written (for the
+    /// suggested fix).
     pub declaration: Vec<String>,
 }
 
@@ -474,7 +475,7 @@ unsafe fn var_info(tu: CXTranslationUnit, decl: CXCursor) -> VarInfo {
         // libclang gives a parameter's type as written (`double [N]`).
         let pointer =
             variable && (canon.kind == CXType_Pointer || (parameter && is_array(canon.kind)));
-        let declaration: Vec<String> = if variable && (array || pointer) {
+        let declaration: Vec<String> = if pointer {
             tokens(tu, clang_getCursorExtent(decl))
                 .into_iter()
                 .map(|(t, _)| t)
