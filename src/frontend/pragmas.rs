@@ -59,7 +59,8 @@ pub fn foreign(text: &str) -> Vec<Pragma> {
 pub fn foreign_with(text: &str, pragma_macros: &[String]) -> Vec<Pragma> {
     let mut toks = lex(text);
     match_brackets(&mut toks);
-    let mut macros = self::pragma_macros(text, &toks);
+    let mut macros: std::collections::HashSet<String> =
+        self::pragma_macros(text, &toks).into_iter().collect();
     macros.extend(pragma_macros.iter().cloned());
     let lines = LineStarts::new(text);
     let mut out = Vec::new();
@@ -107,7 +108,7 @@ pub fn foreign_with(text: &str, pragma_macros: &[String]) -> Vec<Pragma> {
                 let shown = one_line(&text[t.start..toks[after - 1].end]);
                 (after, shown)
             }
-            Tok::Ident if macros.iter().any(|m| m == &text[t.start..t.end]) => {
+            Tok::Ident if macros.contains(&text[t.start..t.end]) => {
                 let after = group_end(&toks, i + 1).unwrap_or(i + 1);
                 (
                     after,
