@@ -243,6 +243,11 @@ enum Command {
         /// With --detect: keep the inserted `#pragma scop` / `#pragma endscop` lines.
         #[arg(long, requires = "detect")]
         mark: bool,
+        /// With --detect: assume that no two arrays or pointers of a region
+        /// overlap (pointer and array parameters are otherwise taken to
+        /// possibly alias). If they do overlap, the result is wrong.
+        #[arg(long, requires = "detect")]
+        assume_no_alias: bool,
         /// Arguments for clang with --detect: include paths, -D flags.
         #[arg(last = true, value_name = "CLANG_ARGS")]
         clang_args: Vec<String>,
@@ -442,6 +447,11 @@ enum Command {
         /// around the regions (to --output, FILE with --in-place, or stdout).
         #[arg(long, requires = "detect")]
         mark: bool,
+        /// With --detect: assume that no two arrays or pointers of a region
+        /// overlap (pointer and array parameters are otherwise taken to
+        /// possibly alias). If they do overlap, the result is wrong.
+        #[arg(long, requires = "detect")]
+        assume_no_alias: bool,
         /// Arguments for clang with --detect: include paths, -D flags.
         #[arg(last = true, value_name = "CLANG_ARGS")]
         clang_args: Vec<String>,
@@ -511,6 +521,7 @@ fn run(cli: Cli) -> Result<()> {
             pure,
             detect,
             mark,
+            assume_no_alias,
             clang_args,
             learned,
         } => {
@@ -538,7 +549,7 @@ fn run(cli: Cli) -> Result<()> {
                 && unroll_jam.is_none()
             {
                 let src = if detect {
-                    detected_source(&file, &clang_args, &pure)?
+                    detected_source(&file, &clang_args, &pure, assume_no_alias)?
                 } else {
                     frontend::parse_file(
                         &file,
@@ -577,7 +588,7 @@ fn run(cli: Cli) -> Result<()> {
                 c.unroll = u.parse()?;
             }
             let src = if detect {
-                detected_source(&file, &clang_args, &pure)?
+                detected_source(&file, &clang_args, &pure, assume_no_alias)?
             } else {
                 frontend::parse_file(
                     &file,
@@ -994,6 +1005,7 @@ fn run(cli: Cli) -> Result<()> {
             in_place,
             detect,
             mark,
+            assume_no_alias,
             clang_args,
         } => {
             if output.is_some() && !regenerate && !mark {
@@ -1015,7 +1027,15 @@ fn run(cli: Cli) -> Result<()> {
                     (None, true) => Some(file.clone()),
                     (None, false) => None,
                 };
-                return scop_detect(&file, &clang_args, &pure, json, mark, target.as_deref());
+                return scop_detect(
+                    &file,
+                    &clang_args,
+                    &pure,
+                    assume_no_alias,
+                    json,
+                    mark,
+                    target.as_deref(),
+                );
             }
             let options = Options {
                 pure_functions: pure,
@@ -1041,16 +1061,28 @@ fn run(cli: Cli) -> Result<()> {
 pub const DETECT_MISSING: &str = "--detect needs libclang, and this polytune was built without the `detect` feature: rebuild it with `cargo build --release --features detect` (Debian/Ubuntu: apt install libclang-dev)";
 
 /// The clang arguments of `--detect`: the user's, then the corpus header's
-/// directory as a fallback.
+/// directory as a fallback. With `--assume-no-alias`, warns that the
+/// result is only right if no arrays overlap.
 #[cfg(feature = "detect")]
-fn detect_options(clang_args: &[String], pure: &[String]) -> crate::detect::DetectOptions {
+fn detect_options(
+    clang_args: &[String],
+    pure: &[String],
+    assume_no_alias: bool,
+) -> crate::detect::DetectOptions {
     let mut args = clang_args.to_vec();
     args.push(format!("-I{}", corpus_include().display()));
+    if assume_no_alias {
+        eprintln!("{ASSUME_NO_ALIAS_WARNING}");
+    }
     crate::detect::DetectOptions {
         clang_args: args,
         pure_functions: pure.to_vec(),
+        assume_no_alias,
     }
 }
+
+/// What `--assume-no-alias` prints on standard error.
+pub const ASSUME_NO_ALIAS_WARNING: &str = "polytune: warning: --assume-no-alias: polytune assumes that the arrays and pointers of the detected regions never overlap (pointer and array parameters included); if any of them do, the optimized program computes a wrong result";
 
 /// The detected SCoPs of `file`, ready for the engine.
 #[cfg(feature = "detect")]
@@ -1058,8 +1090,9 @@ fn detected_source(
     file: &std::path::Path,
     clang_args: &[String],
     pure: &[String],
+    assume_no_alias: bool,
 ) -> Result<SourceFile> {
-    let d = crate::detect::detect_file(file, &detect_options(clang_args, pure))?;
+    let d = crate::detect::detect_file(file, &detect_options(clang_args, pure, assume_no_alias))?;
     for r in &d.rejected {
         eprintln!("polytune: note: {}", rejection_text(&d.path, r));
     }
@@ -1088,6 +1121,7 @@ fn detected_source(
     _file: &std::path::Path,
     _clang_args: &[String],
     _pure: &[String],
+    _assume_no_alias: bool,
 ) -> Result<SourceFile> {
     anyhow::bail!(DETECT_MISSING)
 }
@@ -1113,11 +1147,12 @@ fn scop_detect(
     file: &std::path::Path,
     clang_args: &[String],
     pure: &[String],
+    assume_no_alias: bool,
     json: bool,
     mark: bool,
     target: Option<&std::path::Path>,
 ) -> Result<()> {
-    let d = crate::detect::detect_file(file, &detect_options(clang_args, pure))?;
+    let d = crate::detect::detect_file(file, &detect_options(clang_args, pure, assume_no_alias))?;
     let listing = if json {
         serde_json::to_string_pretty(&json!({
             "file": file.display().to_string(),
@@ -1154,6 +1189,7 @@ fn scop_detect(
     _file: &std::path::Path,
     _clang_args: &[String],
     _pure: &[String],
+    _assume_no_alias: bool,
     _json: bool,
     _mark: bool,
     _target: Option<&std::path::Path>,
@@ -1506,10 +1542,18 @@ fn scop_json(ctx: &isl::Ctx, src: &SourceFile) -> Result<serde_json::Value> {
 mod tests {
     #[test]
     fn detect_without_the_feature_says_how_to_get_it() {
-        let e = super::detected_source(std::path::Path::new("x.c"), &[], &[]).unwrap_err();
+        let e = super::detected_source(std::path::Path::new("x.c"), &[], &[], false).unwrap_err();
         assert!(e.to_string().contains("--features detect"), "{e}");
-        let e = super::scop_detect(std::path::Path::new("x.c"), &[], &[], false, false, None)
-            .unwrap_err();
+        let e = super::scop_detect(
+            std::path::Path::new("x.c"),
+            &[],
+            &[],
+            false,
+            false,
+            false,
+            None,
+        )
+        .unwrap_err();
         assert!(e.to_string().contains("rebuild it with"), "{e}");
     }
 }

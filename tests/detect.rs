@@ -15,6 +15,7 @@ fn options() -> DetectOptions {
     DetectOptions {
         clang_args: vec![format!("-I{}", include_dir().display())],
         pure_functions: Vec::new(),
+        assume_no_alias: false,
     }
 }
 
@@ -54,6 +55,11 @@ fn pragma_lines(text: &str) -> (usize, usize) {
 /// function has exactly the lines of its pragma region, and the front end
 /// reads the same SCoP from it. (No kernel differs; an exception would be
 /// listed here with the reason detection must report.)
+///
+/// The kernels take their arrays as parameters written `double C[NI][NJ]`
+/// (the PolyBench style): in C these are pointers that may overlap, so
+/// detection alone rejects them (see the next test). The corpus is called
+/// with distinct arrays, which is what `--assume-no-alias` vouches for.
 #[test]
 fn corpus_without_pragmas_is_detected_as_marked() {
     let files = corpus();
@@ -65,7 +71,11 @@ fn corpus_without_pragmas_is_detected_as_marked() {
         let expected = pragma_lines(&text);
         let stripped = dir.path().join(f.file_name().unwrap());
         std::fs::write(&stripped, frontend::strip_scop_pragmas(&text)).unwrap();
-        let d = detect_file(&stripped, &options()).unwrap();
+        let no_alias = DetectOptions {
+            assume_no_alias: true,
+            ..options()
+        };
+        let d = detect_file(&stripped, &no_alias).unwrap();
         let kernels: Vec<_> = d
             .regions
             .iter()
@@ -105,6 +115,29 @@ fn corpus_without_pragmas_is_detected_as_marked() {
         matched += 1;
     }
     assert_eq!(matched, 30);
+}
+
+/// Without `--assume-no-alias`, a corpus kernel's array parameters are
+/// pointers that may overlap: the kernel is rejected, and the message
+/// names the `restrict` declaration and the flag.
+#[test]
+fn corpus_kernel_without_the_assumption_is_rejected_for_aliasing() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = detect_file(&stripped_gemm(dir.path()), &options()).unwrap();
+    assert!(
+        d.regions.iter().all(|r| r.function != "kernel_gemm"),
+        "{:?}",
+        d.regions
+    );
+    let r = d
+        .rejected
+        .iter()
+        .find(|r| r.function == "kernel_gemm")
+        .expect("kernel_gemm rejected");
+    assert_eq!(
+        r.reason,
+        "`C` and `A` may alias: `C` is a pointer parameter that is not `restrict` and one of them is written (if they never overlap, declare it `double C[restrict NI][NJ]`, or pass --assume-no-alias)"
+    );
 }
 
 /// Each negative example: nothing detected, and the reason reported.
@@ -202,7 +235,15 @@ fn cli_lists_marks_and_optimizes() {
     let g = gemm.to_str().unwrap();
     let inc = format!("-I{}", include_dir().display());
 
+    // Without --assume-no-alias the kernel's array parameters may overlap.
     let out = polytune(&["scop", g, "--detect", "--", &inc]);
+    assert!(out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("`C` and `A` may alias"),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let out = polytune(&["scop", g, "--detect", "--assume-no-alias", "--", &inc]);
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
         out.status.success(),
@@ -229,6 +270,7 @@ fn cli_lists_marks_and_optimizes() {
         "scop",
         g,
         "--detect",
+        "--assume-no-alias",
         "--mark",
         "-o",
         marked.to_str().unwrap(),
@@ -246,10 +288,29 @@ fn cli_lists_marks_and_optimizes() {
     assert!(frontend::parse_file(&marked, &Options::default()).is_ok());
 
     // Never the input without --in-place.
-    let out = polytune(&["scop", g, "--detect", "--mark", "-o", g, "--", &inc]);
+    let out = polytune(&[
+        "scop",
+        g,
+        "--detect",
+        "--assume-no-alias",
+        "--mark",
+        "-o",
+        g,
+        "--",
+        &inc,
+    ]);
     assert!(!out.status.success());
     assert_eq!(std::fs::read_to_string(&gemm).unwrap(), before);
-    let out = polytune(&["scop", g, "--detect", "--mark", "--in-place", "--", &inc]);
+    let out = polytune(&[
+        "scop",
+        g,
+        "--detect",
+        "--assume-no-alias",
+        "--mark",
+        "--in-place",
+        "--",
+        &inc,
+    ]);
     assert!(
         out.status.success(),
         "{}",
@@ -259,7 +320,16 @@ fn cli_lists_marks_and_optimizes() {
     std::fs::write(&gemm, &before).unwrap();
 
     // optimize: without --mark the inserted pragmas are gone, with it kept.
-    let out = polytune(&["optimize", g, "--detect", "--tile", "32,32,1", "--", &inc]);
+    let out = polytune(&[
+        "optimize",
+        g,
+        "--detect",
+        "--assume-no-alias",
+        "--tile",
+        "32,32,1",
+        "--",
+        &inc,
+    ]);
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(
         out.status.success(),
@@ -268,8 +338,21 @@ fn cli_lists_marks_and_optimizes() {
     );
     assert!(!text.contains("#pragma scop"), "{text}");
     assert_ne!(text, before);
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains(polytune::cli::ASSUME_NO_ALIAS_WARNING),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let out = polytune(&[
-        "optimize", g, "--detect", "--mark", "--tile", "32,32,1", "--", &inc,
+        "optimize",
+        g,
+        "--detect",
+        "--assume-no-alias",
+        "--mark",
+        "--tile",
+        "32,32,1",
+        "--",
+        &inc,
     ]);
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success());
@@ -290,4 +373,323 @@ fn cli_lists_marks_and_optimizes() {
         "{stderr}"
     );
     assert!(stderr.contains("may alias"), "{stderr}");
+}
+
+/// (function, first line, last line) of the detected regions.
+fn regions_of(d: &polytune::detect::Detection) -> Vec<(&str, usize, usize)> {
+    d.regions
+        .iter()
+        .map(|r| (r.function.as_str(), r.first_line, r.last_line))
+        .collect()
+}
+
+/// The user's pragmas in front of a nest, around it, inside it, as
+/// `_Pragma` and from a macro: each nest is left unchanged with the
+/// pragma and its line; a comment that looks like a pragma and a pragma
+/// after the last statement do not block.
+#[test]
+fn the_users_pragmas_block_the_nests_they_bear_on() {
+    let path = root().join("tests/fixtures/detect/pragmas.c");
+    let d = detect_file(&path, &options()).unwrap();
+    assert_eq!(regions_of(&d), [("plain", 52, 53)], "{:?}", d.rejected);
+    let f = path.display();
+    let expected = [
+        (
+            "in_front",
+            10,
+            9,
+            "`#pragma omp parallel for private(j)`",
+            "applies to this loop nest",
+        ),
+        (
+            "enclosing",
+            18,
+            17,
+            "`#pragma omp parallel private(i, j)`",
+            "applies to this loop nest",
+        ),
+        (
+            "inside",
+            27,
+            29,
+            "`#pragma GCC ivdep`",
+            "is inside this loop nest",
+        ),
+        (
+            "operator",
+            38,
+            38,
+            "`_Pragma(\"omp simd\")`",
+            "applies to this loop nest",
+        ),
+        (
+            "from_macro",
+            45,
+            44,
+            "`PARALLEL_FOR (a macro that expands to a pragma)`",
+            "applies to this loop nest",
+        ),
+    ];
+    for (function, first, line, pragma, relation) in expected {
+        let r = d
+            .rejected
+            .iter()
+            .find(|r| r.function == function && r.first_line == first)
+            .unwrap_or_else(|| panic!("{function}: {:?}", d.rejected));
+        assert_eq!(r.line, line, "{r:?}");
+        assert_eq!(
+            r.reason,
+            format!(
+                "left unchanged: the user's {pragma} at {f}:{line} {relation}; polytune does not re-derive what it promises (remove the pragma to let polytune transform the nest)"
+            )
+        );
+    }
+    // A macro of a header that expands to `_Pragma` (through another).
+    let path = root().join("tests/fixtures/detect/header_pragma.c");
+    let d = detect_file(&path, &options()).unwrap();
+    assert!(d.regions.is_empty(), "{:?}", d.regions);
+    assert_eq!((d.rejected[0].first_line, d.rejected[0].line), (9, 8));
+    assert!(
+        d.rejected[0]
+            .reason
+            .contains("the user's `OMP_FOR (a macro that expands to a pragma)`"),
+        "{:?}",
+        d.rejected
+    );
+}
+
+/// A hand-marked SCoP under an OpenMP pragma: the front end refuses it,
+/// naming the pragma and its line (never a transformed region).
+#[test]
+fn hand_marked_scop_under_a_pragma_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(root().join("tests/fixtures/detect/user_omp_pragma.c"))
+        .unwrap()
+        .replace(
+            "  for (i = 0; i < N; i++)\n    for (j = 1;",
+            "#pragma scop\n  for (i = 0; i < N; i++)\n    for (j = 1;",
+        )
+        .replace(
+            "A[i][j-1] + B[i][j];\n",
+            "A[i][j-1] + B[i][j];\n#pragma endscop\n",
+        );
+    assert_eq!(text.matches("#pragma endscop").count(), 1);
+    let p = dir.path().join("marked.c");
+    std::fs::write(&p, &text).unwrap();
+    let out = polytune(&[
+        "optimize",
+        p.to_str().unwrap(),
+        "--config",
+        "fuse=smart,tile=1x1x1,wave=0,omp=0,prevec=1,simd=0,uj=1",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(out.stdout.is_empty());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(&format!(
+            "{}:7:1: error: the user's `#pragma omp parallel for private(j)` at line 6 applies to this SCoP: polytune does not re-derive what the pragma promises",
+            p.display()
+        )),
+        "{stderr}"
+    );
+}
+
+/// A macro from a header on either side of an operator, and a comment
+/// inside an expression, are no reason to reject a nest; a macro that
+/// hides a variable the nest writes is.
+#[test]
+fn macros_and_comments_in_expressions() {
+    let fixtures = root().join("tests/fixtures/detect");
+    let d = detect_file(&fixtures.join("header_macro_first.c"), &options()).unwrap();
+    assert_eq!(
+        regions_of(&d),
+        [("k1", 4, 4), ("k2", 5, 5), ("k3", 6, 6)],
+        "{:?}",
+        d.rejected
+    );
+    let d = detect_file(&fixtures.join("comment_in_expression.c"), &options()).unwrap();
+    assert_eq!(
+        regions_of(&d),
+        [("f", 5, 9), ("g", 13, 16)],
+        "{:?}",
+        d.rejected
+    );
+    let k1 = &d.source.as_ref().unwrap().scops[0];
+    assert!(k1.to_c("").contains("B[i] - C[i]"), "{}", k1.to_c(""));
+    let d = detect_file(&fixtures.join("macros.c"), &options()).unwrap();
+    assert_eq!(regions_of(&d), [("read_only", 12, 13)], "{:?}", d.rejected);
+    let reasons: Vec<(&str, usize, &str)> = d
+        .rejected
+        .iter()
+        .map(|r| (r.function.as_str(), r.line, r.reason.as_str()))
+        .collect();
+    let writes = "which the nest writes: polytune cannot see that use in the text (write the expression out)";
+    assert_eq!(
+        reasons,
+        [
+            (
+                "hidden_scalar",
+                19,
+                format!("`ALPHA` is a macro that names the variable `alpha`, {writes}").as_str()
+            ),
+            (
+                "hidden_array",
+                27,
+                format!("`FIRST` is a macro that names the variable `B`, {writes}").as_str()
+            ),
+            (
+                "hidden_iterator",
+                33,
+                format!("`IDX` is a macro that names the variable `i`, {writes}").as_str()
+            ),
+        ]
+    );
+}
+
+const CONFIGS: [&str; 4] = [
+    "fuse=smart,tile=1x1x1,wave=0,omp=0,prevec=1,simd=0,uj=1",
+    "fuse=max,tile=32x32x1,wave=0,omp=1,prevec=0,simd=1,uj=2",
+    "fuse=no,tile=1x1x1,wave=0,omp=1,prevec=1,simd=0,uj=1",
+    "fuse=smart,tile=32x32x1,wave=1,omp=1,prevec=0,simd=0,uj=1",
+];
+
+/// Compiles `src` with OpenMP and runs it on two threads: its output.
+fn build_and_run(cc: &str, src: &Path, exe: &Path) -> String {
+    let out = Command::new(cc)
+        .args(["-O2", "-fopenmp", "-std=c99", "-o"])
+        .arg(exe)
+        .arg(src)
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {cc}: {e}"));
+    assert!(
+        out.status.success(),
+        "{cc} {}:\n{}",
+        src.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let run = Command::new(exe)
+        .env("OMP_NUM_THREADS", "2")
+        .output()
+        .expect("run the program");
+    assert!(run.status.success(), "{}: {}", exe.display(), run.status);
+    String::from_utf8(run.stdout).unwrap()
+}
+
+/// `optimize --detect` under several configurations (OpenMP among them)
+/// on a copy of a reproducer: with gcc and clang, on two threads, the
+/// output is the original's; the protected function is left as written
+/// and stderr says why.
+fn optimized_runs_like_the_original(fixture: &str, kept: &str, reason: &str) {
+    runs_like_the_original(fixture, Some((kept, reason)));
+}
+
+/// The same, for any fixture; with `protected`, the text left as written
+/// and the reason on stderr.
+fn runs_like_the_original(fixture: &str, protected: Option<(&str, &str)>) {
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join(fixture);
+    std::fs::copy(root().join("tests/fixtures/detect").join(fixture), &src).unwrap();
+    let original = std::fs::read_to_string(&src).unwrap();
+    if let Some((kept, _)) = protected {
+        assert!(original.contains(kept));
+    }
+    for (k, config) in CONFIGS.iter().enumerate() {
+        let out = polytune(&[
+            "optimize",
+            src.to_str().unwrap(),
+            "--detect",
+            "--config",
+            config,
+        ]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{config}: {stderr}");
+        let text = String::from_utf8(out.stdout).unwrap();
+        if let Some((kept, reason)) = protected {
+            assert!(stderr.contains(reason), "{config}: {stderr}");
+            assert!(text.contains(kept), "{config}: changed\n{text}");
+        } else {
+            assert_ne!(text, original, "{config}: nothing transformed");
+        }
+        let variant = dir.path().join(format!("v{k}.c"));
+        std::fs::write(&variant, &text).unwrap();
+        for cc in common::compilers() {
+            let want = build_and_run(cc, &src, &dir.path().join("orig"));
+            let got = build_and_run(cc, &variant, &dir.path().join(format!("v{k}")));
+            assert_eq!(got, want, "{cc} {config}");
+        }
+    }
+}
+
+/// Issue 15: the user's `#pragma omp parallel for` on a nest polytune
+/// would interchange (the pragma then sat on the loop carrying the
+/// dependence: a wrong checksum on two threads; with omp=1 the output
+/// did not compile).
+#[test]
+fn user_omp_pragma_is_never_carried_onto_a_rewritten_nest() {
+    optimized_runs_like_the_original(
+        "user_omp_pragma.c",
+        "#pragma omp parallel for private(j)\n  for (i = 0; i < N; i++)\n    for (j = 1; j < N; j++)\n      A[i][j] = A[i][j-1] + B[i][j];\n",
+        "user_omp_pragma.c:6:1: left unchanged: the user's `#pragma omp parallel for private(j)`",
+    );
+}
+
+/// Issue 15: `double x[]`, `double y[]` parameters called with
+/// overlapping buffers (transformed, the copy printed another result).
+#[test]
+fn array_parameters_called_with_overlapping_buffers() {
+    optimized_runs_like_the_original(
+        "array_params_alias.c",
+        "  for (i = 0; i < n; i++)\n    y[i] = x[i] + 1.0;\n",
+        "`y` and `x` may alias: `y` is a pointer parameter that is not `restrict` and one of them is written (if they never overlap, declare it `double y[restrict]`, or pass --assume-no-alias)",
+    );
+    // The user's promise takes the nest, with a warning.
+    let src = root().join("tests/fixtures/detect/array_params_alias.c");
+    let out = polytune(&[
+        "scop",
+        src.to_str().unwrap(),
+        "--detect",
+        "--assume-no-alias",
+    ]);
+    assert!(out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("shift_arr lines 5-6"),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains(
+            "polytune: warning: --assume-no-alias: polytune assumes that the arrays and pointers of the detected regions never overlap"
+        )
+    );
+    // Only with --detect.
+    let out = polytune(&["scop", src.to_str().unwrap(), "--assume-no-alias"]);
+    assert_eq!(out.status.code(), Some(2));
+}
+
+/// NPB MG's `psinv`: a pointer to the grid and the local rows `r1`, `r2`
+/// (used only element by element) cannot overlap, so the nest is taken;
+/// a local pointer set to the address of a local array's element does
+/// overlap it.
+#[test]
+fn local_arrays_are_reached_only_through_their_address() {
+    let path = root().join("tests/fixtures/detect/psinv.c");
+    let d = detect_file(&path, &options()).unwrap();
+    assert_eq!(regions_of(&d), [("psinv", 9, 19)], "{:?}", d.rejected);
+    assert_eq!(d.rejected.len(), 1, "{:?}", d.rejected);
+    assert_eq!(d.rejected[0].function, "leaky");
+    assert!(
+        d.rejected[0].reason.starts_with(
+            "`w` and `r1` may alias: `w` is a pointer that is not `restrict` and one of them is written (if they never overlap, declare it `double *restrict w`"
+        ),
+        "{:?}",
+        d.rejected
+    );
+}
+
+/// Loops with literal bounds give a SCoP without parameters, whose
+/// original order isl once read as empty: no dependences at all, and
+/// `omp parallel for` on a recurrence.
+#[test]
+fn literal_bounds_keep_their_dependences() {
+    runs_like_the_original("constant_bounds.c", None);
 }

@@ -45,15 +45,25 @@ pub struct VarInfo {
     pub variable: bool,
     /// An integer (or enumeration) scalar.
     pub integer: bool,
-    /// Declared as an array: a local or global array, or a parameter
-    /// written with `[...]` dimensions.
+    /// An array object: a local or global variable of array type. A
+    /// parameter never is: `double x[]`, `double A[N][M]` are pointers.
     pub array: bool,
-    /// A pointer that is not declared with array syntax.
+    /// An array of automatic storage (a local array, not `static`): it
+    /// did not exist when the function was called.
+    pub automatic: bool,
+    /// The number of array dimensions of an array object (0 otherwise).
+    pub rank: usize,
+    /// A pointer, parameters declared with array syntax included.
     pub pointer: bool,
+    /// A parameter of the function.
+    pub parameter: bool,
     /// The pointer is `restrict`-qualified.
     pub restrict: bool,
     /// The element type once every array and pointer level is removed.
     pub element: String,
+    /// For a pointer: the tokens of its declaration as written (for the
+    /// suggested fix).
+    pub declaration: Vec<String>,
 }
 
 /// An owned copy of one cursor of a function body.
@@ -71,6 +81,10 @@ pub struct Node {
     pub line: usize,
     pub column: usize,
     pub var: Option<VarInfo>,
+    /// For a reference: its file location (where a macro argument is
+    /// written; for a name from a macro body, where the macro is used),
+    /// when that is in the same file as the expansion location.
+    pub spelled: Option<usize>,
     pub children: Vec<Node>,
 }
 
@@ -81,8 +95,18 @@ pub struct Function {
     pub body: Node,
 }
 
+/// What detection needs of a translation unit.
+#[derive(Debug, Clone)]
+pub struct Unit {
+    /// The main file's function definitions.
+    pub functions: Vec<Function>,
+    /// Macros, from any file (headers included), whose definition holds
+    /// a pragma operator (`_Pragma`, `__pragma`) or another such macro.
+    pub pragma_macros: Vec<String>,
+}
+
 /// Parses `path` with `args` and returns its function definitions.
-pub fn functions(path: &Path, args: &[String]) -> Result<Vec<Function>, DetectError> {
+pub fn functions(path: &Path, args: &[String]) -> Result<Unit, DetectError> {
     let cpath =
         CString::new(path.to_string_lossy().as_bytes()).map_err(|_| DetectError::Parse {
             path: path.to_path_buf(),
@@ -108,7 +132,7 @@ pub fn functions(path: &Path, args: &[String]) -> Result<Vec<Function>, DetectEr
             argv.len() as c_int,
             std::ptr::null_mut(),
             0,
-            CXTranslationUnit_None,
+            CXTranslationUnit_DetailedPreprocessingRecord,
         );
         if tu.is_null() {
             clang_disposeIndex(index);
@@ -119,7 +143,10 @@ pub fn functions(path: &Path, args: &[String]) -> Result<Vec<Function>, DetectEr
         }
         let result = match first_error(tu, path) {
             Some(e) => Err(e),
-            None => Ok(collect_functions(tu)),
+            None => Ok(Unit {
+                functions: collect_functions(tu),
+                pragma_macros: pragma_macros(tu),
+            }),
         };
         clang_disposeTranslationUnit(tu);
         clang_disposeIndex(index);
@@ -229,15 +256,73 @@ unsafe fn collect_functions(tu: CXTranslationUnit) -> Vec<Function> {
     }
 }
 
-/// The tokens of a range with their byte offsets.
+/// The macros whose expansion contains a pragma operator.
+unsafe fn pragma_macros(tu: CXTranslationUnit) -> Vec<String> {
+    unsafe {
+        let root = clang_getTranslationUnitCursor(tu);
+        let mut defs: Vec<(String, Vec<String>)> = Vec::new();
+        for c in children(root) {
+            if clang_getCursorKind(c) != CXCursor_MacroDefinition {
+                continue;
+            }
+            let name = string(clang_getCursorSpelling(c));
+            let body: Vec<String> = tokens(tu, clang_getCursorExtent(c))
+                .into_iter()
+                .skip(1)
+                .map(|(t, _)| t)
+                .collect();
+            defs.push((name, body));
+        }
+        let mut found: Vec<String> = Vec::new();
+        loop {
+            let before = found.len();
+            for (name, body) in &defs {
+                if !found.contains(name)
+                    && body
+                        .iter()
+                        .any(|t| t == "_Pragma" || t == "__pragma" || found.contains(t))
+                {
+                    found.push(name.clone());
+                }
+            }
+            if found.len() == before {
+                return found;
+            }
+        }
+    }
+}
+
+/// The tokens of a range with their byte offsets, comments left out.
+/// The range is taken at its expansion locations: a range that starts
+/// or ends in a macro (from a header, say) is read where the macro is
+/// used, not where it is defined.
 unsafe fn tokens(tu: CXTranslationUnit, range: CXSourceRange) -> Vec<(String, usize)> {
     unsafe {
+        let at = |l: CXSourceLocation| {
+            let (mut file, mut line, mut column, mut offset): (CXFile, c_uint, c_uint, c_uint) =
+                (std::ptr::null_mut(), 0, 0, 0);
+            clang_getExpansionLocation(l, &mut file, &mut line, &mut column, &mut offset);
+            (file, offset)
+        };
+        let (f0, o0) = at(clang_getRangeStart(range));
+        let (f1, o1) = at(clang_getRangeEnd(range));
+        let range = if !f0.is_null() && clang_File_isEqual(f0, f1) != 0 && o0 <= o1 {
+            clang_getRange(
+                clang_getLocationForOffset(tu, f0, o0),
+                clang_getLocationForOffset(tu, f1, o1),
+            )
+        } else {
+            range
+        };
         let mut toks: *mut CXToken = std::ptr::null_mut();
         let mut n: c_uint = 0;
         clang_tokenize(tu, range, &mut toks, &mut n);
         let mut out = Vec::with_capacity(n as usize);
         for i in 0..n as usize {
             let t = *toks.add(i);
+            if clang_getTokenKind(t) == CXToken_Comment {
+                continue;
+            }
             let s = string(clang_getTokenSpelling(tu, t));
             let off = place(clang_getTokenLocation(tu, t)).3;
             out.push((s, off));
@@ -295,10 +380,17 @@ unsafe fn node(tu: CXTranslationUnit, c: CXCursor) -> Node {
         };
         let op = match kind {
             Kind::Binary | Kind::CompoundAssign => {
+                // The operator is the last token between the operands. An
+                // operand from a macro ends where its macro name starts,
+                // so that name is in the gap and the operator still found
+                // after it; an operator from a macro leaves no operator
+                // token there.
                 let lhs_end = children.first().map(|l| l.end).unwrap_or(start);
+                let rhs_start = children.get(1).map(|r| r.start).unwrap_or(start);
                 tokens(tu, extent)
                     .into_iter()
-                    .find(|(_, off)| *off >= lhs_end && lhs_end > start)
+                    .rev()
+                    .find(|(_, off)| *off >= lhs_end && *off < rhs_start)
                     .map(|(s, _)| s)
                     .filter(|s| is_operator(s))
             }
@@ -317,6 +409,17 @@ unsafe fn node(tu: CXTranslationUnit, c: CXCursor) -> Node {
         } else {
             None
         };
+        let spelled = if kind == Kind::DeclRef {
+            let loc = clang_getCursorLocation(c);
+            let (mut fs, mut fe): (CXFile, CXFile) = (std::ptr::null_mut(), std::ptr::null_mut());
+            let (mut line, mut column, mut os, mut oe): (c_uint, c_uint, c_uint, c_uint) =
+                (0, 0, 0, 0);
+            clang_getFileLocation(loc, &mut fs, &mut line, &mut column, &mut os);
+            clang_getExpansionLocation(loc, &mut fe, &mut line, &mut column, &mut oe);
+            (!fs.is_null() && clang_File_isEqual(fs, fe) != 0).then_some(os as usize)
+        } else {
+            None
+        };
         Node {
             kind,
             name,
@@ -326,9 +429,22 @@ unsafe fn node(tu: CXTranslationUnit, c: CXCursor) -> Node {
             line,
             column,
             var,
+            spelled,
             children,
         }
     }
+}
+
+/// Whether `restrict` is written in the first brackets after `name`.
+fn restrict_in_brackets(tokens: &[String], name: &str) -> bool {
+    let Some(k) = tokens.iter().position(|t| t == name) else {
+        return false;
+    };
+    tokens.get(k + 1).is_some_and(|t| t == "[")
+        && tokens[k + 2..]
+            .iter()
+            .take_while(|t| *t != "]")
+            .any(|t| matches!(t.as_str(), "restrict" | "__restrict" | "__restrict__"))
 }
 
 fn is_operator(s: &str) -> bool {
@@ -350,16 +466,36 @@ unsafe fn var_info(tu: CXTranslationUnit, decl: CXCursor) -> VarInfo {
                 || k == CXType_VariableArray
                 || k == CXType_DependentSizedArray
         };
-        // A parameter is "declared as an array" when its declarator has
-        // `[` right after its name (its type has decayed to a pointer).
-        let name = string(clang_getCursorSpelling(decl));
-        let array_syntax = kind == CXCursor_ParmDecl && {
-            let toks = tokens(tu, clang_getCursorExtent(decl));
-            toks.windows(2).any(|w| w[0].0 == name && w[1].0 == "[")
+        let parameter = kind == CXCursor_ParmDecl;
+        // A parameter's type has decayed to a pointer (`double x[]` is
+        // `double *x`): it is never an array object.
+        let array = variable && !parameter && is_array(canon.kind);
+        let automatic =
+            array && kind == CXCursor_VarDecl && clang_Cursor_hasVarDeclGlobalStorage(decl) == 0;
+        // libclang gives a parameter's type as written (`double [N]`).
+        let pointer =
+            variable && (canon.kind == CXType_Pointer || (parameter && is_array(canon.kind)));
+        let declaration: Vec<String> = if pointer {
+            tokens(tu, clang_getCursorExtent(decl))
+                .into_iter()
+                .map(|(t, _)| t)
+                .collect()
+        } else {
+            Vec::new()
         };
-        let array = variable && (is_array(canon.kind) || array_syntax);
-        let pointer = variable && !array && canon.kind == CXType_Pointer;
-        let restrict = clang_isRestrictQualifiedType(ty) != 0;
+        // `double x[restrict]`, `double A[restrict N][M]`: the qualifier
+        // of the pointer it decays to is written inside the first `[]`.
+        let name = string(clang_getCursorSpelling(decl));
+        let restrict = clang_isRestrictQualifiedType(ty) != 0
+            || (parameter && is_array(canon.kind) && restrict_in_brackets(&declaration, &name));
+        let mut rank = 0;
+        if array {
+            let mut t = canon;
+            while is_array(t.kind) {
+                rank += 1;
+                t = clang_getCanonicalType(clang_getArrayElementType(t));
+            }
+        }
         let mut t = canon;
         loop {
             if t.kind == CXType_Pointer {
@@ -379,9 +515,13 @@ unsafe fn var_info(tu: CXTranslationUnit, decl: CXCursor) -> VarInfo {
             variable,
             integer,
             array,
+            automatic,
+            rank,
             pointer,
+            parameter,
             restrict,
             element,
+            declaration,
         }
     }
 }

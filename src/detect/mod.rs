@@ -19,19 +19,36 @@
 //! is also rejected when a variable of a loop bound is written in it.
 //!
 //! The aliasing rule: every array accessed in a region is named by a
-//! variable. Arrays *declared* as arrays (local or global arrays, and
-//! parameters written with dimensions, `double A[N][M]`, the PolyBench
-//! convention) are taken to be distinct objects. A pointer used as an
-//! array (`double *p`, `double (*p)[M]`, a local pointer) that is not
-//! `restrict`-qualified may overlap any other array of a compatible
-//! element type (same element type, or `char`/`void`) that is not
-//! `restrict` either, so a region is rejected when it accesses such a
-//! pointer and such an array and writes either one. Read-only pointers
-//! are fine, and so is anything paired with a `restrict` pointer (C's
-//! guarantee: what is modified through it is reached only through it).
+//! variable. Array objects (local and global variables of array type)
+//! are distinct objects. A parameter is never an array object: in C,
+//! `double x[]`, `double x[N]` and `double A[N][M]` (the PolyBench
+//! style) declare pointers, exactly like `double *x`. A pointer used as
+//! an array (a parameter in either spelling, `double (*p)[M]`, a local or
+//! global pointer) that is not `restrict`-qualified may overlap any other
+//! array or pointer of a compatible element type (same element type, or
+//! `char`/`void`) that is not `restrict` either, so a region is rejected
+//! when it accesses such a pointer and such an array and writes either
+//! one, and the message names the `restrict` declaration that fixes it.
+//! Exceptions: read-only pairs are fine; so is anything paired with a
+//! `restrict` pointer (C's guarantee: what is modified through it is
+//! reached only through it); a parameter the function never assigns
+//! cannot point into a local (automatic) array of its own function, which
+//! did not exist when it was called; and no pointer can point into a
+//! local array whose address is never taken (used only as `r1[i]`, all
+//! dimensions subscripted). `--assume-no-alias`
+//! ([`DetectOptions::assume_no_alias`]) skips the rule: the user vouches
+//! that no two arrays overlap.
+//!
+//! The user's pragmas: a loop nest is never taken when a pragma polytune
+//! does not own (OpenMP, `GCC ivdep`, `clang loop`, ... see
+//! [`crate::frontend::pragmas`]) lies inside it, in front of one of its
+//! statements, or in front of a statement that encloses it: polytune
+//! does not re-derive what the pragma promises, and a rewritten nest
+//! would carry the promise onto loops it does not hold for.
 
 mod clang;
 
+use crate::frontend::pragmas::{self, Pragma};
 use crate::frontend::{self, Options, PURE_FUNCTIONS, SourceFile, is_scop_pragma};
 use clang::{Kind, Node};
 use std::collections::{BTreeSet, HashSet};
@@ -65,6 +82,10 @@ pub struct DetectOptions {
     pub clang_args: Vec<String>,
     /// Functions the user vouches are pure (`--pure NAME`).
     pub pure_functions: Vec<String>,
+    /// The user vouches that no two arrays or pointers of a region
+    /// overlap (`--assume-no-alias`): the aliasing rule is not applied.
+    /// A wrong promise gives a wrong program.
+    pub assume_no_alias: bool,
 }
 
 /// A detected static control part.
@@ -150,18 +171,29 @@ pub fn detect_file(path: &Path, options: &DetectOptions) -> Result<Detection, De
             line,
         });
     }
-    let functions = clang::functions(path, &options.clang_args)?;
+    let unit = clang::functions(path, &options.clang_args)?;
+    let functions = unit.functions;
     let mut pure: HashSet<String> = PURE_FUNCTIONS.iter().map(|s| s.to_string()).collect();
     pure.extend(options.pure_functions.iter().cloned());
+    let foreign = pragmas::foreign_with(&text, &unit.pragma_macros);
     let mut finder = Finder {
+        path,
         text: &text,
         pure: &pure,
+        pragmas: &foreign,
+        assume_no_alias: options.assume_no_alias,
+        escaping: HashSet::new(),
+        reassigned: HashSet::new(),
         regions: Vec::new(),
         rejected: Vec::new(),
         function: String::new(),
     };
     for f in &functions {
         finder.function = f.name.clone();
+        finder.escaping = HashSet::new();
+        escapes(&f.body, &mut finder.escaping);
+        finder.reassigned = HashSet::new();
+        reassigned(&f.body, &mut finder.reassigned);
         finder.block(&f.body);
     }
     let Finder {
@@ -292,8 +324,19 @@ fn mark(text: &str, regions: &[Region]) -> (String, Vec<(usize, usize)>) {
 
 /// Walks function bodies and collects candidate regions.
 struct Finder<'a> {
+    path: &'a Path,
     text: &'a str,
     pure: &'a HashSet<String>,
+    /// The user's pragmas.
+    pragmas: &'a [Pragma],
+    assume_no_alias: bool,
+    /// The current function's local arrays whose address may be taken
+    /// (used other than as `a[i]...[k]`): only these can be reached
+    /// through a pointer.
+    escaping: HashSet<String>,
+    /// The current function's variables assigned as a whole (`p = ...`)
+    /// or whose address is taken.
+    reassigned: HashSet<String>,
     regions: Vec<Region>,
     rejected: Vec<Rejection>,
     function: String,
@@ -304,6 +347,9 @@ struct Why {
     line: usize,
     column: usize,
     reason: String,
+    /// A user's pragma: reported once for the outermost nest it blocks,
+    /// not again for each nest inside.
+    pragma: bool,
 }
 
 impl Why {
@@ -312,6 +358,7 @@ impl Why {
             line: n.line,
             column: n.column,
             reason: reason.into(),
+            pragma: false,
         }
     }
 }
@@ -396,7 +443,7 @@ impl Finder<'_> {
     fn block(&mut self, b: &Node) {
         let mut run: Vec<&Node> = Vec::new();
         for s in &b.children {
-            match self.stmt(s) {
+            match self.pragma(s).and_then(|()| self.stmt(s)) {
                 Ok(()) => run.push(s),
                 Err(why) => {
                     self.flush(&mut run);
@@ -425,14 +472,85 @@ impl Finder<'_> {
 
     fn reject(&mut self, stmts: &[&Node], why: Why) {
         let (first, last) = (stmts[0], stmts[stmts.len() - 1]);
-        self.rejected.push(Rejection {
+        let r = Rejection {
             function: self.function.clone(),
             first_line: first.line,
             last_line: self.line_of(self.stmt_end(last).saturating_sub(1)),
             line: why.line,
             column: why.column,
             reason: why.reason,
-        });
+        };
+        if why.pragma
+            && self.rejected.iter().any(|o| {
+                o.reason == r.reason && o.first_line <= r.first_line && r.last_line <= o.last_line
+            })
+        {
+            return;
+        }
+        self.rejected.push(r);
+    }
+
+    /// The variables of `s` named only inside a macro body (`#define
+    /// ETA alpha`): the front end, which reads the text, sees the macro's
+    /// name as a loop-invariant parameter instead.
+    fn hidden_variables(&self, s: &Node) -> Vec<Node> {
+        let end = self.stmt_end(s);
+        let mut out = Vec::new();
+        fn walk(n: &Node, hidden: &dyn Fn(&Node) -> bool, out: &mut Vec<Node>) {
+            if hidden(n) {
+                out.push(n.clone());
+            }
+            n.children.iter().for_each(|c| walk(c, hidden, out));
+        }
+        walk(
+            s,
+            &|x| {
+                x.kind == Kind::DeclRef
+                    && x.var.as_ref().is_some_and(|v| v.variable)
+                    && !x.spelled.is_some_and(|o| {
+                        s.start <= o && o < end && self.identifier_at(o) == Some(x.name.as_str())
+                    })
+            },
+            &mut out,
+        );
+        out
+    }
+
+    /// The identifier that starts at byte `o` of the text.
+    fn identifier_at(&self, o: usize) -> Option<&str> {
+        let rest = self.text.get(o..)?;
+        let n = rest
+            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '$'))
+            .unwrap_or(rest.len());
+        (n > 0).then(|| &rest[..n])
+    }
+
+    /// A statement the user's pragma bears on does not qualify: the
+    /// pragma is inside it, in front of it, or in front of a statement
+    /// that encloses it.
+    fn pragma(&self, s: &Node) -> Result<(), Why> {
+        let end = self.stmt_end(s);
+        let Some(p) = pragmas::blocking(self.pragmas, s.start, end) else {
+            return Ok(());
+        };
+        let relation = if s.start <= p.start && p.start < end {
+            "is inside this loop nest"
+        } else if p.target.is_some_and(|(t, _)| t == s.start) {
+            "applies to this loop nest"
+        } else {
+            "applies to a statement that encloses this loop nest"
+        };
+        Err(Why {
+            line: p.line,
+            column: p.column,
+            reason: format!(
+                "left unchanged: the user's `{}` at {}:{} {relation}; polytune does not re-derive what it promises (remove the pragma to let polytune transform the nest)",
+                p.text,
+                self.path.display(),
+                p.line
+            ),
+            pragma: true,
+        })
     }
 
     fn flush(&mut self, run: &mut Vec<&Node>) {
@@ -638,6 +756,29 @@ impl Finder<'_> {
         for s in stmts {
             collect(s, &mut written, &mut accesses, &mut bounds, &mut Vec::new());
         }
+        // A macro that names a variable is a loop-invariant parameter to
+        // the front end: right only if the nest never writes it (macros
+        // of constants and of read-only variables, on either side of an
+        // operator, are fine).
+        for s in stmts {
+            if let Some(v) = self
+                .hidden_variables(s)
+                .into_iter()
+                .find(|v| written.contains(&v.name))
+            {
+                let what = match self.identifier_at(v.start) {
+                    Some(m) if m != v.name => format!("`{m}` is a macro that names"),
+                    _ => "a macro used here names".to_string(),
+                };
+                return Err(Why::at(
+                    &v,
+                    format!(
+                        "{what} the variable `{}`, which the nest writes: polytune cannot see that use in the text (write the expression out)",
+                        v.name
+                    ),
+                ));
+            }
+        }
         for (var, iterators) in &bounds {
             if !iterators.contains(&var.name) && written.contains(&var.name) {
                 return Err(Why::at(
@@ -654,6 +795,9 @@ impl Finder<'_> {
                 None => arrays.push((b, w)),
             }
         }
+        if self.assume_no_alias {
+            return Ok(());
+        }
         for (p, pw) in &arrays {
             let pv = p.var.as_ref().expect("a reference has its declaration");
             if !pv.pointer || pv.restrict {
@@ -665,20 +809,216 @@ impl Finder<'_> {
                     || qv.restrict
                     || !(pw | qw)
                     || !compatible(&pv.element, &qv.element)
+                    || (qv.automatic
+                        && (!self.escaping.contains(&q.name)
+                            || (pv.parameter && !self.reassigned.contains(&p.name))))
                 {
                     continue;
                 }
+                let what = if pv.parameter {
+                    "a pointer parameter"
+                } else {
+                    "a pointer"
+                };
+                let fix = match restrict_declaration(&pv.declaration, &p.name) {
+                    Some(d) => format!("declare it `{d}`"),
+                    None => format!("declare `{}` `restrict`-qualified", p.name),
+                };
                 return Err(Why::at(
                     p,
                     format!(
-                        "`{}` and `{}` may alias: `{}` is a pointer that is not `restrict` and one of them is written (declare it `{} *restrict {}` or with array dimensions)",
-                        p.name, q.name, p.name, pv.element, p.name
+                        "`{}` and `{}` may alias: `{}` is {what} that is not `restrict` and one of them is written (if they never overlap, {fix}, or pass --assume-no-alias)",
+                        p.name, q.name, p.name
                     ),
                 ));
             }
         }
         Ok(())
     }
+}
+
+/// The declaration of `name` with its pointer `restrict`-qualified, as
+/// the user would write it: `int **restrict m1`, `double x[restrict]`,
+/// `double A[restrict N][M]`, `double (*restrict p)[M]`. `tokens` are
+/// the declaration's tokens as written (an initializer is dropped);
+/// `None` when `name` is not declared as a pointer there (a macro hides
+/// the declarator).
+fn restrict_declaration(tokens: &[String], name: &str) -> Option<String> {
+    // Drop an initializer, then split the declarators at commas.
+    let mut depth = 0i32;
+    let mut segments: Vec<Vec<&str>> = vec![Vec::new()];
+    for t in tokens {
+        match t.as_str() {
+            "(" | "[" | "{" => depth += 1,
+            ")" | "]" | "}" => depth -= 1,
+            "=" | ";" if depth == 0 => break,
+            "," if depth == 0 => {
+                segments.push(Vec::new());
+                continue;
+            }
+            _ => {}
+        }
+        segments.last_mut().expect("one segment").push(t);
+    }
+    let in_brackets = |seg: &[&str], k: usize| {
+        seg[..k].iter().filter(|t| **t == "[").count()
+            > seg[..k].iter().filter(|t| **t == "]").count()
+    };
+    let (which, k) = segments.iter().enumerate().find_map(|(i, seg)| {
+        (0..seg.len())
+            .find(|&k| seg[k] == name && !in_brackets(seg, k))
+            .map(|k| (i, k))
+    })?;
+    let mut decl: Vec<&str> = segments[which].clone();
+    let mut k = k;
+    if which > 0 {
+        // `double *a, *b`: the specifiers come from the first declarator.
+        let first = &segments[0];
+        let cut = first
+            .iter()
+            .position(|t| *t == "*" || *t == "(" || *t == "[")
+            .unwrap_or(first.len().saturating_sub(1));
+        let prefix: Vec<&str> = first[..cut].to_vec();
+        k += prefix.len();
+        decl = prefix.into_iter().chain(decl).collect();
+    }
+    if decl.get(k + 1) == Some(&"[") {
+        decl.insert(k + 2, "restrict");
+    } else {
+        let qualifiers = ["const", "volatile", "restrict", "_Atomic"];
+        let mut j = k;
+        while j > 0 && qualifiers.contains(&decl[j - 1]) {
+            j -= 1;
+        }
+        if j == 0 || decl[j - 1] != "*" {
+            return None;
+        }
+        decl.insert(k, "restrict");
+    }
+    Some(render(&decl))
+}
+
+/// Tokens joined as C is usually written: `double (*restrict p)[M]`.
+fn render(tokens: &[&str]) -> String {
+    let mut out = String::new();
+    let mut brackets = 0;
+    let mut prev = "";
+    for &t in tokens {
+        let tight_after = matches!(prev, "(" | "[") || (prev == "*" && brackets == 0);
+        let tight_before = matches!(t, ")" | "[" | "]" | ",");
+        if !out.is_empty() && !tight_after && !tight_before {
+            out.push(' ');
+        }
+        out.push_str(t);
+        match t {
+            "[" => brackets += 1,
+            "]" => brackets -= 1,
+            _ => {}
+        }
+        prev = t;
+    }
+    out
+}
+
+/// Collects the local (automatic) arrays of a function body that are
+/// used other than to access one of their elements (`r1[i]`, `r1[i][j]`
+/// with all dimensions): decayed to a pointer (`q = r1`, `f(r1)`, `r1 +
+/// 1`, `r1[i]` of a 2-D array), or with an element's address taken
+/// (`&r1[i]`). A pointer can point into such an array and no other.
+fn escapes(n: &Node, out: &mut HashSet<String>) {
+    // The array at the bottom of a chain of subscripts, and how many.
+    fn chain(n: &Node) -> (usize, &Node) {
+        match n.kind {
+            Kind::Subscript if !n.children.is_empty() => {
+                let (k, b) = chain(&n.children[0]);
+                (k + 1, b)
+            }
+            _ => (0, n),
+        }
+    }
+    fn automatic(n: &Node) -> Option<&clang::VarInfo> {
+        (n.kind == Kind::DeclRef)
+            .then_some(n.var.as_ref())
+            .flatten()
+            .filter(|v| v.automatic)
+    }
+    fn indices(n: &Node, out: &mut HashSet<String>) {
+        if n.kind == Kind::Subscript
+            && let Some((base, rest)) = n.children.split_first()
+        {
+            indices(base, out);
+            rest.iter().for_each(|c| escapes(c, out));
+        }
+    }
+    match n.kind {
+        Kind::Subscript => {
+            let (depth, base) = chain(n);
+            match automatic(base) {
+                Some(v) if depth >= v.rank => {
+                    // An element: its indices may still use arrays.
+                    indices(n, out);
+                    return;
+                }
+                Some(_) => {
+                    out.insert(base.name.clone());
+                    indices(n, out);
+                    return;
+                }
+                None => {}
+            }
+        }
+        // `&r1[i]`: the element's address (an operator from a macro may
+        // be `&` too).
+        Kind::Unary if matches!(n.op.as_deref(), None | Some("&")) => {
+            if let Some(c) = n.children.first() {
+                let (depth, base) = chain(c);
+                if let Some(v) = automatic(base)
+                    && depth <= v.rank
+                {
+                    out.insert(base.name.clone());
+                }
+            }
+        }
+        Kind::DeclRef => {
+            if automatic(n).is_some() {
+                out.insert(n.name.clone());
+            }
+            return;
+        }
+        _ => {}
+    }
+    n.children.iter().for_each(|c| escapes(c, out));
+}
+
+/// Collects the variables of a function body that are assigned as a
+/// whole (`p = q`, `p++`, `p += 2`) or whose address is taken (`&p`): a
+/// parameter not among them still holds the value it was called with.
+fn reassigned(n: &Node, out: &mut HashSet<String>) {
+    let target = match n.kind {
+        Kind::Binary if matches!(n.op.as_deref(), None | Some("=")) => n.children.first(),
+        Kind::CompoundAssign => n.children.first(),
+        Kind::Unary
+            if matches!(
+                n.op.as_deref(),
+                None | Some("&" | "++" | "--" | "post++" | "post--")
+            ) =>
+        {
+            n.children.first()
+        }
+        _ => None,
+    };
+    let mut t = target;
+    while let Some(x) = t {
+        match x.kind {
+            Kind::DeclRef => {
+                out.insert(x.name.clone());
+                break;
+            }
+            Kind::Other if x.children.len() == 1 => t = x.children.first(),
+            _ => break,
+        }
+    }
+    n.children.iter().for_each(|c| reassigned(c, out));
 }
 
 fn compatible(a: &str, b: &str) -> bool {
@@ -797,9 +1137,131 @@ mod tests {
     #[test]
     fn consecutive_statements_merge() {
         let d = detect_text(
-            "void f(int n, double x[10], double y[10]) {\n  int i;\n  double s;\n  s = 0.0;\n  for (i = 0; i < n; i++)\n    s += x[i];\n  for (i = 0; i < n; i++)\n    y[i] = s;\n  y[0] = 1.0;\n}\n",
+            "void f(int n, double x[restrict 10], double y[restrict 10]) {\n  int i;\n  double s;\n  s = 0.0;\n  for (i = 0; i < n; i++)\n    s += x[i];\n  for (i = 0; i < n; i++)\n    y[i] = s;\n  y[0] = 1.0;\n}\n",
         );
         assert_eq!(d.regions.len(), 1, "{:?}", d.rejected);
         assert_eq!((d.regions[0].first_line, d.regions[0].last_line), (4, 9));
+    }
+
+    fn toks(s: &str) -> Vec<String> {
+        // Identifiers and numbers, and one token per other character.
+        let mut out: Vec<String> = Vec::new();
+        let mut word = false;
+        for c in s.chars() {
+            if c.is_whitespace() {
+                word = false;
+                continue;
+            }
+            let w = c.is_ascii_alphanumeric() || c == '_';
+            match out.last_mut() {
+                Some(last) if w && word => last.push(c),
+                _ => out.push(c.to_string()),
+            }
+            word = w;
+        }
+        out
+    }
+
+    #[test]
+    fn the_suggested_fix_names_the_declared_type() {
+        let fix = |d: &str, n: &str| restrict_declaration(&toks(d), n);
+        assert_eq!(fix("int **m1", "m1").unwrap(), "int **restrict m1");
+        assert_eq!(fix("double x[]", "x").unwrap(), "double x[restrict]");
+        assert_eq!(fix("double x[100]", "x").unwrap(), "double x[restrict 100]");
+        assert_eq!(
+            fix("double A[N][M]", "A").unwrap(),
+            "double A[restrict N][M]"
+        );
+        assert_eq!(
+            fix("double A[2*N][M+1]", "A").unwrap(),
+            "double A[restrict 2 * N][M + 1]"
+        );
+        assert_eq!(
+            fix("double (*p)[M]", "p").unwrap(),
+            "double (*restrict p)[M]"
+        );
+        assert_eq!(
+            fix("const double *p", "p").unwrap(),
+            "const double *restrict p"
+        );
+        assert_eq!(
+            fix("double *const p", "p").unwrap(),
+            "double *const restrict p"
+        );
+        assert_eq!(fix("double *q = r1", "q").unwrap(), "double *restrict q");
+        assert_eq!(fix("double *a, *b", "b").unwrap(), "double *restrict b");
+        // A declarator hidden by a macro, or not a pointer: no suggestion.
+        assert_eq!(fix("double POLYBENCH_2D(C, NI, NJ, ni, nj)", "C"), None);
+        assert_eq!(fix("double s", "s"), None);
+    }
+
+    #[test]
+    fn array_parameters_are_pointers() {
+        let d = detect_text(
+            "void f(int n, double x[], double y[]) {\n  int i;\n  for (i = 0; i < n; i++)\n    y[i] = x[i] + 1.0;\n}\n",
+        );
+        assert!(d.regions.is_empty(), "{:?}", d.regions);
+        assert!(
+            d.rejected[0].reason.starts_with(
+                "`y` and `x` may alias: `y` is a pointer parameter that is not `restrict` and one of them is written (if they never overlap, declare it `double y[restrict]`, or pass --assume-no-alias)"
+            ),
+            "{:?}",
+            d.rejected
+        );
+        let d = detect_text(
+            "void f(int n, double A[restrict 10][10], double x[restrict]) {\n  int i;\n  for (i = 0; i < n; i++)\n    A[i][0] = x[i];\n}\n",
+        );
+        assert_eq!(d.regions.len(), 1, "{:?}", d.rejected);
+    }
+
+    #[test]
+    fn a_parameter_never_points_into_a_local_array() {
+        let src = "void f(int n, double *u) {\n  int i;\n  double r1[100];\n  for (i = 0; i < n; i++)\n    r1[i] = u[i];\n  for (i = 0; i < n; i++)\n    u[i] = r1[i] * 2.0;\n}\n";
+        let d = detect_text(src);
+        assert_eq!(d.regions.len(), 1, "{:?}", d.rejected);
+        // A static local array can have escaped; a local pointer can
+        // point into the local array.
+        let d = detect_text(&src.replace("double r1[100]", "static double r1[100]"));
+        assert!(
+            d.rejected[0].reason.contains("`u` and `r1` may alias"),
+            "{:?}",
+            d.rejected
+        );
+        let d = detect_text(
+            "void f(int n) {\n  int i;\n  double r1[100];\n  double *w = r1;\n  for (i = 0; i < n; i++)\n    w[i] = r1[i] + 1.0;\n}\n",
+        );
+        assert!(
+            d.rejected[0]
+                .reason
+                .contains("`w` is a pointer that is not `restrict`"),
+            "{:?}",
+            d.rejected
+        );
+        // The array's address escapes: the parameter still holds what it
+        // was called with, unless it is assigned.
+        let escaped = "void g(double *q);\nvoid f(int n, double *p) {\n  int i;\n  double r1[100];\n  g(r1);\n  for (i = 0; i < n; i++)\n    p[i] = r1[i] + 1.0;\n}\n";
+        assert_eq!(detect_text(escaped).regions.len(), 1);
+        let d = detect_text(&escaped.replace("g(r1);", "g(r1);\n  p = r1 + 1;\n  g(p);"));
+        assert!(
+            d.rejected[0].reason.contains("`p` and `r1` may alias"),
+            "{:?}",
+            d.rejected
+        );
+    }
+
+    #[test]
+    fn assume_no_alias_skips_the_rule() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("t.c");
+        std::fs::write(
+            &p,
+            "void f(int n, double *a, double *b) {\n  int i;\n  for (i = 0; i < n; i++)\n    a[i] = b[i];\n}\n",
+        )
+        .unwrap();
+        let options = DetectOptions {
+            assume_no_alias: true,
+            ..DetectOptions::default()
+        };
+        assert_eq!(detect_file(&p, &options).unwrap().regions.len(), 1);
     }
 }

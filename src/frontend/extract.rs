@@ -4,6 +4,7 @@
 //! regions is never touched.
 
 use super::error::SpanError;
+use super::pragmas;
 use crate::scop::Region;
 use crate::scop::ast::Span;
 
@@ -12,6 +13,8 @@ use crate::scop::ast::Span;
 enum Directive {
     Scop,
     EndScop,
+    /// Any other pragma: the user's, with its text on one line.
+    Pragma(String),
     Other,
 }
 
@@ -47,6 +50,13 @@ pub fn regions(text: &str) -> Result<Vec<Region>, SpanError> {
                 )
                 .help("add `#pragma scop` before the loop nest, or remove this line"));
             }
+            (Directive::Pragma(p), Some(_)) => {
+                return Err(SpanError::new(
+                    span,
+                    format!("the user's `{p}` inside this SCoP: {NOT_REDERIVED}"),
+                )
+                .help(PRAGMA_HELP));
+            }
             (Directive::Other, Some(_)) => {
                 return Err(SpanError::new(
                     span,
@@ -54,12 +64,36 @@ pub fn regions(text: &str) -> Result<Vec<Region>, SpanError> {
                 )
                 .help("move it outside the `#pragma scop` ... `#pragma endscop` region"));
             }
-            (Directive::Other, None) => {}
+            (Directive::Pragma(_) | Directive::Other, None) => {}
         }
     }
     if let Some(o) = open {
         return Err(SpanError::new(o, "`#pragma scop` is never closed")
             .help("add `#pragma endscop` after the loop nest"));
+    }
+    // Pragmas in front of a SCoP or of a statement that encloses it (an
+    // `omp parallel` block), and pragma operators inside it.
+    let foreign = pragmas::foreign(text);
+    for r in &out {
+        if let Some(p) = pragmas::blocking(&foreign, r.body.start, r.body.end) {
+            let inside = r.body.start <= p.start && p.start < r.body.end;
+            let (span, where_) = if inside {
+                (
+                    Span {
+                        start: p.start,
+                        end: p.end,
+                    },
+                    "inside this SCoP".to_string(),
+                )
+            } else {
+                (r.open, format!("at line {} applies to this SCoP", p.line))
+            };
+            return Err(SpanError::new(
+                span,
+                format!("the user's `{}` {where_}: {NOT_REDERIVED}", p.text),
+            )
+            .help(PRAGMA_HELP));
+        }
     }
     if out.is_empty() {
         return Err(SpanError::new(
@@ -70,6 +104,12 @@ pub fn regions(text: &str) -> Result<Vec<Region>, SpanError> {
     }
     Ok(out)
 }
+
+/// Why a SCoP under the user's pragma is not transformed.
+const NOT_REDERIVED: &str =
+    "polytune does not re-derive what the pragma promises, so it cannot transform the SCoP";
+
+const PRAGMA_HELP: &str = "remove the pragma to let polytune transform the loop nest (it adds OpenMP and vectorization pragmas itself where it proves them legal: --omp, --simd), or move the SCoP out of the statement the pragma applies to";
 
 /// Preprocessor lines outside comments and literals, with their spans
 /// (including the final newline, if any).
@@ -157,10 +197,15 @@ fn classify(line: &str) -> Directive {
     // Drop a trailing comment, then split into words.
     let code = line.split("//").next().unwrap_or("");
     let code = code.split("/*").next().unwrap_or("");
-    let words: Vec<&str> = code.trim_start_matches('#').split_whitespace().collect();
+    let words: Vec<&str> = code
+        .trim_start_matches('#')
+        .split_whitespace()
+        .filter(|w| *w != "\\")
+        .collect();
     match words.as_slice() {
         ["pragma", "scop"] => Directive::Scop,
         ["pragma", "endscop"] => Directive::EndScop,
+        ["pragma", ..] => Directive::Pragma(format!("#{}", words.join(" "))),
         _ => Directive::Other,
     }
 }
@@ -219,5 +264,45 @@ mod tests {
         let r = regions(text).unwrap();
         assert_eq!(r.len(), 1);
         assert_eq!(r[0].close.end, text.len());
+    }
+
+    #[test]
+    fn the_users_pragmas_block_the_scop() {
+        let inside = "void f() {\n#pragma scop\nfor (i = 0; i < n; i++)\n#pragma omp \\\n  simd\n  a[i] = 0;\n#pragma endscop\n}\n";
+        let e = regions(inside).unwrap_err();
+        assert!(
+            e.message.starts_with(
+                "the user's `#pragma omp simd` inside this SCoP: polytune does not re-derive"
+            ),
+            "{}",
+            e.message
+        );
+        assert_eq!(&inside[e.span.start..e.span.start + 11], "#pragma omp");
+        let in_front = "void f() {\n#pragma omp parallel for\n#pragma scop\nfor (i = 0; i < n; i++)\n  a[i] = 0;\n#pragma endscop\n}\n";
+        let e = regions(in_front).unwrap_err();
+        assert_eq!(
+            e.message,
+            format!(
+                "the user's `#pragma omp parallel for` at line 2 applies to this SCoP: {NOT_REDERIVED}"
+            )
+        );
+        assert_eq!(&in_front[e.span.start..e.span.end], "#pragma scop\n");
+        let around = "void f() {\n#pragma omp parallel\n  {\n#pragma scop\nfor (i = 0; i < n; i++)\n  a[i] = 0;\n#pragma endscop\n  }\n}\n";
+        assert!(
+            regions(around)
+                .unwrap_err()
+                .message
+                .contains("`#pragma omp parallel` at line 2")
+        );
+        let operator = "void f() {\n#pragma scop\n_Pragma(\"GCC ivdep\") for (i = 0; i < n; i++)\n  a[i] = 0;\n#pragma endscop\n}\n";
+        assert!(
+            regions(operator)
+                .unwrap_err()
+                .message
+                .contains("`_Pragma(\"GCC ivdep\")` inside")
+        );
+        // Pragmas before and after, on other statements: fine.
+        let apart = "void f() {\n#pragma omp parallel for\nfor (i = 0; i < n; i++) b[i] = 1;\n#pragma scop\nfor (i = 0; i < n; i++)\n  a[i] = 0;\n#pragma endscop\n#pragma GCC ivdep\nfor (i = 0; i < n; i++) b[i] = 1;\n}\n";
+        assert_eq!(regions(apart).unwrap().len(), 1);
     }
 }

@@ -6,6 +6,7 @@ pub mod error;
 mod extract;
 mod lower;
 mod parse;
+pub mod pragmas;
 
 pub use error::{Diagnostic, FrontendError};
 pub use lower::PURE_FUNCTIONS;

@@ -208,7 +208,13 @@ fn original_tree<'c>(
     scop: &Scop,
     domain: &UnionSet<'c>,
 ) -> Result<Schedule<'c>, IslError> {
-    let params = format!("[{}] -> ", scop.parameters.join(", "));
+    // isl reads `[] -> [{ ... }]` as an empty tuple: no parameters, no
+    // prefix (or the original order, and every dependence, is lost).
+    let params = if scop.parameters.is_empty() {
+        String::new()
+    } else {
+        format!("[{}] -> ", scop.parameters.join(", "))
+    };
     let built = tree_of(ctx, scop, &scop.body, 0, &params, domain)?;
     match built {
         Some(t) => Ok(t),

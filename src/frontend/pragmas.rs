@@ -1,0 +1,727 @@
+//! The user's own pragmas, found in the source text, and the statements
+//! they apply to.
+//!
+//! A pragma polytune does not own (OpenMP, `GCC ivdep`, `GCC unroll`,
+//! `clang loop`, anything but `scop` / `endscop`) makes a promise about
+//! the statement after it: that its iterations may run in parallel, that
+//! it has no loop-carried dependence, ... polytune does not re-derive
+//! these promises, and a rewritten loop nest would silently carry them
+//! onto loops they do not hold for. So a region is never transformed
+//! when such a pragma lies inside it, in front of one of its statements,
+//! or in front of a statement that encloses it (an `omp parallel` block).
+//!
+//! The scan works on the text, not on a compiler's view of it (libclang
+//! drops OpenMP pragmas without `-fopenmp`): a `#` that starts a logical
+//! line (comments and line continuations followed as the preprocessor
+//! does), `_Pragma(...)` and `__pragma(...)` operators, and macros of the
+//! file whose definition contains one of them. Comments, string and
+//! character literals are skipped.
+
+/// A pragma that is not polytune's, and the statement it applies to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Pragma {
+    /// Byte range of the directive (its newline excluded), the operator
+    /// or the macro use.
+    pub start: usize,
+    pub end: usize,
+    /// 1-based line and column of `start`.
+    pub line: usize,
+    pub column: usize,
+    /// How it reads, on one line: `#pragma omp parallel for`,
+    /// `_Pragma("omp simd")`, `PAR (a macro that expands to a pragma)`.
+    pub text: String,
+    /// Byte range of the statement that follows it inside a function
+    /// body (`None` at file scope or before a closing brace).
+    pub target: Option<(usize, usize)>,
+    /// The furthest end of the targets of this pragma and all before it
+    /// (for [`blocking`]).
+    reach: usize,
+}
+
+impl Pragma {
+    /// Whether the pragma bears on the text range `[start, end)`: it lies
+    /// inside it, or the statement it applies to overlaps it (the pragma
+    /// is in front of a statement of the range, or of a statement that
+    /// encloses the range).
+    pub fn applies_to(&self, start: usize, end: usize) -> bool {
+        (start <= self.start && self.start < end)
+            || self.target.is_some_and(|(s, e)| s < end && start < e)
+    }
+}
+
+/// Every pragma of `text` that polytune does not own, in order.
+pub fn foreign(text: &str) -> Vec<Pragma> {
+    foreign_with(text, &[])
+}
+
+/// [`foreign`], where the uses of the macros `pragma_macros` (defined in
+/// headers, say, and known to expand to a pragma) count as pragmas too.
+pub fn foreign_with(text: &str, pragma_macros: &[String]) -> Vec<Pragma> {
+    let mut toks = lex(text);
+    match_brackets(&mut toks);
+    let mut macros: std::collections::HashSet<String> =
+        self::pragma_macros(text, &toks).into_iter().collect();
+    macros.extend(pragma_macros.iter().cloned());
+    let lines = LineStarts::new(text);
+    let mut out = Vec::new();
+    // The first token at or after each index that is not a directive.
+    let mut next_code = vec![toks.len(); toks.len() + 1];
+    for k in (0..toks.len()).rev() {
+        next_code[k] = if toks[k].kind == Tok::Directive {
+            next_code[k + 1]
+        } else {
+            k
+        };
+    }
+    let mut targets: std::collections::HashMap<usize, Option<(usize, usize)>> =
+        std::collections::HashMap::new();
+    let mut depth = 0usize;
+    let mut i = 0;
+    while i < toks.len() {
+        let t = &toks[i];
+        let (end, shown) = match t.kind {
+            Tok::Punct(b'{') => {
+                depth += 1;
+                i += 1;
+                continue;
+            }
+            Tok::Punct(b'}') => {
+                depth = depth.saturating_sub(1);
+                i += 1;
+                continue;
+            }
+            Tok::Directive => match directive_words(&text[t.start..t.end]) {
+                Some(words) if words.first().map(String::as_str) == Some("pragma") => {
+                    if matches!(words.get(1).map(String::as_str), Some("scop" | "endscop")) {
+                        i += 1;
+                        continue;
+                    }
+                    (i + 1, format!("#{}", words.join(" ")))
+                }
+                _ => {
+                    i += 1;
+                    continue;
+                }
+            },
+            Tok::Ident if is_operator_name(&text[t.start..t.end]) => {
+                let after = group_end(&toks, i + 1).unwrap_or(i + 1);
+                let shown = one_line(&text[t.start..toks[after - 1].end]);
+                (after, shown)
+            }
+            Tok::Ident if macros.contains(&text[t.start..t.end]) => {
+                let after = group_end(&toks, i + 1).unwrap_or(i + 1);
+                (
+                    after,
+                    format!(
+                        "{} (a macro that expands to a pragma)",
+                        &text[t.start..t.end]
+                    ),
+                )
+            }
+            _ => {
+                i += 1;
+                continue;
+            }
+        };
+        let (line, column) = lines.line_col(text, t.start);
+        let target = if depth > 0 {
+            // Pragmas in a row share their statement: computed once.
+            let first = next_code[end];
+            *targets.entry(first).or_insert_with(|| {
+                statement(&toks, first, 0).map(|(a, b)| (toks[a].start, toks[b - 1].end))
+            })
+        } else {
+            None
+        };
+        out.push(Pragma {
+            start: t.start,
+            end: toks[end - 1].end,
+            line,
+            column,
+            text: shorten(&shown),
+            target,
+            reach: out
+                .last()
+                .map_or(0, |p: &Pragma| p.reach)
+                .max(target.map_or(0, |(_, e)| e)),
+        });
+        i = end;
+    }
+    out
+}
+
+/// A pragma of `pragmas` (as [`foreign`] returns them, in order) that
+/// bears on `[start, end)`.
+pub fn blocking(pragmas: &[Pragma], start: usize, end: usize) -> Option<&Pragma> {
+    // Only pragmas that start before `end` can; going back from there,
+    // stop once no earlier target reaches `start`.
+    let before = pragmas.partition_point(|p| p.start < end);
+    pragmas[..before]
+        .iter()
+        .rev()
+        .take_while(|p| p.reach > start || p.start >= start)
+        .find(|p| p.applies_to(start, end))
+}
+
+fn shorten(s: &str) -> String {
+    if s.chars().count() > 70 {
+        format!("{}...", s.chars().take(67).collect::<String>())
+    } else {
+        s.to_string()
+    }
+}
+
+fn one_line(s: &str) -> String {
+    s.replace("\\\r\n", " ")
+        .replace("\\\n", " ")
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+fn is_operator_name(s: &str) -> bool {
+    s == "_Pragma" || s == "__pragma"
+}
+
+/// The words of a directive line after `#`, comments removed and
+/// continuations joined; `None` if it is empty.
+fn directive_words(line: &str) -> Option<Vec<String>> {
+    let mut code = String::with_capacity(line.len());
+    let b = line.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'/' && b.get(i + 1) == Some(&b'*') {
+            i = line[i + 2..]
+                .find("*/")
+                .map(|k| i + 2 + k + 2)
+                .unwrap_or(b.len());
+            code.push(' ');
+        } else if b[i] == b'/' && b.get(i + 1) == Some(&b'/') {
+            break;
+        } else if b[i] == b'\\' && matches!(b.get(i + 1), Some(b'\n' | b'\r')) {
+            i += 1;
+            code.push(' ');
+        } else {
+            let ch = line[i..].chars().next().unwrap_or(' ');
+            code.push(ch);
+            i += ch.len_utf8();
+        }
+    }
+    let code = code.trim_start().strip_prefix('#')?;
+    let words: Vec<String> = code.split_whitespace().map(str::to_string).collect();
+    (!words.is_empty()).then_some(words)
+}
+
+/// Names of the file's macros whose definition contains a pragma
+/// operator or another such macro.
+fn pragma_macros(text: &str, toks: &[Token]) -> Vec<String> {
+    let defs: Vec<(String, String)> = toks
+        .iter()
+        .filter(|t| t.kind == Tok::Directive)
+        .filter_map(|t| {
+            let words = directive_words(&text[t.start..t.end])?;
+            if words.first().map(String::as_str) != Some("define") {
+                return None;
+            }
+            let rest = words.get(1..)?.join(" ");
+            let name_len = rest
+                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '$'))
+                .unwrap_or(rest.len());
+            let (name, body) = rest.split_at(name_len);
+            (!name.is_empty()).then(|| (name.to_string(), body.to_string()))
+        })
+        .collect();
+    let idents = |s: &str| -> Vec<String> {
+        s.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '$'))
+            .filter(|w| !w.is_empty())
+            .map(str::to_string)
+            .collect()
+    };
+    let mut found: Vec<String> = Vec::new();
+    loop {
+        let before = found.len();
+        for (name, body) in &defs {
+            if found.contains(name) {
+                continue;
+            }
+            if idents(body)
+                .iter()
+                .any(|w| is_operator_name(w) || found.contains(w))
+            {
+                found.push(name.clone());
+            }
+        }
+        if found.len() == before {
+            return found;
+        }
+    }
+}
+
+/// Deeper statement nesting than this is not followed: the statement is
+/// taken to run to the end of the text (conservative).
+const MAX_DEPTH: usize = 1000;
+
+/// The statement starting at token `i` (directives, pragma operators
+/// and pragma macros in front of it skipped): (first token, one past
+/// its last token). `None` at a closing brace or the end.
+fn statement(toks: &[Token], mut i: usize, depth: usize) -> Option<(usize, usize)> {
+    while i < toks.len() && toks[i].kind == Tok::Directive {
+        i += 1;
+    }
+    let first = i;
+    let t = toks.get(i)?;
+    if depth > MAX_DEPTH {
+        return Some((first, toks.len()));
+    }
+    let word = |k: usize, w: &str| toks.get(k).is_some_and(|t| t.word == w);
+    let end = match t.kind {
+        Tok::Punct(b'}') => return None,
+        Tok::Punct(b'{') => group_end(toks, i).unwrap_or(toks.len()),
+        Tok::Ident if matches!(t.word.as_str(), "for" | "while" | "switch") && word(i + 1, "(") => {
+            let h = group_end(toks, i + 1).unwrap_or(toks.len());
+            sub_end(toks, h, depth)
+        }
+        Tok::Ident if t.word == "if" && word(i + 1, "(") => {
+            let h = group_end(toks, i + 1).unwrap_or(toks.len());
+            let then = sub_end(toks, h, depth);
+            let mut k = then;
+            while k < toks.len() && toks[k].kind == Tok::Directive {
+                k += 1;
+            }
+            if word(k, "else") {
+                sub_end(toks, k + 1, depth)
+            } else {
+                then
+            }
+        }
+        Tok::Ident if t.word == "do" => {
+            let body = sub_end(toks, i + 1, depth);
+            plain_end(toks, body)
+        }
+        Tok::Ident if (is_operator_name(&t.word) || t.word == "else") && !word(i + 1, "(") => {
+            plain_end(toks, i)
+        }
+        Tok::Ident if is_operator_name(&t.word) => {
+            let after = group_end(toks, i + 1).unwrap_or(toks.len());
+            return statement(toks, after, depth + 1)
+                .map(|(_, e)| (first, e))
+                .or(Some((first, after)));
+        }
+        Tok::Ident if word(i + 1, ":") && !word(i + 2, ":") => sub_end(toks, i + 2, depth),
+        _ => plain_end(toks, i),
+    };
+    Some((first, end.max(first + 1).min(toks.len())))
+}
+
+/// End of a sub-statement starting at `i` (the end if there is none).
+fn sub_end(toks: &[Token], i: usize, depth: usize) -> usize {
+    match statement(toks, i, depth + 1) {
+        Some((_, e)) => e,
+        None => i,
+    }
+}
+
+/// End of a statement without a keyword: up to its `;` outside
+/// brackets, or up to (not including) the closing brace of its block.
+fn plain_end(toks: &[Token], mut i: usize) -> usize {
+    while i < toks.len() {
+        match toks[i].kind {
+            Tok::Punct(b'(' | b'[' | b'{') => {
+                let Some(after) = group_end(toks, i) else {
+                    return toks.len();
+                };
+                // A braced group ends the statement when a new statement
+                // follows (a block-like macro use `M(i) { ... }`);
+                // `(T){...};` or `= {...},` go on.
+                if toks[i].kind == Tok::Punct(b'{')
+                    && toks.get(after).is_some_and(|t| {
+                        matches!(t.kind, Tok::Ident | Tok::Directive | Tok::Punct(b'{'))
+                    })
+                {
+                    return after;
+                }
+                i = after;
+                continue;
+            }
+            Tok::Punct(b')' | b']' | b'}') => return i,
+            Tok::Punct(b';') => return i + 1,
+            _ => {}
+        }
+        i += 1;
+    }
+    toks.len()
+}
+
+/// One past the token that closes the bracket at `i` (`None` if `i` is
+/// not an opening bracket or it is never closed).
+fn group_end(toks: &[Token], i: usize) -> Option<usize> {
+    let t = toks.get(i)?;
+    (t.close > 0).then_some(t.close)
+}
+
+/// Pairs the brackets of each kind: `close` of an opening bracket.
+fn match_brackets(toks: &mut [Token]) {
+    let mut open: [Vec<usize>; 3] = [Vec::new(), Vec::new(), Vec::new()];
+    for k in 0..toks.len() {
+        let (kind, opening) = match toks[k].kind {
+            Tok::Punct(b'(') => (0, true),
+            Tok::Punct(b'[') => (1, true),
+            Tok::Punct(b'{') => (2, true),
+            Tok::Punct(b')') => (0, false),
+            Tok::Punct(b']') => (1, false),
+            Tok::Punct(b'}') => (2, false),
+            _ => continue,
+        };
+        if opening {
+            open[kind].push(k);
+        } else if let Some(o) = open[kind].pop() {
+            toks[o].close = k + 1;
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Tok {
+    Ident,
+    Number,
+    Literal,
+    Punct(u8),
+    /// A whole preprocessor directive (its newline excluded).
+    Directive,
+}
+
+#[derive(Debug, Clone)]
+struct Token {
+    kind: Tok,
+    start: usize,
+    end: usize,
+    /// The spelling of an identifier or punctuator (empty otherwise).
+    word: String,
+    /// For an opening bracket: one past its closing bracket (0 if none).
+    close: usize,
+}
+
+/// Whether a backslash-newline starts at `i`; returns its length.
+fn splice(b: &[u8], i: usize) -> Option<usize> {
+    if b.get(i) != Some(&b'\\') {
+        return None;
+    }
+    match (b.get(i + 1), b.get(i + 2)) {
+        (Some(b'\n'), _) => Some(2),
+        (Some(b'\r'), Some(b'\n')) => Some(3),
+        _ => None,
+    }
+}
+
+/// The tokens of `text`, comments dropped, directives kept whole.
+fn lex(text: &str) -> Vec<Token> {
+    let b = text.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    let mut line_start = true;
+    let tok = |kind, start, end| Token {
+        kind,
+        start,
+        end,
+        word: if matches!(kind, Tok::Ident | Tok::Punct(_)) {
+            text[start..end].to_string()
+        } else {
+            String::new()
+        },
+        close: 0,
+    };
+    while i < b.len() {
+        if let Some(n) = splice(b, i) {
+            i += n;
+            continue;
+        }
+        let c = b[i];
+        match c {
+            b'\n' => {
+                line_start = true;
+                i += 1;
+            }
+            b' ' | b'\t' | b'\r' | b'\x0b' | b'\x0c' => i += 1,
+            b'/' if b.get(i + 1) == Some(&b'/') => i = line_comment_end(b, i),
+            b'/' if b.get(i + 1) == Some(&b'*') => i = block_comment_end(text, i),
+            b'#' if line_start => {
+                let end = directive_end(text, i);
+                out.push(tok(Tok::Directive, i, end));
+                i = end;
+            }
+            b'"' | b'\'' => {
+                let end = literal_end(b, i);
+                out.push(tok(Tok::Literal, i, end));
+                i = end;
+                line_start = false;
+            }
+            _ if c.is_ascii_digit()
+                || (c == b'.' && b.get(i + 1).is_some_and(u8::is_ascii_digit)) =>
+            {
+                let start = i;
+                i += 1;
+                while i < b.len() {
+                    let d = b[i];
+                    if d.is_ascii_alphanumeric() || d == b'_' || d == b'.' {
+                        if matches!(d, b'e' | b'E' | b'p' | b'P')
+                            && matches!(b.get(i + 1), Some(b'+' | b'-'))
+                        {
+                            i += 1;
+                        }
+                        i += 1;
+                    } else if d == b'\'' && b.get(i + 1).is_some_and(u8::is_ascii_alphanumeric) {
+                        i += 2;
+                    } else if let Some(n) = splice(b, i) {
+                        i += n;
+                    } else {
+                        break;
+                    }
+                }
+                out.push(tok(Tok::Number, start, i));
+                line_start = false;
+            }
+            _ if c.is_ascii_alphabetic() || c == b'_' || c == b'$' || c >= 0x80 => {
+                let start = i;
+                while i < b.len()
+                    && (b[i].is_ascii_alphanumeric()
+                        || b[i] == b'_'
+                        || b[i] == b'$'
+                        || b[i] >= 0x80)
+                {
+                    i += 1;
+                }
+                // A string or character literal with an encoding prefix.
+                if i < b.len()
+                    && matches!(b[i], b'"' | b'\'')
+                    && matches!(&text[start..i], "L" | "u" | "U" | "u8")
+                {
+                    let end = literal_end(b, i);
+                    out.push(tok(Tok::Literal, start, end));
+                    i = end;
+                } else {
+                    out.push(tok(Tok::Ident, start, i));
+                }
+                line_start = false;
+            }
+            _ => {
+                out.push(tok(Tok::Punct(c), i, i + 1));
+                i += 1;
+                line_start = false;
+            }
+        }
+    }
+    out
+}
+
+/// End of a `//` comment: its newline (not one escaped by a backslash).
+fn line_comment_end(b: &[u8], mut i: usize) -> usize {
+    while i < b.len() {
+        if let Some(n) = splice(b, i) {
+            i += n;
+        } else if b[i] == b'\n' {
+            return i;
+        } else {
+            i += 1;
+        }
+    }
+    b.len()
+}
+
+fn block_comment_end(text: &str, i: usize) -> usize {
+    text[i + 2..]
+        .find("*/")
+        .map(|k| i + 2 + k + 2)
+        .unwrap_or(text.len())
+}
+
+/// End of a string or character literal starting at `i` (at its closing
+/// quote, or at an unescaped newline if it is never closed).
+fn literal_end(b: &[u8], i: usize) -> usize {
+    let quote = b[i];
+    let mut k = i + 1;
+    while k < b.len() {
+        match b[k] {
+            b'\\' => k += 2,
+            b'\n' => return k,
+            c if c == quote => return k + 1,
+            _ => k += 1,
+        }
+    }
+    b.len()
+}
+
+/// End of the directive starting at `i`: the newline that ends its
+/// logical line (comments may span lines inside it).
+fn directive_end(text: &str, mut i: usize) -> usize {
+    let b = text.as_bytes();
+    while i < b.len() {
+        if let Some(n) = splice(b, i) {
+            i += n;
+            continue;
+        }
+        match b[i] {
+            b'\n' => return if i > 0 && b[i - 1] == b'\r' { i - 1 } else { i },
+            b'/' if b.get(i + 1) == Some(&b'*') => i = block_comment_end(text, i),
+            b'/' if b.get(i + 1) == Some(&b'/') => i = line_comment_end(b, i),
+            b'"' | b'\'' => i = literal_end(b, i),
+            _ => i += 1,
+        }
+    }
+    b.len()
+}
+
+/// Line starts, for line and column numbers.
+struct LineStarts(Vec<usize>);
+
+impl LineStarts {
+    fn new(text: &str) -> LineStarts {
+        let mut v = vec![0];
+        v.extend(text.match_indices('\n').map(|(i, _)| i + 1));
+        LineStarts(v)
+    }
+
+    fn line_col(&self, text: &str, offset: usize) -> (usize, usize) {
+        let line = self.0.partition_point(|&s| s <= offset);
+        let start = self.0[line - 1];
+        (line, text[start..offset].chars().count() + 1)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn texts(src: &str) -> Vec<String> {
+        foreign(src).into_iter().map(|p| p.text).collect()
+    }
+
+    #[test]
+    fn finds_directives_at_logical_line_starts_only() {
+        let src = "/* #pragma omp a */\n// #pragma omp b\nchar *s = \"\\n#pragma omp c\";\n\
+                   int x = 1; #pragma not_a_directive\n\
+                   #define Y 1 \\\n#pragma omp d\n\
+                   /* c */ # pragma  GCC ivdep // trailing\n\
+                   #pragma omp parallel \\\n  for /* multi\nline */ private(j)\n\
+                   // line comment \\\n#pragma omp e\n\
+                   #pragma scop\n#pragma endscop\n";
+        assert_eq!(
+            texts(src),
+            ["#pragma GCC ivdep", "#pragma omp parallel for private(j)",]
+        );
+        let p = &foreign(src)[1];
+        assert_eq!((p.line, p.column), (8, 1));
+    }
+
+    #[test]
+    fn pragma_operators_and_pragma_macros() {
+        let src = "#define PAR _Pragma(\"omp parallel for\")\n#define PAR2(x) PAR x\n\
+                   void f(void) {\n  _Pragma(\"GCC ivdep\") for (;;) ;\n  PAR2(1) for (;;) ;\n  PAR\n  x = 1;\n}\n";
+        let ps = foreign(src);
+        let t: Vec<&str> = ps.iter().map(|p| p.text.as_str()).collect();
+        assert_eq!(
+            t,
+            [
+                "_Pragma(\"GCC ivdep\")",
+                "PAR2 (a macro that expands to a pragma)",
+                "PAR (a macro that expands to a pragma)",
+            ]
+        );
+        assert_eq!(
+            &src[ps[0].target.unwrap().0..ps[0].target.unwrap().1],
+            "for (;;) ;"
+        );
+        assert_eq!(
+            &src[ps[2].target.unwrap().0..ps[2].target.unwrap().1],
+            "x = 1;"
+        );
+    }
+
+    fn target(src: &str) -> &str {
+        let p = &foreign(src)[0];
+        let (s, e) = p.target.expect("a target");
+        &src[s..e]
+    }
+
+    #[test]
+    fn the_statement_a_pragma_applies_to() {
+        assert_eq!(
+            target(
+                "void f() {\n#pragma omp parallel for\n  for (i = 0; i < n; i++)\n    for (j = 0; j < n; j++)\n      a[i][j] = 0;\n  b = 1;\n}\n"
+            ),
+            "for (i = 0; i < n; i++)\n    for (j = 0; j < n; j++)\n      a[i][j] = 0;"
+        );
+        assert_eq!(
+            target(
+                "void f() {\n#pragma omp parallel\n#pragma scop\n  { x = 1; { y = 2; } }\n  z = 3;\n}"
+            ),
+            "{ x = 1; { y = 2; } }"
+        );
+        assert_eq!(
+            target(
+                "void f() {\n#pragma omp single\n  if (a) b = 1; else if (c) { d = 2; } else e = (int){3};\n  z = 3;\n}"
+            ),
+            "if (a) b = 1; else if (c) { d = 2; } else e = (int){3};"
+        );
+        assert_eq!(
+            target("void f() {\n#pragma GCC unroll 4\n  do x++; while (x < 3);\n  z = 3;\n}"),
+            "do x++; while (x < 3);"
+        );
+        assert_eq!(
+            target("void f() {\n#pragma omp critical\n  FOR_EACH(i) { a[i] = 0; }\n  z = 3;\n}"),
+            "FOR_EACH(i) { a[i] = 0; }"
+        );
+        assert_eq!(
+            target("void f() {\n#pragma omp barrier\n  x = 1 /* ; */ + \";\";\n}"),
+            "x = 1 /* ; */ + \";\";"
+        );
+        // Before a closing brace and at file scope: no statement.
+        assert_eq!(
+            foreign("void f() {\n#pragma omp barrier\n}\n")[0].target,
+            None
+        );
+        assert_eq!(foreign("#pragma once\nint x;\n")[0].target, None);
+    }
+
+    #[test]
+    fn applies_inside_in_front_and_around() {
+        let src = "void f() {\n  a = 0;\n#pragma omp parallel\n  {\n    for (i = 0; i < n; i++) x[i] = 0;\n  }\n  for (i = 0; i < n; i++) y[i] = 0;\n}\n";
+        let ps = foreign(src);
+        let range = |s: &str| {
+            let a = src.find(s).unwrap();
+            (a, a + s.len())
+        };
+        let inner = range("for (i = 0; i < n; i++) x[i] = 0;");
+        let after = range("for (i = 0; i < n; i++) y[i] = 0;");
+        let before = range("a = 0;");
+        let block = range("{\n    for (i = 0; i < n; i++) x[i] = 0;\n  }");
+        assert!(blocking(&ps, inner.0, inner.1).is_some());
+        assert!(blocking(&ps, block.0, block.1).is_some());
+        assert!(blocking(&ps, before.0, after.1).is_some(), "inside");
+        assert!(blocking(&ps, after.0, after.1).is_none());
+        assert!(blocking(&ps, before.0, before.1).is_none());
+    }
+
+    #[test]
+    fn deep_nesting_and_many_pragmas_stay_cheap() {
+        let n = 100_000;
+        let src = format!(
+            "void f() {{\n#pragma omp parallel for\n{}x = 1;\n}}\n",
+            "for (;;) ".repeat(n)
+        );
+        let p = &foreign(&src)[0];
+        let (s, e) = p.target.unwrap();
+        // Deeper than followed: taken to run to the end (conservative).
+        assert_eq!(s, src.find("for (;;)").unwrap());
+        assert!(e >= src.find("x = 1;").unwrap() + 6);
+        let src = format!(
+            "void f() {{\n{}  x = 1{};\n}}\n",
+            "#pragma GCC ivdep\n".repeat(n),
+            " + 1".repeat(n)
+        );
+        let started = std::time::Instant::now();
+        let ps = foreign(&src);
+        assert_eq!(ps.len(), n);
+        assert!(ps.iter().all(|p| p.target == ps[0].target));
+        assert!(started.elapsed().as_secs() < 10);
+    }
+}
