@@ -1400,7 +1400,7 @@ fn scop_text(ctx: &isl::Ctx, src: &SourceFile, with_c: bool) -> Result<String> {
             let d: Vec<String> = s
                 .division_checks
                 .iter()
-                .map(|c| c.dividend.to_string())
+                .map(|c| isl::unmangle_text(&c.dividend.to_string()))
                 .collect();
             writeln!(
                 o,
@@ -1445,7 +1445,7 @@ fn scop_json(ctx: &isl::Ctx, src: &SourceFile) -> Result<serde_json::Value> {
             "schedule": map(ctx, &s.schedules())?,
             "reads": map(ctx, &s.reads())?,
             "writes": map(ctx, &s.writes())?,
-            "division_dividends": s.division_checks.iter().map(|c| c.dividend.to_string()).collect::<Vec<_>>(),
+            "division_dividends": s.division_checks.iter().map(|c| isl::unmangle_text(&c.dividend.to_string())).collect::<Vec<_>>(),
             "statements": stmts,
             "c": s.to_c(""),
         }));

@@ -96,7 +96,7 @@ fn scops_of(text: &str, options: &Options) -> Result<Vec<Scop>, SpanError> {
         // Statement ids restart at 0 in every SCoP.
         let body = renumber(body, first_id);
         next_id = 0;
-        out.push(lower::lower(k, region, body, &pure)?);
+        out.push(lower::lower(k, region, body, &pure, text)?);
     }
     Ok(out)
 }

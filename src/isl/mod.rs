@@ -10,7 +10,7 @@
 mod ast;
 mod ffi;
 
-pub use ast::{AstExpr, AstNode, AstOp, LoopBuild, build_ast};
+pub use ast::{AstExpr, AstNode, AstOp, LoopBuild, build_ast, expr_from_set};
 
 use std::ffi::{CStr, CString};
 use std::fmt;
@@ -313,6 +313,10 @@ isl_ops!(Set {
     /// The same points in a flat space (nested tuples unwrapped).
     fn flatten() -> Set = isl_set_flatten;
     fn intersect(other: Set) -> Set = isl_set_intersect;
+    fn subtract(other: Set) -> Set = isl_set_subtract;
+    /// The parameter values for which the set has a point.
+    fn params() -> Set = isl_set_params;
+    fn coalesce() -> Set = isl_set_coalesce;
 });
 
 /// Inclusive bounds on one coordinate of a [`Set::boxes_like`] box.
@@ -356,6 +360,13 @@ impl<'c> Set<'c> {
 
 impl<'c> UnionSet<'c> {
     /// The set, when all its points live in one space.
+    /// The parameter values for which the union has a point.
+    pub fn params(&self) -> Result<Set<'c>, IslError> {
+        // SAFETY: takes a fresh reference.
+        let r = unsafe { ffi::isl_union_set_params(self.take()) };
+        Set::wrap(self.ctx, r, "params")
+    }
+
     pub fn to_set(&self) -> Result<Set<'c>, IslError> {
         // SAFETY: takes a fresh reference.
         let r = unsafe { ffi::isl_set_from_union_set(self.take()) };
@@ -365,6 +376,7 @@ impl<'c> UnionSet<'c> {
 
 isl_preds!(Set {
     fn is_empty() = isl_set_is_empty;
+    fn is_subset(other: Set) = isl_set_is_subset;
     /// Whether both denote the same set of integer points.
     fn is_equal(other: Set) = isl_set_is_equal;
 });
@@ -744,14 +756,66 @@ isl_ops!(UnionPwAff {
     fn add(other: UnionPwAff) -> UnionPwAff = isl_union_pw_aff_add;
 });
 
-/// Parses `text` as a union set and prints it back in isl's normal form.
-pub fn normalize_set(ctx: &Ctx, text: &str) -> Result<String, IslError> {
-    Ok(UnionSet::parse(ctx, text)?.to_string())
+/// Words isl's parser reads as keywords whatever their case (isl_stream.c):
+/// a C variable with one of these names cannot be written as is.
+pub const RESERVED: &[&str] = &[
+    "exists", "and", "or", "implies", "not", "infty", "infinity", "nan", "min", "max", "rat",
+    "true", "false", "ceild", "floord", "mod", "ceil", "floor",
+];
+
+/// The suffix that marks a mangled name.
+const MANGLE_SUFFIX: &str = "_pt";
+
+/// The isl name of a C identifier. Reserved words, and names that already
+/// end in the mangling suffix (so that the mapping stays one to one), get
+/// the suffix; every other name is itself.
+pub fn mangle(name: &str) -> std::borrow::Cow<'_, str> {
+    let reserved = RESERVED.iter().any(|w| w.eq_ignore_ascii_case(name));
+    if reserved || name.ends_with(MANGLE_SUFFIX) {
+        std::borrow::Cow::Owned(format!("{name}{MANGLE_SUFFIX}"))
+    } else {
+        std::borrow::Cow::Borrowed(name)
+    }
 }
 
-/// Parses `text` as a union map and prints it back in isl's normal form.
+/// The C identifier of an isl name made by [`mangle`].
+pub fn unmangle(name: &str) -> &str {
+    name.strip_suffix(MANGLE_SUFFIX).unwrap_or(name)
+}
+
+/// isl text with every identifier unmangled (for messages and printing).
+pub fn unmangle_text(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut word = String::new();
+    let flush = |word: &mut String, out: &mut String| {
+        if !word.is_empty() {
+            let starts_like_a_name = !word.starts_with(|c: char| c.is_ascii_digit());
+            out.push_str(if starts_like_a_name { unmangle(word) } else { word });
+            word.clear();
+        }
+    };
+    for c in text.chars() {
+        if c.is_ascii_alphanumeric() || c == '_' {
+            word.push(c);
+        } else {
+            flush(&mut word, &mut out);
+            out.push(c);
+        }
+    }
+    flush(&mut word, &mut out);
+    out
+}
+
+/// Parses `text` as a union set and prints it back in isl's normal form,
+/// with the C names [`mangle`] changed back.
+pub fn normalize_set(ctx: &Ctx, text: &str) -> Result<String, IslError> {
+    Ok(unmangle_text(&UnionSet::parse(ctx, text)?.to_string()))
+}
+
+/// Parses `text` as a union map and prints it back in isl's normal form,
+/// with the C names [`mangle`] changed back.
 pub fn normalize_map(ctx: &Ctx, text: &str) -> Result<String, IslError> {
-    Ok(UnionMap::parse(ctx, text)?.to_string())
+    Ok(unmangle_text(&UnionMap::parse(ctx, text)?.to_string()))
 }
 
 #[cfg(test)]

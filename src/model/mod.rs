@@ -9,8 +9,8 @@
 //! dependence is a chain of those, so the set constrains exactly as much.
 
 use crate::isl::{self, Ctx, IslError, MultiUnionPwAff, Schedule, Set, UnionMap, UnionSet};
-use crate::scop::Scop;
-use crate::scop::ast::{Stmt, StmtKind};
+use crate::scop::ast::{Span, Stmt, StmtKind};
+use crate::scop::{Scop, isl_names};
 
 /// Why the engine cannot handle a SCoP.
 #[derive(Debug, thiserror::Error)]
@@ -21,6 +21,14 @@ pub enum EngineError {
     Unsupported { scop: usize, reason: String },
     #[error("invalid --context `{text}`: {reason}")]
     Context { text: String, reason: String },
+    /// An assumption of the model that no parameter value satisfies;
+    /// `span` locates the C construct that needs it.
+    #[error("SCoP {scop}: {reason}")]
+    Assumption {
+        scop: usize,
+        span: Span,
+        reason: String,
+    },
 }
 
 /// The dependences that constrain any reordering.
@@ -38,8 +46,14 @@ pub struct Dependences<'c> {
 /// A SCoP in isl: domains, accesses, original schedule, dependences.
 pub struct Model<'c> {
     pub ctx: &'c Ctx,
-    /// Constraints on the parameters (default: every parameter >= 1).
+    /// The parameter values the model is valid and proven for: the
+    /// context (default: every parameter >= 1, or the user's) intersected
+    /// with the assumptions of the model (C divisions with non-negative
+    /// dividends, unsigned values in `[0, 2^63)`).
     pub context: Set<'c>,
+    /// `context` when it is not every parameter value: the generated code
+    /// must check it at run time and fall back to the original.
+    pub guard: Option<Set<'c>>,
     pub domain: UnionSet<'c>,
     pub reads: UnionMap<'c>,
     pub writes: UnionMap<'c>,
@@ -51,11 +65,11 @@ pub struct Model<'c> {
 
 /// The default parameter context: every parameter at least 1.
 pub fn default_context(scop: &Scop) -> String {
-    let params = scop.parameters.join(", ");
+    let params = isl_names(&scop.parameters);
     let cons: Vec<String> = scop
         .parameters
         .iter()
-        .map(|p| format!("{p} >= 1"))
+        .map(|p| format!("{} >= 1", isl::mangle(p)))
         .collect();
     if cons.is_empty() {
         format!("[{params}] -> {{ : }}")
@@ -75,25 +89,17 @@ impl<'c> Model<'c> {
                 reason: e.message,
             })?,
         };
+        let context = assumed_context(ctx, scop, context)?;
+        let universe = Set::parse(ctx, &format!("[{}] -> {{ : }}", isl_names(&scop.parameters)))?;
+        let guard = if universe.is_subset(&context)? {
+            None
+        } else {
+            Some(context.clone())
+        };
         let domain = UnionSet::parse(ctx, &scop.domains())?.intersect_params(&context)?;
         let reads = UnionMap::parse(ctx, &scop.reads())?.intersect_domain(&domain)?;
         let writes = UnionMap::parse(ctx, &scop.writes())?.intersect_domain(&domain)?;
         let original = UnionMap::parse(ctx, &scop.schedules())?.intersect_domain(&domain)?;
-
-        // C division truncates, the model floors: they must agree.
-        for check in &scop.division_checks {
-            let bad = UnionSet::parse(ctx, &check.violations(&scop.parameters))?
-                .intersect_params(&context)?;
-            if !bad.is_empty()? {
-                return Err(EngineError::Unsupported {
-                    scop: scop.index,
-                    reason: format!(
-                        "the dividend `{}` of a C division can be negative, where C and the polyhedral model disagree",
-                        check.dividend
-                    ),
-                });
-            }
-        }
 
         let original_tree = original_tree(ctx, scop, &domain)?;
         let flow = isl::dataflow(&reads, Some(&writes), None, &original_tree)?.must;
@@ -109,6 +115,7 @@ impl<'c> Model<'c> {
         Ok(Model {
             ctx,
             context,
+            guard,
             domain,
             reads,
             writes,
@@ -201,6 +208,49 @@ impl<'c> Model<'c> {
     }
 }
 
+/// The context intersected with the model's assumptions: for each C
+/// division, the parameter values where its dividend is never negative;
+/// for each value of unsigned type, those where it stays in `[0, 2^63)`.
+/// An error names the first assumption that leaves no parameter value.
+fn assumed_context<'c>(ctx: &'c Ctx, scop: &Scop, context: Set<'c>) -> Result<Set<'c>, EngineError> {
+    let mut assumed = context;
+    let params = &scop.parameters;
+    let checks: Vec<(String, Span, String)> = scop
+        .division_checks
+        .iter()
+        .map(|c| {
+            let why = format!(
+                "C division truncates and the model floors: they agree only where the dividend `{}` is not negative",
+                isl::unmangle_text(&c.dividend.to_string())
+            );
+            (c.violations(params), c.span, why)
+        })
+        .chain(scop.unsigned_checks.iter().map(|c| {
+            let why = format!(
+                "{}: polytune models integers as signed; it agrees with C only where `{}` is in [0, 2^63)",
+                c.what,
+                isl::unmangle_text(&c.value.to_string())
+            );
+            (c.violations(params), c.span, why)
+        }))
+        .collect();
+    for (text, span, why) in checks {
+        let bad = UnionSet::parse(ctx, &text)?.intersect_params(&assumed)?;
+        if bad.is_empty()? {
+            continue;
+        }
+        assumed = assumed.subtract(&bad.params()?)?.coalesce()?;
+        if assumed.is_empty()? {
+            return Err(EngineError::Assumption {
+                scop: scop.index,
+                span,
+                reason: format!("{why}, which no parameter value in the context allows"),
+            });
+        }
+    }
+    Ok(assumed)
+}
+
 /// The original execution order as a schedule tree: a sequence node for
 /// every statement list, a one-member band for every loop.
 fn original_tree<'c>(
@@ -208,7 +258,7 @@ fn original_tree<'c>(
     scop: &Scop,
     domain: &UnionSet<'c>,
 ) -> Result<Schedule<'c>, IslError> {
-    let params = format!("[{}] -> ", scop.parameters.join(", "));
+    let params = format!("[{}] -> ", isl_names(&scop.parameters));
     let built = tree_of(ctx, scop, &scop.body, 0, &params, domain)?;
     match built {
         Some(t) => Ok(t),
@@ -281,8 +331,8 @@ fn tree_of<'c>(
                             format!(
                                 "{}[{}] -> [({sign}{})]",
                                 st.name(),
-                                st.iterators.join(", "),
-                                st.iterators[depth]
+                                isl_names(&st.iterators),
+                                isl::mangle(&st.iterators[depth])
                             )
                         })
                         .collect();
@@ -390,10 +440,82 @@ mod tests {
         let s = scop("for (i = 0; i < n; i++) x[(i - 1) / 2] = 0;");
         assert!(matches!(
             Model::new(&ctx, &s, None),
-            Err(EngineError::Unsupported { .. })
+            Err(EngineError::Assumption { .. })
         ));
         let s = scop("for (i = 1; i < n; i++) x[(i - 1) / 2] = 0;");
-        assert!(Model::new(&ctx, &s, None).is_ok());
+        let m = Model::new(&ctx, &s, None).unwrap();
+        // Only the default context: n >= 1.
+        let expect = Set::parse(&ctx, "[n] -> { : n >= 1 }").unwrap();
+        assert!(m.guard.unwrap().is_equal(&expect).unwrap());
+    }
+
+    #[test]
+    fn a_dividend_negative_for_some_parameters_becomes_an_assumption() {
+        let ctx = Ctx::new();
+        let s = scop("for (i = 0; i < n; i++) x[(i - k) / 2] = 0;");
+        let m = Model::new(&ctx, &s, Some("[n, k] -> { : n >= 1 }")).unwrap();
+        // (i - k) >= 0 at i = 0 needs k <= 0.
+        let expect = Set::parse(&ctx, "[n, k] -> { : n >= 1 and k <= 0 }").unwrap();
+        assert!(m.context.is_equal(&expect).unwrap(), "{}", m.context);
+        assert!(m.guard.is_some());
+    }
+
+    #[test]
+    fn no_guard_when_every_parameter_value_is_covered() {
+        let ctx = Ctx::new();
+        let s = scop("for (i = 0; i < n; i++) x[i] = 0;");
+        let m = Model::new(&ctx, &s, Some("[n] -> { : }")).unwrap();
+        assert!(m.guard.is_none());
+        let m = Model::new(&ctx, &s, None).unwrap();
+        assert!(m.guard.is_some());
+    }
+
+    fn unsigned_context(decls: &str, body: &str, params: &str) -> Result<String, EngineError> {
+        let text = format!(
+            "{decls}\nvoid f(double x[99]) {{\n#pragma scop\n{body}\n#pragma endscop\n}}\n"
+        );
+        let s = parse_source(Path::new("t.c"), text, &Options::default())
+            .unwrap()
+            .scops
+            .remove(0);
+        let ctx = Ctx::new();
+        let m = Model::new(&ctx, &s, Some(&format!("[{params}] -> {{ : }}")))?;
+        Ok(m.context.to_string())
+    }
+
+    #[test]
+    fn unsigned_values_become_assumptions_on_the_parameters() {
+        // `i < 5UL` converts i: i >= 0 from -n on needs n <= 0.
+        let c = unsigned_context("long n; long i;", "for (i = -n; i < 5UL; i++) x[i + 50] = 0;", "n")
+            .unwrap();
+        assert_eq!(c, "[n] -> {  : -9223372036854775807 <= n <= 0 }");
+        // size_t everywhere: accepted; n below 2^63.
+        let c = unsigned_context("size_t n; size_t i;", "for (i = 0; i < n; i++) x[i] = 0;", "n").unwrap();
+        assert_eq!(c, "[n] -> {  : 0 <= n <= 9223372036854775807 }");
+        // Signed types: no assumption at all.
+        let c = unsigned_context("int n; int i;", "for (i = -n; i < n; i++) x[i + 50] = 0;", "n").unwrap();
+        assert_eq!(c, "[n] -> {  :  }");
+        // An unsigned iterator counting down to -1 cannot be modelled.
+        let e = unsigned_context(
+            "unsigned n; unsigned i;",
+            "for (i = n; i >= 0; i--) x[i] = 0;",
+            "n",
+        )
+        .unwrap_err();
+        assert!(matches!(e, EngineError::Assumption { .. }), "{e}");
+        // An undeclared iterator may be unsigned: the same loop is refused,
+        // an upward one is fine.
+        let e = unsigned_context("int n;", "for (i = n; i >= 0; i--) x[i] = 0;", "n").unwrap_err();
+        assert!(e.to_string().contains("may be unsigned"), "{e}");
+        assert!(unsigned_context("int n;", "for (i = 0; i < n; i++) x[i] = 0;", "n").is_ok());
+        // Unsigned subtraction in a subscript: i - m must not wrap.
+        let c = unsigned_context(
+            "unsigned long n, m, i;",
+            "for (i = 0; i < n; i++) x[i - m + 10] = 0;",
+            "n, m",
+        )
+        .unwrap();
+        assert!(c.contains("m <= 0") || c.contains("m = 0"), "{c}");
     }
 
     #[test]
