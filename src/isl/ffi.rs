@@ -99,6 +99,7 @@ unsafe extern "C" {
     pub fn isl_set_empty(space: *mut isl_space) -> *mut isl_set;
     pub fn isl_set_subtract(a: *mut isl_set, b: *mut isl_set) -> *mut isl_set;
     pub fn isl_set_params(s: *mut isl_set) -> *mut isl_set;
+    pub fn isl_set_gist(s: *mut isl_set, context: *mut isl_set) -> *mut isl_set;
     pub fn isl_set_coalesce(s: *mut isl_set) -> *mut isl_set;
     pub fn isl_set_is_subset(a: *mut isl_set, b: *mut isl_set) -> c_int;
     pub fn isl_union_set_params(s: *mut isl_union_set) -> *mut isl_set;

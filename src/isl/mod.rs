@@ -317,6 +317,8 @@ isl_ops!(Set {
     /// The parameter values for which the set has a point.
     fn params() -> Set = isl_set_params;
     fn coalesce() -> Set = isl_set_coalesce;
+    /// The set simplified where `context` holds (equal within it).
+    fn gist(context: Set) -> Set = isl_set_gist;
 });
 
 /// Inclusive bounds on one coordinate of a [`Set::boxes_like`] box.

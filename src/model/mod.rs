@@ -90,11 +90,27 @@ impl<'c> Model<'c> {
             })?,
         };
         let context = assumed_context(ctx, scop, context)?;
+        // The run-time check reads every parameter as a `long`: the bounds
+        // of that type hold by construction and need no test.
+        let longs: Vec<String> = scop
+            .parameters
+            .iter()
+            .map(|p| format!("{} <= {} <= {}", i64::MIN, isl::mangle(p), i64::MAX))
+            .collect();
+        let longs = Set::parse(
+            ctx,
+            &format!(
+                "[{}] -> {{ : {} }}",
+                isl_names(&scop.parameters),
+                longs.join(" and ")
+            ),
+        )?;
+        let check = context.gist(&longs)?;
         let universe = Set::parse(ctx, &format!("[{}] -> {{ : }}", isl_names(&scop.parameters)))?;
-        let guard = if universe.is_subset(&context)? {
+        let guard = if universe.is_subset(&check)? {
             None
         } else {
-            Some(context.clone())
+            Some(check)
         };
         let domain = UnionSet::parse(ctx, &scop.domains())?.intersect_params(&context)?;
         let reads = UnionMap::parse(ctx, &scop.reads())?.intersect_domain(&domain)?;
