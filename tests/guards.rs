@@ -132,12 +132,7 @@ fn an_unsigned_comparison_is_modelled_only_where_it_agrees_with_c() {
     // value in `i < 5UL`; no parameter value allows the model, the SCoP
     // stays as it was and the warning says why and where.
     let src = fixture("ull.c");
-    let o = polytune(&[
-        "optimize",
-        src.to_str().unwrap(),
-        "--config",
-        CONFIGS[0],
-    ]);
+    let o = polytune(&["optimize", src.to_str().unwrap(), "--config", CONFIGS[0]]);
     assert!(o.status.success());
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(
@@ -182,8 +177,16 @@ fn isl_keywords_are_ordinary_c_names() {
         let config = "fuse=smart,tile=32x32x1,omp=1".parse().unwrap();
         let out = polytune::optimize::optimize(&src, &config, None).unwrap();
         assert!(out.skipped.is_empty(), "{w}: {:?}", out.skipped);
-        assert!(out.text.contains(&format!("(long)({w}) >= 1")), "{w}:\n{}", out.text);
-        assert!(out.text.contains(&format!("c0 <= ({w} - 1) / 32")), "{w}:\n{}", out.text);
+        assert!(
+            out.text.contains(&format!("(long)({w}) >= 1")),
+            "{w}:\n{}",
+            out.text
+        );
+        assert!(
+            out.text.contains(&format!("c0 <= ({w} - 1) / 32")),
+            "{w}:\n{}",
+            out.text
+        );
         let mangled = format!("{w}_pt");
         assert!(!out.text.contains(&mangled), "{w}:\n{}", out.text);
     }

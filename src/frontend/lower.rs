@@ -609,13 +609,17 @@ impl Lowerer<'_> {
             )
         };
         let (value, ty, kind) = match &e.kind {
-            ExprKind::Int { value, text } => {
-                (Piecewise::Aff(Affine::constant(*value)), literal_type(text, *value), Why::Value)
-            }
+            ExprKind::Int { value, text } => (
+                Piecewise::Aff(Affine::constant(*value)),
+                literal_type(text, *value),
+                Why::Value,
+            ),
             ExprKind::Ident(name) => {
                 let ty = self.var_type(name);
                 if ty == CType::NotInteger {
-                    return Err(non_affine(format!("`{name}` is not declared with an integer type")));
+                    return Err(non_affine(format!(
+                        "`{name}` is not declared with an integer type"
+                    )));
                 }
                 if self.in_scope(name).is_none() {
                     if self.all_iterators.contains(name) {
@@ -663,7 +667,11 @@ impl Lowerer<'_> {
                     if *op == BinOp::Sub {
                         b = b.scale(-1).ok_or_else(|| overflow(e.span))?;
                     }
-                    (a.add(b).ok_or_else(|| overflow(e.span))?, t, Why::Arithmetic)
+                    (
+                        a.add(b).ok_or_else(|| overflow(e.span))?,
+                        t,
+                        Why::Arithmetic,
+                    )
                 }
                 BinOp::Mul => {
                     let (a, ta) = self.piecewise(lhs, place)?;
@@ -679,7 +687,11 @@ impl Lowerer<'_> {
                             ));
                         }
                     };
-                    (other.scale(k).ok_or_else(|| overflow(e.span))?, t, Why::Arithmetic)
+                    (
+                        other.scale(k).ok_or_else(|| overflow(e.span))?,
+                        t,
+                        Why::Arithmetic,
+                    )
                 }
                 BinOp::Div => {
                     let (a, ta) = self.piecewise(lhs, place)?;
@@ -692,7 +704,11 @@ impl Lowerer<'_> {
                         (Piecewise::Aff(Affine::constant(c / d)), t, Why::Arithmetic)
                     } else {
                         self.record_dividends(&a, e.span);
-                        (a.floor_div(d).ok_or_else(|| overflow(e.span))?, t, Why::Arithmetic)
+                        (
+                            a.floor_div(d).ok_or_else(|| overflow(e.span))?,
+                            t,
+                            Why::Arithmetic,
+                        )
                     }
                 }
                 BinOp::Mod => {
@@ -1167,7 +1183,9 @@ fn type_of_spelling(ty: &str) -> CType {
         return Unknown;
     }
     // `unsigned short` and `unsigned char` promote to int.
-    let narrow = words.iter().any(|w| matches!(*w, "short" | "char" | "_Bool" | "bool"));
+    let narrow = words
+        .iter()
+        .any(|w| matches!(*w, "short" | "char" | "_Bool" | "bool"));
     match (unsigned && !narrow, longs) {
         (false, 0) => Int,
         (false, 1) => Long,
@@ -1182,14 +1200,14 @@ fn type_of_spelling(ty: &str) -> CType {
 fn typedef_type(name: &str) -> Option<CType> {
     use CType::*;
     Some(match name {
-        "size_t" | "uintptr_t" | "uint64_t" | "uintmax_t" | "uint_fast64_t"
-        | "uint_least64_t" | "uint_fast32_t" | "uint_fast16_t" => ULong,
+        "size_t" | "uintptr_t" | "uint64_t" | "uintmax_t" | "uint_fast64_t" | "uint_least64_t"
+        | "uint_fast32_t" | "uint_fast16_t" => ULong,
         "ssize_t" | "ptrdiff_t" | "intptr_t" | "int64_t" | "intmax_t" | "off_t"
         | "int_fast64_t" | "int_least64_t" | "int_fast32_t" | "int_fast16_t" => Long,
         "uint32_t" | "uint_least32_t" => UInt,
         "int32_t" | "int16_t" | "int8_t" | "uint16_t" | "uint8_t" | "int_least32_t"
-        | "int_least16_t" | "int_least8_t" | "uint_least16_t" | "uint_least8_t"
-        | "int_fast8_t" | "uint_fast8_t" => Int,
+        | "int_least16_t" | "int_least8_t" | "uint_least16_t" | "uint_least8_t" | "int_fast8_t"
+        | "uint_fast8_t" => Int,
         _ => return None,
     })
 }
@@ -1198,10 +1216,31 @@ fn typedef_type(name: &str) -> Option<CType> {
 fn is_specifier(w: &str) -> bool {
     matches!(
         w,
-        "unsigned" | "signed" | "int" | "long" | "short" | "char" | "_Bool" | "bool" | "const"
-            | "volatile" | "static" | "register" | "extern" | "auto" | "restrict" | "__restrict"
-            | "__restrict__" | "inline" | "float" | "double" | "void" | "enum" | "struct"
-            | "union" | "_Complex"
+        "unsigned"
+            | "signed"
+            | "int"
+            | "long"
+            | "short"
+            | "char"
+            | "_Bool"
+            | "bool"
+            | "const"
+            | "volatile"
+            | "static"
+            | "register"
+            | "extern"
+            | "auto"
+            | "restrict"
+            | "__restrict"
+            | "__restrict__"
+            | "inline"
+            | "float"
+            | "double"
+            | "void"
+            | "enum"
+            | "struct"
+            | "union"
+            | "_Complex"
     ) || typedef_type(w).is_some()
 }
 
@@ -1251,9 +1290,7 @@ fn shift_affine(a: &Affine, it: &str, delta: i64) -> Option<Affine> {
     let mut out = Affine::constant(a.constant);
     for (t, &k) in &a.terms {
         let term = match t {
-            crate::scop::Term::Var(v) if v == it => {
-                Affine::var(v).plus_constant(delta)?
-            }
+            crate::scop::Term::Var(v) if v == it => Affine::var(v).plus_constant(delta)?,
             crate::scop::Term::Var(_) => Affine::term(t.clone()),
             crate::scop::Term::FloorDiv(e, d) => shift_affine(e, it, delta)?.floor_div(*d),
         };
@@ -1291,7 +1328,10 @@ fn declared_types(text: &str) -> HashMap<String, (CType, String)> {
             Tok::Punct(c) => {
                 match c {
                     '{' => {
-                        let scope = if matches!(k.checked_sub(1).map(|j| &tokens[j]), Some(Tok::Punct(')'))) {
+                        let scope = if matches!(
+                            k.checked_sub(1).map(|j| &tokens[j]),
+                            Some(Tok::Punct(')'))
+                        ) {
                             closed.take().unwrap_or_default()
                         } else {
                             HashMap::new()
@@ -1320,13 +1360,11 @@ fn declared_types(text: &str) -> HashMap<String, (CType, String)> {
                         depth += 1;
                         seg.push(k + 1);
                     }
-                    ')' => {
-                        if depth > 0 {
-                            depth -= 1;
-                            seg.pop();
-                            if depth == 0 {
-                                closed = Some(std::mem::take(&mut pending));
-                            }
+                    ')' if depth > 0 => {
+                        depth -= 1;
+                        seg.pop();
+                        if depth == 0 {
+                            closed = Some(std::mem::take(&mut pending));
                         }
                     }
                     ',' if depth > 0 => seg[depth] = k + 1,
@@ -1376,11 +1414,17 @@ fn declared_types(text: &str) -> HashMap<String, (CType, String)> {
             i -= 1;
             match &tokens[i] {
                 Tok::Punct('*') => pointer = true,
-                Tok::Word(w) if matches!(w.as_str(), "const" | "volatile" | "restrict" | "__restrict" | "__restrict__") && i >= j => {}
+                Tok::Word(w)
+                    if matches!(
+                        w.as_str(),
+                        "const" | "volatile" | "restrict" | "__restrict" | "__restrict__"
+                    ) && i >= j => {}
                 _ => break Some(i),
             }
         };
-        let Some(before) = declarator_start else { continue };
+        let Some(before) = declarator_start else {
+            continue;
+        };
         let first = before + 1 == j;
         let listed = depth == 0 && matches!(tokens[before], Tok::Punct(',')) && before >= j;
         if !(first || listed) {
@@ -1399,7 +1443,11 @@ fn declared_types(text: &str) -> HashMap<String, (CType, String)> {
             typedefs.insert(name.clone(), ty);
             continue;
         }
-        let target = if depth > 0 { &mut pending } else { scopes.last_mut().expect("file scope") };
+        let target = if depth > 0 {
+            &mut pending
+        } else {
+            scopes.last_mut().expect("file scope")
+        };
         target.insert(name.clone(), (ty, spelling));
     }
     let mut out = HashMap::new();
@@ -1510,4 +1558,71 @@ fn c_tokens(text: &str) -> Vec<Tok> {
         i += 1;
     }
     out
+}
+
+#[cfg(test)]
+mod types_tests {
+    use super::*;
+
+    #[test]
+    fn literal_types_follow_c() {
+        use CType::*;
+        assert_eq!(literal_type("5", 5), Int);
+        assert_eq!(literal_type("5UL", 5), ULong);
+        assert_eq!(literal_type("5u", 5), UInt);
+        assert_eq!(literal_type("5ll", 5), LLong);
+        assert_eq!(literal_type("5ULL", 5), ULLong);
+        assert_eq!(literal_type("3000000000", 3_000_000_000), Long);
+        assert_eq!(literal_type("0xFFFFFFFF", 0xFFFF_FFFF), UInt);
+        assert_eq!(literal_type("0", 0), Int);
+    }
+
+    #[test]
+    fn usual_arithmetic_conversions() {
+        use CType::*;
+        assert_eq!(common_type(Long, ULong), ULong);
+        assert_eq!(common_type(Long, UInt), Long);
+        assert_eq!(common_type(Int, UInt), UInt);
+        assert_eq!(common_type(LLong, ULong), ULLong);
+        assert_eq!(common_type(Int, Long), Long);
+        assert_eq!(common_type(Int, Unknown), Unknown);
+        assert!(!common_type(Int, Long).maybe_unsigned());
+        assert!(Unknown.maybe_unsigned());
+    }
+
+    #[test]
+    fn spelled_types() {
+        use CType::*;
+        assert_eq!(type_of_spelling("unsigned long"), ULong);
+        assert_eq!(type_of_spelling("const size_t"), ULong);
+        assert_eq!(type_of_spelling("unsigned short"), Int);
+        assert_eq!(type_of_spelling("long long"), LLong);
+        assert_eq!(type_of_spelling("int64_t"), Long);
+        assert_eq!(type_of_spelling("double"), NotInteger);
+        assert_eq!(type_of_spelling("DATA_TYPE"), Unknown);
+    }
+
+    #[test]
+    fn declarations_before_a_scop() {
+        let text = "#define N 100\n#define BIG 5UL\ntypedef unsigned long ulong;\nstatic int g;\n\
+                    void other(unsigned n) { long q; }\n\
+                    /* int n; */ void f(long n, double A[N], ulong u, int *p) {\n  size_t i, j = 0, k;\n  int t;\n  for (int z = 0; z < 3; z++) { }\n";
+        let t = declared_types(text);
+        let ty = |n: &str| t.get(n).map(|(c, _)| *c);
+        assert_eq!(ty("N"), Some(CType::Int));
+        assert_eq!(ty("BIG"), Some(CType::ULong));
+        assert_eq!(ty("g"), Some(CType::Int));
+        // The other function's parameter and local are out of scope.
+        assert_eq!(ty("n"), Some(CType::Long));
+        assert_eq!(ty("q"), None);
+        assert_eq!(ty("A"), Some(CType::NotInteger));
+        assert_eq!(ty("u"), Some(CType::ULong));
+        assert_eq!(ty("p"), Some(CType::NotInteger));
+        assert_eq!(ty("i"), Some(CType::ULong));
+        assert_eq!(ty("j"), Some(CType::ULong));
+        assert_eq!(ty("k"), Some(CType::ULong));
+        assert_eq!(ty("t"), Some(CType::Int));
+        // A loop's own iterator is gone after its body.
+        assert_eq!(ty("z"), None);
+    }
 }

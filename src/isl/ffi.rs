@@ -342,7 +342,8 @@ unsafe extern "C" {
         user: *mut c_void,
     ) -> *mut isl_ast_build;
     pub fn isl_ast_build_get_schedule(b: *mut isl_ast_build) -> *mut isl_union_map;
-    pub fn isl_ast_build_expr_from_set(b: *mut isl_ast_build, s: *mut isl_set) -> *mut isl_ast_expr;
+    pub fn isl_ast_build_expr_from_set(b: *mut isl_ast_build, s: *mut isl_set)
+    -> *mut isl_ast_expr;
     pub fn isl_ast_build_node_from_schedule(
         b: *mut isl_ast_build,
         s: *mut isl_schedule,

@@ -792,7 +792,11 @@ pub fn unmangle_text(text: &str) -> String {
     let flush = |word: &mut String, out: &mut String| {
         if !word.is_empty() {
             let starts_like_a_name = !word.starts_with(|c: char| c.is_ascii_digit());
-            out.push_str(if starts_like_a_name { unmangle(word) } else { word });
+            out.push_str(if starts_like_a_name {
+                unmangle(word)
+            } else {
+                word
+            });
             word.clear();
         }
     };
@@ -835,6 +839,34 @@ mod tests {
         let t = UnionSet::parse(&ctx, "[n] -> { S0[i] : i >= 0 and n - 1 - i >= 0 }").unwrap();
         assert!(s.is_equal(&t).unwrap());
         assert!(s.clone().is_equal(&s).unwrap());
+    }
+
+    #[test]
+    fn every_reserved_word_is_mangled_and_comes_back() {
+        let ctx = Ctx::new();
+        let mut names: Vec<String> = RESERVED.iter().map(|w| w.to_string()).collect();
+        names.extend(RESERVED.iter().map(|w| w.to_uppercase()));
+        names.extend(["NaN", "Max", "x_pt", "x_pt_pt", "n"].map(String::from));
+        for w in &names {
+            let m = mangle(w);
+            assert_eq!(unmangle(&m), w.as_str());
+            let text = format!("[{m}] -> {{ S0[i, {m}] : 0 <= {m} < i }}");
+            // Unmangled, the reserved word itself does not parse.
+            if RESERVED.iter().any(|r| r.eq_ignore_ascii_case(w)) {
+                let raw = format!("[{w}] -> {{ S0[i] : 0 <= i < {w} }}");
+                assert!(UnionSet::parse(&ctx, &raw).is_err(), "{raw}");
+            }
+            let s = UnionSet::parse(&ctx, &text).unwrap_or_else(|e| panic!("{text}: {e}"));
+            let back = unmangle_text(&s.to_string());
+            assert!(back.contains(&format!("[{w}] ->")), "{w}: {back}");
+            assert!(
+                !back.contains(&format!("{w}_pt")) || w.ends_with("_pt"),
+                "{back}"
+            );
+        }
+        // Distinct C names stay distinct.
+        assert_ne!(mangle("max"), mangle("max_pt"));
+        assert_eq!(mangle("n"), "n");
     }
 
     #[test]

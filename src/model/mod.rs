@@ -106,7 +106,10 @@ impl<'c> Model<'c> {
             ),
         )?;
         let check = context.gist(&longs)?;
-        let universe = Set::parse(ctx, &format!("[{}] -> {{ : }}", isl_names(&scop.parameters)))?;
+        let universe = Set::parse(
+            ctx,
+            &format!("[{}] -> {{ : }}", isl_names(&scop.parameters)),
+        )?;
         let guard = if universe.is_subset(&check)? {
             None
         } else {
@@ -228,7 +231,11 @@ impl<'c> Model<'c> {
 /// division, the parameter values where its dividend is never negative;
 /// for each value of unsigned type, those where it stays in `[0, 2^63)`.
 /// An error names the first assumption that leaves no parameter value.
-fn assumed_context<'c>(ctx: &'c Ctx, scop: &Scop, context: Set<'c>) -> Result<Set<'c>, EngineError> {
+fn assumed_context<'c>(
+    ctx: &'c Ctx,
+    scop: &Scop,
+    context: Set<'c>,
+) -> Result<Set<'c>, EngineError> {
     let mut assumed = context;
     let params = &scop.parameters;
     let checks: Vec<(String, Span, String)> = scop
@@ -236,14 +243,14 @@ fn assumed_context<'c>(ctx: &'c Ctx, scop: &Scop, context: Set<'c>) -> Result<Se
         .iter()
         .map(|c| {
             let why = format!(
-                "C division truncates and the model floors: they agree only where the dividend `{}` is not negative",
+                "the dividend `{}` of a C division can be negative (C truncates, the model floors)",
                 isl::unmangle_text(&c.dividend.to_string())
             );
             (c.violations(params), c.span, why)
         })
         .chain(scop.unsigned_checks.iter().map(|c| {
             let why = format!(
-                "{}: polytune models integers as signed; it agrees with C only where `{}` is in [0, 2^63)",
+                "{}: polytune models integers as signed, and `{}` leaves [0, 2^63) where it is evaluated",
                 c.what,
                 isl::unmangle_text(&c.value.to_string())
             );
@@ -260,7 +267,7 @@ fn assumed_context<'c>(ctx: &'c Ctx, scop: &Scop, context: Set<'c>) -> Result<Se
             return Err(EngineError::Assumption {
                 scop: scop.index,
                 span,
-                reason: format!("{why}, which no parameter value in the context allows"),
+                reason: format!("{why}, for every parameter value in the context"),
             });
         }
     }
@@ -502,14 +509,28 @@ mod tests {
     #[test]
     fn unsigned_values_become_assumptions_on_the_parameters() {
         // `i < 5UL` converts i: i >= 0 from -n on needs n <= 0.
-        let c = unsigned_context("long n; long i;", "for (i = -n; i < 5UL; i++) x[i + 50] = 0;", "n")
-            .unwrap();
+        let c = unsigned_context(
+            "long n; long i;",
+            "for (i = -n; i < 5UL; i++) x[i + 50] = 0;",
+            "n",
+        )
+        .unwrap();
         assert_eq!(c, "[n] -> {  : -9223372036854775807 <= n <= 0 }");
         // size_t everywhere: accepted; n below 2^63.
-        let c = unsigned_context("size_t n; size_t i;", "for (i = 0; i < n; i++) x[i] = 0;", "n").unwrap();
+        let c = unsigned_context(
+            "size_t n; size_t i;",
+            "for (i = 0; i < n; i++) x[i] = 0;",
+            "n",
+        )
+        .unwrap();
         assert_eq!(c, "[n] -> {  : 0 <= n <= 9223372036854775807 }");
         // Signed types: no assumption at all.
-        let c = unsigned_context("int n; int i;", "for (i = -n; i < n; i++) x[i + 50] = 0;", "n").unwrap();
+        let c = unsigned_context(
+            "int n; int i;",
+            "for (i = -n; i < n; i++) x[i + 50] = 0;",
+            "n",
+        )
+        .unwrap();
         assert_eq!(c, "[n] -> {  :  }");
         // An unsigned iterator counting down to -1 cannot be modelled.
         let e = unsigned_context(

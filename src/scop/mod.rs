@@ -431,9 +431,7 @@ impl UnsignedCheck {
     pub fn violations(&self, parameters: &[String]) -> String {
         let v = &self.value;
         let below = v.scale(-1).and_then(|d| d.plus_constant(-1));
-        let above = v
-            .plus_constant(-LONG_MAX)
-            .and_then(|d| d.plus_constant(-1));
+        let above = v.plus_constant(-LONG_MAX).and_then(|d| d.plus_constant(-1));
         let head = format!(
             "[{}] -> {{ [{}] : ",
             isl_names(parameters),
@@ -564,12 +562,7 @@ impl Scop {
         for s in stmts {
             for a in pick(s) {
                 let subs: Vec<String> = a.subscripts.iter().map(|e| e.to_string()).collect();
-                let p = format!(
-                    "{} -> {}[{}]",
-                    s.tuple(),
-                    mangle(&a.array),
-                    subs.join(", ")
-                );
+                let p = format!("{} -> {}[{}]", s.tuple(), mangle(&a.array), subs.join(", "));
                 if !pieces.contains(&p) {
                     pieces.push(p);
                 }
