@@ -206,13 +206,15 @@ fn overflow(span: Span) -> SpanError {
     SpanError::new(span, "integer overflow in an affine expression")
 }
 
-/// Lowers the parsed body of one SCoP; `text` is the whole file.
+/// Lowers the parsed body of one SCoP; `text` is the whole file, `types`
+/// what [`TypeScan::visible_at`] tells at the start of the SCoP.
 pub fn lower(
     index: usize,
     region: Region,
     body: Vec<Stmt>,
     pure: &HashSet<String>,
     text: &str,
+    types: Types,
 ) -> R<Scop> {
     let mut all_iterators = HashSet::new();
     let mut written_scalars = HashMap::new();
@@ -232,7 +234,7 @@ pub fn lower(
     let mut l = Lowerer {
         pure,
         text,
-        types: declared_types(&text[..region.open.start]),
+        types,
         unsigned: Vec::new(),
         unsigned_seen: HashSet::new(),
         all_iterators,
@@ -1304,157 +1306,216 @@ fn shift_affine(a: &Affine, it: &str, delta: i64) -> Option<Affine> {
 /// (`long i, k;`, function parameters, `for (size_t i = ...`), simple
 /// typedefs and `#define NAME <integer literal>`. Names it cannot type
 /// are absent: the caller treats them as possibly unsigned.
-fn declared_types(text: &str) -> HashMap<String, (CType, String)> {
-    let tokens = c_tokens(text);
-    let mut typedefs: HashMap<String, CType> = HashMap::new();
-    // Block scopes; declarations in parentheses wait in `pending` for the
-    // block that follows them (a function body or a loop body).
-    let mut scopes: Vec<HashMap<String, (CType, String)>> = vec![HashMap::new()];
-    let mut pending: HashMap<String, (CType, String)> = HashMap::new();
-    let mut closed: Option<HashMap<String, (CType, String)>> = None;
-    let mut depth = 0usize;
-    // Start of the current declaration segment, per parenthesis depth.
-    let mut seg: Vec<usize> = vec![0];
-    for k in 0..tokens.len() {
-        let t = &tokens[k];
-        match t {
-            Tok::Define(name, ty) => {
-                if let Some(ty) = ty {
-                    scopes[0].insert(name.clone(), (*ty, String::new()));
+/// Names to their C type and spelling.
+pub(crate) type Types = HashMap<String, (CType, String)>;
+
+/// The scan of a whole file, advanced from one SCoP to the next so that a
+/// file is read once whatever its number of SCoPs.
+pub(crate) struct TypeScan {
+    tokens: Vec<Tok>,
+    /// Byte offset of each token.
+    offsets: Vec<usize>,
+    typedefs: HashMap<String, CType>,
+    /// Block scopes; declarations in parentheses wait in `pending` for the
+    /// block that follows them (a function body or a loop body).
+    scopes: Vec<Types>,
+    pending: Types,
+    closed: Option<Types>,
+    depth: usize,
+    /// Start of the current declaration segment, per parenthesis depth.
+    seg: Vec<usize>,
+    next: usize,
+}
+
+impl TypeScan {
+    pub(crate) fn new(text: &str) -> TypeScan {
+        let (offsets, tokens) = c_tokens(text).into_iter().unzip();
+        TypeScan {
+            tokens,
+            offsets,
+            typedefs: HashMap::new(),
+            scopes: vec![HashMap::new()],
+            pending: HashMap::new(),
+            closed: None,
+            depth: 0,
+            seg: vec![0],
+            next: 0,
+        }
+    }
+
+    /// The C types of the integer variables and macros visible at byte
+    /// `offset` (the start of a SCoP; offsets must not decrease): a light
+    /// scan of declarations (`long i, k;`, function parameters,
+    /// `for (size_t i = ...`), simple typedefs and `#define NAME <integer
+    /// literal>`. Names it cannot type are absent: the caller treats them
+    /// as possibly unsigned.
+    pub(crate) fn visible_at(&mut self, offset: usize) -> Types {
+        self.advance(offset);
+        let mut out = HashMap::new();
+        for s in &self.scopes {
+            out.extend(s.iter().map(|(k, v)| (k.clone(), v.clone())));
+        }
+        out
+    }
+
+    fn advance(&mut self, offset: usize) {
+        let TypeScan {
+            tokens,
+            offsets,
+            typedefs,
+            scopes,
+            pending,
+            closed,
+            depth,
+            seg,
+            next,
+        } = self;
+        let end = offsets.partition_point(|&o| o < offset);
+        let start = (*next).min(end);
+        *next = end.max(*next);
+        let mut depth_now = *depth;
+        for k in start..end {
+            let t = &tokens[k];
+            match t {
+                Tok::Define(name, ty) => {
+                    if let Some(ty) = ty {
+                        scopes[0].insert(name.clone(), (*ty, String::new()));
+                    }
+                    seg[depth_now] = k + 1;
+                    continue;
                 }
-                seg[depth] = k + 1;
+                Tok::Punct(c) => {
+                    match c {
+                        '{' => {
+                            let scope = if matches!(
+                                k.checked_sub(1).map(|j| &tokens[j]),
+                                Some(Tok::Punct(')'))
+                            ) {
+                                closed.take().unwrap_or_default()
+                            } else {
+                                HashMap::new()
+                            };
+                            scopes.push(scope);
+                            depth_now = 0;
+                            *seg = vec![k + 1];
+                        }
+                        '}' => {
+                            if scopes.len() > 1 {
+                                scopes.pop();
+                            }
+                            depth_now = 0;
+                            *seg = vec![k + 1];
+                        }
+                        ';' => {
+                            seg[depth_now] = k + 1;
+                            if depth_now == 0 {
+                                *closed = None;
+                            }
+                        }
+                        '(' => {
+                            if depth_now == 0 {
+                                pending.clear();
+                            }
+                            depth_now += 1;
+                            seg.push(k + 1);
+                        }
+                        ')' if depth_now > 0 => {
+                            depth_now -= 1;
+                            seg.pop();
+                            if depth_now == 0 {
+                                *closed = Some(std::mem::take(pending));
+                            }
+                        }
+                        ',' if depth_now > 0 => seg[depth_now] = k + 1,
+                        _ => {}
+                    }
+                    continue;
+                }
+                Tok::Other => continue,
+                Tok::Word(_) => {}
+            }
+            let Tok::Word(name) = t else { continue };
+            if is_specifier(name) || typedefs.contains_key(name.as_str()) {
                 continue;
             }
-            Tok::Punct(c) => {
-                match c {
-                    '{' => {
-                        let scope = if matches!(
-                            k.checked_sub(1).map(|j| &tokens[j]),
-                            Some(Tok::Punct(')'))
-                        ) {
-                            closed.take().unwrap_or_default()
-                        } else {
-                            HashMap::new()
-                        };
-                        scopes.push(scope);
-                        depth = 0;
-                        seg = vec![k + 1];
-                    }
-                    '}' => {
-                        if scopes.len() > 1 {
-                            scopes.pop();
-                        }
-                        depth = 0;
-                        seg = vec![k + 1];
-                    }
-                    ';' => {
-                        seg[depth] = k + 1;
-                        if depth == 0 {
-                            closed = None;
-                        }
-                    }
-                    '(' => {
-                        if depth == 0 {
-                            pending.clear();
-                        }
-                        depth += 1;
-                        seg.push(k + 1);
-                    }
-                    ')' if depth > 0 => {
-                        depth -= 1;
-                        seg.pop();
-                        if depth == 0 {
-                            closed = Some(std::mem::take(&mut pending));
-                        }
-                    }
-                    ',' if depth > 0 => seg[depth] = k + 1,
-                    _ => {}
-                }
+            // Must end a declarator: followed by `,` `;` `=` `[` or `)`.
+            let next = tokens.get(k + 1);
+            let ends = matches!(next, Some(Tok::Punct(',' | ';' | '=' | '[' | ')')));
+            if !ends {
                 continue;
             }
-            Tok::Other => continue,
-            Tok::Word(_) => {}
-        }
-        let Tok::Word(name) = t else { continue };
-        if is_specifier(name) || typedefs.contains_key(name.as_str()) {
-            continue;
-        }
-        // Must end a declarator: followed by `,` `;` `=` `[` or `)`.
-        let next = tokens.get(k + 1);
-        let ends = matches!(next, Some(Tok::Punct(',' | ';' | '=' | '[' | ')')));
-        if !ends {
-            continue;
-        }
-        let start = seg[depth];
-        // Specifiers from the segment's start.
-        let mut j = start;
-        let mut spelled = Vec::new();
-        let mut typedef = false;
-        while let Some(Tok::Word(w)) = tokens.get(j) {
-            if w == "typedef" {
-                typedef = true;
-            } else if is_specifier(w) || typedefs.contains_key(w.as_str()) {
-                spelled.push(w.clone());
+            let start = seg[depth_now];
+            // Specifiers from the segment's start.
+            let mut j = start;
+            let mut spelled = Vec::new();
+            let mut typedef = false;
+            while let Some(Tok::Word(w)) = tokens.get(j) {
+                if w == "typedef" {
+                    typedef = true;
+                } else if is_specifier(w) || typedefs.contains_key(w.as_str()) {
+                    spelled.push(w.clone());
+                } else {
+                    break;
+                }
+                j += 1;
+            }
+            if spelled.is_empty() {
+                continue;
+            }
+            // Between the specifiers (or a `,` of the same list) and the name:
+            // only `*` and qualifiers.
+            let mut i = k;
+            let mut pointer = false;
+            let declarator_start = loop {
+                if i == 0 {
+                    break None;
+                }
+                i -= 1;
+                match &tokens[i] {
+                    Tok::Punct('*') => pointer = true,
+                    Tok::Word(w)
+                        if matches!(
+                            w.as_str(),
+                            "const" | "volatile" | "restrict" | "__restrict" | "__restrict__"
+                        ) && i >= j => {}
+                    _ => break Some(i),
+                }
+            };
+            let Some(before) = declarator_start else {
+                continue;
+            };
+            let first = before + 1 == j;
+            let listed = depth_now == 0 && matches!(tokens[before], Tok::Punct(',')) && before >= j;
+            if !(first || listed) {
+                continue;
+            }
+            let array = matches!(next, Some(Tok::Punct('[')));
+            let spelling = spelled.join(" ");
+            let mut ty = match spelled.iter().find_map(|w| typedefs.get(w.as_str())) {
+                Some(t) => *t,
+                None => type_of_spelling(&spelling),
+            };
+            if pointer || array {
+                ty = CType::NotInteger;
+            }
+            if typedef {
+                typedefs.insert(name.clone(), ty);
+                continue;
+            }
+            let target = if depth_now > 0 {
+                &mut *pending
             } else {
-                break;
-            }
-            j += 1;
+                scopes.last_mut().expect("file scope")
+            };
+            target.insert(name.clone(), (ty, spelling));
         }
-        if spelled.is_empty() {
-            continue;
-        }
-        // Between the specifiers (or a `,` of the same list) and the name:
-        // only `*` and qualifiers.
-        let mut i = k;
-        let mut pointer = false;
-        let declarator_start = loop {
-            if i == 0 {
-                break None;
-            }
-            i -= 1;
-            match &tokens[i] {
-                Tok::Punct('*') => pointer = true,
-                Tok::Word(w)
-                    if matches!(
-                        w.as_str(),
-                        "const" | "volatile" | "restrict" | "__restrict" | "__restrict__"
-                    ) && i >= j => {}
-                _ => break Some(i),
-            }
-        };
-        let Some(before) = declarator_start else {
-            continue;
-        };
-        let first = before + 1 == j;
-        let listed = depth == 0 && matches!(tokens[before], Tok::Punct(',')) && before >= j;
-        if !(first || listed) {
-            continue;
-        }
-        let array = matches!(next, Some(Tok::Punct('[')));
-        let spelling = spelled.join(" ");
-        let mut ty = match spelled.iter().find_map(|w| typedefs.get(w.as_str())) {
-            Some(t) => *t,
-            None => type_of_spelling(&spelling),
-        };
-        if pointer || array {
-            ty = CType::NotInteger;
-        }
-        if typedef {
-            typedefs.insert(name.clone(), ty);
-            continue;
-        }
-        let target = if depth > 0 {
-            &mut pending
-        } else {
-            scopes.last_mut().expect("file scope")
-        };
-        target.insert(name.clone(), (ty, spelling));
+        *depth = depth_now;
     }
-    let mut out = HashMap::new();
-    for s in scopes {
-        out.extend(s);
-    }
-    out
+}
+
+#[cfg(test)]
+fn declared_types(text: &str) -> Types {
+    TypeScan::new(text).visible_at(text.len())
 }
 
 /// A token of the light C scan.
@@ -1469,7 +1530,8 @@ enum Tok {
     Other,
 }
 
-fn c_tokens(text: &str) -> Vec<Tok> {
+/// Tokens with their byte offsets.
+fn c_tokens(text: &str) -> Vec<(usize, Tok)> {
     let b = text.as_bytes();
     let mut out = Vec::new();
     let mut i = 0;
@@ -1505,9 +1567,9 @@ fn c_tokens(text: &str) -> Vec<Tok> {
                     .parse::<i64>()
                     .ok()
                     .map(|n| literal_type(v, n));
-                out.push(Tok::Define(name.to_string(), ty));
+                out.push((i, Tok::Define(name.to_string(), ty)));
             } else {
-                out.push(Tok::Other);
+                out.push((i, Tok::Other));
             }
             i = end;
             continue;
@@ -1528,6 +1590,7 @@ fn c_tokens(text: &str) -> Vec<Tok> {
             continue;
         }
         if c == b'"' || c == b'\'' {
+            let s = i;
             i += 1;
             while i < b.len() && b[i] != c && b[i] != b'\n' {
                 if b[i] == b'\\' {
@@ -1536,7 +1599,7 @@ fn c_tokens(text: &str) -> Vec<Tok> {
                 i += 1;
             }
             i = (i + 1).min(b.len());
-            out.push(Tok::Other);
+            out.push((s, Tok::Other));
             continue;
         }
         if c.is_ascii_alphabetic() || c == b'_' {
@@ -1544,17 +1607,18 @@ fn c_tokens(text: &str) -> Vec<Tok> {
             while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_') {
                 i += 1;
             }
-            out.push(Tok::Word(text[s..i].to_string()));
+            out.push((s, Tok::Word(text[s..i].to_string())));
             continue;
         }
         if c.is_ascii_digit() {
+            let s = i;
             while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'.') {
                 i += 1;
             }
-            out.push(Tok::Other);
+            out.push((s, Tok::Other));
             continue;
         }
-        out.push(Tok::Punct(c as char));
+        out.push((i, Tok::Punct(c as char)));
         i += 1;
     }
     out
@@ -1624,5 +1688,29 @@ mod types_tests {
         assert_eq!(ty("t"), Some(CType::Int));
         // A loop's own iterator is gone after its body.
         assert_eq!(ty("z"), None);
+    }
+
+    #[test]
+    fn each_scop_sees_the_declarations_in_front_of_it() {
+        let text = "void f(unsigned long n, double x[9]) { long i;\n#pragma scop\nfor (i = 0; i < n; i++) x[i] = 0;\n#pragma endscop\n}\n\
+                    void g(int n, double x[9]) { unsigned i;\n#pragma scop\nfor (i = 0; i < n; i++) x[i] = 0;\n#pragma endscop\n}\n\
+                    void h(int n, double x[9]) {\n#pragma scop\nfor (int i = 0; i < n; i++) x[i] = 0;\n#pragma endscop\n}\n";
+        let src = crate::frontend::parse_source(
+            std::path::Path::new("t.c"),
+            text.to_string(),
+            &crate::frontend::Options::default(),
+        )
+        .unwrap();
+        let s = &src.scops;
+        assert_eq!(s[0].unsigned_parameters, ["n"]);
+        assert!(s[0].iterator_casts.is_empty());
+        assert!(!s[0].unsigned_checks.is_empty());
+        assert!(s[1].unsigned_parameters.is_empty());
+        assert_eq!(s[1].iterator_casts["i"], "__typeof__(i)");
+        assert!(s[2].unsigned_parameters.is_empty());
+        assert!(s[2].iterator_casts.is_empty());
+        assert!(s[2].unsigned_checks.is_empty());
+        // The fallback is the region's text exactly.
+        assert_eq!(s[2].original, "for (int i = 0; i < n; i++) x[i] = 0;\n");
     }
 }

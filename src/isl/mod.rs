@@ -787,16 +787,33 @@ pub fn unmangle(name: &str) -> &str {
 
 /// isl text with every identifier unmangled (for messages and printing).
 pub fn unmangle_text(text: &str) -> String {
+    map_words(text, &|w| unmangle(w).to_string())
+}
+
+/// Text the user wrote in isl notation (`--context`) with C names: the
+/// words that are one of `names` are mangled, every other word (isl's
+/// own `and`, `max`, ...) is left alone.
+pub fn mangle_names_in(text: &str, names: &[String]) -> String {
+    map_words(text, &|w| {
+        if names.iter().any(|n| n == w) {
+            mangle(w).into_owned()
+        } else {
+            w.to_string()
+        }
+    })
+}
+
+/// `text` with every identifier-like word replaced by `f(word)`.
+fn map_words(text: &str, f: &dyn Fn(&str) -> String) -> String {
     let mut out = String::with_capacity(text.len());
     let mut word = String::new();
     let flush = |word: &mut String, out: &mut String| {
         if !word.is_empty() {
-            let starts_like_a_name = !word.starts_with(|c: char| c.is_ascii_digit());
-            out.push_str(if starts_like_a_name {
-                unmangle(word)
+            if word.starts_with(|c: char| c.is_ascii_digit()) {
+                out.push_str(word);
             } else {
-                word
-            });
+                out.push_str(&f(word));
+            }
             word.clear();
         }
     };

@@ -82,13 +82,16 @@ impl<'c> Model<'c> {
     /// Builds the model; `context` overrides the default parameter
     /// context (isl notation, e.g. `[n] -> { : n >= 16 }`).
     pub fn new(ctx: &'c Ctx, scop: &Scop, context: Option<&str>) -> Result<Model<'c>, EngineError> {
-        let context = match context {
-            None => Set::parse(ctx, &default_context(scop))?,
-            Some(text) => Set::parse(ctx, text).map_err(|e| EngineError::Context {
-                text: text.to_string(),
-                reason: e.message,
-            })?,
-        };
+        let context =
+            match context {
+                None => Set::parse(ctx, &default_context(scop))?,
+                // The user writes C names; isl reads the mangled ones.
+                Some(text) => Set::parse(ctx, &isl::mangle_names_in(text, &scop.parameters))
+                    .map_err(|e| EngineError::Context {
+                        text: text.to_string(),
+                        reason: e.message,
+                    })?,
+            };
         let context = assumed_context(ctx, scop, context)?;
         // The run-time check reads every parameter as a `long`: the bounds
         // of that type hold by construction and need no test.
@@ -564,5 +567,16 @@ mod tests {
             Model::new(&ctx, &s, Some("[n] -> { : n >= }")),
             Err(EngineError::Context { .. })
         ));
+        // A parameter named like an isl keyword, written as in C.
+        let text = "void f(long max, double x[9]) { long i;\n#pragma scop\nfor (i = 0; i < max; i++) x[i] = 0;\n#pragma endscop\n}\n";
+        let s = parse_source(Path::new("t.c"), text.to_string(), &Options::default())
+            .unwrap()
+            .scops
+            .remove(0);
+        let m = Model::new(&ctx, &s, Some("[max] -> { : 4 <= max <= 8 }")).unwrap();
+        assert_eq!(
+            isl::unmangle_text(&m.context.to_string()),
+            "[max] -> {  : 4 <= max <= 8 }"
+        );
     }
 }
