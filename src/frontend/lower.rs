@@ -183,7 +183,7 @@ struct Lowerer<'o> {
     /// C types of the names declared before the SCoP (see [`declared_types`]).
     types: HashMap<String, (CType, String)>,
     unsigned: Vec<UnsignedCheck>,
-    unsigned_seen: HashSet<(Vec<String>, Formula, Affine)>,
+    unsigned_seen: HashSet<(Vec<String>, Formula, Affine, i64, i64)>,
     all_iterators: HashSet<String>,
     written_scalars: HashMap<String, Span>,
     loops: Vec<LoopScope>,
@@ -396,6 +396,29 @@ impl Lowerer<'_> {
         }
         for c in &mut self.divisions[divisions_before..] {
             c.domain = evaluated.clone();
+        }
+        // A narrow iterator (`short`, `char`) wraps when stored: every value
+        // it takes, the last one included, must fit its type.
+        let spelling = l
+            .declared_type
+            .clone()
+            .or_else(|| self.types.get(it).map(|(_, sp)| sp.clone()));
+        if let Some((lo, hi)) = spelling.as_deref().and_then(storage_range) {
+            let mut iterators: Vec<String> =
+                self.loops.iter().map(|l| l.iterator.clone()).collect();
+            iterators.push(it.to_string());
+            self.unsigned.push(UnsignedCheck {
+                iterators,
+                domain: evaluated.clone(),
+                value: Affine::var(it),
+                min: lo,
+                max: hi,
+                what: format!(
+                    "loop iterator `{it}` of type `{}`",
+                    spelling.unwrap_or_default()
+                ),
+                span: l.iterator_span,
+            });
         }
 
         let start = if stride > 0 {
@@ -816,34 +839,48 @@ impl Lowerer<'_> {
                 v.iter().for_each(|x| self.assume_in_range(x, ty, why, e))
             }
             Piecewise::Aff(a) => {
-                if a.as_constant().is_some_and(|c| (0..=LONG_MAX).contains(&c)) {
+                // Unsigned int wraps at 2^32; the wider ones are read as
+                // `long` by the generated code. A type polytune does not
+                // know may be unsigned int.
+                let max = if matches!(ty, CType::UInt | CType::Unknown) {
+                    u32::MAX as i64
+                } else {
+                    LONG_MAX
+                };
+                self.assume_range(a, 0, max, why_text(ty, why, &self.span_text(e)), e.span);
+            }
+        }
+    }
+
+    fn span_text(&self, e: &Expr) -> String {
+        let words: Vec<&str> = self.text[e.span.start..e.span.end]
+            .split_whitespace()
+            .collect();
+        words.join(" ")
+    }
+
+    /// Records that `a` is in `[min, max]` wherever it is evaluated.
+    fn assume_range(&mut self, a: &Affine, min: i64, max: i64, what: String, span: Span) {
+        {
+            {
+                if a.as_constant().is_some_and(|c| (min..=max).contains(&c)) {
                     return;
                 }
                 let iterators: Vec<String> =
                     self.loops.iter().map(|l| l.iterator.clone()).collect();
                 let domain = Formula::and(self.guards.clone());
-                let key = (iterators.clone(), domain.clone(), a.clone());
+                let key = (iterators.clone(), domain.clone(), a.clone(), min, max);
                 if !self.unsigned_seen.insert(key) {
                     return;
                 }
-                let text: Vec<&str> = self.text[e.span.start..e.span.end]
-                    .split_whitespace()
-                    .collect();
-                let text = text.join(" ");
-                let what = match (ty, why) {
-                    (CType::Unknown, _) => format!(
-                        "`{text}` may be unsigned: polytune does not see the declaration of a name in it, so it assumes the worst"
-                    ),
-                    (_, Why::Comparison) => format!("unsigned comparison `{text}`"),
-                    (_, Why::Value) => format!("`{text}` has an unsigned type"),
-                    _ => format!("unsigned arithmetic `{text}`"),
-                };
                 self.unsigned.push(UnsignedCheck {
                     iterators,
                     domain,
                     value: a.clone(),
+                    min,
+                    max,
                     what,
-                    span: e.span,
+                    span,
                 });
             }
         }
@@ -1049,7 +1086,19 @@ fn check_monotone(cond: &Formula, it: &str, stride: i64, span: Span) -> R<()> {
     Ok(())
 }
 
-/// Why a value must be in `[0, 2^63)`, for messages.
+/// The message of an assumption on a value of type `ty`.
+fn why_text(ty: CType, why: Why, text: &str) -> String {
+    match (ty, why) {
+        (CType::Unknown, _) => format!(
+            "`{text}` may be unsigned: polytune does not see the declaration of a name in it, so it assumes the worst"
+        ),
+        (_, Why::Comparison) => format!("unsigned comparison `{text}`"),
+        (_, Why::Value) => format!("`{text}` has an unsigned type"),
+        _ => format!("unsigned arithmetic `{text}`"),
+    }
+}
+
+/// Why a value must be in the range of its type, for messages.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Why {
     /// The value itself has an unsigned type.
@@ -1196,6 +1245,29 @@ fn type_of_spelling(ty: &str) -> CType {
         (true, 1) => ULong,
         (true, _) => ULLong,
     }
+}
+
+/// The values a variable of a narrow integer type holds (`char` is signed
+/// on the targets polytune knows); `None` for `int` and wider.
+fn storage_range(ty: &str) -> Option<(i64, i64)> {
+    let words: Vec<&str> = ty
+        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .filter(|w| !w.is_empty())
+        .collect();
+    let has = |w: &str| words.contains(&w);
+    Some(if has("_Bool") || has("bool") {
+        (0, 1)
+    } else if has("uint8_t") || (has("char") && has("unsigned")) {
+        (0, 255)
+    } else if has("int8_t") || has("char") {
+        (-128, 127)
+    } else if has("uint16_t") || (has("short") && has("unsigned")) {
+        (0, 65535)
+    } else if has("int16_t") || has("short") {
+        (-32768, 32767)
+    } else {
+        return None;
+    })
 }
 
 /// The standard typedefs of integer types (LP64).

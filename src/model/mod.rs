@@ -49,7 +49,7 @@ pub struct Model<'c> {
     /// The parameter values the model is valid and proven for: the
     /// context (default: every parameter >= 1, or the user's) intersected
     /// with the assumptions of the model (C divisions with non-negative
-    /// dividends, unsigned values in `[0, 2^63)`).
+    /// dividends, unsigned values in the range of their type).
     pub context: Set<'c>,
     /// `context` when it is not every parameter value: the generated code
     /// must check it at run time and fall back to the original.
@@ -232,7 +232,7 @@ impl<'c> Model<'c> {
 
 /// The context intersected with the model's assumptions: for each C
 /// division, the parameter values where its dividend is never negative;
-/// for each value of unsigned type, those where it stays in `[0, 2^63)`.
+/// for each value of unsigned type, those where it stays in its range.
 /// An error names the first assumption that leaves no parameter value.
 fn assumed_context<'c>(
     ctx: &'c Ctx,
@@ -253,9 +253,10 @@ fn assumed_context<'c>(
         })
         .chain(scop.unsigned_checks.iter().map(|c| {
             let why = format!(
-                "{}: polytune models integers as signed, and `{}` leaves [0, 2^63) where it is evaluated",
+                "{}: polytune models integers as signed, and `{}` leaves {} where it is evaluated",
                 c.what,
-                isl::unmangle_text(&c.value.to_string())
+                isl::unmangle_text(&c.value.to_string()),
+                c.range()
             );
             (c.violations(params), c.span, why)
         }))
@@ -556,6 +557,33 @@ mod tests {
         )
         .unwrap();
         assert!(c.contains("m <= 0") || c.contains("m = 0"), "{c}");
+    }
+
+    #[test]
+    fn narrow_and_32_bit_types_keep_their_ranges() {
+        // unsigned int wraps at 2^32: n + 5 must stay below it.
+        let c = unsigned_context(
+            "unsigned n; long i;",
+            "for (i = 0; i < n + 5; i++) x[i] = 0;",
+            "n",
+        )
+        .unwrap();
+        assert_eq!(c, "[n] -> {  : 0 <= n <= 4294967290 }");
+        // A short iterator must fit a short, its exit value included.
+        let c =
+            unsigned_context("long n; short i;", "for (i = 0; i < n; i++) x[i] = 0;", "n").unwrap();
+        assert_eq!(c, "[n] -> {  : n <= 32767 }");
+        let e = unsigned_context(
+            "long n; unsigned char i;",
+            "for (i = 0; i < 300; i++) x[i] = 0;",
+            "n",
+        )
+        .unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("loop iterator `i` of type `unsigned char`"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -392,9 +392,9 @@ pub struct Scop {
     /// negative where it is evaluated. The engine makes it an assumption
     /// on the parameters, checked at run time.
     pub division_checks: Vec<DivisionCheck>,
-    /// Values of unsigned C type in affine positions: the model's signed
-    /// integers agree with C only when each is in `[0, 2^63)` wherever it
-    /// is evaluated; an assumption on the parameters like the divisions.
+    /// Values in affine positions that must stay in the range of their C
+    /// type (unsigned values, narrow iterators) wherever they are
+    /// evaluated; assumptions on the parameters like the divisions.
     pub unsigned_checks: Vec<UnsignedCheck>,
     /// The text between the pragma lines exactly as the user wrote it:
     /// what a transformed SCoP falls back to at run time.
@@ -409,8 +409,10 @@ pub struct Scop {
     pub iterator_casts: BTreeMap<String, String>,
 }
 
-/// A value of unsigned C type in an affine position: must be in
-/// `[0, 2^63)` wherever it is evaluated.
+/// A value in an affine position that must stay in `[min, max]` wherever
+/// it is evaluated for the model's integers to mean what C means: values
+/// of unsigned type (`[0, 2^32)` or `[0, 2^63)`, the generated code reads
+/// them as `long`), loop iterators of narrow types (`short`, `char`).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct UnsignedCheck {
     /// Loop iterators in scope, outermost first.
@@ -418,6 +420,8 @@ pub struct UnsignedCheck {
     /// Where the value is evaluated.
     pub domain: Formula,
     pub value: Affine,
+    pub min: i64,
+    pub max: i64,
     /// The C construct, for messages (`unsigned comparison `i < 5UL``).
     pub what: String,
     pub span: Span,
@@ -427,11 +431,24 @@ pub struct UnsignedCheck {
 pub const LONG_MAX: i64 = i64::MAX;
 
 impl UnsignedCheck {
-    /// isl notation of the points where the value leaves `[0, 2^63)`.
+    /// The range in the notation of messages (`[0, 2^63)`).
+    pub fn range(&self) -> String {
+        let hi = match self.max {
+            LONG_MAX => "2^63)".to_string(),
+            m if m == u32::MAX as i64 => "2^32)".to_string(),
+            m => format!("{m}]"),
+        };
+        format!("[{}, {hi}", self.min)
+    }
+
+    /// isl notation of the points where the value leaves `[min, max]`.
     pub fn violations(&self, parameters: &[String]) -> String {
         let v = &self.value;
-        let below = v.scale(-1).and_then(|d| d.plus_constant(-1));
-        let above = v.plus_constant(-LONG_MAX).and_then(|d| d.plus_constant(-1));
+        let below = v
+            .scale(-1)
+            .and_then(|d| d.plus_constant(self.min))
+            .and_then(|d| d.plus_constant(-1));
+        let above = v.plus_constant(-self.max).and_then(|d| d.plus_constant(-1));
         let head = format!(
             "[{}] -> {{ [{}] : ",
             isl_names(parameters),
@@ -447,8 +464,8 @@ impl UnsignedCheck {
             }
             // Constants at the edge of 64 bits: isl reads big integers.
             _ => format!(
-                "{head}({}) and ({v} < 0 or {v} > {LONG_MAX}) }}",
-                self.domain
+                "{head}({}) and ({v} < {} or {v} > {}) }}",
+                self.domain, self.min, self.max
             ),
         }
     }
