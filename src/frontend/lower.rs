@@ -983,6 +983,21 @@ impl Lowerer<'_> {
             .filter(|p| types.get(*p).is_none_or(|(t, _)| t.maybe_unsigned()))
             .cloned()
             .collect();
+        let parameter_ranges = self
+            .parameters
+            .iter()
+            .map(|p| {
+                let range = match types.get(p) {
+                    Some((t, spelling)) => storage_range(spelling).unwrap_or(match t {
+                        CType::Int => (i32::MIN as i64, i32::MAX as i64),
+                        CType::UInt => (0, u32::MAX as i64),
+                        _ => (i64::MIN, i64::MAX),
+                    }),
+                    None => (i64::MIN, i64::MAX),
+                };
+                (p.clone(), range)
+            })
+            .collect();
         let mut iterator_casts = BTreeMap::new();
         for s in &statements {
             for it in &s.iterators {
@@ -1014,6 +1029,7 @@ impl Lowerer<'_> {
             original,
             unsigned_parameters,
             iterator_casts,
+            parameter_ranges,
         })
     }
 }

@@ -93,12 +93,19 @@ impl<'c> Model<'c> {
                     })?,
             };
         let context = assumed_context(ctx, scop, context)?;
-        // The run-time check reads every parameter as a `long`: the bounds
-        // of that type hold by construction and need no test.
+        // The run-time check reads every parameter as a `long`: the range
+        // of the parameter's type holds by construction and needs no test.
         let longs: Vec<String> = scop
             .parameters
             .iter()
-            .map(|p| format!("{} <= {} <= {}", i64::MIN, isl::mangle(p), i64::MAX))
+            .map(|p| {
+                let (lo, hi) = scop
+                    .parameter_ranges
+                    .get(p)
+                    .copied()
+                    .unwrap_or((i64::MIN, i64::MAX));
+                format!("{lo} <= {} <= {hi}", isl::mangle(p))
+            })
             .collect();
         let longs = Set::parse(
             ctx,

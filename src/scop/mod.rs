@@ -407,6 +407,10 @@ pub struct Scop {
     /// type, with the C type to give their values in statements
     /// (`size_t`, or `__typeof__(i)` when the declaration is not seen).
     pub iterator_casts: BTreeMap<String, String>,
+    /// The values `(long)(p)` can take for each parameter `p`, from its C
+    /// type (the `long` range when the type is not known): facts the
+    /// run-time check need not test.
+    pub parameter_ranges: BTreeMap<String, (i64, i64)>,
 }
 
 /// A value in an affine position that must stay in `[min, max]` wherever
