@@ -210,3 +210,29 @@ fn scop_shows_the_users_names() {
     );
     assert!(!out.contains("_pt"), "{out}");
 }
+
+/// Unsigned and narrow types, one SCoP per construct: each is either
+/// transformed behind its check or left unchanged with the reason, and the
+/// program prints what the original prints.
+#[test]
+fn mixed_unsigned_and_narrow_types() {
+    let src = fixture("mixed_types.c");
+    let o = polytune(&["optimize", src.to_str().unwrap(), "--config", CONFIGS[1]]);
+    assert!(o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("mixed_types.c:19:9: SCoP 1 left unchanged: `j + OFF` may be unsigned: polytune does not see the declaration of `OFF`"),
+        "{err}"
+    );
+    assert!(
+        err.contains("mixed_types.c:32:9: SCoP 4 left unchanged: unsigned comparison `j - 3 < ul`"),
+        "{err}"
+    );
+    assert_eq!(err.lines().count(), 2, "{err}");
+    let texts = same_output_everywhere("mixed_types.c", None);
+    for t in &texts {
+        // A short iterator must fit a short; `50UL - k` must not wrap.
+        assert!(t.contains("(long)(m) <= 32767"), "{t}");
+        assert!(t.contains("(long)(n) <= 51"), "{t}");
+    }
+}

@@ -847,8 +847,43 @@ impl Lowerer<'_> {
                 } else {
                     LONG_MAX
                 };
-                self.assume_range(a, 0, max, why_text(ty, why, &self.span_text(e)), e.span);
+                let what = if ty == CType::Unknown {
+                    let mut names = Vec::new();
+                    self.untyped_names(e, &mut names);
+                    let names: Vec<String> = names.iter().map(|n| format!("`{n}`")).collect();
+                    let names = names.join(", ");
+                    format!(
+                        "`{}` may be unsigned: polytune does not see the declaration of {names} (a macro from a header, or a variable declared elsewhere) and assumes the worst; if it is signed, cast it, e.g. `(long){}`",
+                        self.span_text(e),
+                        names
+                            .split(", ")
+                            .next()
+                            .unwrap_or_default()
+                            .trim_matches('`')
+                    )
+                } else {
+                    why_text(ty, why, &self.span_text(e))
+                };
+                self.assume_range(a, 0, max, what, e.span);
             }
+        }
+    }
+
+    /// The names in `e` whose C type polytune does not know.
+    fn untyped_names(&self, e: &Expr, out: &mut Vec<String>) {
+        match &e.kind {
+            ExprKind::Ident(n) => {
+                if self.var_type(n) == CType::Unknown && !out.contains(n) {
+                    out.push(n.clone());
+                }
+            }
+            ExprKind::Unary { expr, .. } => self.untyped_names(expr, out),
+            ExprKind::Binary { lhs, rhs, .. } => {
+                self.untyped_names(lhs, out);
+                self.untyped_names(rhs, out);
+            }
+            ExprKind::Call { args, .. } => args.iter().for_each(|a| self.untyped_names(a, out)),
+            _ => {}
         }
     }
 
@@ -1105,9 +1140,7 @@ fn check_monotone(cond: &Formula, it: &str, stride: i64, span: Span) -> R<()> {
 /// The message of an assumption on a value of type `ty`.
 fn why_text(ty: CType, why: Why, text: &str) -> String {
     match (ty, why) {
-        (CType::Unknown, _) => format!(
-            "`{text}` may be unsigned: polytune does not see the declaration of a name in it, so it assumes the worst"
-        ),
+        (CType::Unknown, _) => format!("`{text}` may be unsigned"),
         (_, Why::Comparison) => format!("unsigned comparison `{text}`"),
         (_, Why::Value) => format!("`{text}` has an unsigned type"),
         _ => format!("unsigned arithmetic `{text}`"),
