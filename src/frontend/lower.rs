@@ -872,10 +872,8 @@ impl Lowerer<'_> {
     /// The names in `e` whose C type polytune does not know.
     fn untyped_names(&self, e: &Expr, out: &mut Vec<String>) {
         match &e.kind {
-            ExprKind::Ident(n) => {
-                if self.var_type(n) == CType::Unknown && !out.contains(n) {
-                    out.push(n.clone());
-                }
+            ExprKind::Ident(n) if self.var_type(n) == CType::Unknown && !out.contains(n) => {
+                out.push(n.clone());
             }
             ExprKind::Unary { expr, .. } => self.untyped_names(expr, out),
             ExprKind::Binary { lhs, rhs, .. } => {
