@@ -1021,6 +1021,7 @@ impl Lowerer<'_> {
             .iter()
             .map(|p| {
                 let range = match types.get(p) {
+                    Some((_, spelling)) if spelling == MACRO => (i64::MIN, i64::MAX),
                     Some((t, spelling)) => storage_range(spelling).unwrap_or(match t {
                         CType::Int => (i32::MIN as i64, i32::MAX as i64),
                         CType::UInt => (0, u32::MAX as i64),
@@ -1425,6 +1426,10 @@ fn shift_affine(a: &Affine, it: &str, delta: i64) -> Option<Affine> {
 /// (`long i, k;`, function parameters, `for (size_t i = ...`), simple
 /// typedefs and `#define NAME <integer literal>`. Names it cannot type
 /// are absent: the caller treats them as possibly unsigned.
+/// The spelling recorded for a macro: its type is known, its range is not
+/// (another `#if` branch may define it otherwise).
+const MACRO: &str = "#define";
+
 /// Names to their C type and spelling.
 pub(crate) type Types = HashMap<String, (CType, String)>;
 
@@ -1497,9 +1502,13 @@ impl TypeScan {
             let t = &tokens[k];
             match t {
                 Tok::Define(name, ty) => {
-                    if let Some(ty) = ty {
-                        scopes[0].insert(name.clone(), (*ty, String::new()));
-                    }
+                    // A macro defined twice (dataset sizes under #if) may
+                    // have either type: unknown, unless both agree.
+                    let ty = match (ty, scopes[0].get(name)) {
+                        (Some(t), Some((old, sp))) if sp == MACRO && old != t => CType::Unknown,
+                        (t, _) => t.unwrap_or(CType::Unknown),
+                    };
+                    scopes[0].insert(name.clone(), (ty, MACRO.to_string()));
                     seg[depth_now] = k + 1;
                     continue;
                 }
@@ -1787,12 +1796,14 @@ mod types_tests {
 
     #[test]
     fn declarations_before_a_scop() {
-        let text = "#define N 100\n#define BIG 5UL\ntypedef unsigned long ulong;\nstatic int g;\n\
+        let text = "#define N 100\n#define BIG 5UL\n#if A\n#define TWICE 5\n#else\n#define TWICE 5UL\n#endif\n#define EXPR (N + 1)\ntypedef unsigned long ulong;\nstatic int g;\n\
                     void other(unsigned n) { long q; }\n\
                     /* int n; */ void f(long n, double A[N], ulong u, int *p) {\n  size_t i, j = 0, k;\n  int t;\n  for (int z = 0; z < 3; z++) { }\n";
         let t = declared_types(text);
         let ty = |n: &str| t.get(n).map(|(c, _)| *c);
         assert_eq!(ty("N"), Some(CType::Int));
+        assert_eq!(ty("TWICE"), Some(CType::Unknown));
+        assert_eq!(ty("EXPR"), Some(CType::Unknown));
         assert_eq!(ty("BIG"), Some(CType::ULong));
         assert_eq!(ty("g"), Some(CType::Int));
         // The other function's parameter and local are out of scope.
