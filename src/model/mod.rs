@@ -246,6 +246,12 @@ fn assumed_context<'c>(
     scop: &Scop,
     context: Set<'c>,
 ) -> Result<Set<'c>, EngineError> {
+    if context.is_empty()? {
+        return Err(EngineError::Unsupported {
+            scop: scop.index,
+            reason: "the parameter context allows no parameter value".into(),
+        });
+    }
     let mut assumed = context;
     let params = &scop.parameters;
     let checks: Vec<(String, Span, String)> = scop
@@ -601,6 +607,10 @@ mod tests {
         assert!(matches!(
             Model::new(&ctx, &s, Some("[n] -> { : n >= }")),
             Err(EngineError::Context { .. })
+        ));
+        assert!(matches!(
+            Model::new(&ctx, &s, Some("[n] -> { : n < 0 and n > 0 }")),
+            Err(EngineError::Unsupported { .. })
         ));
         // A parameter named like an isl keyword, written as in C.
         let text = "void f(long max, double x[9]) { long i;\n#pragma scop\nfor (i = 0; i < max; i++) x[i] = 0;\n#pragma endscop\n}\n";
