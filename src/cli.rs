@@ -1408,6 +1408,11 @@ fn scop_text(ctx: &isl::Ctx, src: &SourceFile, with_c: bool) -> Result<String> {
                 d.join(", ")
             )?;
         }
+        match crate::model::run_time_check(s, None) {
+            Ok(Some(check)) => writeln!(o, "  run-time check: {check}")?,
+            Ok(None) => {}
+            Err(e) => writeln!(o, "  not transformable: {e}")?,
+        }
         if with_c {
             writeln!(o, "  C:")?;
             o.push_str(&s.to_c("    "));
@@ -1446,6 +1451,7 @@ fn scop_json(ctx: &isl::Ctx, src: &SourceFile) -> Result<serde_json::Value> {
             "reads": map(ctx, &s.reads())?,
             "writes": map(ctx, &s.writes())?,
             "division_dividends": s.division_checks.iter().map(|c| isl::unmangle_text(&c.dividend.to_string())).collect::<Vec<_>>(),
+            "run_time_check": crate::model::run_time_check(s, None).ok().flatten(),
             "statements": stmts,
             "c": s.to_c(""),
         }));

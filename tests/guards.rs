@@ -236,3 +236,24 @@ fn mixed_unsigned_and_narrow_types() {
         assert!(t.contains("(long)(n) <= 51"), "{t}");
     }
 }
+
+/// `scop` tells what the generated code will check, or why no parameter
+/// value allows a transformation.
+#[test]
+fn scop_shows_the_run_time_check() {
+    let o = polytune(&["scop", fixture("min_m0.c").to_str().unwrap()]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        out.contains("run-time check: [n, m] -> {  : n > 0 and m > 0 }"),
+        "{out}"
+    );
+    let o = polytune(&["scop", fixture("ull.c").to_str().unwrap(), "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["scops"][0]["run_time_check"], serde_json::Value::Null);
+    let o = polytune(&["scop", fixture("ull.c").to_str().unwrap()]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        out.contains("not transformable: SCoP 0: unsigned comparison `i < 5UL`"),
+        "{out}"
+    );
+}

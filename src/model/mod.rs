@@ -82,49 +82,7 @@ impl<'c> Model<'c> {
     /// Builds the model; `context` overrides the default parameter
     /// context (isl notation, e.g. `[n] -> { : n >= 16 }`).
     pub fn new(ctx: &'c Ctx, scop: &Scop, context: Option<&str>) -> Result<Model<'c>, EngineError> {
-        let context =
-            match context {
-                None => Set::parse(ctx, &default_context(scop))?,
-                // The user writes C names; isl reads the mangled ones.
-                Some(text) => Set::parse(ctx, &isl::mangle_names_in(text, &scop.parameters))
-                    .map_err(|e| EngineError::Context {
-                        text: text.to_string(),
-                        reason: e.message,
-                    })?,
-            };
-        let context = assumed_context(ctx, scop, context)?;
-        // The run-time check reads every parameter as a `long`: the range
-        // of the parameter's type holds by construction and needs no test.
-        let longs: Vec<String> = scop
-            .parameters
-            .iter()
-            .map(|p| {
-                let (lo, hi) = scop
-                    .parameter_ranges
-                    .get(p)
-                    .copied()
-                    .unwrap_or((i64::MIN, i64::MAX));
-                format!("{lo} <= {} <= {hi}", isl::mangle(p))
-            })
-            .collect();
-        let longs = Set::parse(
-            ctx,
-            &format!(
-                "[{}] -> {{ : {} }}",
-                isl_names(&scop.parameters),
-                longs.join(" and ")
-            ),
-        )?;
-        let check = context.gist(&longs)?;
-        let universe = Set::parse(
-            ctx,
-            &format!("[{}] -> {{ : }}", isl_names(&scop.parameters)),
-        )?;
-        let guard = if universe.is_subset(&check)? {
-            None
-        } else {
-            Some(check)
-        };
+        let (context, guard) = contexts(ctx, scop, context)?;
         let domain = UnionSet::parse(ctx, &scop.domains())?.intersect_params(&context)?;
         let reads = UnionMap::parse(ctx, &scop.reads())?.intersect_domain(&domain)?;
         let writes = UnionMap::parse(ctx, &scop.writes())?.intersect_domain(&domain)?;
@@ -235,6 +193,64 @@ impl<'c> Model<'c> {
         let bad = deltas.boxes_like(&not_after)?;
         Ok(Some(deltas.intersect(&bad)?.is_empty()?))
     }
+}
+
+/// The assumed context (see [`Model::context`]) and the run-time check
+/// of it (see [`Model::guard`]).
+fn contexts<'c>(
+    ctx: &'c Ctx,
+    scop: &Scop,
+    context: Option<&str>,
+) -> Result<(Set<'c>, Option<Set<'c>>), EngineError> {
+    let context = match context {
+        None => Set::parse(ctx, &default_context(scop))?,
+        // The user writes C names; isl reads the mangled ones.
+        Some(text) => {
+            Set::parse(ctx, &isl::mangle_names_in(text, &scop.parameters)).map_err(|e| {
+                EngineError::Context {
+                    text: text.to_string(),
+                    reason: e.message,
+                }
+            })?
+        }
+    };
+    let context = assumed_context(ctx, scop, context)?;
+    // The run-time check reads every parameter as a `long`: the range of
+    // the parameter's type holds by construction and needs no test.
+    let longs: Vec<String> = scop
+        .parameters
+        .iter()
+        .map(|p| {
+            let (lo, hi) = scop
+                .parameter_ranges
+                .get(p)
+                .copied()
+                .unwrap_or((i64::MIN, i64::MAX));
+            format!("{lo} <= {} <= {hi}", isl::mangle(p))
+        })
+        .collect();
+    let params = isl_names(&scop.parameters);
+    let longs = Set::parse(
+        ctx,
+        &format!("[{params}] -> {{ : {} }}", longs.join(" and ")),
+    )?;
+    let check = context.gist(&longs)?;
+    let universe = Set::parse(ctx, &format!("[{params}] -> {{ : }}"))?;
+    let guard = if universe.is_subset(&check)? {
+        None
+    } else {
+        Some(check)
+    };
+    Ok((context, guard))
+}
+
+/// What the generated code of a transformed SCoP checks before it runs
+/// (isl notation, C names); `None` when every parameter value is covered.
+/// An error says why no parameter value is.
+pub fn run_time_check(scop: &Scop, context: Option<&str>) -> Result<Option<String>, EngineError> {
+    let ctx = Ctx::new();
+    let (_, guard) = contexts(&ctx, scop, context)?;
+    Ok(guard.map(|g| isl::unmangle_text(&g.to_string())))
 }
 
 /// The context intersected with the model's assumptions: for each C
