@@ -1485,13 +1485,18 @@ fn scop_text(ctx: &isl::Ctx, src: &SourceFile, with_c: bool) -> Result<String> {
             let d: Vec<String> = s
                 .division_checks
                 .iter()
-                .map(|c| c.dividend.to_string())
+                .map(|c| isl::unmangle_text(&c.dividend.to_string()))
                 .collect();
             writeln!(
                 o,
                 "  note: C division truncates; the model floors, assuming these are never negative: {}",
                 d.join(", ")
             )?;
+        }
+        match crate::model::run_time_check(s, None) {
+            Ok(Some(check)) => writeln!(o, "  run-time check: {check}")?,
+            Ok(None) => {}
+            Err(e) => writeln!(o, "  not transformable: {e}")?,
         }
         if with_c {
             writeln!(o, "  C:")?;
@@ -1530,7 +1535,8 @@ fn scop_json(ctx: &isl::Ctx, src: &SourceFile) -> Result<serde_json::Value> {
             "schedule": map(ctx, &s.schedules())?,
             "reads": map(ctx, &s.reads())?,
             "writes": map(ctx, &s.writes())?,
-            "division_dividends": s.division_checks.iter().map(|c| c.dividend.to_string()).collect::<Vec<_>>(),
+            "division_dividends": s.division_checks.iter().map(|c| isl::unmangle_text(&c.dividend.to_string())).collect::<Vec<_>>(),
+            "run_time_check": crate::model::run_time_check(s, None).ok().flatten(),
             "statements": stmts,
             "c": s.to_c(""),
         }));

@@ -38,3 +38,17 @@ fn gemm_maxfuse_wavefront() {
         "fuse=max,tile=32x32x1,wave=1,omp=1"
     ));
 }
+
+/// A guarded SCoP with unsigned values and an isl keyword as a name: the
+/// check of the assumed context (every parameter read as a `long`), the
+/// transformed code, and the original as the fallback.
+#[test]
+fn unsigned_guarded_with_keyword_names() {
+    let text = "void f(size_t n, long max, double A[99][99], double x[99]) {\n  size_t i;\n  long j;\n#pragma scop\n  for (i = 0; i < n; i++)\n    for (j = 0; j < max; j++)\n      A[i][j] = x[i] * (double)(i - 1);\n#pragma endscop\n}\n";
+    let src =
+        frontend::parse_source(Path::new("k.c"), text.to_string(), &Options::default()).unwrap();
+    let config: Config = "fuse=smart,tile=32x32x1,omp=1".parse().unwrap();
+    let out = polytune::optimize::optimize(&src, &config, None).unwrap();
+    assert!(out.skipped.is_empty(), "{:?}", out.skipped);
+    insta::assert_snapshot!(out.text);
+}

@@ -387,7 +387,14 @@ impl Printer<'_> {
             Some(d) if !d.is_empty() && d.chars().all(|c| c.is_ascii_digit()) => {
                 format!("{}{d}", self.prefix)
             }
-            _ => isl_name.to_string(),
+            _ => {
+                let name = isl::unmangle(isl_name);
+                if self.scop.unsigned_parameters.iter().any(|p| p == name) {
+                    format!("(long)({name})")
+                } else {
+                    name.to_string()
+                }
+            }
         }
     }
 
@@ -429,11 +436,15 @@ impl Printer<'_> {
                 _ => (format!("({})", self.c(a)), PREC_ATOM),
             })
             .collect();
+        let casts = &self.scop.iterator_casts;
         let subst = |name: &str| {
-            st.iterators
-                .iter()
-                .position(|i| i == name)
-                .map(|k| texts[k].clone())
+            let k = st.iterators.iter().position(|i| i == name)?;
+            Some(match casts.get(name) {
+                // The original iterator's type, so that its value means
+                // in the statement what it meant in the original.
+                Some(ty) => (format!("(({ty})({}))", texts[k].0), PREC_ATOM),
+                None => texts[k].clone(),
+            })
         };
         let line = match self.bodies.get(&id).map(|s| &s.kind) {
             Some(StmtKind::Assign { lhs, op, rhs, .. }) => assignment_to_c(lhs, *op, rhs, &subst),
@@ -596,6 +607,9 @@ enum Distances<'c> {
 pub struct Lowered<'m, 'c> {
     model: &'m Model<'c>,
     nodes: Vec<Node>,
+    /// The run-time check of the model's assumed context, when it is not
+    /// every parameter value.
+    guard: Option<AstExpr>,
     /// Per loop: statement instances to the loop's schedule dimensions.
     schedules: Vec<UnionMap<'c>>,
     /// Per loop: its dependence distances, once computed.
@@ -653,10 +667,15 @@ pub fn lower<'m, 'c>(
         isl::build_ast(schedule, &model.context, &mut |b| Ok(b.schedule.clone()))?;
     let mut nodes = Vec::new();
     convert(tree, &mut nodes)?;
+    let guard = match &model.guard {
+        Some(set) => Some(isl::expr_from_set(set)?),
+        None => None,
+    };
     let n = schedules.len();
     Ok(Lowered {
         model,
         nodes,
+        guard,
         schedules,
         distances: RefCell::new(vec![None; n]),
         known: RefCell::new(vec![[None; 3]; n]),
@@ -695,9 +714,31 @@ pub fn emit(scop: &Scop, lowered: &Lowered<'_, '_>, config: &Config, indent: &st
     };
     let _ = writeln!(p.out, "{indent}/* polytune: {config} */");
     p.out.push_str(&expr::helper_defines());
-    p.nodes(&nodes, indent);
+    match &lowered.guard {
+        None => p.nodes(&nodes, indent),
+        Some(cond) => {
+            // The transformed code is proven for the parameter values of
+            // the assumed context only; elsewhere the original runs, as
+            // the user wrote it.
+            let cond = guard_to_c(cond);
+            let _ = writeln!(p.out, "{indent}if ({cond}) {{");
+            p.nodes(&nodes, &format!("{indent}  "));
+            let _ = writeln!(p.out, "{indent}}} else {{");
+            p.out.push_str(&scop.original);
+            if !scop.original.ends_with('\n') {
+                p.out.push('\n');
+            }
+            let _ = writeln!(p.out, "{indent}}}");
+        }
+    }
     p.out.push_str(&expr::helper_undefs());
     p.out
+}
+
+/// C text of the run-time check: every parameter read as a `long`, so
+/// that its arithmetic neither overflows an `int` nor wraps unsigned.
+fn guard_to_c(cond: &AstExpr) -> String {
+    expr::to_c(cond, &|n| format!("(long)({})", isl::unmangle(n)))
 }
 
 /// The SIMD mark in the dialect of the compiler that builds the code: no

@@ -90,6 +90,7 @@ fn scops_of(text: &str, options: &Options) -> Result<Vec<Scop>, SpanError> {
     pure.extend(options.pure_functions.iter().cloned());
     let mut next_id = 0;
     let mut out = Vec::new();
+    let mut types = lower::TypeScan::new(text);
     for (k, region) in extract::regions(text)?.into_iter().enumerate() {
         let body_text = &text[region.body.start..region.body.end];
         let first_id = next_id;
@@ -97,7 +98,8 @@ fn scops_of(text: &str, options: &Options) -> Result<Vec<Scop>, SpanError> {
         // Statement ids restart at 0 in every SCoP.
         let body = renumber(body, first_id);
         next_id = 0;
-        out.push(lower::lower(k, region, body, &pure)?);
+        let visible = types.visible_at(region.open.start);
+        out.push(lower::lower(k, region, body, &pure, text, visible)?);
     }
     Ok(out)
 }

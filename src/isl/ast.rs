@@ -190,6 +190,24 @@ pub fn build_ast<'c, T>(
     Ok((tree, state.infos))
 }
 
+/// A C condition (isl's AST expression) that holds exactly for the
+/// parameter values in `set`, a set of parameters only.
+pub fn expr_from_set<'c>(set: &Set<'c>) -> Result<AstExpr, IslError> {
+    let ctx = set.ctx;
+    // SAFETY: the build starts from a fresh universe of the set's
+    // parameter space; expr_from_set keeps the build and takes the set.
+    let e = unsafe {
+        let space = ffi::isl_set_get_space(set.keep());
+        let build = ffi::isl_ast_build_from_context(ffi::isl_set_universe(space));
+        let e = ffi::isl_ast_build_expr_from_set(build, set.take());
+        ffi::isl_ast_build_free(build);
+        e
+    };
+    let e = expr_ptr(ctx, e)?;
+    // SAFETY: `e` is a live expression we own; `Owned` frees it.
+    unsafe { convert_expr(ctx, e.0) }
+}
+
 /// Frees an owned pointer when dropped.
 struct Owned<T>(*mut T, unsafe extern "C" fn(*mut T) -> *mut T);
 

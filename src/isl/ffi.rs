@@ -97,6 +97,12 @@ unsafe extern "C" {
     pub fn isl_set_get_space(s: *mut isl_set) -> *mut isl_space;
     pub fn isl_set_universe(space: *mut isl_space) -> *mut isl_set;
     pub fn isl_set_empty(space: *mut isl_space) -> *mut isl_set;
+    pub fn isl_set_subtract(a: *mut isl_set, b: *mut isl_set) -> *mut isl_set;
+    pub fn isl_set_params(s: *mut isl_set) -> *mut isl_set;
+    pub fn isl_set_gist(s: *mut isl_set, context: *mut isl_set) -> *mut isl_set;
+    pub fn isl_set_coalesce(s: *mut isl_set) -> *mut isl_set;
+    pub fn isl_set_is_subset(a: *mut isl_set, b: *mut isl_set) -> c_int;
+    pub fn isl_union_set_params(s: *mut isl_union_set) -> *mut isl_set;
     pub fn isl_set_lower_bound_si(s: *mut isl_set, t: c_int, pos: c_uint, v: c_int)
     -> *mut isl_set;
     pub fn isl_set_upper_bound_si(s: *mut isl_set, t: c_int, pos: c_uint, v: c_int)
@@ -336,6 +342,8 @@ unsafe extern "C" {
         user: *mut c_void,
     ) -> *mut isl_ast_build;
     pub fn isl_ast_build_get_schedule(b: *mut isl_ast_build) -> *mut isl_union_map;
+    pub fn isl_ast_build_expr_from_set(b: *mut isl_ast_build, s: *mut isl_set)
+    -> *mut isl_ast_expr;
     pub fn isl_ast_build_node_from_schedule(
         b: *mut isl_ast_build,
         s: *mut isl_schedule,

@@ -10,7 +10,7 @@
 mod ast;
 mod ffi;
 
-pub use ast::{AstExpr, AstNode, AstOp, LoopBuild, build_ast};
+pub use ast::{AstExpr, AstNode, AstOp, LoopBuild, build_ast, expr_from_set};
 
 use std::ffi::{CStr, CString};
 use std::fmt;
@@ -313,6 +313,12 @@ isl_ops!(Set {
     /// The same points in a flat space (nested tuples unwrapped).
     fn flatten() -> Set = isl_set_flatten;
     fn intersect(other: Set) -> Set = isl_set_intersect;
+    fn subtract(other: Set) -> Set = isl_set_subtract;
+    /// The parameter values for which the set has a point.
+    fn params() -> Set = isl_set_params;
+    fn coalesce() -> Set = isl_set_coalesce;
+    /// The set simplified where `context` holds (equal within it).
+    fn gist(context: Set) -> Set = isl_set_gist;
 });
 
 /// Inclusive bounds on one coordinate of a [`Set::boxes_like`] box.
@@ -356,6 +362,13 @@ impl<'c> Set<'c> {
 
 impl<'c> UnionSet<'c> {
     /// The set, when all its points live in one space.
+    /// The parameter values for which the union has a point.
+    pub fn params(&self) -> Result<Set<'c>, IslError> {
+        // SAFETY: takes a fresh reference.
+        let r = unsafe { ffi::isl_union_set_params(self.take()) };
+        Set::wrap(self.ctx, r, "params")
+    }
+
     pub fn to_set(&self) -> Result<Set<'c>, IslError> {
         // SAFETY: takes a fresh reference.
         let r = unsafe { ffi::isl_set_from_union_set(self.take()) };
@@ -365,6 +378,7 @@ impl<'c> UnionSet<'c> {
 
 isl_preds!(Set {
     fn is_empty() = isl_set_is_empty;
+    fn is_subset(other: Set) = isl_set_is_subset;
     /// Whether both denote the same set of integer points.
     fn is_equal(other: Set) = isl_set_is_equal;
 });
@@ -744,14 +758,87 @@ isl_ops!(UnionPwAff {
     fn add(other: UnionPwAff) -> UnionPwAff = isl_union_pw_aff_add;
 });
 
-/// Parses `text` as a union set and prints it back in isl's normal form.
-pub fn normalize_set(ctx: &Ctx, text: &str) -> Result<String, IslError> {
-    Ok(UnionSet::parse(ctx, text)?.to_string())
+/// Words isl's parser reads as keywords whatever their case (isl_stream.c):
+/// a C variable with one of these names cannot be written as is.
+pub const RESERVED: &[&str] = &[
+    "exists", "and", "or", "implies", "not", "infty", "infinity", "nan", "min", "max", "rat",
+    "true", "false", "ceild", "floord", "mod", "ceil", "floor",
+];
+
+/// The suffix that marks a mangled name.
+const MANGLE_SUFFIX: &str = "_pt";
+
+/// The isl name of a C identifier. Reserved words, and names that already
+/// end in the mangling suffix (so that the mapping stays one to one), get
+/// the suffix; every other name is itself.
+pub fn mangle(name: &str) -> std::borrow::Cow<'_, str> {
+    let reserved = RESERVED.iter().any(|w| w.eq_ignore_ascii_case(name));
+    if reserved || name.ends_with(MANGLE_SUFFIX) {
+        std::borrow::Cow::Owned(format!("{name}{MANGLE_SUFFIX}"))
+    } else {
+        std::borrow::Cow::Borrowed(name)
+    }
 }
 
-/// Parses `text` as a union map and prints it back in isl's normal form.
+/// The C identifier of an isl name made by [`mangle`].
+pub fn unmangle(name: &str) -> &str {
+    name.strip_suffix(MANGLE_SUFFIX).unwrap_or(name)
+}
+
+/// isl text with every identifier unmangled (for messages and printing).
+pub fn unmangle_text(text: &str) -> String {
+    map_words(text, &|w| unmangle(w).to_string())
+}
+
+/// Text the user wrote in isl notation (`--context`) with C names: the
+/// words that are one of `names` are mangled, every other word (isl's
+/// own `and`, `max`, ...) is left alone.
+pub fn mangle_names_in(text: &str, names: &[String]) -> String {
+    map_words(text, &|w| {
+        if names.iter().any(|n| n == w) {
+            mangle(w).into_owned()
+        } else {
+            w.to_string()
+        }
+    })
+}
+
+/// `text` with every identifier-like word replaced by `f(word)`.
+fn map_words(text: &str, f: &dyn Fn(&str) -> String) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut word = String::new();
+    let flush = |word: &mut String, out: &mut String| {
+        if !word.is_empty() {
+            if word.starts_with(|c: char| c.is_ascii_digit()) {
+                out.push_str(word);
+            } else {
+                out.push_str(&f(word));
+            }
+            word.clear();
+        }
+    };
+    for c in text.chars() {
+        if c.is_ascii_alphanumeric() || c == '_' {
+            word.push(c);
+        } else {
+            flush(&mut word, &mut out);
+            out.push(c);
+        }
+    }
+    flush(&mut word, &mut out);
+    out
+}
+
+/// Parses `text` as a union set and prints it back in isl's normal form,
+/// with the C names [`mangle`] changed back.
+pub fn normalize_set(ctx: &Ctx, text: &str) -> Result<String, IslError> {
+    Ok(unmangle_text(&UnionSet::parse(ctx, text)?.to_string()))
+}
+
+/// Parses `text` as a union map and prints it back in isl's normal form,
+/// with the C names [`mangle`] changed back.
 pub fn normalize_map(ctx: &Ctx, text: &str) -> Result<String, IslError> {
-    Ok(UnionMap::parse(ctx, text)?.to_string())
+    Ok(unmangle_text(&UnionMap::parse(ctx, text)?.to_string()))
 }
 
 #[cfg(test)]
@@ -769,6 +856,34 @@ mod tests {
         let t = UnionSet::parse(&ctx, "[n] -> { S0[i] : i >= 0 and n - 1 - i >= 0 }").unwrap();
         assert!(s.is_equal(&t).unwrap());
         assert!(s.clone().is_equal(&s).unwrap());
+    }
+
+    #[test]
+    fn every_reserved_word_is_mangled_and_comes_back() {
+        let ctx = Ctx::new();
+        let mut names: Vec<String> = RESERVED.iter().map(|w| w.to_string()).collect();
+        names.extend(RESERVED.iter().map(|w| w.to_uppercase()));
+        names.extend(["NaN", "Max", "x_pt", "x_pt_pt", "n"].map(String::from));
+        for w in &names {
+            let m = mangle(w);
+            assert_eq!(unmangle(&m), w.as_str());
+            let text = format!("[{m}] -> {{ S0[i, {m}] : 0 <= {m} < i }}");
+            // Unmangled, the reserved word itself does not parse.
+            if RESERVED.iter().any(|r| r.eq_ignore_ascii_case(w)) {
+                let raw = format!("[{w}] -> {{ S0[i] : 0 <= i < {w} }}");
+                assert!(UnionSet::parse(&ctx, &raw).is_err(), "{raw}");
+            }
+            let s = UnionSet::parse(&ctx, &text).unwrap_or_else(|e| panic!("{text}: {e}"));
+            let back = unmangle_text(&s.to_string());
+            assert!(back.contains(&format!("[{w}] ->")), "{w}: {back}");
+            assert!(
+                !back.contains(&format!("{w}_pt")) || w.ends_with("_pt"),
+                "{back}"
+            );
+        }
+        // Distinct C names stay distinct.
+        assert_ne!(mangle("max"), mangle("max_pt"));
+        assert_eq!(mangle("n"), "n");
     }
 
     #[test]

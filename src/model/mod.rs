@@ -9,8 +9,8 @@
 //! dependence is a chain of those, so the set constrains exactly as much.
 
 use crate::isl::{self, Ctx, IslError, MultiUnionPwAff, Schedule, Set, UnionMap, UnionSet};
-use crate::scop::Scop;
-use crate::scop::ast::{Stmt, StmtKind};
+use crate::scop::ast::{Span, Stmt, StmtKind};
+use crate::scop::{Scop, isl_names};
 
 /// Why the engine cannot handle a SCoP.
 #[derive(Debug, thiserror::Error)]
@@ -21,6 +21,14 @@ pub enum EngineError {
     Unsupported { scop: usize, reason: String },
     #[error("invalid --context `{text}`: {reason}")]
     Context { text: String, reason: String },
+    /// An assumption of the model that no parameter value satisfies;
+    /// `span` locates the C construct that needs it.
+    #[error("SCoP {scop}: {reason}")]
+    Assumption {
+        scop: usize,
+        span: Span,
+        reason: String,
+    },
 }
 
 /// The dependences that constrain any reordering.
@@ -38,8 +46,14 @@ pub struct Dependences<'c> {
 /// A SCoP in isl: domains, accesses, original schedule, dependences.
 pub struct Model<'c> {
     pub ctx: &'c Ctx,
-    /// Constraints on the parameters (default: every parameter >= 1).
+    /// The parameter values the model is valid and proven for: the
+    /// context (default: every parameter >= 1, or the user's) intersected
+    /// with the assumptions of the model (C divisions with non-negative
+    /// dividends, unsigned values in the range of their type).
     pub context: Set<'c>,
+    /// `context` when it is not every parameter value: the generated code
+    /// must check it at run time and fall back to the original.
+    pub guard: Option<Set<'c>>,
     pub domain: UnionSet<'c>,
     pub reads: UnionMap<'c>,
     pub writes: UnionMap<'c>,
@@ -51,11 +65,11 @@ pub struct Model<'c> {
 
 /// The default parameter context: every parameter at least 1.
 pub fn default_context(scop: &Scop) -> String {
-    let params = scop.parameters.join(", ");
+    let params = isl_names(&scop.parameters);
     let cons: Vec<String> = scop
         .parameters
         .iter()
-        .map(|p| format!("{p} >= 1"))
+        .map(|p| format!("{} >= 1", isl::mangle(p)))
         .collect();
     if cons.is_empty() {
         format!("[{params}] -> {{ : }}")
@@ -68,32 +82,11 @@ impl<'c> Model<'c> {
     /// Builds the model; `context` overrides the default parameter
     /// context (isl notation, e.g. `[n] -> { : n >= 16 }`).
     pub fn new(ctx: &'c Ctx, scop: &Scop, context: Option<&str>) -> Result<Model<'c>, EngineError> {
-        let context = match context {
-            None => Set::parse(ctx, &default_context(scop))?,
-            Some(text) => Set::parse(ctx, text).map_err(|e| EngineError::Context {
-                text: text.to_string(),
-                reason: e.message,
-            })?,
-        };
+        let (context, guard) = contexts(ctx, scop, context)?;
         let domain = UnionSet::parse(ctx, &scop.domains())?.intersect_params(&context)?;
         let reads = UnionMap::parse(ctx, &scop.reads())?.intersect_domain(&domain)?;
         let writes = UnionMap::parse(ctx, &scop.writes())?.intersect_domain(&domain)?;
         let original = UnionMap::parse(ctx, &scop.schedules())?.intersect_domain(&domain)?;
-
-        // C division truncates, the model floors: they must agree.
-        for check in &scop.division_checks {
-            let bad = UnionSet::parse(ctx, &check.violations(&scop.parameters))?
-                .intersect_params(&context)?;
-            if !bad.is_empty()? {
-                return Err(EngineError::Unsupported {
-                    scop: scop.index,
-                    reason: format!(
-                        "the dividend `{}` of a C division can be negative, where C and the polyhedral model disagree",
-                        check.dividend
-                    ),
-                });
-            }
-        }
 
         let original_tree = original_tree(ctx, scop, &domain)?;
         let flow = isl::dataflow(&reads, Some(&writes), None, &original_tree)?.must;
@@ -109,6 +102,7 @@ impl<'c> Model<'c> {
         Ok(Model {
             ctx,
             context,
+            guard,
             domain,
             reads,
             writes,
@@ -201,6 +195,118 @@ impl<'c> Model<'c> {
     }
 }
 
+/// The assumed context (see [`Model::context`]) and the run-time check
+/// of it (see [`Model::guard`]).
+fn contexts<'c>(
+    ctx: &'c Ctx,
+    scop: &Scop,
+    context: Option<&str>,
+) -> Result<(Set<'c>, Option<Set<'c>>), EngineError> {
+    let context = match context {
+        None => Set::parse(ctx, &default_context(scop))?,
+        // The user writes C names; isl reads the mangled ones.
+        Some(text) => {
+            Set::parse(ctx, &isl::mangle_names_in(text, &scop.parameters)).map_err(|e| {
+                EngineError::Context {
+                    text: text.to_string(),
+                    reason: e.message,
+                }
+            })?
+        }
+    };
+    let context = assumed_context(ctx, scop, context)?;
+    // The run-time check reads every parameter as a `long`: the range of
+    // the parameter's type holds by construction and needs no test.
+    let longs: Vec<String> = scop
+        .parameters
+        .iter()
+        .map(|p| {
+            let (lo, hi) = scop
+                .parameter_ranges
+                .get(p)
+                .copied()
+                .unwrap_or((i64::MIN, i64::MAX));
+            format!("{lo} <= {} <= {hi}", isl::mangle(p))
+        })
+        .collect();
+    let params = isl_names(&scop.parameters);
+    let longs = Set::parse(
+        ctx,
+        &format!("[{params}] -> {{ : {} }}", longs.join(" and ")),
+    )?;
+    let check = context.gist(&longs)?;
+    let universe = Set::parse(ctx, &format!("[{params}] -> {{ : }}"))?;
+    let guard = if universe.is_subset(&check)? {
+        None
+    } else {
+        Some(check)
+    };
+    Ok((context, guard))
+}
+
+/// What the generated code of a transformed SCoP checks before it runs
+/// (isl notation, C names); `None` when every parameter value is covered.
+/// An error says why no parameter value is.
+pub fn run_time_check(scop: &Scop, context: Option<&str>) -> Result<Option<String>, EngineError> {
+    let ctx = Ctx::new();
+    let (_, guard) = contexts(&ctx, scop, context)?;
+    Ok(guard.map(|g| isl::unmangle_text(&g.to_string())))
+}
+
+/// The context intersected with the model's assumptions: for each C
+/// division, the parameter values where its dividend is never negative;
+/// for each value of unsigned type, those where it stays in its range.
+/// An error names the first assumption that leaves no parameter value.
+fn assumed_context<'c>(
+    ctx: &'c Ctx,
+    scop: &Scop,
+    context: Set<'c>,
+) -> Result<Set<'c>, EngineError> {
+    if context.is_empty()? {
+        return Err(EngineError::Unsupported {
+            scop: scop.index,
+            reason: "the parameter context allows no parameter value".into(),
+        });
+    }
+    let mut assumed = context;
+    let params = &scop.parameters;
+    let checks: Vec<(String, Span, String)> = scop
+        .division_checks
+        .iter()
+        .map(|c| {
+            let why = format!(
+                "the dividend `{}` of a C division can be negative (C truncates, the model floors)",
+                isl::unmangle_text(&c.dividend.to_string())
+            );
+            (c.violations(params), c.span, why)
+        })
+        .chain(scop.unsigned_checks.iter().map(|c| {
+            let why = format!(
+                "{}: polytune models integers as signed, and `{}` leaves {} where it is evaluated",
+                c.what,
+                isl::unmangle_text(&c.value.to_string()),
+                c.range()
+            );
+            (c.violations(params), c.span, why)
+        }))
+        .collect();
+    for (text, span, why) in checks {
+        let bad = UnionSet::parse(ctx, &text)?.intersect_params(&assumed)?;
+        if bad.is_empty()? {
+            continue;
+        }
+        assumed = assumed.subtract(&bad.params()?)?.coalesce()?;
+        if assumed.is_empty()? {
+            return Err(EngineError::Assumption {
+                scop: scop.index,
+                span,
+                reason: format!("{why}, for every parameter value in the context"),
+            });
+        }
+    }
+    Ok(assumed)
+}
+
 /// The original execution order as a schedule tree: a sequence node for
 /// every statement list, a one-member band for every loop.
 fn original_tree<'c>(
@@ -213,7 +319,7 @@ fn original_tree<'c>(
     let params = if scop.parameters.is_empty() {
         String::new()
     } else {
-        format!("[{}] -> ", scop.parameters.join(", "))
+        format!("[{}] -> ", isl_names(&scop.parameters))
     };
     let built = tree_of(ctx, scop, &scop.body, 0, &params, domain)?;
     match built {
@@ -287,8 +393,8 @@ fn tree_of<'c>(
                             format!(
                                 "{}[{}] -> [({sign}{})]",
                                 st.name(),
-                                st.iterators.join(", "),
-                                st.iterators[depth]
+                                isl_names(&st.iterators),
+                                isl::mangle(&st.iterators[depth])
                             )
                         })
                         .collect();
@@ -396,10 +502,123 @@ mod tests {
         let s = scop("for (i = 0; i < n; i++) x[(i - 1) / 2] = 0;");
         assert!(matches!(
             Model::new(&ctx, &s, None),
-            Err(EngineError::Unsupported { .. })
+            Err(EngineError::Assumption { .. })
         ));
         let s = scop("for (i = 1; i < n; i++) x[(i - 1) / 2] = 0;");
-        assert!(Model::new(&ctx, &s, None).is_ok());
+        let m = Model::new(&ctx, &s, None).unwrap();
+        // Only the default context: n >= 1.
+        let expect = Set::parse(&ctx, "[n] -> { : n >= 1 }").unwrap();
+        assert!(m.guard.unwrap().is_equal(&expect).unwrap());
+    }
+
+    #[test]
+    fn a_dividend_negative_for_some_parameters_becomes_an_assumption() {
+        let ctx = Ctx::new();
+        let s = scop("for (i = 0; i < n; i++) x[(i - k) / 2] = 0;");
+        let m = Model::new(&ctx, &s, Some("[n, k] -> { : n >= 1 }")).unwrap();
+        // (i - k) >= 0 at i = 0 needs k <= 0.
+        let expect = Set::parse(&ctx, "[n, k] -> { : n >= 1 and k <= 0 }").unwrap();
+        assert!(m.context.is_equal(&expect).unwrap(), "{}", m.context);
+        assert!(m.guard.is_some());
+    }
+
+    #[test]
+    fn no_guard_when_every_parameter_value_is_covered() {
+        let ctx = Ctx::new();
+        let s = scop("for (i = 0; i < n; i++) x[i] = 0;");
+        let m = Model::new(&ctx, &s, Some("[n] -> { : }")).unwrap();
+        assert!(m.guard.is_none());
+        let m = Model::new(&ctx, &s, None).unwrap();
+        assert!(m.guard.is_some());
+    }
+
+    fn unsigned_context(decls: &str, body: &str, params: &str) -> Result<String, EngineError> {
+        let text = format!(
+            "{decls}\nvoid f(double x[99]) {{\n#pragma scop\n{body}\n#pragma endscop\n}}\n"
+        );
+        let s = parse_source(Path::new("t.c"), text, &Options::default())
+            .unwrap()
+            .scops
+            .remove(0);
+        let ctx = Ctx::new();
+        let m = Model::new(&ctx, &s, Some(&format!("[{params}] -> {{ : }}")))?;
+        Ok(m.context.to_string())
+    }
+
+    #[test]
+    fn unsigned_values_become_assumptions_on_the_parameters() {
+        // `i < 5UL` converts i: i >= 0 from -n on needs n <= 0.
+        let c = unsigned_context(
+            "long n; long i;",
+            "for (i = -n; i < 5UL; i++) x[i + 50] = 0;",
+            "n",
+        )
+        .unwrap();
+        assert_eq!(c, "[n] -> {  : -9223372036854775807 <= n <= 0 }");
+        // size_t everywhere: accepted; n below 2^63.
+        let c = unsigned_context(
+            "size_t n; size_t i;",
+            "for (i = 0; i < n; i++) x[i] = 0;",
+            "n",
+        )
+        .unwrap();
+        assert_eq!(c, "[n] -> {  : 0 <= n <= 9223372036854775807 }");
+        // Signed types: no assumption at all.
+        let c = unsigned_context(
+            "int n; int i;",
+            "for (i = -n; i < n; i++) x[i + 50] = 0;",
+            "n",
+        )
+        .unwrap();
+        assert_eq!(c, "[n] -> {  :  }");
+        // An unsigned iterator counting down to -1 cannot be modelled.
+        let e = unsigned_context(
+            "unsigned n; unsigned i;",
+            "for (i = n; i >= 0; i--) x[i] = 0;",
+            "n",
+        )
+        .unwrap_err();
+        assert!(matches!(e, EngineError::Assumption { .. }), "{e}");
+        // An undeclared iterator may be unsigned: the same loop is refused,
+        // an upward one is fine.
+        let e = unsigned_context("int n;", "for (i = n; i >= 0; i--) x[i] = 0;", "n").unwrap_err();
+        assert!(e.to_string().contains("may be unsigned"), "{e}");
+        assert!(unsigned_context("int n;", "for (i = 0; i < n; i++) x[i] = 0;", "n").is_ok());
+        // Unsigned subtraction in a subscript: i - m must not wrap.
+        let c = unsigned_context(
+            "unsigned long n, m, i;",
+            "for (i = 0; i < n; i++) x[i - m + 10] = 0;",
+            "n, m",
+        )
+        .unwrap();
+        assert!(c.contains("m <= 0") || c.contains("m = 0"), "{c}");
+    }
+
+    #[test]
+    fn narrow_and_32_bit_types_keep_their_ranges() {
+        // unsigned int wraps at 2^32: n + 5 must stay below it.
+        let c = unsigned_context(
+            "unsigned n; long i;",
+            "for (i = 0; i < n + 5; i++) x[i] = 0;",
+            "n",
+        )
+        .unwrap();
+        assert_eq!(c, "[n] -> {  : 0 <= n <= 4294967290 }");
+        // A short iterator must fit a short, its exit value included.
+        let c =
+            unsigned_context("long n; short i;", "for (i = 0; i < n; i++) x[i] = 0;", "n").unwrap();
+        assert_eq!(c, "[n] -> {  : n <= 32767 }");
+        let e = unsigned_context(
+            "long n; unsigned char i;",
+            "for (i = 0; i < 300; i++) x[i] = 0;",
+            "n",
+        )
+        .unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("loop iterator `i` of type `unsigned char`"),
+            "{e}"
+        );
     }
 
     #[test]
@@ -411,5 +630,20 @@ mod tests {
             Model::new(&ctx, &s, Some("[n] -> { : n >= }")),
             Err(EngineError::Context { .. })
         ));
+        assert!(matches!(
+            Model::new(&ctx, &s, Some("[n] -> { : n < 0 and n > 0 }")),
+            Err(EngineError::Unsupported { .. })
+        ));
+        // A parameter named like an isl keyword, written as in C.
+        let text = "void f(long max, double x[9]) { long i;\n#pragma scop\nfor (i = 0; i < max; i++) x[i] = 0;\n#pragma endscop\n}\n";
+        let s = parse_source(Path::new("t.c"), text.to_string(), &Options::default())
+            .unwrap()
+            .scops
+            .remove(0);
+        let m = Model::new(&ctx, &s, Some("[max] -> { : 4 <= max <= 8 }")).unwrap();
+        assert_eq!(
+            isl::unmangle_text(&m.context.to_string()),
+            "[max] -> {  : 4 <= max <= 8 }"
+        );
     }
 }

@@ -46,6 +46,15 @@ pub fn optimize(
         match transform_scop(src, s, config, context) {
             Ok(body) => bodies.push(body),
             Err(e @ EngineError::Context { .. }) => return Err(e),
+            Err(EngineError::Assumption { span, reason, .. }) => {
+                let (line, col) = src.line_col(span.start);
+                skipped.push(format!(
+                    "{}:{line}:{col}: SCoP {} left unchanged: {reason}",
+                    src.path.display(),
+                    s.index
+                ));
+                bodies.push(s.original.clone());
+            }
             Err(e) => {
                 let (line, _) = src.line_col(s.region.open.start);
                 skipped.push(format!(

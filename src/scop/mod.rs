@@ -6,6 +6,7 @@
 pub mod ast;
 pub mod print;
 
+use crate::isl::mangle;
 use ast::Span;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -152,11 +153,12 @@ impl Statement {
 impl fmt::Display for Affine {
     /// isl's notation (`2*i + n - 1`, `floor((i)/2)`), which is also C when
     /// there is no division.
+    /// Names are mangled for isl ([`crate::isl::mangle`]).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let mut first = true;
         for (t, &c) in &self.terms {
             let name = match t {
-                Term::Var(v) => v.clone(),
+                Term::Var(v) => mangle(v).into_owned(),
                 Term::FloorDiv(e, d) => format!("floor(({e})/{d})"),
             };
             let (neg, mag) = (c < 0, c.unsigned_abs());
@@ -339,8 +341,17 @@ impl Statement {
     }
 
     fn tuple(&self) -> String {
-        format!("{}[{}]", self.name(), self.iterators.join(", "))
+        format!("{}[{}]", self.name(), isl_names(&self.iterators))
     }
+}
+
+/// Names joined for an isl tuple or parameter list, mangled.
+pub fn isl_names(names: &[String]) -> String {
+    names
+        .iter()
+        .map(|n| mangle(n))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// Whether data is a scalar variable or an array, as used in the SCoP.
@@ -378,8 +389,90 @@ pub struct Scop {
     pub body: Vec<ast::Stmt>,
     /// C integer divisions in affine positions: C truncates toward zero and
     /// the model floors, which agree only when the dividend is never
-    /// negative where it is evaluated. The engine must prove it.
+    /// negative where it is evaluated. The engine makes it an assumption
+    /// on the parameters, checked at run time.
     pub division_checks: Vec<DivisionCheck>,
+    /// Values in affine positions that must stay in the range of their C
+    /// type (unsigned values, narrow iterators) wherever they are
+    /// evaluated; assumptions on the parameters like the divisions.
+    pub unsigned_checks: Vec<UnsignedCheck>,
+    /// The text between the pragma lines exactly as the user wrote it:
+    /// what a transformed SCoP falls back to at run time.
+    pub original: String,
+    /// Parameters whose C type is not known to be a signed integer type
+    /// (unsigned, or declared where polytune does not look): the
+    /// generated code reads them as `(long)(name)`.
+    pub unsigned_parameters: Vec<String>,
+    /// Loop iterators whose C type is not known to be a signed integer
+    /// type, with the C type to give their values in statements
+    /// (`size_t`, or `__typeof__(i)` when the declaration is not seen).
+    pub iterator_casts: BTreeMap<String, String>,
+    /// The values `(long)(p)` can take for each parameter `p`, from its C
+    /// type (the `long` range when the type is not known): facts the
+    /// run-time check need not test.
+    pub parameter_ranges: BTreeMap<String, (i64, i64)>,
+}
+
+/// A value in an affine position that must stay in `[min, max]` wherever
+/// it is evaluated for the model's integers to mean what C means: values
+/// of unsigned type (`[0, 2^32)` or `[0, 2^63)`, the generated code reads
+/// them as `long`), loop iterators of narrow types (`short`, `char`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct UnsignedCheck {
+    /// Loop iterators in scope, outermost first.
+    pub iterators: Vec<String>,
+    /// Where the value is evaluated.
+    pub domain: Formula,
+    pub value: Affine,
+    pub min: i64,
+    pub max: i64,
+    /// The C construct, for messages (`unsigned comparison `i < 5UL``).
+    pub what: String,
+    pub span: Span,
+}
+
+/// The largest value a `long` holds.
+pub const LONG_MAX: i64 = i64::MAX;
+
+impl UnsignedCheck {
+    /// The range in the notation of messages (`[0, 2^63)`).
+    pub fn range(&self) -> String {
+        let hi = match self.max {
+            LONG_MAX => "2^63)".to_string(),
+            m if m == u32::MAX as i64 => "2^32)".to_string(),
+            m => format!("{m}]"),
+        };
+        format!("[{}, {hi}", self.min)
+    }
+
+    /// isl notation of the points where the value leaves `[min, max]`.
+    pub fn violations(&self, parameters: &[String]) -> String {
+        let v = &self.value;
+        let below = v
+            .scale(-1)
+            .and_then(|d| d.plus_constant(self.min))
+            .and_then(|d| d.plus_constant(-1));
+        let above = v.plus_constant(-self.max).and_then(|d| d.plus_constant(-1));
+        let head = format!(
+            "[{}] -> {{ [{}] : ",
+            isl_names(parameters),
+            isl_names(&self.iterators)
+        );
+        match (below, above) {
+            (Some(b), Some(a)) => {
+                let outside = Formula::or(vec![Formula::ge0(b), Formula::ge0(a)]);
+                format!(
+                    "{head}{} }}",
+                    Formula::and(vec![self.domain.clone(), outside])
+                )
+            }
+            // Constants at the edge of 64 bits: isl reads big integers.
+            _ => format!(
+                "{head}({}) and ({v} < {} or {v} > {}) }}",
+                self.domain, self.min, self.max
+            ),
+        }
+    }
 }
 
 /// A dividend that must be non-negative wherever it is evaluated.
@@ -408,8 +501,8 @@ impl DivisionCheck {
         ]);
         format!(
             "[{}] -> {{ [{}] : {} }}",
-            parameters.join(", "),
-            self.iterators.join(", "),
+            isl_names(parameters),
+            isl_names(&self.iterators),
             cond
         )
     }
@@ -417,7 +510,7 @@ impl DivisionCheck {
 
 impl Scop {
     fn params_prefix(&self) -> String {
-        format!("[{}] -> ", self.parameters.join(", "))
+        format!("[{}] -> ", isl_names(&self.parameters))
     }
 
     /// isl notation of one statement's iteration domain.
@@ -490,7 +583,7 @@ impl Scop {
         for s in stmts {
             for a in pick(s) {
                 let subs: Vec<String> = a.subscripts.iter().map(|e| e.to_string()).collect();
-                let p = format!("{} -> {}[{}]", s.tuple(), a.array, subs.join(", "));
+                let p = format!("{} -> {}[{}]", s.tuple(), mangle(&a.array), subs.join(", "));
                 if !pieces.contains(&p) {
                     pieces.push(p);
                 }
@@ -520,11 +613,11 @@ fn schedule_piece(s: &Statement) -> String {
         .map(|d| match *d {
             ScheduleDim::Position(p) => p.to_string(),
             ScheduleDim::Iterator { index, reversed } => {
-                let it = &s.iterators[index];
+                let it = mangle(&s.iterators[index]);
                 if reversed {
                     format!("-{it}")
                 } else {
-                    it.clone()
+                    it.into_owned()
                 }
             }
         })
