@@ -11,9 +11,10 @@ pub use error::{Diagnostic, FrontendError};
 pub use lower::PURE_FUNCTIONS;
 
 use crate::scop::Scop;
-use error::{LineIndex, SpanError};
+use error::{LineIndex, Lines, SpanError};
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 
 /// Stack for the parser thread: recursion depth is bounded by
 /// [`parse::MAX_NESTING`], and this leaves ample room for it.
@@ -32,6 +33,8 @@ pub struct SourceFile {
     pub path: PathBuf,
     pub text: String,
     pub scops: Vec<Scop>,
+    /// Line starts of `text`, made on first use by [`SourceFile::line_col`].
+    lines: OnceLock<Lines>,
 }
 
 /// Reads and parses a C file.
@@ -81,6 +84,7 @@ pub fn parse_source(
         path: path.to_path_buf(),
         text,
         scops,
+        lines: OnceLock::new(),
     })
 }
 
@@ -178,6 +182,8 @@ impl SourceFile {
 
     /// 1-based (line, column) of a byte offset.
     pub fn line_col(&self, offset: usize) -> (usize, usize) {
-        LineIndex::new(&self.text).line_col(offset)
+        self.lines
+            .get_or_init(|| Lines::new(&self.text))
+            .line_col(&self.text, offset)
     }
 }

@@ -97,6 +97,28 @@ impl Ctx {
         }
     }
 
+    /// Bounds the work of everything isl does from now on in this context
+    /// to `limit` operations (isl counts allocations and the steps of its
+    /// solvers); past it every isl call fails. The count starts at 0.
+    pub fn limit_operations(&self, limit: u64) {
+        // SAFETY: the context is live; these only store counters.
+        unsafe {
+            ffi::isl_ctx_reset_operations(self.ptr());
+            ffi::isl_ctx_set_max_operations(
+                self.ptr(),
+                std::os::raw::c_ulong::try_from(limit).unwrap_or(std::os::raw::c_ulong::MAX),
+            );
+        }
+    }
+
+    /// Whether the limit of [`Ctx::limit_operations`] was reached. Once it
+    /// is, isl refuses every further operation, so a tiny one tells. A
+    /// result computed while the limit was hit must not be used even if
+    /// it looks complete.
+    pub fn operations_exhausted(&self) -> bool {
+        Set::parse(self, "{ : }").is_err()
+    }
+
     /// Takes isl's last error message (or a generic one) and clears it.
     fn take_error(&self, what: &str) -> IslError {
         // SAFETY: the context is live; the message pointer is owned by isl
