@@ -9,6 +9,7 @@ mod parse;
 
 pub use error::{Diagnostic, FrontendError};
 pub use lower::PURE_FUNCTIONS;
+pub use parse::MAX_NESTING;
 
 use crate::scop::Scop;
 use error::{LineIndex, Lines, SpanError};

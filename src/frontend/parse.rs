@@ -16,9 +16,20 @@ struct ScopGrammar;
 /// brackets and operators on the way from the SCoP's top to the deepest
 /// leaf of an expression. Every recursive walk over the parsed tree (the
 /// lowering, the printer, code generation, even dropping it) then stays
-/// within a known depth. PolyBench needs at most 14 (ludcmp); C compilers
-/// must accept 63 levels of parentheses and 127 of blocks.
-pub const MAX_NESTING: usize = 2000;
+/// within a known depth: at this limit, printing a tree, generating code
+/// from it and dropping it took less than 1 MiB of stack in a debug build
+/// (and overflowed 0.6 MiB), so threads of 2 MiB (Rust's default) have
+/// room. PolyBench's deepest tree is 16 (seidel: a 9-term sum 3 loops
+/// down); C compilers must accept 63 levels of parentheses and 127 of
+/// blocks, clang stops at 256 brackets.
+pub const MAX_NESTING: usize = 1000;
+
+/// Limit of the estimate of [`check_nesting`], which may count several
+/// times the real depth (every operator of `a*b*c + d*e*f` counts,
+/// parentheses count twice): rejecting there only stops what is hopeless
+/// early and cheaply (the parser needs 55 s and 6 GB for a sum of 10
+/// million terms); the tree itself is held to [`MAX_NESTING`] exactly.
+const MAX_ESTIMATE: usize = 4 * MAX_NESTING;
 
 fn expression_too_deep(at: usize) -> SpanError {
     SpanError::new(
@@ -74,11 +85,11 @@ impl Frame {
     }
 }
 
-/// Rejects, before the parser sees it, a SCoP body that nests deeper than
-/// [`MAX_NESTING`]: a linear scan that estimates from the tokens how deep
-/// the parse tree will be, so that no input makes the parser (or anything
-/// after it) recurse without bound or spend its time on a hopeless input.
-/// Sequential statements do not add up; only nesting counts.
+/// Rejects, before the parser sees it, a SCoP body that nests far deeper
+/// than [`MAX_NESTING`]: a linear scan that estimates from the tokens how
+/// deep the parse tree will be, so that no input makes the parser recurse
+/// without bound or spend its time on a hopeless input. Sequential
+/// statements do not add up; only nesting counts.
 fn check_nesting(text: &str, offset: usize) -> Result<(), SpanError> {
     let b = text.as_bytes();
     let mut frames = vec![Frame {
@@ -156,8 +167,8 @@ fn check_nesting(text: &str, offset: usize) -> Result<(), SpanError> {
                 });
                 total += 1;
                 after_head = w != "else";
-                if total > MAX_NESTING {
-                    return Err(statements_too_deep(offset + start));
+                if total > MAX_ESTIMATE {
+                    return Err(too_deep(&frames, total, offset + start));
                 }
                 continue;
             }
@@ -170,12 +181,8 @@ fn check_nesting(text: &str, offset: usize) -> Result<(), SpanError> {
                     heads: Vec::new(),
                 });
                 total += 1;
-                if total > MAX_NESTING {
-                    return Err(if c == b'{' {
-                        statements_too_deep(offset + start)
-                    } else {
-                        expression_too_deep(offset + start)
-                    });
+                if total > MAX_ESTIMATE {
+                    return Err(too_deep(&frames, total, offset + start));
                 }
                 continue;
             }
@@ -219,11 +226,25 @@ fn check_nesting(text: &str, offset: usize) -> Result<(), SpanError> {
                 total -= 1;
             }
         }
-        if total > MAX_NESTING {
-            return Err(expression_too_deep(offset + start));
+        if total > MAX_ESTIMATE {
+            return Err(too_deep(&frames, total, offset + start));
         }
     }
     Ok(())
+}
+
+/// The error of [`check_nesting`] at `at`: about statements if loops, ifs
+/// and blocks make most of the `total` depth, else about the expression.
+fn too_deep(frames: &[Frame], total: usize, at: usize) -> SpanError {
+    let statements: usize = frames
+        .iter()
+        .map(|f| f.heads.len() + usize::from(f.open == b'{'))
+        .sum();
+    if 2 * statements >= total {
+        statements_too_deep(at)
+    } else {
+        expression_too_deep(at)
+    }
 }
 
 /// Parses the text of one SCoP body that starts at byte `offset` of its
@@ -252,6 +273,22 @@ fn syntax_error(e: pest::error::Error<Rule>, offset: usize) -> SpanError {
         pest::error::InputLocation::Pos(p) => p,
         pest::error::InputLocation::Span((s, _)) => s,
     };
+    // pest stops before its recursion exhausts the stack; with
+    // `check_nesting` first and the parser thread's stack that takes
+    // more nesting than polytune accepts, but a thread with a small stack
+    // gets here.
+    if let pest::error::ErrorVariant::CustomError { message } = &e.variant
+        && message.contains("limit reached")
+    {
+        return SpanError::new(
+            Span {
+                start: offset + pos,
+                end: offset + pos + 1,
+            },
+            format!("SCoP nested too deeply for the parser ({message})"),
+        )
+        .help("split the region into several SCoPs or simplify the expressions");
+    }
     let expected = match &e.variant {
         pest::error::ErrorVariant::ParsingError { positives, .. } => {
             let mut names: Vec<String> = positives.iter().filter_map(|r| rule_name(*r)).collect();
@@ -346,7 +383,11 @@ impl Builder<'_> {
     fn node(&self, kind: ExprKind, span: Span, below: usize) -> Result<Built, SpanError> {
         let depth = below + 1;
         if self.level + depth > MAX_NESTING {
-            return Err(expression_too_deep(span.start));
+            return Err(if self.level >= depth {
+                statements_too_deep(span.start)
+            } else {
+                expression_too_deep(span.start)
+            });
         }
         Ok((Expr::new(kind, span), depth))
     }
@@ -850,5 +891,183 @@ mod tests {
         let deep = format!("x = {}1{};", "(".repeat(5000), ")".repeat(5000));
         let e = parse_body(&deep, 0, &mut id).unwrap_err();
         assert!(e.message.contains("too deeply nested"), "{}", e.message);
+    }
+
+    #[test]
+    fn operators_separated_by_spaces() {
+        // `- -1.0` is two negations, not a `--` (false_reject_negneg.c).
+        assert_eq!(roundtrip("B[i] = - -1.0;"), "B[i] = -(-1.0);\n");
+        assert_eq!(roundtrip("x = a - -b + + c;"), "x = a - -b + +c;\n");
+        assert_eq!(roundtrip("x = a- - -b;"), "x = a - -(-b);\n");
+        assert_eq!(roundtrip("x = ! !a;"), "x = !!a;\n");
+        assert_eq!(roundtrip("x = a & &b;"), "x = a & &b;\n");
+        assert_eq!(roundtrip("x = a < - 1;"), "x = a < -1;\n");
+        // Adjacent characters still make one operator.
+        assert_eq!(roundtrip("x = a-- - --b;"), "x = a-- - --b;\n");
+        let mut id = 0;
+        assert!(parse_body("x = a - - = 1;", 0, &mut id).is_err());
+    }
+
+    /// Depth of a tree, counted as `parse_body` bounds it.
+    fn stmt_depth(s: &Stmt) -> usize {
+        1 + match &s.kind {
+            StmtKind::For(l) => expr_depth(&l.init)
+                .max(expr_depth(&l.cond))
+                .max(l.step.text_expr.as_ref().map_or(0, expr_depth))
+                .max(stmt_depth(&l.body)),
+            StmtKind::If { cond, then, other } => expr_depth(cond)
+                .max(stmt_depth(then))
+                .max(other.as_ref().map_or(0, |o| stmt_depth(o))),
+            StmtKind::Block(v) => v.iter().map(stmt_depth).max().unwrap_or(0),
+            StmtKind::Assign { lhs, rhs, .. } => expr_depth(lhs).max(expr_depth(rhs)),
+            StmtKind::Expr(e) => expr_depth(e),
+            _ => 0,
+        }
+    }
+
+    fn expr_depth(e: &Expr) -> usize {
+        1 + match &e.kind {
+            ExprKind::Access { subscripts: v, .. } | ExprKind::Call { args: v, .. } => {
+                v.iter().map(expr_depth).max().unwrap_or(0)
+            }
+            ExprKind::Unary { expr, .. } | ExprKind::Cast { expr, .. } => expr_depth(expr),
+            ExprKind::Binary { lhs, rhs, .. } => expr_depth(lhs).max(expr_depth(rhs)),
+            ExprKind::Ternary { cond, then, other } => expr_depth(cond)
+                .max(expr_depth(then))
+                .max(expr_depth(other)),
+            _ => 0,
+        }
+    }
+
+    /// Depth of the tree of `src`, parsed and measured with the stack the
+    /// parser thread has.
+    fn depth_of(src: &str) -> Result<usize, SpanError> {
+        std::thread::scope(|s| {
+            std::thread::Builder::new()
+                .stack_size(64 << 20)
+                .spawn_scoped(s, || {
+                    let mut id = 0;
+                    let body = parse_body(src, 0, &mut id)?;
+                    Ok(body.iter().map(stmt_depth).max().unwrap_or(0))
+                })
+                .unwrap()
+                .join()
+                .unwrap()
+        })
+    }
+
+    #[test]
+    fn the_parser_stops_short_of_a_small_stack() {
+        // 900 nested loops fit the limit but not pest on 256 KiB.
+        let src = format!("{} x = 1;", "for (i = 0; i < n; i++) ".repeat(900));
+        let e = std::thread::Builder::new()
+            .stack_size(256 << 10)
+            .spawn(move || parse_body(&src, 0, &mut 0).map(|_| ()))
+            .unwrap()
+            .join()
+            .unwrap()
+            .unwrap_err();
+        assert!(
+            e.message.contains("nested too deeply for the parser"),
+            "{}",
+            e.message
+        );
+    }
+
+    #[test]
+    fn sequential_statements_do_not_nest() {
+        let n = MAX_NESTING + 200;
+        for src in [
+            "for (i = 0; i < n; i++) A[i] = 1;\n".repeat(n),
+            "if (n > 2) A[0] = 1; else A[1] = 2;\n".repeat(n),
+            "{ A[0] = a ? b : c; }\n".repeat(n),
+            "for (i = 0; i < n; i++) { for (j = 0; j < n; j++) A[i][j] = (double)(i + j); }\n"
+                .repeat(n),
+            format!("x = f({});", "a + 1, ".repeat(n) + "b"),
+        ] {
+            assert!(depth_of(&src).unwrap() < 10, "{}", &src[..60]);
+        }
+    }
+
+    #[test]
+    fn nesting_is_bounded_before_and_while_parsing() {
+        let n = MAX_NESTING + 1;
+        let statements = [
+            format!("{} x = 1;", "for (i = 0; i < n; i++) ".repeat(n)),
+            format!("{} x = 1;", "if (n > 1) ".repeat(n)),
+            format!(
+                "if (n > 1) x = 1; {} x = 1;",
+                "else if (n > 1) x = 1; ".repeat(n)
+            ),
+            format!("{}x = 1;{}", "{".repeat(n), "}".repeat(n)),
+        ];
+        for src in &statements {
+            let e = depth_of(src).unwrap_err();
+            assert!(
+                e.message
+                    .contains("loops, ifs and blocks nested too deeply"),
+                "{}",
+                e.message
+            );
+        }
+        let expressions = [
+            format!("B[i] = {}1;", "!".repeat(n)),
+            format!("B[i] = {}1;", "~ ".repeat(n)),
+            format!("B[i] = {}1;", "- ".repeat(n)),
+            format!("B[i] = {}1;", "(double)".repeat(n)),
+            format!("B[i] = {}1;", "1 + ".repeat(n)),
+            format!("B[i] = {}1;", "1 * 2 - ".repeat(n)),
+            format!("B[{}i] = 1;", "1+".repeat(n)),
+            format!("for (i = 0; i < {}n; i++) x = 1;", "1+".repeat(n)),
+            format!("B[i] = {}1;", "a ? b : ".repeat(n)),
+            format!("B[i] = {}1{};", "f(".repeat(n), ")".repeat(n)),
+            format!("B[i] = {}1{};", "A[".repeat(n), "]".repeat(n)),
+            format!("B[i] = 1{};", "++".repeat(n)),
+        ];
+        for src in &expressions {
+            let e = depth_of(src).unwrap_err();
+            assert!(
+                e.message.contains("expression too deeply nested"),
+                "{}: {}",
+                &src[..20],
+                e.message
+            );
+            assert!(e.span.start < src.len());
+        }
+    }
+
+    #[test]
+    fn the_tree_is_bounded_even_where_the_estimate_is_low() {
+        // ((x + a + ... + a) + a + ... + a) + ...: the estimate sees one
+        // group at a time, the tree is as deep as all of them together.
+        let mut e = "x".to_string();
+        for _ in 0..40 {
+            e = format!("({e}{})", " + a".repeat(60));
+        }
+        let e = depth_of(&format!("B[i] = {e};")).unwrap_err();
+        assert!(
+            e.message.contains("expression too deeply nested"),
+            "{}",
+            e.message
+        );
+        let mut e = "x".to_string();
+        for _ in 0..15 {
+            e = format!("({e}{})", " + a".repeat(60));
+        }
+        assert!(depth_of(&format!("B[i] = {e};")).unwrap() > 900);
+    }
+
+    #[test]
+    fn chains_within_the_limit_parse() {
+        let n = MAX_NESTING - 10;
+        for src in [
+            format!("B[i] = {}1;", "!".repeat(n)),
+            format!("B[i] = {}1;", "(double)".repeat(n)),
+            format!("B[i] = {}1;", "1 + ".repeat(n)),
+            format!("{} x = 1;", "for (i = 0; i < n; i++) ".repeat(n)),
+        ] {
+            let d = depth_of(&src).unwrap();
+            assert!(d > MAX_NESTING / 2 && d <= MAX_NESTING, "{d}");
+        }
     }
 }

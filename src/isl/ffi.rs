@@ -55,6 +55,8 @@ unsafe extern "C" {
     pub fn isl_ctx_reset_error(ctx: *mut isl_ctx);
     pub fn isl_ctx_set_max_operations(ctx: *mut isl_ctx, max_operations: c_ulong);
     pub fn isl_ctx_reset_operations(ctx: *mut isl_ctx);
+    pub fn isl_ctx_abort(ctx: *mut isl_ctx);
+    pub fn isl_ctx_resume(ctx: *mut isl_ctx);
     pub fn isl_options_set_on_error(ctx: *mut isl_ctx, val: c_int) -> c_int;
     pub fn isl_options_set_schedule_serialize_sccs(ctx: *mut isl_ctx, val: c_int) -> c_int;
     pub fn isl_options_set_schedule_whole_component(ctx: *mut isl_ctx, val: c_int) -> c_int;

@@ -119,6 +119,53 @@ impl Ctx {
         Set::parse(self, "{ : }").is_err()
     }
 
+    /// Runs `work`, aborting isl's computations in this context once
+    /// `limit` has passed; returns its result and whether the deadline was
+    /// reached, in which case the result must not be used (isl's calls
+    /// failed from some point on). Counting operations
+    /// ([`Ctx::limit_operations`]) does not bound time: some of isl's
+    /// solvers work for minutes between two counted operations, but
+    /// isl checks the abort flag there too.
+    pub fn with_deadline<R>(
+        &self,
+        limit: std::time::Duration,
+        work: impl FnOnce() -> R,
+    ) -> (R, bool) {
+        use std::sync::mpsc::{RecvTimeoutError, channel};
+        struct Raw(NonNull<ffi::isl_ctx>);
+        // SAFETY: the watchdog only calls isl_ctx_abort, which stores a
+        // flag that isl polls; the context outlives the watchdog, which is
+        // joined (by the scope) before this function returns.
+        unsafe impl Send for Raw {}
+        let raw = Raw(self.raw);
+        let (done, wait) = channel::<()>();
+        std::thread::scope(|s| {
+            let watchdog = std::thread::Builder::new()
+                .name("polytune-isl-deadline".into())
+                .spawn_scoped(s, move || {
+                    let raw = raw;
+                    match wait.recv_timeout(limit) {
+                        Err(RecvTimeoutError::Timeout) => {
+                            // SAFETY: see `Raw`.
+                            unsafe { ffi::isl_ctx_abort(raw.0.as_ptr()) };
+                            true
+                        }
+                        _ => false,
+                    }
+                })
+                .expect("cannot start the isl deadline thread");
+            let r = work();
+            drop(done);
+            let late = watchdog.join().unwrap_or(true);
+            if late {
+                // SAFETY: the context is live; this clears the flag so
+                // that the context can be used (and its objects freed).
+                unsafe { ffi::isl_ctx_resume(self.ptr()) };
+            }
+            (r, late)
+        })
+    }
+
     /// Takes isl's last error message (or a generic one) and clears it.
     fn take_error(&self, what: &str) -> IslError {
         // SAFETY: the context is live; the message pointer is owned by isl

@@ -20,6 +20,81 @@ pub struct Outcome {
     pub skipped: Vec<String>,
 }
 
+/// Deepest loop nest the engine transforms. isl's scheduler grows about
+/// as the fifth power of the depth: one statement in a perfect nest took,
+/// with `fuse=smart,tile=32x32x32,wave=1,omp=1` on this machine (2-core
+/// EPYC), 0.3 s at depth 8, 1.1 s at 12, 2.8 s at 16, 11.5 s at 24 and
+/// more than 300 s at 100. PolyBench nests at most 4 deep.
+pub const MAX_DEPTH: usize = 12;
+
+/// Most statements the engine transforms in one SCoP: 200 statements in
+/// one loop took 6.6 s per configuration, 400 took 33 s, 1000 took 56 s.
+/// PolyBench has at most 16 (fdtd-apml).
+pub const MAX_STATEMENTS: usize = 100;
+
+/// Work limit of one configuration of one SCoP (model, schedule and code
+/// generation), in isl operations (isl counts its allocations and solver
+/// steps). The corpus needs at most 0.93 million (adi, `fuse=smart`, 1 s);
+/// a SCoP within the depth and statement limits can still need far more
+/// (4 statements in a 12-deep nest ran for more than 120 s), and this
+/// stops it after a few seconds. 15 million took 4.5 s for 200 statements.
+pub const MAX_ISL_OPERATIONS: u64 = 10_000_000;
+
+/// Time limit of one configuration of one SCoP, a last resort for what
+/// the limits above let through: 4 statements in a 6-deep nest, each
+/// reading what the others write, made isl's scheduler run 34 s with
+/// 1.9 million operations. The corpus needs at most 1 s (adi).
+pub const MAX_SECONDS: u64 = 10;
+
+/// Why the engine will not try `scop`, if it is larger than it can
+/// transform in reasonable time ([`MAX_DEPTH`], [`MAX_STATEMENTS`]).
+pub fn check_limits(scop: &Scop) -> Result<(), EngineError> {
+    let depth = scop
+        .statements
+        .iter()
+        .map(|s| s.iterators.len())
+        .max()
+        .unwrap_or(0);
+    let reason = if depth > MAX_DEPTH {
+        format!(
+            "{depth} nested loops, more than the {MAX_DEPTH} polytune transforms (the scheduler's time grows steeply with depth)"
+        )
+    } else if scop.statements.len() > MAX_STATEMENTS {
+        format!(
+            "{} statements, more than the {MAX_STATEMENTS} polytune transforms in one SCoP (split it into several SCoPs)",
+            scop.statements.len()
+        )
+    } else {
+        return Ok(());
+    };
+    Err(EngineError::Unsupported {
+        scop: scop.index,
+        reason,
+    })
+}
+
+/// Runs `work` (isl computations on `ctx` for `scop`) within
+/// [`MAX_ISL_OPERATIONS`] and [`MAX_SECONDS`]; past either, its result is
+/// dropped and the error says which limit was hit.
+pub fn bounded<R>(ctx: &Ctx, scop: &Scop, work: impl FnOnce() -> R) -> Result<R, EngineError> {
+    ctx.limit_operations(MAX_ISL_OPERATIONS);
+    let (r, late) = ctx.with_deadline(std::time::Duration::from_secs(MAX_SECONDS), work);
+    // Whatever came out while isl was refusing work is not trusted.
+    let what = if late {
+        format!("took more than {MAX_SECONDS} s, polytune's time limit")
+    } else if ctx.operations_exhausted() {
+        format!("needed more than {MAX_ISL_OPERATIONS} isl operations, polytune's work limit")
+    } else {
+        return Ok(r);
+    };
+    Err(EngineError::Unsupported {
+        scop: scop.index,
+        reason: format!(
+            "the transformation {what} per SCoP and configuration (split the SCoP into smaller ones)"
+        ),
+    })
+}
+
 /// The new body of one SCoP under `config`.
 pub fn transform_scop(
     src: &SourceFile,
@@ -27,11 +102,14 @@ pub fn transform_scop(
     config: &Config,
     context: Option<&str>,
 ) -> Result<String, EngineError> {
+    check_limits(scop)?;
     let ctx = Ctx::new();
-    let model = Model::new(&ctx, scop, context)?;
-    let schedule = transform::schedule(&model, scop.index, config)?;
-    let lowered = codegen::lower(&model, &schedule)?;
-    Ok(codegen::emit(scop, &lowered, config, &src.indent_of(scop)))
+    bounded(&ctx, scop, || {
+        let model = Model::new(&ctx, scop, context)?;
+        let schedule = transform::schedule(&model, scop.index, config)?;
+        let lowered = codegen::lower(&model, &schedule)?;
+        Ok(codegen::emit(scop, &lowered, config, &src.indent_of(scop)))
+    })?
 }
 
 /// Applies `config` to every SCoP of the file.
