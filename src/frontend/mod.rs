@@ -17,8 +17,12 @@ use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-/// Stack for the parser thread: recursion depth is bounded by
-/// [`parse::MAX_NESTING`], and this leaves ample room for it.
+/// Stack for the parser thread. The parser's recursion follows the nesting
+/// of brackets and statements, which `parse` bounds before parsing (a few
+/// thousand levels), and the tree it builds is at most
+/// [`parse::MAX_NESTING`] deep; this leaves ample room for both and for
+/// the lowering. (pest also stops by itself, with an error, when less
+/// than 64 KiB of stack are left.)
 const PARSER_STACK: usize = 512 << 20;
 
 /// Front-end settings.
