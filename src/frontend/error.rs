@@ -77,29 +77,65 @@ impl SpanError {
     }
 }
 
+/// Where the lines of a text start, so that a byte offset becomes a line
+/// and column in O(log lines) (plus the length of a non-ASCII line): a
+/// file with 100,000 statements on one line gets 100,000 positions.
+#[derive(Debug, Clone, Default)]
+pub struct Lines {
+    starts: Vec<usize>,
+    /// Whether each line is ASCII, so its columns are byte offsets.
+    ascii: Vec<bool>,
+}
+
+impl Lines {
+    pub fn new(text: &str) -> Lines {
+        let mut starts = vec![0];
+        starts.extend(text.match_indices('\n').map(|(i, _)| i + 1));
+        let ascii = starts
+            .iter()
+            .enumerate()
+            .map(|(k, &s)| {
+                let end = starts.get(k + 1).copied().unwrap_or(text.len());
+                text.as_bytes()[s..end].is_ascii()
+            })
+            .collect();
+        Lines { starts, ascii }
+    }
+
+    /// 1-based line and column (columns count characters) of `offset` in
+    /// `text`, the text these lines were made from.
+    pub fn line_col(&self, text: &str, offset: usize) -> (usize, usize) {
+        let offset = offset.min(text.len());
+        let line = self.starts.partition_point(|&s| s <= offset) - 1;
+        let start = self.starts[line];
+        if self.ascii[line] {
+            return (line + 1, offset - start + 1);
+        }
+        let mut end = offset;
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        let col = text[start..end].chars().count() + 1;
+        (line + 1, col)
+    }
+}
+
 /// Byte offset to 1-based line and column (columns count characters).
 pub struct LineIndex<'a> {
     text: &'a str,
-    starts: Vec<usize>,
+    lines: Lines,
 }
 
 impl<'a> LineIndex<'a> {
     pub fn new(text: &'a str) -> LineIndex<'a> {
-        let mut starts = vec![0];
-        starts.extend(text.match_indices('\n').map(|(i, _)| i + 1));
-        LineIndex { text, starts }
+        LineIndex {
+            text,
+            lines: Lines::new(text),
+        }
     }
 
     pub fn line_col(&self, offset: usize) -> (usize, usize) {
-        let offset = offset.min(self.text.len());
-        let line = self.starts.partition_point(|&s| s <= offset) - 1;
-        let start = self.starts[line];
-        let mut end = offset;
-        while !self.text.is_char_boundary(end) {
-            end -= 1;
-        }
-        let col = self.text[start..end].chars().count() + 1;
-        (line + 1, col)
+        self.lines.line_col(self.text, offset)
     }
 
     pub fn diagnostic(&self, path: &Path, e: SpanError) -> FrontendError {
@@ -127,5 +163,9 @@ mod tests {
         assert_eq!(idx.line_col(7), (2, 4));
         assert_eq!(idx.line_col(8), (3, 1));
         assert_eq!(idx.line_col(100), (3, 2));
+        let idx = LineIndex::new("é\nab");
+        assert_eq!(idx.line_col(1), (1, 1));
+        assert_eq!(idx.line_col(2), (1, 2));
+        assert_eq!(idx.line_col(4), (2, 2));
     }
 }

@@ -10,14 +10,20 @@ pub mod pragmas;
 
 pub use error::{Diagnostic, FrontendError};
 pub use lower::PURE_FUNCTIONS;
+pub use parse::MAX_NESTING;
 
 use crate::scop::Scop;
-use error::{LineIndex, SpanError};
+use error::{LineIndex, Lines, SpanError};
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 
-/// Stack for the parser thread: recursion depth is bounded by
-/// [`parse::MAX_NESTING`], and this leaves ample room for it.
+/// Stack for the parser thread. The parser's recursion follows the nesting
+/// of brackets and statements, which `parse` bounds before parsing (a few
+/// thousand levels), and the tree it builds is at most
+/// [`parse::MAX_NESTING`] deep; this leaves ample room for both and for
+/// the lowering. (pest also stops by itself, with an error, when less
+/// than 64 KiB of stack are left.)
 const PARSER_STACK: usize = 512 << 20;
 
 /// Front-end settings.
@@ -33,6 +39,8 @@ pub struct SourceFile {
     pub path: PathBuf,
     pub text: String,
     pub scops: Vec<Scop>,
+    /// Line starts of `text`, made on first use by [`SourceFile::line_col`].
+    lines: OnceLock<Lines>,
 }
 
 /// Reads and parses a C file.
@@ -82,6 +90,7 @@ pub fn parse_source(
         path: path.to_path_buf(),
         text,
         scops,
+        lines: OnceLock::new(),
     })
 }
 
@@ -181,6 +190,8 @@ impl SourceFile {
 
     /// 1-based (line, column) of a byte offset.
     pub fn line_col(&self, offset: usize) -> (usize, usize) {
-        LineIndex::new(&self.text).line_col(offset)
+        self.lines
+            .get_or_init(|| Lines::new(&self.text))
+            .line_col(&self.text, offset)
     }
 }

@@ -12,9 +12,240 @@ use pest::iterators::Pair;
 #[grammar = "../grammar/scop.pest"]
 struct ScopGrammar;
 
-/// Deepest nesting the parser accepts; deeper input is rejected up front
-/// rather than risking the stack.
-pub const MAX_NESTING: usize = 2000;
+/// Deepest nesting the front end accepts, counted as loops, ifs, blocks,
+/// brackets and operators on the way from the SCoP's top to the deepest
+/// leaf of an expression. Every recursive walk over the parsed tree (the
+/// lowering, the printer, code generation, even dropping it) then stays
+/// within a known depth: at this limit, printing a tree, generating code
+/// from it and dropping it took less than 1 MiB of stack in a debug build
+/// (and overflowed 0.6 MiB), so threads of 2 MiB (Rust's default) have
+/// room. PolyBench's deepest tree is 16 (seidel: a 9-term sum 3 loops
+/// down); C compilers must accept 63 levels of parentheses and 127 of
+/// blocks, clang stops at 256 brackets.
+pub const MAX_NESTING: usize = 1000;
+
+/// Limit of the estimate of [`check_nesting`], which may count several
+/// times the real depth (every operator of `a*b*c + d*e*f` counts,
+/// parentheses count twice): rejecting there only stops what is hopeless
+/// early and cheaply (the parser needs 55 s and 6 GB for a sum of 10
+/// million terms); the tree itself is held to [`MAX_NESTING`] exactly.
+const MAX_ESTIMATE: usize = 4 * MAX_NESTING;
+
+fn expression_too_deep(at: usize) -> SpanError {
+    SpanError::new(
+        Span {
+            start: at,
+            end: at + 1,
+        },
+        format!(
+            "expression too deeply nested (more than {MAX_NESTING} levels of operators and brackets)"
+        ),
+    )
+    .help("split the expression into several assignments")
+}
+
+fn statements_too_deep(at: usize) -> SpanError {
+    SpanError::new(
+        Span {
+            start: at,
+            end: at + 1,
+        },
+        format!("loops, ifs and blocks nested too deeply (more than {MAX_NESTING} levels)"),
+    )
+    .help("split the region into several SCoPs")
+}
+
+/// What opens a level in [`check_nesting`].
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Head {
+    For,
+    If,
+    Else,
+}
+
+/// One bracket level of [`check_nesting`]; the SCoP body is the outermost.
+struct Frame {
+    /// `(`, `[`, `{`, or 0 for the body itself.
+    open: u8,
+    /// The bracket holds a `for (...)` or `if (...)` header.
+    header: bool,
+    /// Operators (one per character) and closed `(...)` groups since the
+    /// start of the current expression: an upper bound on how deeply the
+    /// expression nests, since a chain `a + b + ...` or `!!...!x` is parsed
+    /// flat but becomes a tree as deep as it is long.
+    ops: usize,
+    /// Unbraced statement heads (`for (...)`, `if (...)`, `else`) whose
+    /// body is still open: `for (...) for (...) x = 1;` nests twice.
+    heads: Vec<Head>,
+}
+
+impl Frame {
+    fn weight(&self) -> usize {
+        usize::from(self.open != 0) + self.ops + self.heads.len()
+    }
+}
+
+/// Rejects, before the parser sees it, a SCoP body that nests far deeper
+/// than [`MAX_NESTING`]: a linear scan that estimates from the tokens how
+/// deep the parse tree will be, so that no input makes the parser recurse
+/// without bound or spend its time on a hopeless input. Sequential
+/// statements do not add up; only nesting counts.
+fn check_nesting(text: &str, offset: usize) -> Result<(), SpanError> {
+    let b = text.as_bytes();
+    let mut frames = vec![Frame {
+        open: 0,
+        header: false,
+        ops: 0,
+        heads: Vec::new(),
+    }];
+    let mut total = 0usize;
+    // A statement just ended under an `if`: the next token decides
+    // whether an `else` continues it.
+    let mut else_may_follow = false;
+    // The previous token was `for` or `if`.
+    let mut after_head = false;
+    let mut i = 0;
+    while i < b.len() {
+        let c = b[i];
+        let start = i;
+        // Skip what is not a token.
+        if c.is_ascii_whitespace() || c == b'\\' {
+            i += 1;
+            continue;
+        }
+        if c == b'/' && b.get(i + 1) == Some(&b'*') {
+            i = text[i + 2..].find("*/").map_or(b.len(), |k| i + 2 + k + 2);
+            continue;
+        }
+        if c == b'/' && b.get(i + 1) == Some(&b'/') {
+            i = text[i..].find('\n').map_or(b.len(), |k| i + k);
+            continue;
+        }
+        // The token at `start`: a word, a literal or one punctuation byte.
+        let word = if c.is_ascii_alphanumeric() || c == b'_' || c == b'.' || c >= 0x80 {
+            while i < b.len()
+                && (b[i].is_ascii_alphanumeric() || b[i] == b'_' || b[i] == b'.' || b[i] >= 0x80)
+            {
+                i += 1;
+            }
+            Some(&text[start..i])
+        } else if c == b'"' || c == b'\'' {
+            i += 1;
+            while i < b.len() && b[i] != c && b[i] != b'\n' {
+                i += if b[i] == b'\\' { 2 } else { 1 };
+            }
+            i = (i + 1).min(b.len());
+            Some("")
+        } else {
+            i += 1;
+            None
+        };
+        let top = frames.last_mut().expect("the body frame");
+        let in_statements = top.open == 0 || top.open == b'{';
+        if else_may_follow {
+            else_may_follow = false;
+            if word == Some("else") {
+                // The pending `if` takes this `else`: one level either way.
+                if let Some(h) = top.heads.last_mut() {
+                    *h = Head::Else;
+                }
+                after_head = false;
+                continue;
+            }
+            // Every open head in this frame has its statement complete.
+            total -= top.heads.len();
+            top.heads.clear();
+        }
+        let was_after_head = std::mem::take(&mut after_head);
+        let mut statement_ended = false;
+        match (word, c) {
+            (Some(w @ ("for" | "if" | "else")), _) if in_statements => {
+                top.heads.push(match w {
+                    "for" => Head::For,
+                    "if" => Head::If,
+                    _ => Head::Else,
+                });
+                total += 1;
+                after_head = w != "else";
+                if total > MAX_ESTIMATE {
+                    return Err(too_deep(&frames, total, offset + start));
+                }
+                continue;
+            }
+            (Some(_), _) => continue,
+            (None, b'(' | b'[' | b'{') => {
+                frames.push(Frame {
+                    open: c,
+                    header: was_after_head && c == b'(',
+                    ops: 0,
+                    heads: Vec::new(),
+                });
+                total += 1;
+                if total > MAX_ESTIMATE {
+                    return Err(too_deep(&frames, total, offset + start));
+                }
+                continue;
+            }
+            (None, b')' | b']' | b'}') => {
+                if frames.len() > 1 {
+                    let f = frames.pop().expect("an open bracket");
+                    total -= f.weight();
+                    let parent = frames.last_mut().expect("the body frame");
+                    match f.open {
+                        // A cast or a call is one level of the expression
+                        // around it; a header is not.
+                        b'(' if !f.header => {
+                            parent.ops += 1;
+                            total += 1;
+                        }
+                        b'{' => statement_ended = parent.open == 0 || parent.open == b'{',
+                        _ => {}
+                    }
+                }
+            }
+            (None, b';' | b',') => {
+                total -= top.ops;
+                top.ops = 0;
+                statement_ended = c == b';' && in_statements;
+            }
+            (None, _) => {
+                top.ops += 1;
+                total += 1;
+            }
+        }
+        if statement_ended {
+            let top = frames.last_mut().expect("the body frame");
+            total -= top.ops;
+            top.ops = 0;
+            while let Some(&h) = top.heads.last() {
+                if h == Head::If {
+                    else_may_follow = true;
+                    break;
+                }
+                top.heads.pop();
+                total -= 1;
+            }
+        }
+        if total > MAX_ESTIMATE {
+            return Err(too_deep(&frames, total, offset + start));
+        }
+    }
+    Ok(())
+}
+
+/// The error of [`check_nesting`] at `at`: about statements if loops, ifs
+/// and blocks make most of the `total` depth, else about the expression.
+fn too_deep(frames: &[Frame], total: usize, at: usize) -> SpanError {
+    let statements: usize = frames
+        .iter()
+        .map(|f| f.heads.len() + usize::from(f.open == b'{'))
+        .sum();
+    if 2 * statements >= total {
+        statements_too_deep(at)
+    } else {
+        expression_too_deep(at)
+    }
+}
 
 /// Parses the text of one SCoP body that starts at byte `offset` of its
 /// file. `next_id` numbers assignment statements across the file.
@@ -23,89 +254,18 @@ pub fn parse_body(text: &str, offset: usize, next_id: &mut usize) -> Result<Vec<
     let mut pairs =
         ScopGrammar::parse(Rule::scop_body, text).map_err(|e| syntax_error(e, offset))?;
     let body = pairs.next().expect("scop_body");
-    let mut b = Builder { offset, next_id };
+    let mut b = Builder {
+        offset,
+        next_id,
+        level: 0,
+    };
     let mut out = Vec::new();
     for p in body.into_inner() {
         if p.as_rule() != Rule::EOI {
-            out.push(b.stmt(p));
-        }
-    }
-    // Chains of prefix operators or casts nest without brackets; the tree
-    // must stay shallow enough to be walked and dropped on any thread.
-    for s in &out {
-        if stmt_depth(s) > MAX_NESTING {
-            return Err(SpanError::new(
-                s.span,
-                format!("SCoP is nested too deeply for polytune (more than {MAX_NESTING} levels)"),
-            )
-            .help("split the region into several SCoPs or simplify the expressions"));
+            out.push(b.stmt(p)?);
         }
     }
     Ok(out)
-}
-
-fn stmt_depth(s: &Stmt) -> usize {
-    1 + match &s.kind {
-        StmtKind::For(l) => expr_depth(&l.init)
-            .max(expr_depth(&l.cond))
-            .max(stmt_depth(&l.body)),
-        StmtKind::If { cond, then, other } => expr_depth(cond)
-            .max(stmt_depth(then))
-            .max(other.as_ref().map_or(0, |o| stmt_depth(o))),
-        StmtKind::Block(v) => v.iter().map(stmt_depth).max().unwrap_or(0),
-        StmtKind::Assign { lhs, rhs, .. } => expr_depth(lhs).max(expr_depth(rhs)),
-        StmtKind::Expr(e) => expr_depth(e),
-        _ => 0,
-    }
-}
-
-fn expr_depth(e: &Expr) -> usize {
-    1 + match &e.kind {
-        ExprKind::Access { subscripts: v, .. } | ExprKind::Call { args: v, .. } => {
-            v.iter().map(expr_depth).max().unwrap_or(0)
-        }
-        ExprKind::Unary { expr, .. } | ExprKind::Cast { expr, .. } => expr_depth(expr),
-        ExprKind::Binary { lhs, rhs, .. } => expr_depth(lhs).max(expr_depth(rhs)),
-        ExprKind::Ternary { cond, then, other } => expr_depth(cond)
-            .max(expr_depth(then))
-            .max(expr_depth(other)),
-        _ => 0,
-    }
-}
-
-fn check_nesting(text: &str, offset: usize) -> Result<(), SpanError> {
-    let mut depth = 0usize;
-    let mut max_depth = 0usize;
-    let mut chained = 0usize;
-    let mut worst = 0usize;
-    for (i, c) in text.char_indices() {
-        match c {
-            '(' | '[' | '{' => depth += 1,
-            ')' | ']' | '}' => depth = depth.saturating_sub(1),
-            '?' => chained += 1,
-            _ => {}
-        }
-        if depth + chained > max_depth {
-            max_depth = depth + chained;
-            worst = i;
-        }
-    }
-    let statements = text
-        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-        .filter(|w| matches!(*w, "for" | "if" | "else"))
-        .count();
-    if max_depth + statements > MAX_NESTING {
-        let at = offset + worst;
-        return Err(SpanError::new(
-            Span {
-                start: at,
-                end: at + 1,
-            },
-            format!("SCoP is nested too deeply for polytune (more than {MAX_NESTING} levels)"),
-        )
-        .help("split the region into several SCoPs or simplify the expressions"));
-    }
-    Ok(())
 }
 
 fn syntax_error(e: pest::error::Error<Rule>, offset: usize) -> SpanError {
@@ -113,6 +273,22 @@ fn syntax_error(e: pest::error::Error<Rule>, offset: usize) -> SpanError {
         pest::error::InputLocation::Pos(p) => p,
         pest::error::InputLocation::Span((s, _)) => s,
     };
+    // pest stops before its recursion exhausts the stack; with
+    // `check_nesting` first and the parser thread's stack that takes
+    // more nesting than polytune accepts, but a thread with a small stack
+    // gets here.
+    if let pest::error::ErrorVariant::CustomError { message } = &e.variant
+        && message.contains("limit reached")
+    {
+        return SpanError::new(
+            Span {
+                start: offset + pos,
+                end: offset + pos + 1,
+            },
+            format!("SCoP nested too deeply for the parser ({message})"),
+        )
+        .help("split the region into several SCoPs or simplify the expressions");
+    }
     let expected = match &e.variant {
         pest::error::ErrorVariant::ParsingError { positives, .. } => {
             let mut names: Vec<String> = positives.iter().filter_map(|r| rule_name(*r)).collect();
@@ -182,9 +358,14 @@ fn rule_name(r: Rule) -> Option<String> {
     )
 }
 
+/// An expression and the depth of its tree (a leaf is 1).
+type Built = (Expr, usize);
+
 struct Builder<'n> {
     offset: usize,
     next_id: &'n mut usize,
+    /// Statements enclosing the one being built.
+    level: usize,
 }
 
 impl Builder<'_> {
@@ -196,28 +377,64 @@ impl Builder<'_> {
         }
     }
 
-    fn stmt(&mut self, p: Pair<Rule>) -> Stmt {
+    /// A node over children at most `below` deep, within [`MAX_NESTING`]
+    /// counted from the top of the SCoP. This bounds the tree exactly;
+    /// [`check_nesting`] only estimates it.
+    fn node(&self, kind: ExprKind, span: Span, below: usize) -> Result<Built, SpanError> {
+        let depth = below + 1;
+        if self.level + depth > MAX_NESTING {
+            return Err(if self.level >= depth {
+                statements_too_deep(span.start)
+            } else {
+                expression_too_deep(span.start)
+            });
+        }
+        Ok((Expr::new(kind, span), depth))
+    }
+
+    fn leaf(&self, kind: ExprKind, span: Span) -> Result<Built, SpanError> {
+        self.node(kind, span, 0)
+    }
+
+    fn stmt(&mut self, p: Pair<Rule>) -> Result<Stmt, SpanError> {
         let span = self.span(&p);
-        let kind = match p.as_rule() {
-            Rule::for_stmt => StmtKind::For(Box::new(self.for_loop(p, span))),
+        self.level += 1;
+        if self.level > MAX_NESTING {
+            return Err(statements_too_deep(span.start));
+        }
+        let kind = self.stmt_kind(p, span)?;
+        self.level -= 1;
+        Ok(Stmt { kind, span })
+    }
+
+    fn stmt_kind(&mut self, p: Pair<Rule>, span: Span) -> Result<StmtKind, SpanError> {
+        Ok(match p.as_rule() {
+            Rule::for_stmt => StmtKind::For(Box::new(self.for_loop(p, span)?)),
             Rule::if_stmt => {
                 let mut it = p
                     .into_inner()
                     .filter(|q| !matches!(q.as_rule(), Rule::kw_if | Rule::kw_else));
-                let cond = self.expr(it.next().expect("if cond"));
-                let then = Box::new(self.stmt(it.next().expect("if body")));
-                let other = it.next().map(|q| Box::new(self.stmt(q)));
+                let cond = self.expr(it.next().expect("if cond"))?.0;
+                let then = Box::new(self.stmt(it.next().expect("if body"))?);
+                let other = match it.next() {
+                    Some(q) => Some(Box::new(self.stmt(q)?)),
+                    None => None,
+                };
                 StmtKind::If { cond, then, other }
             }
-            Rule::block => StmtKind::Block(p.into_inner().map(|q| self.stmt(q)).collect()),
+            Rule::block => StmtKind::Block(
+                p.into_inner()
+                    .map(|q| self.stmt(q))
+                    .collect::<Result<_, _>>()?,
+            ),
             Rule::empty_stmt => StmtKind::Empty,
             Rule::expr_stmt => {
                 let mut it = p.into_inner();
-                let lhs = self.expr(it.next().expect("expr"));
+                let lhs = self.expr(it.next().expect("expr"))?.0;
                 match it.next() {
                     Some(op) => {
                         let op = assign_op(op.as_str());
-                        let rhs = self.expr(it.next().expect("rhs"));
+                        let rhs = self.expr(it.next().expect("rhs"))?.0;
                         let id = *self.next_id;
                         *self.next_id += 1;
                         StmtKind::Assign { id, lhs, op, rhs }
@@ -235,11 +452,10 @@ impl Builder<'_> {
             }
             Rule::declaration => StmtKind::Unsupported("a declaration".to_string()),
             r => StmtKind::Unsupported(format!("{r:?}")),
-        };
-        Stmt { kind, span }
+        })
     }
 
-    fn for_loop(&mut self, p: Pair<Rule>, span: Span) -> ForLoop {
+    fn for_loop(&mut self, p: Pair<Rule>, span: Span) -> Result<ForLoop, SpanError> {
         let mut it = p.into_inner().filter(|q| q.as_rule() != Rule::kw_for);
         let init = it.next().expect("for init");
         let mut declared_type = None;
@@ -253,13 +469,13 @@ impl Builder<'_> {
                     iterator = q.as_str().to_string();
                     iterator_span = self.span(&q);
                 }
-                _ => init_expr = Some(self.expr(q)),
+                _ => init_expr = Some(self.expr(q)?.0),
             }
         }
-        let cond = self.expr(it.next().expect("for cond"));
-        let step = self.step(it.next().expect("for step"));
-        let body = Box::new(self.stmt(it.next().expect("for body")));
-        ForLoop {
+        let cond = self.expr(it.next().expect("for cond"))?.0;
+        let step = self.step(it.next().expect("for step"))?;
+        let body = Box::new(self.stmt(it.next().expect("for body"))?);
+        Ok(ForLoop {
             iterator,
             declared_type,
             init: init_expr.expect("for init expr"),
@@ -268,10 +484,10 @@ impl Builder<'_> {
             body,
             span,
             iterator_span,
-        }
+        })
     }
 
-    fn step(&mut self, p: Pair<Rule>) -> Step {
+    fn step(&mut self, p: Pair<Rule>) -> Result<Step, SpanError> {
         let span = self.span(&p);
         let q = p.into_inner().next().expect("step kind");
         let rule = q.as_rule();
@@ -292,7 +508,7 @@ impl Builder<'_> {
             Rule::step_compound => {
                 variable = parts[0].as_str().to_string();
                 let sign = if parts[1].as_str() == "+=" { 1 } else { -1 };
-                let e = self.expr(parts[2].clone());
+                let e = self.expr(parts[2].clone())?.0;
                 stride = constant_int(&e).and_then(|c| c.checked_mul(sign));
                 if stride.is_none() {
                     text_expr = Some(e);
@@ -301,44 +517,49 @@ impl Builder<'_> {
             _ => {
                 // i = i + c, i = c + i, i = i - c
                 variable = parts[0].as_str().to_string();
-                let e = self.expr(parts[1].clone());
+                let e = self.expr(parts[1].clone())?.0;
                 stride = assign_stride(&variable, &e);
                 if stride.is_none() {
                     text_expr = Some(e);
                 }
             }
         }
-        Step {
+        Ok(Step {
             variable,
             stride,
             text_expr,
             span,
-        }
+        })
     }
 
-    fn expr(&mut self, p: Pair<Rule>) -> Expr {
+    fn expr(&mut self, p: Pair<Rule>) -> Result<Built, SpanError> {
         let span = self.span(&p);
         match p.as_rule() {
             Rule::expr => {
                 let mut it = p.into_inner();
-                let cond = self.expr(it.next().expect("binary"));
+                let (cond, dc) = self.expr(it.next().expect("binary"))?;
                 match (it.next(), it.next()) {
-                    (Some(t), Some(o)) => Expr::new(
-                        ExprKind::Ternary {
-                            cond: Box::new(cond),
-                            then: Box::new(self.expr(t)),
-                            other: Box::new(self.expr(o)),
-                        },
-                        span,
-                    ),
-                    _ => cond,
+                    (Some(t), Some(o)) => {
+                        let (then, dt) = self.expr(t)?;
+                        let (other, d_o) = self.expr(o)?;
+                        self.node(
+                            ExprKind::Ternary {
+                                cond: Box::new(cond),
+                                then: Box::new(then),
+                                other: Box::new(other),
+                            },
+                            span,
+                            dc.max(dt).max(d_o),
+                        )
+                    }
+                    _ => Ok((cond, dc)),
                 }
             }
             Rule::binary_expr => self.binary(p),
             Rule::unary_expr => {
                 let parts: Vec<Pair<Rule>> = p.into_inner().collect();
                 let (last, prefixes) = parts.split_last().expect("operand");
-                let mut e = self.expr(last.clone());
+                let (mut e, mut depth) = self.expr(last.clone())?;
                 for op in prefixes.iter().rev() {
                     let op_span = self.span(op);
                     let whole = Span {
@@ -375,44 +596,66 @@ impl Builder<'_> {
                             }
                         }
                     };
-                    e = Expr::new(kind, whole);
+                    (e, depth) = self.node(kind, whole, depth)?;
                 }
-                e
+                Ok((e, depth))
             }
             Rule::postfix_expr => {
                 let mut it = p.into_inner();
-                let mut e = self.expr(it.next().expect("primary"));
+                let (mut e, mut depth) = self.expr(it.next().expect("primary"))?;
                 for op in it {
                     let op_span = self.span(&op);
                     let whole = Span {
                         start: e.span.start,
                         end: op_span.end,
                     };
+                    // Depth of the children the new node keeps.
+                    let mut below = depth;
                     let kind = match op.as_rule() {
                         Rule::subscript => {
-                            let idx = self.expr(op.into_inner().next().expect("index"));
+                            let (idx, di) = self.expr(op.into_inner().next().expect("index"))?;
                             match e.kind {
-                                ExprKind::Ident(name) => ExprKind::Access {
-                                    name,
-                                    subscripts: vec![idx],
-                                },
+                                ExprKind::Ident(name) => {
+                                    below = di;
+                                    ExprKind::Access {
+                                        name,
+                                        subscripts: vec![idx],
+                                    }
+                                }
                                 ExprKind::Access {
                                     name,
                                     mut subscripts,
                                 } => {
+                                    // An access is one level over its deepest subscript.
+                                    below = (depth - 1).max(di);
                                     subscripts.push(idx);
                                     ExprKind::Access { name, subscripts }
                                 }
-                                _ => ExprKind::Unsupported(
-                                    "subscript of something that is not an array name".into(),
-                                ),
+                                _ => {
+                                    below = 0;
+                                    ExprKind::Unsupported(
+                                        "subscript of something that is not an array name".into(),
+                                    )
+                                }
                             }
                         }
                         Rule::call_args => {
-                            let args = op.into_inner().map(|a| self.expr(a)).collect();
+                            let mut args = Vec::new();
+                            let mut deepest = 0;
+                            for a in op.into_inner() {
+                                let (arg, da) = self.expr(a)?;
+                                deepest = deepest.max(da);
+                                args.push(arg);
+                            }
                             match e.kind {
-                                ExprKind::Ident(name) => ExprKind::Call { name, args },
-                                _ => ExprKind::Unsupported("call through an expression".into()),
+                                ExprKind::Ident(name) => {
+                                    below = deepest;
+                                    ExprKind::Call { name, args }
+                                }
+                                _ => {
+                                    below = 0;
+                                    ExprKind::Unsupported("call through an expression".into())
+                                }
                             }
                         }
                         Rule::post_inc => ExprKind::Unary {
@@ -423,47 +666,50 @@ impl Builder<'_> {
                             op: UnOp::PostDec,
                             expr: Box::new(e),
                         },
-                        _ => ExprKind::Unsupported("member access (`.` or `->`)".into()),
+                        _ => {
+                            below = 0;
+                            ExprKind::Unsupported("member access (`.` or `->`)".into())
+                        }
                     };
-                    e = Expr::new(kind, whole);
+                    (e, depth) = self.node(kind, whole, below)?;
                 }
-                e
+                Ok((e, depth))
             }
             Rule::paren => {
                 let inner = p.into_inner().next().expect("paren inner");
                 self.expr(inner)
             }
-            Rule::identifier => Expr::new(ExprKind::Ident(p.as_str().to_string()), span),
+            Rule::identifier => self.leaf(ExprKind::Ident(p.as_str().to_string()), span),
             Rule::int_lit => {
                 let text = p.as_str().to_string();
                 match parse_int(&text) {
-                    Some(value) => Expr::new(ExprKind::Int { value, text }, span),
-                    None => Expr::new(
+                    Some(value) => self.leaf(ExprKind::Int { value, text }, span),
+                    None => self.leaf(
                         ExprKind::Unsupported(format!("integer literal `{text}` out of range")),
                         span,
                     ),
                 }
             }
-            Rule::float_lit => Expr::new(ExprKind::Float(p.as_str().to_string()), span),
-            Rule::char_lit => Expr::new(ExprKind::Unsupported("character literal".into()), span),
-            Rule::string_lit => Expr::new(ExprKind::Unsupported("string literal".into()), span),
-            r => Expr::new(ExprKind::Unsupported(format!("{r:?}")), span),
+            Rule::float_lit => self.leaf(ExprKind::Float(p.as_str().to_string()), span),
+            Rule::char_lit => self.leaf(ExprKind::Unsupported("character literal".into()), span),
+            Rule::string_lit => self.leaf(ExprKind::Unsupported("string literal".into()), span),
+            r => self.leaf(ExprKind::Unsupported(format!("{r:?}")), span),
         }
     }
 
     /// Precedence climbing over the flat `operand (op operand)*` list.
-    fn binary(&mut self, p: Pair<Rule>) -> Expr {
+    fn binary(&mut self, p: Pair<Rule>) -> Result<Built, SpanError> {
         let parts: Vec<Pair<Rule>> = p.into_inner().collect();
-        let mut operands: Vec<Expr> = Vec::new();
+        let mut operands: Vec<Built> = Vec::new();
         let mut ops: Vec<BinOp> = Vec::new();
         for (k, part) in parts.into_iter().enumerate() {
             if k % 2 == 0 {
-                operands.push(self.expr(part));
+                operands.push(self.expr(part)?);
             } else {
                 let op = bin_op(part.as_rule());
                 while let Some(&top) = ops.last() {
                     if top.precedence() >= op.precedence() {
-                        reduce(&mut operands, &mut ops);
+                        self.reduce(&mut operands, &mut ops)?;
                     } else {
                         break;
                     }
@@ -472,28 +718,30 @@ impl Builder<'_> {
             }
         }
         while !ops.is_empty() {
-            reduce(&mut operands, &mut ops);
+            self.reduce(&mut operands, &mut ops)?;
         }
-        operands.pop().expect("binary operand")
+        Ok(operands.pop().expect("binary operand"))
     }
-}
 
-fn reduce(operands: &mut Vec<Expr>, ops: &mut Vec<BinOp>) {
-    let op = ops.pop().expect("op");
-    let rhs = operands.pop().expect("rhs");
-    let lhs = operands.pop().expect("lhs");
-    let span = Span {
-        start: lhs.span.start,
-        end: rhs.span.end,
-    };
-    operands.push(Expr::new(
-        ExprKind::Binary {
-            op,
-            lhs: Box::new(lhs),
-            rhs: Box::new(rhs),
-        },
-        span,
-    ));
+    fn reduce(&self, operands: &mut Vec<Built>, ops: &mut Vec<BinOp>) -> Result<(), SpanError> {
+        let op = ops.pop().expect("op");
+        let (rhs, dr) = operands.pop().expect("rhs");
+        let (lhs, dl) = operands.pop().expect("lhs");
+        let span = Span {
+            start: lhs.span.start,
+            end: rhs.span.end,
+        };
+        operands.push(self.node(
+            ExprKind::Binary {
+                op,
+                lhs: Box::new(lhs),
+                rhs: Box::new(rhs),
+            },
+            span,
+            dl.max(dr),
+        )?);
+        Ok(())
+    }
 }
 
 fn bin_op(r: Rule) -> BinOp {
@@ -642,6 +890,184 @@ mod tests {
         assert!(e.message.contains("syntax error"), "{}", e.message);
         let deep = format!("x = {}1{};", "(".repeat(5000), ")".repeat(5000));
         let e = parse_body(&deep, 0, &mut id).unwrap_err();
-        assert!(e.message.contains("nested too deeply"));
+        assert!(e.message.contains("too deeply nested"), "{}", e.message);
+    }
+
+    #[test]
+    fn operators_separated_by_spaces() {
+        // `- -1.0` is two negations, not a `--` (false_reject_negneg.c).
+        assert_eq!(roundtrip("B[i] = - -1.0;"), "B[i] = -(-1.0);\n");
+        assert_eq!(roundtrip("x = a - -b + + c;"), "x = a - -b + +c;\n");
+        assert_eq!(roundtrip("x = a- - -b;"), "x = a - -(-b);\n");
+        assert_eq!(roundtrip("x = ! !a;"), "x = !!a;\n");
+        assert_eq!(roundtrip("x = a & &b;"), "x = a & &b;\n");
+        assert_eq!(roundtrip("x = a < - 1;"), "x = a < -1;\n");
+        // Adjacent characters still make one operator.
+        assert_eq!(roundtrip("x = a-- - --b;"), "x = a-- - --b;\n");
+        let mut id = 0;
+        assert!(parse_body("x = a - - = 1;", 0, &mut id).is_err());
+    }
+
+    /// Depth of a tree, counted as `parse_body` bounds it.
+    fn stmt_depth(s: &Stmt) -> usize {
+        1 + match &s.kind {
+            StmtKind::For(l) => expr_depth(&l.init)
+                .max(expr_depth(&l.cond))
+                .max(l.step.text_expr.as_ref().map_or(0, expr_depth))
+                .max(stmt_depth(&l.body)),
+            StmtKind::If { cond, then, other } => expr_depth(cond)
+                .max(stmt_depth(then))
+                .max(other.as_ref().map_or(0, |o| stmt_depth(o))),
+            StmtKind::Block(v) => v.iter().map(stmt_depth).max().unwrap_or(0),
+            StmtKind::Assign { lhs, rhs, .. } => expr_depth(lhs).max(expr_depth(rhs)),
+            StmtKind::Expr(e) => expr_depth(e),
+            _ => 0,
+        }
+    }
+
+    fn expr_depth(e: &Expr) -> usize {
+        1 + match &e.kind {
+            ExprKind::Access { subscripts: v, .. } | ExprKind::Call { args: v, .. } => {
+                v.iter().map(expr_depth).max().unwrap_or(0)
+            }
+            ExprKind::Unary { expr, .. } | ExprKind::Cast { expr, .. } => expr_depth(expr),
+            ExprKind::Binary { lhs, rhs, .. } => expr_depth(lhs).max(expr_depth(rhs)),
+            ExprKind::Ternary { cond, then, other } => expr_depth(cond)
+                .max(expr_depth(then))
+                .max(expr_depth(other)),
+            _ => 0,
+        }
+    }
+
+    /// Depth of the tree of `src`, parsed and measured with the stack the
+    /// parser thread has.
+    fn depth_of(src: &str) -> Result<usize, SpanError> {
+        std::thread::scope(|s| {
+            std::thread::Builder::new()
+                .stack_size(64 << 20)
+                .spawn_scoped(s, || {
+                    let mut id = 0;
+                    let body = parse_body(src, 0, &mut id)?;
+                    Ok(body.iter().map(stmt_depth).max().unwrap_or(0))
+                })
+                .unwrap()
+                .join()
+                .unwrap()
+        })
+    }
+
+    #[test]
+    fn the_parser_stops_short_of_a_small_stack() {
+        // 900 nested loops fit the limit but not pest on 256 KiB.
+        let src = format!("{} x = 1;", "for (i = 0; i < n; i++) ".repeat(900));
+        let e = std::thread::Builder::new()
+            .stack_size(256 << 10)
+            .spawn(move || parse_body(&src, 0, &mut 0).map(|_| ()))
+            .unwrap()
+            .join()
+            .unwrap()
+            .unwrap_err();
+        assert!(
+            e.message.contains("nested too deeply for the parser"),
+            "{}",
+            e.message
+        );
+    }
+
+    #[test]
+    fn sequential_statements_do_not_nest() {
+        let n = MAX_NESTING + 200;
+        for src in [
+            "for (i = 0; i < n; i++) A[i] = 1;\n".repeat(n),
+            "if (n > 2) A[0] = 1; else A[1] = 2;\n".repeat(n),
+            "{ A[0] = a ? b : c; }\n".repeat(n),
+            "for (i = 0; i < n; i++) { for (j = 0; j < n; j++) A[i][j] = (double)(i + j); }\n"
+                .repeat(n),
+            format!("x = f({});", "a + 1, ".repeat(n) + "b"),
+        ] {
+            assert!(depth_of(&src).unwrap() < 10, "{}", &src[..60]);
+        }
+    }
+
+    #[test]
+    fn nesting_is_bounded_before_and_while_parsing() {
+        let n = MAX_NESTING + 1;
+        let statements = [
+            format!("{} x = 1;", "for (i = 0; i < n; i++) ".repeat(n)),
+            format!("{} x = 1;", "if (n > 1) ".repeat(n)),
+            format!(
+                "if (n > 1) x = 1; {} x = 1;",
+                "else if (n > 1) x = 1; ".repeat(n)
+            ),
+            format!("{}x = 1;{}", "{".repeat(n), "}".repeat(n)),
+        ];
+        for src in &statements {
+            let e = depth_of(src).unwrap_err();
+            assert!(
+                e.message
+                    .contains("loops, ifs and blocks nested too deeply"),
+                "{}",
+                e.message
+            );
+        }
+        let expressions = [
+            format!("B[i] = {}1;", "!".repeat(n)),
+            format!("B[i] = {}1;", "~ ".repeat(n)),
+            format!("B[i] = {}1;", "- ".repeat(n)),
+            format!("B[i] = {}1;", "(double)".repeat(n)),
+            format!("B[i] = {}1;", "1 + ".repeat(n)),
+            format!("B[i] = {}1;", "1 * 2 - ".repeat(n)),
+            format!("B[{}i] = 1;", "1+".repeat(n)),
+            format!("for (i = 0; i < {}n; i++) x = 1;", "1+".repeat(n)),
+            format!("B[i] = {}1;", "a ? b : ".repeat(n)),
+            format!("B[i] = {}1{};", "f(".repeat(n), ")".repeat(n)),
+            format!("B[i] = {}1{};", "A[".repeat(n), "]".repeat(n)),
+            format!("B[i] = 1{};", "++".repeat(n)),
+        ];
+        for src in &expressions {
+            let e = depth_of(src).unwrap_err();
+            assert!(
+                e.message.contains("expression too deeply nested"),
+                "{}: {}",
+                &src[..20],
+                e.message
+            );
+            assert!(e.span.start < src.len());
+        }
+    }
+
+    #[test]
+    fn the_tree_is_bounded_even_where_the_estimate_is_low() {
+        // ((x + a + ... + a) + a + ... + a) + ...: the estimate sees one
+        // group at a time, the tree is as deep as all of them together.
+        let mut e = "x".to_string();
+        for _ in 0..40 {
+            e = format!("({e}{})", " + a".repeat(60));
+        }
+        let e = depth_of(&format!("B[i] = {e};")).unwrap_err();
+        assert!(
+            e.message.contains("expression too deeply nested"),
+            "{}",
+            e.message
+        );
+        let mut e = "x".to_string();
+        for _ in 0..15 {
+            e = format!("({e}{})", " + a".repeat(60));
+        }
+        assert!(depth_of(&format!("B[i] = {e};")).unwrap() > 900);
+    }
+
+    #[test]
+    fn chains_within_the_limit_parse() {
+        let n = MAX_NESTING - 10;
+        for src in [
+            format!("B[i] = {}1;", "!".repeat(n)),
+            format!("B[i] = {}1;", "(double)".repeat(n)),
+            format!("B[i] = {}1;", "1 + ".repeat(n)),
+            format!("{} x = 1;", "for (i = 0; i < n; i++) ".repeat(n)),
+        ] {
+            let d = depth_of(&src).unwrap();
+            assert!(d > MAX_NESTING / 2 && d <= MAX_NESTING, "{d}");
+        }
     }
 }

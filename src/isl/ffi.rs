@@ -3,7 +3,7 @@
 //! sees them.
 #![allow(non_camel_case_types, dead_code)]
 
-use std::os::raw::{c_char, c_int, c_long, c_uint, c_void};
+use std::os::raw::{c_char, c_int, c_long, c_uint, c_ulong, c_void};
 
 macro_rules! opaque {
     ($($name:ident),* $(,)?) => {
@@ -53,6 +53,10 @@ unsafe extern "C" {
     pub fn isl_ctx_free(ctx: *mut isl_ctx);
     pub fn isl_ctx_last_error_msg(ctx: *mut isl_ctx) -> *const c_char;
     pub fn isl_ctx_reset_error(ctx: *mut isl_ctx);
+    pub fn isl_ctx_set_max_operations(ctx: *mut isl_ctx, max_operations: c_ulong);
+    pub fn isl_ctx_reset_operations(ctx: *mut isl_ctx);
+    pub fn isl_ctx_abort(ctx: *mut isl_ctx);
+    pub fn isl_ctx_resume(ctx: *mut isl_ctx);
     pub fn isl_options_set_on_error(ctx: *mut isl_ctx, val: c_int) -> c_int;
     pub fn isl_options_set_schedule_serialize_sccs(ctx: *mut isl_ctx, val: c_int) -> c_int;
     pub fn isl_options_set_schedule_whole_component(ctx: *mut isl_ctx, val: c_int) -> c_int;

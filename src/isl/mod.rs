@@ -97,6 +97,75 @@ impl Ctx {
         }
     }
 
+    /// Bounds the work of everything isl does from now on in this context
+    /// to `limit` operations (isl counts allocations and the steps of its
+    /// solvers); past it every isl call fails. The count starts at 0.
+    pub fn limit_operations(&self, limit: u64) {
+        // SAFETY: the context is live; these only store counters.
+        unsafe {
+            ffi::isl_ctx_reset_operations(self.ptr());
+            ffi::isl_ctx_set_max_operations(
+                self.ptr(),
+                std::os::raw::c_ulong::try_from(limit).unwrap_or(std::os::raw::c_ulong::MAX),
+            );
+        }
+    }
+
+    /// Whether the limit of [`Ctx::limit_operations`] was reached. Once it
+    /// is, isl refuses every further operation, so a tiny one tells. A
+    /// result computed while the limit was hit must not be used even if
+    /// it looks complete.
+    pub fn operations_exhausted(&self) -> bool {
+        Set::parse(self, "{ : }").is_err()
+    }
+
+    /// Runs `work`, aborting isl's computations in this context once
+    /// `limit` has passed; returns its result and whether the deadline was
+    /// reached, in which case the result must not be used (isl's calls
+    /// failed from some point on). Counting operations
+    /// ([`Ctx::limit_operations`]) does not bound time: some of isl's
+    /// solvers work for minutes between two counted operations, but
+    /// isl checks the abort flag there too.
+    pub fn with_deadline<R>(
+        &self,
+        limit: std::time::Duration,
+        work: impl FnOnce() -> R,
+    ) -> (R, bool) {
+        use std::sync::mpsc::{RecvTimeoutError, channel};
+        struct Raw(NonNull<ffi::isl_ctx>);
+        // SAFETY: the watchdog only calls isl_ctx_abort, which stores a
+        // flag that isl polls; the context outlives the watchdog, which is
+        // joined (by the scope) before this function returns.
+        unsafe impl Send for Raw {}
+        let raw = Raw(self.raw);
+        let (done, wait) = channel::<()>();
+        std::thread::scope(|s| {
+            let watchdog = std::thread::Builder::new()
+                .name("polytune-isl-deadline".into())
+                .spawn_scoped(s, move || {
+                    let raw = raw;
+                    match wait.recv_timeout(limit) {
+                        Err(RecvTimeoutError::Timeout) => {
+                            // SAFETY: see `Raw`.
+                            unsafe { ffi::isl_ctx_abort(raw.0.as_ptr()) };
+                            true
+                        }
+                        _ => false,
+                    }
+                })
+                .expect("cannot start the isl deadline thread");
+            let r = work();
+            drop(done);
+            let late = watchdog.join().unwrap_or(true);
+            if late {
+                // SAFETY: the context is live; this clears the flag so
+                // that the context can be used (and its objects freed).
+                unsafe { ffi::isl_ctx_resume(self.ptr()) };
+            }
+            (r, late)
+        })
+    }
+
     /// Takes isl's last error message (or a generic one) and clears it.
     fn take_error(&self, what: &str) -> IslError {
         // SAFETY: the context is live; the message pointer is owned by isl

@@ -20,6 +20,100 @@ pub struct Outcome {
     pub skipped: Vec<String>,
 }
 
+/// Deepest loop nest the engine transforms. isl's scheduler grows about
+/// as the fifth power of the depth: one statement in a perfect nest took,
+/// with `fuse=smart,tile=32x32x32,wave=1,omp=1` on this machine (2-core
+/// EPYC), 0.3 s at depth 8, 1.1 s at 12, 2.8 s at 16, 11.5 s at 24 and
+/// more than 300 s at 100. PolyBench nests at most 4 deep.
+pub const MAX_DEPTH: usize = 12;
+
+/// Most statements the engine transforms in one SCoP: 200 statements in
+/// one loop took 6.6 s per configuration, 400 took 33 s, 1000 took 56 s.
+/// PolyBench has at most 16 (fdtd-apml).
+pub const MAX_STATEMENTS: usize = 100;
+
+/// Work limit of one configuration of one SCoP (model, schedule and code
+/// generation), in isl operations (isl counts its allocations and solver
+/// steps). The corpus needs at most 0.93 million (adi, `fuse=smart`, 1 s);
+/// a SCoP within the depth and statement limits can still need far more
+/// (4 statements in a 12-deep nest ran for more than 120 s), and this
+/// stops it after a few seconds. 15 million took 4.5 s for 200 statements.
+pub const MAX_ISL_OPERATIONS: u64 = 10_000_000;
+
+/// Time limit of one configuration of one SCoP, a last resort for what
+/// the limits above let through: 4 statements in a 6-deep nest, each
+/// reading what the others write, made isl's scheduler run 34 s with
+/// 1.9 million operations. The corpus needs at most 1 s (adi).
+pub const MAX_SECONDS: u64 = 10;
+
+/// Why the engine will not try `scop`, if it is larger than it can
+/// transform in reasonable time ([`MAX_DEPTH`], [`MAX_STATEMENTS`]).
+pub fn check_limits(scop: &Scop) -> Result<(), EngineError> {
+    let depth = scop
+        .statements
+        .iter()
+        .map(|s| s.iterators.len())
+        .max()
+        .unwrap_or(0);
+    let reason = if depth > MAX_DEPTH {
+        format!(
+            "{depth} nested loops, more than the {MAX_DEPTH} polytune transforms (the scheduler's time grows steeply with depth)"
+        )
+    } else if scop.statements.len() > MAX_STATEMENTS {
+        format!(
+            "{} statements, more than the {MAX_STATEMENTS} polytune transforms in one SCoP (split it into several SCoPs)",
+            scop.statements.len()
+        )
+    } else {
+        return Ok(());
+    };
+    Err(EngineError::Unsupported {
+        scop: scop.index,
+        reason,
+    })
+}
+
+/// Runs `work` (isl computations on `ctx` for `scop`) within
+/// [`MAX_ISL_OPERATIONS`] and [`MAX_SECONDS`]; past either, its result is
+/// dropped and the error says which limit was hit.
+pub fn bounded<R>(ctx: &Ctx, scop: &Scop, work: impl FnOnce() -> R) -> Result<R, EngineError> {
+    bounded_by(
+        ctx,
+        scop,
+        MAX_ISL_OPERATIONS,
+        std::time::Duration::from_secs(MAX_SECONDS),
+        work,
+    )
+}
+
+fn bounded_by<R>(
+    ctx: &Ctx,
+    scop: &Scop,
+    operations: u64,
+    time: std::time::Duration,
+    work: impl FnOnce() -> R,
+) -> Result<R, EngineError> {
+    ctx.limit_operations(operations);
+    let (r, late) = ctx.with_deadline(time, work);
+    // Whatever came out while isl was refusing work is not trusted.
+    let what = if late {
+        format!(
+            "took more than {} s, polytune's time limit",
+            time.as_secs_f64()
+        )
+    } else if ctx.operations_exhausted() {
+        format!("needed more than {operations} isl operations, polytune's work limit")
+    } else {
+        return Ok(r);
+    };
+    Err(EngineError::Unsupported {
+        scop: scop.index,
+        reason: format!(
+            "the transformation {what} per SCoP and configuration (split the SCoP into smaller ones)"
+        ),
+    })
+}
+
 /// The new body of one SCoP under `config`.
 pub fn transform_scop(
     src: &SourceFile,
@@ -27,11 +121,14 @@ pub fn transform_scop(
     config: &Config,
     context: Option<&str>,
 ) -> Result<String, EngineError> {
+    check_limits(scop)?;
     let ctx = Ctx::new();
-    let model = Model::new(&ctx, scop, context)?;
-    let schedule = transform::schedule(&model, scop.index, config)?;
-    let lowered = codegen::lower(&model, &schedule)?;
-    Ok(codegen::emit(scop, &lowered, config, &src.indent_of(scop)))
+    bounded(&ctx, scop, || {
+        let model = Model::new(&ctx, scop, context)?;
+        let schedule = transform::schedule(&model, scop.index, config)?;
+        let lowered = codegen::lower(&model, &schedule)?;
+        Ok(codegen::emit(scop, &lowered, config, &src.indent_of(scop)))
+    })?
 }
 
 /// Applies `config` to every SCoP of the file.
@@ -70,4 +167,118 @@ pub fn optimize(
         text: src.splice(&bodies),
         skipped,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::frontend::{self, Options};
+    use std::path::Path;
+    use std::time::{Duration, Instant};
+
+    fn source(body: &str) -> SourceFile {
+        let text = format!(
+            "void f(int n, double A[100][100], double B[100]) {{\n#pragma scop\n{body}#pragma endscop\n}}\n"
+        );
+        frontend::parse_source(Path::new("limits.c"), text, &Options::default()).unwrap()
+    }
+
+    fn nest(depth: usize, body: &str) -> String {
+        (0..depth)
+            .map(|k| format!("for (i{k} = 0; i{k} < n; i{k}++)\n"))
+            .collect::<String>()
+            + body
+    }
+
+    #[test]
+    fn deep_nests_and_many_statements_are_refused_up_front() {
+        let config: Config = "fuse=smart,tile=32x32x1,wave=0,omp=1,prevec=1,simd=1,uj=1"
+            .parse()
+            .unwrap();
+        for (src, why) in [
+            (
+                source(&nest(MAX_DEPTH + 1, "B[i0] += 1;\n")),
+                "13 nested loops",
+            ),
+            (
+                source(&format!(
+                    "for (i = 0; i < n; i++) {{ {} }}\n",
+                    "B[i] += 1;".repeat(MAX_STATEMENTS + 1)
+                )),
+                "101 statements",
+            ),
+        ] {
+            let start = Instant::now();
+            let out = optimize(&src, &config, None).unwrap();
+            assert!(start.elapsed() < Duration::from_secs(2));
+            assert_eq!(out.text, src.text);
+            assert_eq!(out.skipped.len(), 1);
+            assert!(out.skipped[0].contains(why), "{}", out.skipped[0]);
+        }
+        // At the limits, the engine works.
+        let src = source(&nest(MAX_DEPTH, "B[i0] += 1;\n"));
+        assert!(check_limits(&src.scops[0]).is_ok());
+    }
+
+    /// Four statements in a 6-deep nest that read what the others write:
+    /// isl's scheduler needs more than 30 s and 1.9 million operations.
+    fn expensive() -> SourceFile {
+        let body: String = (0..4)
+            .map(|k| format!("  A[i5][i4] += B[i0] * A[i4][{k}];\n"))
+            .collect();
+        source(&nest(6, &format!("{{\n{body}}}\n")))
+    }
+
+    fn schedule_of(ctx: &Ctx, src: &SourceFile) -> Result<(), EngineError> {
+        let scop = &src.scops[0];
+        let model = Model::new(ctx, scop, None)?;
+        let config: Config = "fuse=smart,tile=32x32x32,wave=1,omp=1,prevec=1,simd=1,uj=4"
+            .parse()
+            .unwrap();
+        transform::schedule(&model, scop.index, &config)?;
+        Ok(())
+    }
+
+    #[test]
+    fn work_beyond_the_operation_limit_is_dropped() {
+        let src = expensive();
+        let ctx = Ctx::new();
+        let start = Instant::now();
+        let e = bounded_by(
+            &ctx,
+            &src.scops[0],
+            200_000,
+            Duration::from_secs(60),
+            || schedule_of(&ctx, &src),
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("200000 isl operations"), "{e}");
+        assert!(start.elapsed() < Duration::from_secs(20));
+        // The context is usable again once the limit is lifted.
+        let r = bounded_by(&ctx, &src.scops[0], 0, Duration::from_secs(60), || {
+            Model::new(&ctx, &src.scops[0], None).map(|_| ())
+        });
+        assert!(matches!(r, Ok(Ok(()))), "{r:?}");
+    }
+
+    #[test]
+    fn work_beyond_the_time_limit_is_dropped() {
+        let src = expensive();
+        let ctx = Ctx::new();
+        let start = Instant::now();
+        let e = bounded_by(&ctx, &src.scops[0], 0, Duration::from_millis(300), || {
+            schedule_of(&ctx, &src)
+        })
+        .unwrap_err();
+        assert!(e.to_string().contains("took more than 0.3 s"), "{e}");
+        assert!(
+            start.elapsed() < Duration::from_secs(5),
+            "{:?}",
+            start.elapsed()
+        );
+        let r = bounded_by(&ctx, &src.scops[0], 0, Duration::from_secs(60), || {
+            Model::new(&ctx, &src.scops[0], None).map(|_| ())
+        });
+        assert!(matches!(r, Ok(Ok(()))), "{r:?}");
+    }
 }

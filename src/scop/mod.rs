@@ -580,11 +580,12 @@ impl Scop {
         pick: impl Fn(&'a Statement) -> &'a Vec<Access>,
     ) -> String {
         let mut pieces: Vec<String> = Vec::new();
+        let mut seen = std::collections::HashSet::new();
         for s in stmts {
             for a in pick(s) {
                 let subs: Vec<String> = a.subscripts.iter().map(|e| e.to_string()).collect();
                 let p = format!("{} -> {}[{}]", s.tuple(), mangle(&a.array), subs.join(", "));
-                if !pieces.contains(&p) {
+                if seen.insert(p.clone()) {
                     pieces.push(p);
                 }
             }

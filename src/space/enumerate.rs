@@ -11,6 +11,7 @@ use crate::frontend::SourceFile;
 use crate::isl::Ctx;
 use crate::isl::Schedule;
 use crate::model::{EngineError, Model};
+use crate::optimize::bounded;
 use crate::transform;
 use sha2::{Digest, Sha256};
 use std::collections::HashMap;
@@ -60,32 +61,57 @@ pub fn distinct_variants(
     let mut skipped = Vec::new();
     for scop in &src.scops {
         let original = src.text[scop.region.body.start..scop.region.body.end].to_string();
+        let unchanged = |bodies: &mut Vec<Vec<String>>| {
+            bodies.iter_mut().for_each(|b| b.push(original.clone()));
+        };
+        if let Err(e) = crate::optimize::check_limits(scop) {
+            skipped.push(format!("SCoP {} left unchanged: {e}", scop.index));
+            unchanged(&mut bodies);
+            continue;
+        }
         let ctx = Ctx::new();
-        let model = match Model::new(&ctx, scop, context) {
-            Ok(m) => m,
-            Err(e @ EngineError::Context { .. }) => return Err(e),
-            Err(e) => {
+        let model = match bounded(&ctx, scop, || Model::new(&ctx, scop, context)) {
+            Ok(Ok(m)) => m,
+            Ok(Err(e @ EngineError::Context { .. })) => return Err(e),
+            Ok(Err(e)) | Err(e) => {
                 skipped.push(format!("SCoP {} left unchanged: {e}", scop.index));
-                bodies.iter_mut().for_each(|b| b.push(original.clone()));
+                unchanged(&mut bodies);
                 continue;
             }
         };
         let indent = src.indent_of(scop);
         let mut hyperplanes: HashMap<Fusion, Result<Schedule, String>> = HashMap::new();
         let mut lowered: HashMap<Config, Result<codegen::Lowered, String>> = HashMap::new();
+        // Once one configuration hits the work limit, the others of this
+        // SCoP are not tried: each would run into it again.
+        let mut exhausted: Option<String> = None;
         for (k, c) in configs.iter().enumerate() {
             let key = schedule_key(c);
             let l = lowered.entry(key).or_insert_with(|| {
-                let base = hyperplanes.entry(key.fusion).or_insert_with(|| {
-                    transform::hyperplanes(&model, scop.index, key.fusion)
-                        .map_err(|e| e.to_string())
-                });
-                match base {
-                    Ok(base) => transform::refine(&model, scop.index, base, &key)
-                        .and_then(|s| codegen::lower(&model, &s))
-                        .map_err(|e| e.to_string()),
-                    Err(e) => Err(e.clone()),
+                if let Some(e) = &exhausted {
+                    return Err(e.clone());
                 }
+                // Each configuration gets the whole work limit (the model's
+                // work was bounded above).
+                let l = bounded(&ctx, scop, || {
+                    let base = hyperplanes.entry(key.fusion).or_insert_with(|| {
+                        transform::hyperplanes(&model, scop.index, key.fusion)
+                            .map_err(|e| e.to_string())
+                    });
+                    match base {
+                        Ok(base) => transform::refine(&model, scop.index, base, &key)
+                            .and_then(|s| codegen::lower(&model, &s))
+                            .map_err(|e| e.to_string()),
+                        Err(e) => Err(e.clone()),
+                    }
+                });
+                l.unwrap_or_else(|e| {
+                    exhausted = Some(e.to_string());
+                    // A schedule cached while isl refused work is not
+                    // trusted either.
+                    hyperplanes.remove(&key.fusion);
+                    Err(e.to_string())
+                })
             });
             match l {
                 Ok(l) => bodies[k].push(codegen::emit(scop, l, c, &indent)),

@@ -1,0 +1,199 @@
+//! Inputs that made the front end or the engine crash or run for minutes
+//! (findings/robustness: deep_nest_600.c, deep_nest_100.c,
+//! statements_1000.c, a 100,000-statement SCoP, 2001 sequential loops,
+//! `- -1.0`): each command returns within seconds, with a result or a
+//! clear reason.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+
+const CONFIG: &str = "fuse=smart,tile=32x32x32,wave=1,omp=1,prevec=1,simd=1,uj=4";
+
+/// Runs polytune and checks it took less than `limit`.
+fn polytune(args: &[&str], file: &Path, limit: Duration) -> Output {
+    let start = Instant::now();
+    let out = Command::new(env!("CARGO_BIN_EXE_polytune"))
+        .args(args)
+        .arg(file)
+        .output()
+        .expect("run polytune");
+    let took = start.elapsed();
+    assert!(
+        took < limit,
+        "polytune {args:?} {} took {took:?}",
+        file.display()
+    );
+    out
+}
+
+fn write(dir: &Path, name: &str, body: &str) -> PathBuf {
+    let path = dir.join(name);
+    std::fs::write(
+        &path,
+        format!(
+            "void f(int n, double A[100][100], double B[100]) {{\n  int i;\n#pragma scop\n{body}#pragma endscop\n}}\n"
+        ),
+    )
+    .unwrap();
+    path
+}
+
+fn nest(depth: usize) -> String {
+    (0..depth)
+        .map(|k| format!("for (i{k} = 0; i{k} < n; i{k}++)\n"))
+        .collect::<String>()
+        + "  B[i0] += 1;\n"
+}
+
+fn text(o: &[u8]) -> String {
+    String::from_utf8_lossy(o).into_owned()
+}
+
+#[test]
+fn deep_nests_are_shown_fast_and_left_unchanged_by_the_engine() {
+    let dir = tempfile::tempdir().unwrap();
+    for depth in [100, 600] {
+        let f = write(dir.path(), &format!("deep_{depth}.c"), &nest(depth));
+        let out = polytune(&["scop"], &f, Duration::from_secs(10));
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        let listing = text(&out.stdout);
+        assert!(
+            listing.contains(&format!("{depth} nested loops, more than the 12")),
+            "{listing}"
+        );
+        assert!(listing.contains(&format!("i{}", depth - 1)));
+        for args in [&["optimize", "--config", CONFIG][..], &["space"][..]] {
+            let out = polytune(args, &f, Duration::from_secs(10));
+            assert!(out.status.success(), "{args:?}: {}", text(&out.stderr));
+            let err = text(&out.stderr);
+            assert!(
+                err.contains("left unchanged") && err.contains("nested loops, more than the 12"),
+                "{args:?}: {err}"
+            );
+        }
+        let out = polytune(
+            &["optimize", "--config", CONFIG],
+            &f,
+            Duration::from_secs(10),
+        );
+        assert_eq!(text(&out.stdout), std::fs::read_to_string(&f).unwrap());
+    }
+}
+
+#[test]
+fn many_statements_are_shown_fast_and_left_unchanged_by_the_engine() {
+    let dir = tempfile::tempdir().unwrap();
+    let one_loop = |n: usize| format!("for (i = 0; i < n; i++)\n{{{}}}\n", "B[i] += 1;".repeat(n));
+    let f = write(dir.path(), "statements_1000.c", &one_loop(1000));
+    for args in [&["optimize", "--config", CONFIG][..], &["space"][..]] {
+        let out = polytune(args, &f, Duration::from_secs(10));
+        assert!(out.status.success(), "{args:?}: {}", text(&out.stderr));
+        assert!(
+            text(&out.stderr).contains("1000 statements, more than the 100"),
+            "{}",
+            text(&out.stderr)
+        );
+    }
+    // `scop` lists every statement, without isl's simplification past the
+    // engine's limits; 20,000 statements on one line (the position of each
+    // was found by scanning the file from its start: quadratic).
+    let f = write(dir.path(), "statements_20000.c", &one_loop(20_000));
+    for args in [&["scop"][..], &["scop", "--json"][..]] {
+        let out = polytune(args, &f, Duration::from_secs(10));
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        assert!(text(&out.stdout).contains("S19999"));
+    }
+}
+
+/// 100,000 statements: `scop` took 65 s here, and takes 2.6 s now with a
+/// release build (`cargo test --release --test limits -- --ignored`).
+#[test]
+#[ignore = "needs a release build to be quick"]
+fn a_hundred_thousand_statements() {
+    let dir = tempfile::tempdir().unwrap();
+    let body = format!(
+        "for (i = 0; i < n; i++)\n{{{}}}\n",
+        "B[i] += 1;".repeat(100_000)
+    );
+    let f = write(dir.path(), "statements_100000.c", &body);
+    let out = polytune(&["scop"], &f, Duration::from_secs(10));
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let out = polytune(
+        &["optimize", "--config", CONFIG],
+        &f,
+        Duration::from_secs(10),
+    );
+    assert!(text(&out.stderr).contains("100000 statements"));
+}
+
+#[test]
+fn sequential_loops_are_not_nested() {
+    let dir = tempfile::tempdir().unwrap();
+    let body = "for (i = 0; i < n; i++)\n  B[i] += 1;\n".repeat(2001);
+    let f = write(dir.path(), "sequential.c", &body);
+    let out = polytune(&["scop"], &f, Duration::from_secs(10));
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).contains("S2000"));
+}
+
+#[test]
+fn a_negated_negation_is_c() {
+    // false_reject_negneg.c: `- -1.0` was a syntax error.
+    let dir = tempfile::tempdir().unwrap();
+    let f = write(
+        dir.path(),
+        "negneg.c",
+        "for (i = 0; i < n; i++)\n  B[i] = - -1.0 - - B[i];\n",
+    );
+    let out = polytune(&["scop", "--regenerate"], &f, Duration::from_secs(10));
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stdout).contains("B[i] = -(-1.0) - -B[i];"),
+        "{}",
+        text(&out.stdout)
+    );
+    let out = polytune(
+        &["optimize", "--config", CONFIG],
+        &f,
+        Duration::from_secs(10),
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let optimized = dir.path().join("negneg.opt.c");
+    std::fs::write(&optimized, &out.stdout).unwrap();
+    let cc = Command::new("gcc")
+        .args([
+            "-fsyntax-only",
+            "-fopenmp",
+            "-Werror=implicit-function-declaration",
+        ])
+        .arg(&optimized)
+        .output()
+        .expect("run gcc");
+    assert!(cc.status.success(), "{}", text(&cc.stderr));
+    assert!(
+        text(&out.stdout).contains("-(-1.0) - -B["),
+        "{}",
+        text(&out.stdout)
+    );
+}
+
+#[test]
+fn a_ten_million_operator_chain_is_an_error_with_its_place() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = write(
+        dir.path(),
+        "chain.c",
+        &format!(
+            "for (i = 0; i < n; i++)\n  B[i] = {}1;\n",
+            "!".repeat(8_500_000)
+        ),
+    );
+    let out = polytune(&["scop"], &f, Duration::from_secs(10));
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("chain.c:5:") && err.contains("expression too deeply nested (more than 1000"),
+        "{err}"
+    );
+}
