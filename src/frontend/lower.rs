@@ -138,6 +138,32 @@ impl Piecewise {
             _ => None,
         }
     }
+
+    /// The number of affine pieces.
+    fn pieces(&self) -> usize {
+        match self {
+            Piecewise::Aff(_) => 1,
+            Piecewise::Min(v) | Piecewise::Max(v) => v.iter().map(Piecewise::pieces).sum(),
+        }
+    }
+}
+
+/// Adding or comparing two min/max expressions multiplies their pieces:
+/// a bound like `min(n,0) + min(n,1) + ...` with 22 terms took 36 s and
+/// 4 GB. The corpus needs at most 4 pieces; 256 is far above any
+/// hand-written bound and still lowers in milliseconds.
+const MAX_PIECES: usize = 256;
+
+fn check_pieces(a: &Piecewise, b: &Piecewise, span: Span) -> Result<(), SpanError> {
+    if a.pieces().saturating_mul(b.pieces()) > MAX_PIECES {
+        return Err(SpanError::new(
+            span,
+            format!(
+                "affine expression with too many `min`/`max` pieces (more than {MAX_PIECES}): polytune does not expand it; simplify the bound or compute it before the SCoP"
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// `a <= b` as a formula.
@@ -692,6 +718,7 @@ impl Lowerer<'_> {
                     if *op == BinOp::Sub {
                         b = b.scale(-1).ok_or_else(|| overflow(e.span))?;
                     }
+                    check_pieces(&a, &b, e.span)?;
                     (
                         a.add(b).ok_or_else(|| overflow(e.span))?,
                         t,
@@ -967,6 +994,7 @@ impl Lowerer<'_> {
                     self.assume_in_range(&a, t, Why::Comparison, e);
                     self.assume_in_range(&b, t, Why::Comparison, e);
                 }
+                check_pieces(&a, &b, e.span)?;
                 compare(*op, &a, &b).ok_or_else(|| overflow(e.span))
             }
             ExprKind::Int { value, .. } => Ok(if *value != 0 { Formula::truth() } else { Formula::Or(vec![]) }),
