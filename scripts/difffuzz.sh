@@ -7,7 +7,7 @@
 # Usage: scripts/difffuzz.sh [PROGRAMS [CONFIGS [SEED [OUT]]]] [-- extra fuzz flags]
 #   defaults: 2500 programs x 4 configurations = 10,000 program×configuration
 #   pairs, seed 1, OUT=difffuzz-run; CHUNK (default 100) programs per chunk,
-#   JOBS (default 2) programs in parallel.
+#   JOBS (default 2) programs in parallel; POLYTUNE=path uses that binary.
 # Prints the totals over all chunks; exit 1 if anything was found.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -19,8 +19,13 @@ shift $(( $# < 4 ? $# : 4 )) || true
 [ "${1:-}" = "--" ] && shift
 CHUNK=${CHUNK:-100}
 JOBS=${JOBS:-2}
-nice cargo build --release --quiet
-P=target/release/polytune
+# POLYTUNE: a polytune binary to use instead of building one.
+if [ -n "${POLYTUNE:-}" ]; then
+  P=$POLYTUNE
+else
+  nice cargo build --release --quiet
+  P=target/release/polytune
+fi
 mkdir -p "$OUT"
 for ((first = 0; first < PROGRAMS; first += CHUNK)); do
   n=$(( PROGRAMS - first < CHUNK ? PROGRAMS - first : CHUNK ))

@@ -1008,7 +1008,7 @@ pub fn run(opts: &Options) -> Result<Summary, FuzzError> {
                     }
                     let r = ctx.program(opts.first + k);
                     let d = done.fetch_add(1, Ordering::SeqCst) + 1;
-                    if opts.verbose && (d % 10 == 0 || d == opts.programs) {
+                    if opts.verbose && (d.is_multiple_of(10) || d == opts.programs) {
                         eprintln!("fuzz: {d}/{} programs", opts.programs);
                     }
                     results
