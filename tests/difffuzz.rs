@@ -73,12 +73,16 @@ fn a_broken_variant_is_reported_with_a_reproducer() {
     let dir = tempfile::tempdir().unwrap();
     let opts = Options {
         seed: 5,
-        programs: 3,
+        programs: 4,
         configs: 2,
         params: 2,
         compilers: vec!["gcc".into()],
         threads: vec![1],
         tamper: Some(break_variant),
+        generator: GenOptions {
+            unsigned: false,
+            nonpositive: false,
+        },
         ..options(dir.path())
     };
     let s = fuzz::run(&opts).expect("the fuzzer runs");
