@@ -223,20 +223,50 @@ pub struct Finding {
     pub dir: PathBuf,
 }
 
-/// The SCoP of a generated program uses unsigned types or literals.
-pub fn uses_unsigned(text: &str) -> bool {
-    let scop = text
-        .split_once("#pragma scop")
-        .and_then(|(_, r)| r.split_once("#pragma endscop"))
-        .map(|(s, _)| s)
-        .unwrap_or("");
-    let b = scop.as_bytes();
-    scop.contains("unsigned") || (1..b.len()).any(|k| b[k] == b'U' && b[k - 1].is_ascii_digit())
+/// The SCoP's integer arithmetic (iterators, parameters, literals and
+/// casts in bounds, conditions and subscripts) involves an unsigned type.
+pub fn uses_unsigned(p: &Program) -> bool {
+    use program::Cond;
+    fn a(e: &AExpr) -> bool {
+        match e {
+            AExpr::Lit(_, t) => !t.signed(),
+            AExpr::Var(_) => false,
+            AExpr::Cast(t, x) => !t.signed() || a(x),
+            AExpr::Neg(x) | AExpr::Mul(_, x) | AExpr::Div(x, _) => a(x),
+            AExpr::Add(x, y) | AExpr::Sub(x, y) | AExpr::Min(x, y) | AExpr::Max(x, y) => {
+                a(x) || a(y)
+            }
+        }
+    }
+    fn c(e: &Cond) -> bool {
+        match e {
+            Cond::Cmp(_, x, y) => a(x) || a(y),
+            Cond::And(x, y) | Cond::Or(x, y) => c(x) || c(y),
+            Cond::Not(x) => c(x),
+        }
+    }
+    fn v(e: &VExpr) -> bool {
+        match e {
+            VExpr::Read(acc) => acc.subs.iter().any(a),
+            VExpr::Add(x, y) | VExpr::Sub(x, y) | VExpr::Mul(x, y) => v(x) || v(y),
+            _ => false,
+        }
+    }
+    fn s(body: &[Stmt]) -> bool {
+        body.iter().any(|st| match st {
+            Stmt::For(l) => a(&l.init) || c(&l.cond) || s(&l.body),
+            Stmt::If { cond, then, other } => c(cond) || s(then) || other.as_deref().is_some_and(s),
+            Stmt::Assign { lhs, rhs, .. } => {
+                matches!(lhs, Lhs::Array(acc) if acc.subs.iter().any(a)) || v(rhs)
+            }
+        })
+    }
+    p.vars.iter().any(|x| !x.ty.signed()) || s(&p.body)
 }
 
-fn suspects(p: &Program, text: &str, set: Option<usize>) -> Vec<String> {
+fn suspects(p: &Program, set: Option<usize>) -> Vec<String> {
     let mut v = Vec::new();
-    if uses_unsigned(text) {
+    if uses_unsigned(p) {
         v.push("unsigned".to_string());
     }
     if let Some(s) = set
@@ -558,7 +588,7 @@ impl Ctx<'_> {
             name.push_str(&format!("-{}", cfg.bits()));
         }
         let dir = self.opts.out.join("findings").join(&name);
-        let suspects = suspects(&generated.program, &generated.text, run.map(|(f, _)| f.set));
+        let suspects = suspects(&generated.program, run.map(|(f, _)| f.set));
         let _ = std::fs::create_dir_all(&dir);
         let _ = std::fs::write(dir.join("prog.c"), &generated.text);
         let mut sh = format!(
@@ -1092,6 +1122,23 @@ mod tests {
         ] {
             assert!(n >= 3, "only {n} of 80 programs have {what}");
         }
+    }
+
+    #[test]
+    fn signed_only_programs_use_no_unsigned_arithmetic() {
+        let signed = GenOptions {
+            unsigned: false,
+            nonpositive: false,
+        };
+        let mut unsigned_seen = 0;
+        for i in 0..30 {
+            let (g, _) = generate(3, i, 2, signed).expect("a legal program");
+            assert!(!uses_unsigned(&g.program), "{}", g.text);
+            assert!(g.program.param_sets.iter().flatten().all(|&v| v >= 1));
+            let (d, _) = generate(3, i, 2, GenOptions::default()).expect("a legal program");
+            unsigned_seen += uses_unsigned(&d.program) as usize;
+        }
+        assert!(unsigned_seen >= 5, "{unsigned_seen}");
     }
 
     #[test]
