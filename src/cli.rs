@@ -254,6 +254,65 @@ enum Command {
         #[command(flatten)]
         learned: LearnedArgs,
     },
+    /// Differential fuzzing: random legal SCoPs under random
+    /// configurations, compiled and run, compared with the original.
+    ///
+    /// Every program is generated from the seed (deterministic), proven
+    /// legal at its parameter values by an interpreter, transformed as by
+    /// `optimize --config`, compiled with each compiler and run at each
+    /// thread count and parameter set. Findings (wrong output, crash,
+    /// compile error, engine error) are saved with a reproducer under
+    /// OUT/findings; the exit code is 1 if there is any.
+    Fuzz {
+        /// Seed of the whole run.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Index of the first program (to split a long run into chunks).
+        #[arg(long, default_value_t = 0)]
+        first: usize,
+        /// Number of programs.
+        #[arg(long, default_value_t = 50)]
+        programs: usize,
+        /// Configurations per program.
+        #[arg(long, default_value_t = 4)]
+        configs: usize,
+        /// Parameter sets per program.
+        #[arg(long, default_value_t = 3)]
+        params: usize,
+        /// Comma-separated compilers.
+        #[arg(long, default_value = "gcc,clang")]
+        compilers: String,
+        /// Comma-separated OMP_NUM_THREADS values.
+        #[arg(long, default_value = "1,2")]
+        threads: String,
+        /// Flags of every compilation (-fopenmp is always added).
+        #[arg(long, default_value = "-O2", allow_hyphen_values = true)]
+        cflags: String,
+        /// Output directory (findings/ and scratch files).
+        #[arg(long, default_value = "polytune-fuzz")]
+        out: PathBuf,
+        /// Programs handled in parallel.
+        #[arg(long, default_value_t = 2)]
+        jobs: usize,
+        /// Per-run timeout in seconds.
+        #[arg(long, default_value_t = 20)]
+        timeout: u64,
+        /// Keep every program's scratch directory.
+        #[arg(long)]
+        keep: bool,
+        /// Seconds one `optimize` may take (it runs as a child process).
+        #[arg(long, default_value_t = 60)]
+        engine_timeout: u64,
+        /// No unsigned types or literals in the generated SCoPs.
+        #[arg(long)]
+        signed_only: bool,
+        /// Parameter values >= 1 only (the default context).
+        #[arg(long)]
+        positive_params: bool,
+        /// Machine-readable summary on stdout.
+        #[arg(long)]
+        json: bool,
+    },
     /// Compile, verify and time a program and, with a configuration, its
     /// variant; report both and the speedup.
     ///
@@ -605,6 +664,72 @@ fn run(cli: Cli) -> Result<()> {
                 outcome.text = frontend::strip_scop_pragmas(&outcome.text);
             }
             write_output(output.as_deref(), outcome.text.as_bytes())
+        }
+        Command::Fuzz {
+            seed,
+            first,
+            programs,
+            configs,
+            params,
+            compilers,
+            threads,
+            cflags,
+            out,
+            jobs,
+            timeout,
+            keep,
+            signed_only,
+            positive_params,
+            engine_timeout,
+            json,
+        } => {
+            let threads = threads
+                .split(',')
+                .map(|t| t.trim().parse::<usize>())
+                .collect::<Result<Vec<_>, _>>()
+                .context("--threads must be comma-separated numbers")?;
+            let opts = crate::fuzz::Options {
+                seed,
+                first,
+                programs,
+                configs,
+                params,
+                compilers: compilers.split(',').map(|c| c.trim().to_string()).collect(),
+                threads,
+                cflags: split_flags(&cflags),
+                out,
+                jobs,
+                timeout: std::time::Duration::from_secs(timeout),
+                keep_work: keep,
+                verbose: true,
+                tamper: None,
+                generator: crate::fuzz::GenOptions {
+                    unsigned: !signed_only,
+                    nonpositive: !positive_params,
+                },
+                polytune: Some(std::env::current_exe().context("cannot find the polytune binary")?),
+                engine_timeout: std::time::Duration::from_secs(engine_timeout),
+            };
+            let summary = crate::fuzz::run(&opts)?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&summary)?);
+            } else {
+                for (why, n) in &summary.unchanged_reasons {
+                    println!("unchanged x{n}: {why}");
+                }
+                for (label, n, dir) in summary.classes() {
+                    println!("{label}: {n} finding(s), e.g. {}", dir.display());
+                }
+            }
+            eprintln!("{}", summary.line());
+            if summary.counts.findings() > 0 {
+                anyhow::bail!(
+                    "fuzz: {} finding(s) under {}",
+                    summary.findings.len(),
+                    opts.out.join("findings").display()
+                );
+            }
+            Ok(())
         }
         Command::Measure {
             file,

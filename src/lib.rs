@@ -11,6 +11,7 @@ pub mod collect;
 #[cfg(feature = "detect")]
 pub mod detect;
 pub mod frontend;
+pub mod fuzz;
 pub mod isl;
 pub mod learn;
 pub mod measure;
