@@ -19,6 +19,7 @@ pub mod program;
 
 use crate::frontend;
 use crate::measure::compiler::Compiler;
+use crate::measure::confine;
 use crate::measure::dump::{Dump, Tolerance};
 use crate::measure::runner::{self, Exit};
 use crate::space::Config;
@@ -32,6 +33,11 @@ use std::process::Command;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
+
+/// A run's limits: its deadline and the default memory limit.
+fn limits(timeout: Duration) -> confine::Limits {
+    confine::Limits::new(timeout, Some(confine::default_memory_limit()))
+}
 
 /// A small seeded generator (SplitMix64): the same seed gives the same
 /// programs, configurations and parameters on every machine.
@@ -802,7 +808,7 @@ impl Ctx<'_> {
             for (s, expected) in generated.expected.iter().enumerate() {
                 let args = generated.program.args(s);
                 let argv: Vec<&str> = args.iter().map(String::as_str).collect();
-                match runner::run(&orig_exe, &argv, opts.threads[0], opts.timeout) {
+                match runner::run(&orig_exe, &argv, opts.threads[0], &limits(opts.timeout)) {
                     Ok(r) if r.ok() => {
                         if let Err(m) = compare_outputs(expected, &r.stdout) {
                             oracle = true;
@@ -870,7 +876,7 @@ impl Ctx<'_> {
                     let argv: Vec<&str> = args.iter().map(String::as_str).collect();
                     for &t in &opts.threads {
                         res.counts.runs += 1;
-                        let fail = match runner::run(&vexe, &argv, t, opts.timeout) {
+                        let fail = match runner::run(&vexe, &argv, t, &limits(opts.timeout)) {
                             Ok(r) if r.ok() => match compare_outputs(refer, &r.stdout) {
                                 Ok(()) => None,
                                 Err(m) => Some(Failure {
@@ -967,7 +973,7 @@ impl Ctx<'_> {
             "-o",
             o.as_str(),
         ];
-        match runner::run(bin, &args, 1, self.opts.engine_timeout) {
+        match runner::run(bin, &args, 1, &limits(self.opts.engine_timeout)) {
             Ok(r) if r.ok() => {
                 let text =
                     std::fs::read_to_string(out).map_err(|e| ("engine-error", e.to_string()))?;
