@@ -154,7 +154,7 @@ fn huge_operator_chains_are_errors_at_their_place() {
         assert_eq!(d.line, line, "{e}");
         assert!(d.column > col && d.column < col + 8 * MAX_NESTING, "{e}");
         assert!(
-            start.elapsed() < Duration::from_secs(8),
+            start.elapsed() < Duration::from_secs(30),
             "{:?}",
             start.elapsed()
         );

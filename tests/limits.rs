@@ -2,7 +2,8 @@
 //! (findings/robustness: deep_nest_600.c, deep_nest_100.c,
 //! statements_1000.c, a 100,000-statement SCoP, 2001 sequential loops,
 //! `- -1.0`): each command returns within seconds, with a result or a
-//! clear reason.
+//! clear reason. The bounds on time are generous (30 s for a debug build on
+//! a loaded machine): the cases took minutes or never ended before.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -55,7 +56,7 @@ fn deep_nests_are_shown_fast_and_left_unchanged_by_the_engine() {
     let dir = tempfile::tempdir().unwrap();
     for depth in [100, 600] {
         let f = write(dir.path(), &format!("deep_{depth}.c"), &nest(depth));
-        let out = polytune(&["scop"], &f, Duration::from_secs(10));
+        let out = polytune(&["scop"], &f, Duration::from_secs(30));
         assert!(out.status.success(), "{}", text(&out.stderr));
         let listing = text(&out.stdout);
         assert!(
@@ -64,7 +65,7 @@ fn deep_nests_are_shown_fast_and_left_unchanged_by_the_engine() {
         );
         assert!(listing.contains(&format!("i{}", depth - 1)));
         for args in [&["optimize", "--config", CONFIG][..], &["space"][..]] {
-            let out = polytune(args, &f, Duration::from_secs(10));
+            let out = polytune(args, &f, Duration::from_secs(30));
             assert!(out.status.success(), "{args:?}: {}", text(&out.stderr));
             let err = text(&out.stderr);
             assert!(
@@ -75,7 +76,7 @@ fn deep_nests_are_shown_fast_and_left_unchanged_by_the_engine() {
         let out = polytune(
             &["optimize", "--config", CONFIG],
             &f,
-            Duration::from_secs(10),
+            Duration::from_secs(30),
         );
         assert_eq!(text(&out.stdout), std::fs::read_to_string(&f).unwrap());
     }
@@ -87,7 +88,7 @@ fn many_statements_are_shown_fast_and_left_unchanged_by_the_engine() {
     let one_loop = |n: usize| format!("for (i = 0; i < n; i++)\n{{{}}}\n", "B[i] += 1;".repeat(n));
     let f = write(dir.path(), "statements_1000.c", &one_loop(1000));
     for args in [&["optimize", "--config", CONFIG][..], &["space"][..]] {
-        let out = polytune(args, &f, Duration::from_secs(10));
+        let out = polytune(args, &f, Duration::from_secs(30));
         assert!(out.status.success(), "{args:?}: {}", text(&out.stderr));
         assert!(
             text(&out.stderr).contains("1000 statements, more than the 100"),
@@ -100,7 +101,7 @@ fn many_statements_are_shown_fast_and_left_unchanged_by_the_engine() {
     // was found by scanning the file from its start: quadratic).
     let f = write(dir.path(), "statements_20000.c", &one_loop(20_000));
     for args in [&["scop"][..], &["scop", "--json"][..]] {
-        let out = polytune(args, &f, Duration::from_secs(10));
+        let out = polytune(args, &f, Duration::from_secs(30));
         assert!(out.status.success(), "{}", text(&out.stderr));
         assert!(text(&out.stdout).contains("S19999"));
     }
@@ -117,12 +118,12 @@ fn a_hundred_thousand_statements() {
         "B[i] += 1;".repeat(100_000)
     );
     let f = write(dir.path(), "statements_100000.c", &body);
-    let out = polytune(&["scop"], &f, Duration::from_secs(10));
+    let out = polytune(&["scop"], &f, Duration::from_secs(30));
     assert!(out.status.success(), "{}", text(&out.stderr));
     let out = polytune(
         &["optimize", "--config", CONFIG],
         &f,
-        Duration::from_secs(10),
+        Duration::from_secs(30),
     );
     assert!(text(&out.stderr).contains("100000 statements"));
 }
@@ -132,7 +133,7 @@ fn sequential_loops_are_not_nested() {
     let dir = tempfile::tempdir().unwrap();
     let body = "for (i = 0; i < n; i++)\n  B[i] += 1;\n".repeat(2001);
     let f = write(dir.path(), "sequential.c", &body);
-    let out = polytune(&["scop"], &f, Duration::from_secs(10));
+    let out = polytune(&["scop"], &f, Duration::from_secs(30));
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert!(text(&out.stdout).contains("S2000"));
 }
@@ -146,7 +147,7 @@ fn a_negated_negation_is_c() {
         "negneg.c",
         "for (i = 0; i < n; i++)\n  B[i] = - -1.0 - - B[i];\n",
     );
-    let out = polytune(&["scop", "--regenerate"], &f, Duration::from_secs(10));
+    let out = polytune(&["scop", "--regenerate"], &f, Duration::from_secs(30));
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert!(
         text(&out.stdout).contains("B[i] = -(-1.0) - -B[i];"),
@@ -156,7 +157,7 @@ fn a_negated_negation_is_c() {
     let out = polytune(
         &["optimize", "--config", CONFIG],
         &f,
-        Duration::from_secs(10),
+        Duration::from_secs(30),
     );
     assert!(out.status.success(), "{}", text(&out.stderr));
     let optimized = dir.path().join("negneg.opt.c");
@@ -189,7 +190,7 @@ fn a_ten_million_operator_chain_is_an_error_with_its_place() {
             "!".repeat(8_500_000)
         ),
     );
-    let out = polytune(&["scop"], &f, Duration::from_secs(10));
+    let out = polytune(&["scop"], &f, Duration::from_secs(30));
     assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
     let err = text(&out.stderr);
     assert!(
@@ -215,7 +216,7 @@ fn sums_of_min_terms_are_bounded() {
         "mins22.c",
         &format!("for (i = 0; i < {}; i++)\n  B[i] = 0.0;\n", sum(22)),
     );
-    let out = polytune(&["scop"], &f, Duration::from_secs(10));
+    let out = polytune(&["scop"], &f, Duration::from_secs(30));
     assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
     let err = text(&out.stderr);
     assert!(err.contains("mins22.c:4:"), "{err}");
@@ -225,6 +226,6 @@ fn sums_of_min_terms_are_bounded() {
         "mins3.c",
         &format!("for (i = 0; i < {}; i++)\n  B[i] = 0.0;\n", sum(3)),
     );
-    let out = polytune(&["scop"], &f, Duration::from_secs(10));
+    let out = polytune(&["scop"], &f, Duration::from_secs(30));
     assert!(out.status.success(), "{}", text(&out.stderr));
 }
