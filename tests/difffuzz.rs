@@ -13,10 +13,9 @@ fn options(out: &std::path::Path) -> Options {
     }
 }
 
-/// Signed SCoPs at parameters >= 1 only: unsigned comparisons and
-/// parameters outside the default context are known wrong programs
-/// (issue 15, fixed elsewhere); once they are, the default generator
-/// (`GenOptions::default()`) belongs here.
+/// The whole generator: signed and unsigned types, parameters 0, 1 and
+/// negative (outside the default context, where the run-time check must
+/// send them to the original code).
 #[test]
 fn a_short_campaign_finds_no_wrong_program() {
     let dir = tempfile::tempdir().unwrap();
@@ -27,10 +26,7 @@ fn a_short_campaign_finds_no_wrong_program() {
         params: 2,
         compilers: vec!["gcc".into(), "clang".into()],
         threads: vec![1, 2],
-        generator: GenOptions {
-            unsigned: false,
-            nonpositive: false,
-        },
+        generator: GenOptions::default(),
         polytune: Some(env!("CARGO_BIN_EXE_polytune").into()),
         ..options(dir.path())
     };
