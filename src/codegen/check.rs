@@ -80,6 +80,14 @@ fn text(e: &AstExpr) -> Result<String, Failure> {
 /// b)` is `x <= a and x <= b` (and so on), far cheaper for isl than the
 /// disjunction of pieces a minimum becomes.
 fn cond_text(e: &AstExpr) -> Result<String, Failure> {
+    // A select (`c ? a : b`, which isl's parser does not read) is lifted
+    // out of the condition: `(c and E[a]) or (not c and E[b])`.
+    if let Some(c) = first_select(e) {
+        let c = cond_text(&c)?;
+        let a = cond_text(&replace_first_select(e, 1).0)?;
+        let b = cond_text(&replace_first_select(e, 2).0)?;
+        return Ok(format!("(({c} and {a}) or (not ({c}) and {b}))"));
+    }
     if let AstExpr::Op(op, args) = e
         && args.len() == 2
     {
@@ -118,13 +126,50 @@ fn cond_text(e: &AstExpr) -> Result<String, Failure> {
     Ok(format!("({})", text(e)?))
 }
 
+/// The condition of the first select (or conditional) of `e`, outermost
+/// first.
+fn first_select(e: &AstExpr) -> Option<AstExpr> {
+    match e {
+        AstExpr::Op(AstOp::Select | AstOp::Cond, args) if args.len() == 3 => Some(args[0].clone()),
+        AstExpr::Op(_, args) => args.iter().find_map(first_select),
+        _ => None,
+    }
+}
+
+/// `e` with its first select replaced by its argument `pick` (1: the
+/// value when true, 2: when false); whether one was replaced.
+fn replace_first_select(e: &AstExpr, pick: usize) -> (AstExpr, bool) {
+    match e {
+        AstExpr::Op(AstOp::Select | AstOp::Cond, args) if args.len() == 3 => {
+            (args[pick].clone(), true)
+        }
+        AstExpr::Op(op, args) => {
+            let mut done = false;
+            let args = args
+                .iter()
+                .map(|a| {
+                    if done {
+                        a.clone()
+                    } else {
+                        let (b, d) = replace_first_select(a, pick);
+                        done = d;
+                        b
+                    }
+                })
+                .collect();
+            (AstExpr::Op(*op, args), done)
+        }
+        other => (other.clone(), false),
+    }
+}
+
 /// One executed statement: its constraints over the loop variables, its
 /// time vector and the values of its original iterators.
 struct Leaf {
     id: usize,
+    args: Vec<AstExpr>,
     constraints: Vec<String>,
     time: Vec<String>,
-    args: Vec<String>,
 }
 
 fn collect(
@@ -140,7 +185,7 @@ fn collect(
                 id: *id,
                 constraints: constraints.clone(),
                 time: time.clone(),
-                args: args.iter().map(text).collect::<Result<_, _>>()?,
+                args: args.clone(),
             }),
             Node::If { cond, then, other } => {
                 let c = text(cond)?;
@@ -160,8 +205,14 @@ fn collect(
                 let first = AstExpr::Op(AstOp::Ge, vec![var, l.init.clone()]);
                 let mut c = vec![cond_text(&first)?, cond_text(&l.cond)?];
                 if l.step > 1 {
-                    let init = text(&l.init)?;
-                    c.push(format!("({v} - {init}) mod {} = 0", l.step));
+                    // (v - init) mod step = 0
+                    let diff =
+                        AstExpr::Op(AstOp::Sub, vec![AstExpr::Id(v.clone()), l.init.clone()]);
+                    let rem = AstExpr::Op(AstOp::ZdivR, vec![diff, AstExpr::Int(l.step)]);
+                    c.push(cond_text(&AstExpr::Op(
+                        AstOp::Eq,
+                        vec![rem, AstExpr::Int(0)],
+                    ))?);
                 }
                 let added = c.len();
                 constraints.extend(c);
@@ -193,7 +244,10 @@ pub fn check(model: &Model<'_>, nodes: &[Node]) -> Result<(), Failure> {
         let iters: Vec<String> = (0..l.args.len()).map(|k| format!("pt_a{k}")).collect();
         let mut cons = l.constraints.clone();
         for (i, a) in iters.iter().zip(&l.args) {
-            cons.push(format!("{i} = {a}"));
+            cons.push(cond_text(&AstExpr::Op(
+                AstOp::Eq,
+                vec![AstExpr::Id(i.clone()), a.clone()],
+            ))?);
         }
         let mut time = l.time.clone();
         time.resize(depth, "0".to_string());
@@ -292,5 +346,31 @@ mod tests {
         )
         .unwrap();
         assert!(m.is_equal(&want).unwrap());
+    }
+
+    #[test]
+    fn selects_are_lifted_out_of_conditions() {
+        // c0 >= (m >= 2 ? m : 1)
+        let sel = AstExpr::Op(
+            AstOp::Select,
+            vec![
+                AstExpr::Op(AstOp::Ge, vec![id("m"), AstExpr::Int(2)]),
+                id("m"),
+                AstExpr::Int(1),
+            ],
+        );
+        let c = cond_text(&AstExpr::Op(AstOp::Ge, vec![id("c0"), sel])).unwrap();
+        let ctx = Ctx::new();
+        let m = UnionMap::parse(
+            &ctx,
+            &format!("[m] -> {{ S0[a] -> [c0] : {c} and a = c0 }}"),
+        )
+        .unwrap();
+        let want = UnionMap::parse(
+            &ctx,
+            "[m] -> { S0[a] -> [a] : (m >= 2 and a >= m) or (m < 2 and a >= 1) }",
+        )
+        .unwrap();
+        assert!(m.is_equal(&want).unwrap(), "{c}");
     }
 }
