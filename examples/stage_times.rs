@@ -32,7 +32,7 @@ fn main() {
         let s = polytune::transform::schedule(&model, scop.index, &config).unwrap();
         println!("schedule     {:>8.2} ms", t.elapsed().as_secs_f64() * 1e3);
         let t = Instant::now();
-        let l = polytune::codegen::lower(&model, &s).unwrap();
+        let l = polytune::codegen::lower(&model, scop.index, &s).unwrap();
         println!("AST+facts    {:>8.2} ms", t.elapsed().as_secs_f64() * 1e3);
         let t = Instant::now();
         let c = polytune::codegen::emit(scop, &l, &config, "  ");

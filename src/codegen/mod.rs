@@ -5,6 +5,7 @@
 //! loops. Every mark rests on a dependence test made while the AST is
 //! built (see [`Fact`]), never on the scheduler's word alone.
 
+mod check;
 pub mod expr;
 
 use crate::isl::{self, AstExpr, AstNode, AstOp, IslError, Schedule, Set, UnionMap};
@@ -661,12 +662,28 @@ impl<'c> Lowered<'_, 'c> {
 /// Generates the AST of `schedule`, remembering each loop's schedule.
 pub fn lower<'m, 'c>(
     model: &'m Model<'c>,
+    scop_index: usize,
     schedule: &Schedule<'c>,
 ) -> Result<Lowered<'m, 'c>, EngineError> {
     let (tree, schedules) =
         isl::build_ast(schedule, &model.context, &mut |b| Ok(b.schedule.clone()))?;
     let mut nodes = Vec::new();
     convert(tree, &mut nodes)?;
+    if let Err(f) = check::check(model, &nodes) {
+        let reason = match f {
+            check::Failure::Wrong(what) => {
+                format!("internal: {what}; refusing to emit them (an isl code generation bug)")
+            }
+            check::Failure::Unreadable(what) => {
+                format!("the generated loops cannot be checked (isl expression {what})")
+            }
+            check::Failure::Isl(e) => return Err(e.into()),
+        };
+        return Err(EngineError::Unsupported {
+            scop: scop_index,
+            reason,
+        });
+    }
     let guard = match &model.guard {
         Some(set) => Some(isl::expr_from_set(set)?),
         None => None,

@@ -126,7 +126,7 @@ pub fn transform_scop(
     bounded(&ctx, scop, || {
         let model = Model::new(&ctx, scop, context)?;
         let schedule = transform::schedule(&model, scop.index, config)?;
-        let lowered = codegen::lower(&model, &schedule)?;
+        let lowered = codegen::lower(&model, scop.index, &schedule)?;
         Ok(codegen::emit(scop, &lowered, config, &src.indent_of(scop)))
     })?
 }

@@ -100,7 +100,7 @@ pub fn distinct_variants(
                     });
                     match base {
                         Ok(base) => transform::refine(&model, scop.index, base, &key)
-                            .and_then(|s| codegen::lower(&model, &s))
+                            .and_then(|s| codegen::lower(&model, scop.index, &s))
                             .map_err(|e| e.to_string()),
                         Err(e) => Err(e.clone()),
                     }
