@@ -24,7 +24,8 @@ fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(&data[2..]) else {
         return;
     };
-    let Ok(src) = frontend::parse_source(Path::new("fuzz.c"), text.to_string(), &Options::default())
+    let Ok(src) =
+        frontend::parse_source(Path::new("fuzz.c"), text.to_string(), &Options::default())
     else {
         return;
     };

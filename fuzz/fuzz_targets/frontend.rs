@@ -14,19 +14,20 @@ fuzz_target!(|data: &[u8]| {
     let lines = text.lines().count().max(1);
     match frontend::parse_source(Path::new("fuzz.c"), text.to_string(), &Options::default()) {
         Ok(src) => {
-            let again = frontend::parse_source(
-                Path::new("fuzz.c"),
-                src.regenerated(),
-                &Options::default(),
-            )
-            .expect("regenerated text must parse");
+            let again =
+                frontend::parse_source(Path::new("fuzz.c"), src.regenerated(), &Options::default())
+                    .expect("regenerated text must parse");
             assert_eq!(again.scops.len(), src.scops.len());
             for (a, b) in src.scops.iter().zip(&again.scops) {
                 assert_eq!(a.to_c(""), b.to_c(""), "regeneration changed a SCoP");
             }
         }
         Err(FrontendError::Source(d)) => {
-            assert!(d.line >= 1 && d.line <= lines + 1, "line {} of {lines}", d.line);
+            assert!(
+                d.line >= 1 && d.line <= lines + 1,
+                "line {} of {lines}",
+                d.line
+            );
             assert!(d.column >= 1 && !d.message.is_empty());
         }
         Err(e) => panic!("unexpected error class: {e}"),
