@@ -14,14 +14,14 @@
 # fuzz/artifacts/TARGET/ and the script exits non-zero if there are any.
 #
 #   scripts/fuzz.sh --minimize TARGET   merge corpus/TARGET into seeds/TARGET,
-#                                        keeping only inputs that add coverage
+#                                        keeping a small set that covers the same features
 set -euo pipefail
 cd "$(dirname "$0")/../fuzz"
 
 if [ "${1:-}" = "--minimize" ]; then
   t=$2
   mkdir -p "seeds/$t.min"
-  cargo +nightly fuzz run -s none "$t" "seeds/$t.min" "seeds/$t" "corpus/$t" -- -merge=1
+  cargo +nightly fuzz run -s none "$t" "seeds/$t.min" "seeds/$t" "corpus/$t" -- -set_cover_merge=1
   rm -rf "seeds/$t" && mv "seeds/$t.min" "seeds/$t"
   echo "fuzz: seeds/$t now holds $(ls "seeds/$t" | wc -l) inputs ($(du -sh "seeds/$t" | cut -f1))"
   exit 0
