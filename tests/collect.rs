@@ -86,7 +86,10 @@ fn killed_campaign_resumes_without_loss_or_duplicates() {
     };
     let mut first = polytune();
     args(&mut first);
+    // SIGKILL leaves the campaign's scratch directory behind: keep it in
+    // the test's own directory.
     let mut child = first
+        .env("TMPDIR", dir.path())
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .spawn()
