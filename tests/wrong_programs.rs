@@ -36,8 +36,12 @@ fn build(cc: &str, src: &Path, exe: &Path) {
     );
 }
 
+/// Runs `exe` with two threads, under a 60-second limit (a variant that
+/// loops for hours is a finding too).
 fn run(exe: &Path, args: &[&str]) -> String {
-    let out = Command::new(exe)
+    let out = Command::new("timeout")
+        .arg("60")
+        .arg(exe)
         .args(args)
         .env("OMP_NUM_THREADS", "2")
         .output()
@@ -52,15 +56,17 @@ fn run(exe: &Path, args: &[&str]) -> String {
 }
 
 /// Transforms `name` under every configuration and compares the variant's
-/// output with the original's at each parameter list of `params`.
-fn same_output(name: &str, params: &[&[&str]]) {
+/// output with the original's at each parameter list of `params`; returns
+/// polytune's warnings.
+fn same_output(name: &str, configs: &[&str], params: &[&[&str]]) -> String {
+    let mut warnings = String::new();
     let src = common::root().join("tests/fixtures/wrong").join(name);
     let dir = tempfile::tempdir().unwrap();
     for cc in compilers() {
         let orig = dir.path().join("orig");
         build(cc, &src, &orig);
         let expected: Vec<String> = params.iter().map(|p| run(&orig, p)).collect();
-        for (k, config) in CONFIGS.iter().enumerate() {
+        for (k, config) in configs.iter().enumerate() {
             let variant = dir.path().join(format!("v{k}.c"));
             let out = Command::new(env!("CARGO_BIN_EXE_polytune"))
                 .args(["optimize", src.to_str().unwrap(), "--config", config, "-o"])
@@ -72,6 +78,7 @@ fn same_output(name: &str, params: &[&[&str]]) {
                 "{name} {config}: {}",
                 String::from_utf8_lossy(&out.stderr)
             );
+            warnings.push_str(&String::from_utf8_lossy(&out.stderr));
             let exe = dir.path().join(format!("v{k}"));
             build(cc, &variant, &exe);
             for (p, want) in params.iter().zip(&expected) {
@@ -83,9 +90,38 @@ fn same_output(name: &str, params: &[&[&str]]) {
             }
         }
     }
+    warnings
 }
 
 #[test]
 fn a_statement_instance_lost_by_isl_code_generation_is_caught() {
-    same_output("lost_instance.c", &[&["1"], &["2"], &["3"], &["4"]]);
+    same_output(
+        "lost_instance.c",
+        CONFIGS,
+        &[&["1"], &["2"], &["3"], &["4"]],
+    );
+}
+
+#[test]
+fn schedules_with_huge_coefficients_are_refused() {
+    let warnings = same_output(
+        "huge_coefficients.c",
+        &[
+            // The one that timed out, and the fuzzer's other three.
+            "fuse=no,tile=32x1x32,wave=0,omp=1,prevec=1,simd=1,uj=1",
+            "fuse=no,tile=1x1x32,wave=0,omp=0,prevec=0,simd=0,uj=2",
+            "fuse=smart,tile=32x32x1,wave=1,omp=1,prevec=1,simd=1,uj=4",
+            "fuse=max,tile=1x1x1,wave=0,omp=1,prevec=0,simd=0,uj=2",
+        ],
+        &[
+            &["0", "27", "22"],
+            &["7", "3", "3"],
+            &["2", "3", "-3"],
+            &["7", "1", "3"],
+        ],
+    );
+    assert!(
+        warnings.contains("has a coefficient of") && warnings.contains("limit is 20"),
+        "the refusal is not explained: {warnings}"
+    );
 }

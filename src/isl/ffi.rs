@@ -27,6 +27,8 @@ opaque!(
     isl_id,
     isl_space,
     isl_union_pw_aff,
+    isl_pw_aff,
+    isl_aff,
     isl_multi_union_pw_aff,
     isl_union_access_info,
     isl_union_flow,
@@ -334,6 +336,21 @@ unsafe extern "C" {
         b: *mut isl_union_pw_aff,
     ) -> *mut isl_union_pw_aff;
     pub fn isl_union_pw_aff_to_str(u: *mut isl_union_pw_aff) -> *mut c_char;
+    pub fn isl_union_pw_aff_foreach_pw_aff(
+        u: *mut isl_union_pw_aff,
+        f: unsafe extern "C" fn(pa: *mut isl_pw_aff, user: *mut c_void) -> c_int,
+        user: *mut c_void,
+    ) -> c_int;
+    pub fn isl_pw_aff_free(pa: *mut isl_pw_aff) -> *mut isl_pw_aff;
+    pub fn isl_pw_aff_foreach_piece(
+        pa: *mut isl_pw_aff,
+        f: unsafe extern "C" fn(set: *mut isl_set, aff: *mut isl_aff, user: *mut c_void) -> c_int,
+        user: *mut c_void,
+    ) -> c_int;
+    pub fn isl_aff_free(aff: *mut isl_aff) -> *mut isl_aff;
+    pub fn isl_aff_dim(aff: *mut isl_aff, t: c_int) -> c_int;
+    pub fn isl_aff_get_coefficient_val(aff: *mut isl_aff, t: c_int, pos: c_int) -> *mut isl_val;
+    pub fn isl_val_get_d(v: *mut isl_val) -> f64;
 
     pub fn isl_space_free(s: *mut isl_space) -> *mut isl_space;
 

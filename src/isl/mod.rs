@@ -75,6 +75,9 @@ impl Ctx {
             ffi::isl_options_set_schedule_outer_coincidence(ctx.ptr(), 1);
             ffi::isl_options_set_schedule_maximize_band_depth(ctx.ptr(), 1);
             ffi::isl_options_set_schedule_treat_coalescing(ctx.ptr(), 1);
+            // Bound the scheduler's coefficients (see
+            // transform::MAX_COEFFICIENT, which also checks the result).
+            ffi::isl_options_set_schedule_max_coefficient(ctx.ptr(), 20);
         }
         ctx
     }
@@ -823,6 +826,71 @@ impl<'c> MultiUnionPwAff<'c> {
     }
 }
 
+impl UnionPwAff<'_> {
+    /// The largest absolute value of a coefficient of a parameter or of
+    /// an input dimension in any piece (constant terms and integer
+    /// divisions aside), as a float: schedules straight from the
+    /// scheduler have no divisions, and a float holds any magnitude.
+    pub fn max_abs_coefficient(&self) -> Result<f64, IslError> {
+        unsafe extern "C" fn piece(
+            set: *mut ffi::isl_set,
+            aff: *mut ffi::isl_aff,
+            user: *mut std::os::raw::c_void,
+        ) -> c_int {
+            // SAFETY: isl passes ownership of both; `user` is the f64 below.
+            unsafe {
+                ffi::isl_set_free(set);
+                let max = &mut *(user as *mut f64);
+                let mut ok = 0;
+                // 1 is isl_dim_param, 2 is isl_dim_in.
+                for t in [1, 2] {
+                    let n = ffi::isl_aff_dim(aff, t);
+                    if n < 0 {
+                        ok = -1;
+                        break;
+                    }
+                    for pos in 0..n {
+                        let v = ffi::isl_aff_get_coefficient_val(aff, t, pos);
+                        if v.is_null() {
+                            ok = -1;
+                            break;
+                        }
+                        *max = max.max(ffi::isl_val_get_d(v).abs());
+                        ffi::isl_val_free(v);
+                    }
+                }
+                ffi::isl_aff_free(aff);
+                ok
+            }
+        }
+        unsafe extern "C" fn pw(
+            pa: *mut ffi::isl_pw_aff,
+            user: *mut std::os::raw::c_void,
+        ) -> c_int {
+            // SAFETY: isl passes ownership of `pa`; `user` goes on to `piece`.
+            unsafe {
+                let r = ffi::isl_pw_aff_foreach_piece(pa, piece, user);
+                ffi::isl_pw_aff_free(pa);
+                r
+            }
+        }
+        let mut max = 0.0f64;
+        // SAFETY: isl only reads the union; the callbacks free what they
+        // are given and write only `max`, which outlives the call.
+        let r = unsafe {
+            ffi::isl_union_pw_aff_foreach_pw_aff(
+                self.keep(),
+                pw,
+                &mut max as *mut f64 as *mut std::os::raw::c_void,
+            )
+        };
+        if r < 0 {
+            return Err(self.ctx.take_error("coefficients"));
+        }
+        Ok(max)
+    }
+}
+
 isl_ops!(UnionPwAff {
     fn add(other: UnionPwAff) -> UnionPwAff = isl_union_pw_aff_add;
 });
@@ -913,6 +981,24 @@ pub fn normalize_map(ctx: &Ctx, text: &str) -> Result<String, IslError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn largest_coefficient_of_a_schedule_member() {
+        let ctx = Ctx::new();
+        let m = MultiUnionPwAff::parse(
+            &ctx,
+            "[n] -> [{ S0[i, j] -> [(3i - 25j + 100)]; S1[k] -> [(n + 2k)] }]",
+        )
+        .unwrap();
+        // The constant 100 is not a coefficient.
+        assert_eq!(m.get(0).unwrap().max_abs_coefficient().unwrap(), 25.0);
+        let big =
+            MultiUnionPwAff::parse(&ctx, "[n] -> [{ S0[i] -> [(2147483649n + i)] }]").unwrap();
+        assert_eq!(
+            big.get(0).unwrap().max_abs_coefficient().unwrap(),
+            2147483649.0
+        );
+    }
 
     #[test]
     fn parses_and_prints_sets_and_maps() {

@@ -239,14 +239,21 @@ impl FromStr for Config {
     }
 }
 
-impl fmt::Display for Config {
-    /// The readable form, e.g. `fuse=smart,tile=32x32x1,wave=0,omp=1,prevec=1,simd=1,uj=4`.
+impl fmt::Display for Fusion {
+    /// The readable form: `no`, `smart` or `max`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let fuse = match self.fusion {
+        f.write_str(match self {
             Fusion::No => "no",
             Fusion::Smart => "smart",
             Fusion::Max => "max",
-        };
+        })
+    }
+}
+
+impl fmt::Display for Config {
+    /// The readable form, e.g. `fuse=smart,tile=32x32x1,wave=0,omp=1,prevec=1,simd=1,uj=4`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let fuse = self.fusion;
         let [a, b, c] = self.tile_sizes();
         write!(
             f,

@@ -39,13 +39,47 @@ pub fn hyperplanes<'c>(
         Fusion::Max => Clustering::WholeComponent,
     });
     let deps = &model.deps.all;
-    isl::compute_schedule(&model.domain, &model.context, deps, deps, deps).map_err(|e| {
-        EngineError::Unsupported {
-            scop: scop_index,
-            reason: format!("the scheduler found no legal schedule ({})", e.message),
+    let s =
+        isl::compute_schedule(&model.domain, &model.context, deps, deps, deps).map_err(|e| {
+            EngineError::Unsupported {
+                scop: scop_index,
+                reason: format!("the scheduler found no legal schedule ({})", e.message),
+            }
+        })?;
+    let mut largest = 0.0f64;
+    walk(&s.root()?, &mut |n| {
+        if n.kind()? == NodeKind::Band {
+            let partial = n.band_partial_schedule()?;
+            for k in 0..partial.size()? {
+                largest = largest.max(partial.get(k)?.max_abs_coefficient()?);
+            }
         }
-    })
+        Ok(n)
+    })?;
+    if largest > MAX_COEFFICIENT as f64 {
+        return Err(EngineError::Unsupported {
+            scop: scop_index,
+            reason: format!(
+                "the schedule isl found for fusion={fusion} has a coefficient of \
+                 {largest:.0} (polytune's limit is {MAX_COEFFICIENT}): its loops would run \
+                 mostly empty iterations and their index arithmetic could overflow"
+            ),
+        });
+    }
+    Ok(s)
 }
+
+/// The largest schedule coefficient polytune accepts (isl's
+/// `schedule_max_coefficient`, the figure Polly uses too). isl honours
+/// that option in its main problem but not when it falls back to carrying
+/// dependences one dimension at a time; there it can return coefficients
+/// near 2^31 (taken from the wide ranges of C's integer types), and the
+/// generated index expressions then overflow 64 bits (the fuzzer's seed
+/// 14, program 594: out-of-bounds reads). With coefficients at most 20
+/// and tiles at most 32, an index expression stays within a small
+/// multiple of the iterators' values, which index memory and so are far
+/// below 2^63.
+pub const MAX_COEFFICIENT: i32 = 20;
 
 /// Pre-vectorization, tiling and wavefront applied to a hyperplane
 /// schedule, then the legality check.
