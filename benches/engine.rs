@@ -3,14 +3,16 @@
 //! Run with `cargo bench --bench engine`; filter with a kernel name.
 
 use criterion::{Criterion, criterion_group, criterion_main};
+use polytune::config::Config;
 use polytune::frontend::{self, Options};
-use polytune::space::Config;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 fn corpus() -> Vec<PathBuf> {
-    polytune::collect::kernel_files(&[Path::new(env!("CARGO_MANIFEST_DIR")).join("polybench")])
-        .unwrap()
+    polytune::app::campaign::kernel_files(
+        &[Path::new(env!("CARGO_MANIFEST_DIR")).join("polybench")],
+    )
+    .unwrap()
 }
 
 fn one_configuration(c: &mut Criterion) {
@@ -27,7 +29,7 @@ fn one_configuration(c: &mut Criterion) {
         let name = path.file_stem().unwrap().to_string_lossy().to_string();
         group.bench_function(&name, |b| {
             b.iter(|| {
-                let out = polytune::optimize::optimize(&src, &config, None).unwrap();
+                let out = polytune::engine::pipeline::optimize(&src, &config, None).unwrap();
                 std::hint::black_box(out);
             })
         });

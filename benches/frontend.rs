@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 fn corpus() -> Vec<(PathBuf, String)> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("polybench");
-    polytune::collect::kernel_files(&[dir])
+    polytune::app::campaign::kernel_files(&[dir])
         .unwrap()
         .into_iter()
         .map(|p| {

@@ -1,9 +1,9 @@
 //! Prints how long each engine stage takes on one file (a profiling aid):
 //! `cargo run --release --example stage_times -- FILE [CONFIG]`.
+use polytune::config::Config;
+use polytune::engine::model::Model;
 use polytune::frontend::{self, Options};
 use polytune::isl::Ctx;
-use polytune::model::Model;
-use polytune::space::Config;
 use std::time::Instant;
 
 fn main() {
@@ -29,13 +29,13 @@ fn main() {
             t.elapsed().as_secs_f64() * 1e3
         );
         let t = Instant::now();
-        let s = polytune::transform::schedule(&model, scop.index, &config).unwrap();
+        let s = polytune::engine::transform::schedule(&model, scop.index, &config).unwrap();
         println!("schedule     {:>8.2} ms", t.elapsed().as_secs_f64() * 1e3);
         let t = Instant::now();
-        let l = polytune::codegen::lower(&model, scop.index, &s).unwrap();
+        let l = polytune::engine::codegen::lower(&model, scop.index, &s).unwrap();
         println!("AST+facts    {:>8.2} ms", t.elapsed().as_secs_f64() * 1e3);
         let t = Instant::now();
-        let c = polytune::codegen::emit(scop, &l, &config, "  ");
+        let c = polytune::engine::codegen::emit(scop, &l, &config, "  ");
         println!(
             "emit         {:>8.2} ms ({} bytes)",
             t.elapsed().as_secs_f64() * 1e3,

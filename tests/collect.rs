@@ -5,7 +5,7 @@
 mod common;
 
 use common::root;
-use polytune::store::Store;
+use polytune::lab::store::Store;
 use std::process::Command;
 use std::time::{Duration, Instant};
 

@@ -294,9 +294,9 @@ fn the_memory_limit_applies_to_the_measured_program() {
 
 #[test]
 fn an_output_longer_than_the_cap_is_not_verified() {
-    use polytune::measure::compiler::Compiler;
-    use polytune::measure::runner::Protocol;
-    use polytune::measure::verify::{Bench, Status};
+    use polytune::lab::compiler::Compiler;
+    use polytune::lab::runner::Protocol;
+    use polytune::lab::verify::{Bench, Status};
     let dir = tempfile::tempdir().unwrap();
     let b = Bench {
         compiler: Compiler::detect("gcc", Some(vec!["-O1".into()])).unwrap(),

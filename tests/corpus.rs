@@ -7,7 +7,7 @@ mod common;
 use common::{compile, compilers, root, run_dump};
 use polytune::frontend::{self, Options};
 use polytune::isl;
-use polytune::measure::dump::Tolerance;
+use polytune::lab::dump::Tolerance;
 
 fn check_kernel(rel: &str) {
     let path = root().join("polybench").join(rel);

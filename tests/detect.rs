@@ -6,7 +6,7 @@
 mod common;
 
 use common::{include_dir, root};
-use polytune::detect::{DetectOptions, detect_file};
+use polytune::frontend::detect::{DetectOptions, detect_file};
 use polytune::frontend::{self, Options};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -376,7 +376,7 @@ fn cli_lists_marks_and_optimizes() {
 }
 
 /// (function, first line, last line) of the detected regions.
-fn regions_of(d: &polytune::detect::Detection) -> Vec<(&str, usize, usize)> {
+fn regions_of(d: &polytune::frontend::detect::Detection) -> Vec<(&str, usize, usize)> {
     d.regions
         .iter()
         .map(|r| (r.function.as_str(), r.first_line, r.last_line))

@@ -3,7 +3,7 @@
 //! counts) must find nothing, and a deliberately broken variant must be
 //! found. The long run is scripts/difffuzz.sh.
 
-use polytune::fuzz::{self, GenOptions, Options, Program};
+use polytune::app::fuzz::{self, GenOptions, Options, Program};
 use std::process::Command;
 
 fn options(out: &std::path::Path) -> Options {

@@ -1,8 +1,8 @@
 //! Property tests: the front end never panics, whatever the input, and
 //! errors always carry a position inside the file.
 
+use polytune::config::Config;
 use polytune::frontend::{self, FrontendError, MAX_NESTING, Options};
-use polytune::space::Config;
 use proptest::prelude::*;
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -184,7 +184,7 @@ fn trees_as_deep_as_the_limit_fit_every_walk() {
         let again =
             frontend::parse_source(Path::new("deep.c"), src.regenerated(), &Options::default());
         assert!(again.is_ok(), "{:?}", again.err());
-        let out = polytune::optimize::optimize(&src, &config, None).unwrap();
+        let out = polytune::engine::pipeline::optimize(&src, &config, None).unwrap();
         assert!(out.skipped.is_empty(), "{:?}", out.skipped);
         assert!(out.text.len() > src.text.len() / 2);
         drop(src);

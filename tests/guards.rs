@@ -175,7 +175,7 @@ fn isl_keywords_are_ordinary_c_names() {
         );
         let src = frontend::parse_source(Path::new("k.c"), text, &Options::default()).unwrap();
         let config = "fuse=smart,tile=32x32x1,omp=1".parse().unwrap();
-        let out = polytune::optimize::optimize(&src, &config, None).unwrap();
+        let out = polytune::engine::pipeline::optimize(&src, &config, None).unwrap();
         assert!(out.skipped.is_empty(), "{w}: {:?}", out.skipped);
         assert!(
             out.text.contains(&format!("(long)({w}) >= 1")),

@@ -4,10 +4,10 @@
 mod common;
 
 use common::{include_dir, root};
-use polytune::measure::compiler::Compiler;
-use polytune::measure::confine::Limits;
-use polytune::measure::runner::Protocol;
-use polytune::measure::verify::{Bench, Status};
+use polytune::lab::compiler::Compiler;
+use polytune::lab::confine::Limits;
+use polytune::lab::runner::Protocol;
+use polytune::lab::verify::{Bench, Status};
 use std::time::Duration;
 
 fn bench(dir: &std::path::Path) -> Bench {
@@ -53,7 +53,7 @@ fn a_kernel_and_its_variant_are_verified_and_timed() {
     let t = orig.timing.unwrap();
     assert!(t.samples.len() >= 5 && t.median >= 0.0);
     let src = polytune::frontend::parse_file(&gemm, &Default::default()).unwrap();
-    let variant = polytune::optimize::optimize(
+    let variant = polytune::engine::pipeline::optimize(
         &src,
         &"fuse=no,tile=32x32,omp=1,simd=1,uj=2".parse().unwrap(),
         None,
@@ -74,7 +74,7 @@ fn a_missing_compiler_is_a_clear_error() {
 
 #[test]
 fn simulated_counters_are_identical_across_runs() {
-    use polytune::measure::characterize::{Backend, characterize};
+    use polytune::lab::characterize::{Backend, characterize};
     let dir = tempfile::tempdir().unwrap();
     let gcc = Compiler::detect("gcc", None).unwrap();
     let f = root().join("polybench/stencils/jacobi-2d-imper.c");

@@ -3,10 +3,10 @@
 //! run executes are exactly the integer points of the domains, and they run
 //! in the lexicographic order of the original schedule.
 
+use polytune::frontend::scop::Scop;
+use polytune::frontend::scop::ast::{Stmt, StmtKind};
+use polytune::frontend::scop::print::{expr_to_c, for_header};
 use polytune::frontend::{self, Options};
-use polytune::scop::Scop;
-use polytune::scop::ast::{Stmt, StmtKind};
-use polytune::scop::print::{expr_to_c, for_header};
 use std::collections::{BTreeSet, HashMap};
 use std::path::Path;
 use std::process::Command;

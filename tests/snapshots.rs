@@ -1,8 +1,8 @@
 //! Snapshots of generated C for a few kernels and configurations: any
 //! change in the code polytune emits shows up in review.
 
+use polytune::config::Config;
 use polytune::frontend::{self, Options};
-use polytune::space::Config;
 use std::path::Path;
 
 fn generated(rel: &str, config: &str) -> String {
@@ -11,7 +11,7 @@ fn generated(rel: &str, config: &str) -> String {
         .join(rel);
     let src = frontend::parse_file(&path, &Options::default()).unwrap();
     let config: Config = config.parse().unwrap();
-    let out = polytune::optimize::optimize(&src, &config, None).unwrap();
+    let out = polytune::engine::pipeline::optimize(&src, &config, None).unwrap();
     assert!(out.skipped.is_empty(), "{:?}", out.skipped);
     let start = out.text.find("#pragma scop").unwrap();
     let end = out.text.find("#pragma endscop").unwrap();
@@ -48,7 +48,7 @@ fn unsigned_guarded_with_keyword_names() {
     let src =
         frontend::parse_source(Path::new("k.c"), text.to_string(), &Options::default()).unwrap();
     let config: Config = "fuse=smart,tile=32x32x1,omp=1".parse().unwrap();
-    let out = polytune::optimize::optimize(&src, &config, None).unwrap();
+    let out = polytune::engine::pipeline::optimize(&src, &config, None).unwrap();
     assert!(out.skipped.is_empty(), "{:?}", out.skipped);
     insta::assert_snapshot!(out.text);
 }

@@ -6,9 +6,9 @@
 mod common;
 
 use common::{compile_variant, compilers, corpus_files, root, run_dump_threads};
+use polytune::config::{Config, Fusion};
 use polytune::frontend::{self, Options};
-use polytune::measure::dump::Tolerance;
-use polytune::space::{Config, Fusion};
+use polytune::lab::dump::Tolerance;
 
 /// The extremes of the space plus a deterministic spread of the rest.
 fn sample() -> Vec<Config> {
@@ -53,7 +53,7 @@ fn check(rel: &str) {
     let reference = run_dump_threads(&orig_exe).unwrap();
     let mut failures = Vec::new();
     for (k, config) in sample().iter().enumerate() {
-        let outcome = polytune::optimize::optimize(&src, config, None).unwrap();
+        let outcome = polytune::engine::pipeline::optimize(&src, config, None).unwrap();
         assert!(
             outcome.skipped.is_empty(),
             "{rel} {config}: {:?}",
@@ -135,8 +135,7 @@ fn fixture_programs_whole_space() {
             continue;
         }
         let src = frontend::parse_file(&path, &Options::default()).unwrap();
-        let (variants, skipped) =
-            polytune::space::enumerate::distinct_variants(&src, None).unwrap();
+        let (variants, skipped) = polytune::engine::space::distinct_variants(&src, None).unwrap();
         assert!(skipped.is_empty(), "{skipped:?}");
         let tmp = tempfile::tempdir().unwrap();
         let orig = tmp.path().join("orig");

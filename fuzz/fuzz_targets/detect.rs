@@ -5,7 +5,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use polytune::detect::{DetectOptions, detect_file};
+use polytune::frontend::detect::{DetectOptions, detect_file};
 use polytune::frontend;
 
 fuzz_target!(|data: &[u8]| {

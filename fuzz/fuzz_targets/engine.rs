@@ -5,8 +5,8 @@
 
 use libfuzzer_sys::fuzz_target;
 use polytune::frontend::{self, Options};
-use polytune::optimize;
-use polytune::space::Config;
+use polytune::engine::pipeline;
+use polytune::config::Config;
 use std::path::Path;
 use std::sync::OnceLock;
 
@@ -34,5 +34,5 @@ fuzz_target!(|data: &[u8]| {
     if src.scops.iter().map(|s| s.statements.len()).sum::<usize>() > 12 {
         return;
     }
-    let _ = optimize::optimize(&src, config, None);
+    let _ = pipeline::optimize(&src, config, None);
 });

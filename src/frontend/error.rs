@@ -1,7 +1,7 @@
 //! Front-end diagnostics: always a position in the user's file, what is
 //! wrong, and what to do about it.
 
-use crate::scop::ast::Span;
+use crate::frontend::scop::ast::Span;
 use std::fmt;
 use std::path::{Path, PathBuf};
 

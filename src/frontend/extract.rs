@@ -5,8 +5,8 @@
 
 use super::error::SpanError;
 use super::pragmas;
-use crate::scop::Region;
-use crate::scop::ast::Span;
+use crate::frontend::scop::Region;
+use crate::frontend::scop::ast::Span;
 
 /// What kind of preprocessor line was found.
 #[derive(Debug, Clone, PartialEq, Eq)]

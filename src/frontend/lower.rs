@@ -4,8 +4,10 @@
 //! SCoP never writes.
 
 use super::error::SpanError;
-use crate::scop::ast::{AssignOp, BinOp, Expr, ExprKind, ForLoop, Span, Stmt, StmtKind, UnOp};
-use crate::scop::{
+use crate::frontend::scop::ast::{
+    AssignOp, BinOp, Expr, ExprKind, ForLoop, Span, Stmt, StmtKind, UnOp,
+};
+use crate::frontend::scop::{
     Access, Affine, Array, DivisionCheck, Formula, LONG_MAX, Region, ScheduleDim, Scop, Statement,
     UnsignedCheck,
 };
@@ -1130,7 +1132,7 @@ fn check_monotone(cond: &Formula, it: &str, stride: i64, span: Span) -> R<()> {
             Formula::Atom(c) => {
                 let k = c.expr.coefficient(it);
                 let in_div = c.expr.terms.keys().any(
-                    |t| matches!(t, crate::scop::Term::FloorDiv(e, _) if e.coefficient(it) != 0),
+                    |t| matches!(t, crate::frontend::scop::Term::FloorDiv(e, _) if e.coefficient(it) != 0),
                 );
                 let wrong_direction = k != 0 && ((k < 0) != (stride > 0));
                 let pinned = c.equality && k != 0;
@@ -1419,7 +1421,7 @@ fn declared_iterator_type(body: &[Stmt], it: &str) -> Option<String> {
 /// `f` with `it` replaced by `it + delta`.
 fn shift_formula(f: &Formula, it: &str, delta: i64) -> Option<Formula> {
     Some(match f {
-        Formula::Atom(c) => Formula::Atom(crate::scop::Constraint {
+        Formula::Atom(c) => Formula::Atom(crate::frontend::scop::Constraint {
             expr: shift_affine(&c.expr, it, delta)?,
             equality: c.equality,
         }),
@@ -1440,9 +1442,13 @@ fn shift_affine(a: &Affine, it: &str, delta: i64) -> Option<Affine> {
     let mut out = Affine::constant(a.constant);
     for (t, &k) in &a.terms {
         let term = match t {
-            crate::scop::Term::Var(v) if v == it => Affine::var(v).plus_constant(delta)?,
-            crate::scop::Term::Var(_) => Affine::term(t.clone()),
-            crate::scop::Term::FloorDiv(e, d) => shift_affine(e, it, delta)?.floor_div(*d),
+            crate::frontend::scop::Term::Var(v) if v == it => {
+                Affine::var(v).plus_constant(delta)?
+            }
+            crate::frontend::scop::Term::Var(_) => Affine::term(t.clone()),
+            crate::frontend::scop::Term::FloorDiv(e, d) => {
+                shift_affine(e, it, delta)?.floor_div(*d)
+            }
         };
         out = out.add_scaled(&term, k)?;
     }

@@ -2,17 +2,20 @@
 //! with the pest grammar in `grammar/scop.pest`, and lowers them to
 //! [`Scop`]s. Everything outside the SCoP regions is kept byte for byte.
 
+#[cfg(feature = "detect")]
+pub mod detect;
 pub mod error;
 mod extract;
 mod lower;
 mod parse;
 pub mod pragmas;
+pub mod scop;
 
 pub use error::{Diagnostic, FrontendError};
 pub use lower::PURE_FUNCTIONS;
 pub use parse::MAX_NESTING;
 
-use crate::scop::Scop;
+use crate::frontend::scop::Scop;
 use error::{LineIndex, Lines, SpanError};
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -113,9 +116,12 @@ fn scops_of(text: &str, options: &Options) -> Result<Vec<Scop>, SpanError> {
     Ok(out)
 }
 
-fn renumber(mut body: Vec<crate::scop::ast::Stmt>, first: usize) -> Vec<crate::scop::ast::Stmt> {
-    use crate::scop::ast::StmtKind;
-    fn walk(s: &mut crate::scop::ast::Stmt, first: usize) {
+fn renumber(
+    mut body: Vec<crate::frontend::scop::ast::Stmt>,
+    first: usize,
+) -> Vec<crate::frontend::scop::ast::Stmt> {
+    use crate::frontend::scop::ast::StmtKind;
+    fn walk(s: &mut crate::frontend::scop::ast::Stmt, first: usize) {
         match &mut s.kind {
             StmtKind::Assign { id, .. } => *id -= first,
             StmtKind::For(l) => walk(&mut l.body, first),

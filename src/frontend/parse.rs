@@ -2,7 +2,7 @@
 //! absolute (file offsets) so diagnostics point into the user's file.
 
 use super::error::SpanError;
-use crate::scop::ast::{
+use crate::frontend::scop::ast::{
     AssignOp, BinOp, Expr, ExprKind, ForLoop, Span, Step, Stmt, StmtKind, UnOp,
 };
 use pest::Parser;
@@ -841,7 +841,7 @@ fn assign_stride(var: &str, e: &Expr) -> Option<i64> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scop::print::stmts_to_c;
+    use crate::frontend::scop::print::stmts_to_c;
 
     fn roundtrip(src: &str) -> String {
         let mut id = 0;

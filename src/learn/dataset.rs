@@ -9,7 +9,7 @@
 //! transformations that actually took effect.
 
 use super::LearnError;
-use crate::store::{Measured, Store};
+use crate::lab::store::{Measured, Store};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -306,7 +306,7 @@ impl Dataset {
         let mut rng = super::rng::Lcg::new(seed);
         let mut ks = Vec::new();
         let mut rows = Vec::new();
-        let all = crate::space::Config::all();
+        let all = crate::config::Config::all();
         for k in 0..kernels {
             let f: Vec<f64> = (0..features).map(|_| rng.uniform()).collect();
             ks.push(Kernel {

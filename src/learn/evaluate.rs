@@ -508,7 +508,7 @@ impl Evaluation {
         for k in &self.kernels {
             let readable = k
                 .opt_config
-                .parse::<crate::space::Config>()
+                .parse::<crate::config::Config>()
                 .map(|c| c.to_string())
                 .unwrap_or_else(|_| k.opt_config.clone());
             s += &format!(

@@ -34,7 +34,7 @@ pub enum LearnError {
     #[error("cannot learn: {0}")]
     Data(String),
     #[error(transparent)]
-    Store(#[from] crate::store::StoreError),
+    Store(#[from] crate::lab::store::StoreError),
     #[error(transparent)]
     Io(#[from] std::io::Error),
     #[error("model file: {0}")]

@@ -117,7 +117,7 @@ impl Axis {
 }
 
 fn write(path: &Path, svg: &str) -> Result<(), LearnError> {
-    crate::store::atomic::write(path, svg.as_bytes())?;
+    crate::lab::store::atomic::write(path, svg.as_bytes())?;
     Ok(())
 }
 
@@ -125,7 +125,7 @@ fn write(path: &Path, svg: &str) -> Result<(), LearnError> {
 /// librsvg2-bin, installed by scripts/setup.sh); false when the tool is
 /// missing or fails, so that SVG output never depends on it.
 pub fn png(svg: &Path) -> bool {
-    use crate::measure::confine::{self, Ending, Limits};
+    use crate::lab::confine::{self, Ending, Limits};
     let png = svg.with_extension("png");
     let args = [svg.as_os_str(), "-o".as_ref(), png.as_os_str()];
     confine::run(Path::new("rsvg-convert"), args, &[], &Limits::tool())

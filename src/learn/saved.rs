@@ -63,7 +63,7 @@ impl SavedModel {
         let p = SavedModel::path(dir, self.kind);
         // Atomic: a failed write leaves the previous model (or none), never
         // a partial file.
-        crate::store::atomic::write(&p, serde_json::to_string(self)?.as_bytes())?;
+        crate::lab::store::atomic::write(&p, serde_json::to_string(self)?.as_bytes())?;
         Ok(p)
     }
 

@@ -1,7 +1,7 @@
 //! Shared helpers of the end-to-end tests: build and run corpus programs.
 #![allow(dead_code)]
 
-use polytune::measure::dump::Dump;
+use polytune::lab::dump::Dump;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -110,7 +110,7 @@ pub fn run_dump_threads(exe: &Path) -> Result<Dump, String> {
 /// Every corpus kernel present, relative to `polybench/`.
 pub fn corpus_files() -> Vec<String> {
     let base = root().join("polybench");
-    polytune::collect::kernel_files(std::slice::from_ref(&base))
+    polytune::app::campaign::kernel_files(std::slice::from_ref(&base))
         .unwrap()
         .iter()
         .map(|p| p.strip_prefix(&base).unwrap().to_str().unwrap().to_string())

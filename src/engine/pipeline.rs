@@ -2,15 +2,13 @@
 //! and spliced back; a SCoP the engine cannot handle is left exactly as it
 //! was, with the reason.
 
-pub mod learned;
-
-use crate::codegen;
+use crate::config::Config;
+use crate::engine::codegen;
+use crate::engine::model::{EngineError, Model};
+use crate::engine::transform;
 use crate::frontend::SourceFile;
+use crate::frontend::scop::Scop;
 use crate::isl::Ctx;
-use crate::model::{EngineError, Model};
-use crate::scop::Scop;
-use crate::space::Config;
-use crate::transform;
 
 /// The transformed file and what could not be done.
 #[derive(Debug, Clone)]

@@ -2,8 +2,6 @@
 //! high-level primitives, its fixed-length bit encoding (thermometer code
 //! for ordinal choices) and a readable form; both round-trip.
 
-pub mod enumerate;
-
 use serde::Serialize;
 use std::fmt;
 use std::str::FromStr;

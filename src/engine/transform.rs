@@ -11,9 +11,9 @@
 //! skews inside permutable bands, tiling of permutable bands), and the
 //! final schedule is still checked against every dependence.
 
+use crate::config::{Config, Fusion};
+use crate::engine::model::{EngineError, Model};
 use crate::isl::{self, Clustering, IslError, NodeKind, Schedule, ScheduleNode};
-use crate::model::{EngineError, Model};
-use crate::space::{Config, Fusion};
 
 /// The schedule tree for `config`.
 pub fn schedule<'c>(
@@ -219,7 +219,7 @@ mod tests {
     use crate::isl::Ctx;
     use std::path::Path;
 
-    fn model_of<'c>(ctx: &'c Ctx, body: &str) -> (crate::scop::Scop, Model<'c>) {
+    fn model_of<'c>(ctx: &'c Ctx, body: &str) -> (crate::frontend::scop::Scop, Model<'c>) {
         let text = format!(
             "void f(int n, double A[9][9], double B[9][9]) {{ int i, j, k, t;\n#pragma scop\n{body}\n#pragma endscop\n}}\n"
         );

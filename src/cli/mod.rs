@@ -1,11 +1,11 @@
 //! The command-line edge: argument parsing, output formats and exit codes.
 //! `main.rs` only calls [`main`].
 
+use crate::config::{Config, Fusion};
+use crate::frontend::scop::Scop;
 use crate::frontend::{self, Options, SourceFile};
 use crate::isl;
-use crate::measure::scratch::Scratch;
-use crate::scop::Scop;
-use crate::space::{Config, Fusion};
+use crate::lab::scratch::Scratch;
 use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
 use serde_json::json;
@@ -76,7 +76,7 @@ struct RunArgs {
     /// Address-space limit of every program run, e.g. 4G or 512M, or
     /// `none` [default: half of this machine's memory].
     #[arg(long, value_name = "SIZE")]
-    memory_limit: Option<crate::measure::confine::MemoryLimit>,
+    memory_limit: Option<crate::lab::confine::MemoryLimit>,
     /// Extra include directory (repeatable); the file's and the corpus
     /// header's directories are always included.
     #[arg(short = 'I', value_name = "DIR")]
@@ -88,8 +88,8 @@ impl RunArgs {
         memory_limit(self.memory_limit)
     }
 
-    fn compiler(&self) -> Result<crate::measure::compiler::Compiler> {
-        Ok(crate::measure::compiler::Compiler::detect(
+    fn compiler(&self) -> Result<crate::lab::compiler::Compiler> {
+        Ok(crate::lab::compiler::Compiler::detect(
             &self.compiler,
             Some(split_flags(&self.cflags)),
         )?)
@@ -112,12 +112,12 @@ impl RunArgs {
         &self,
         file: &std::path::Path,
         workdir: &std::path::Path,
-    ) -> Result<crate::measure::verify::Bench> {
-        Ok(crate::measure::verify::Bench {
+    ) -> Result<crate::lab::verify::Bench> {
+        Ok(crate::lab::verify::Bench {
             compiler: self.compiler()?,
             size: self.size.clone(),
             include: self.include_for(file),
-            protocol: crate::measure::runner::Protocol {
+            protocol: crate::lab::runner::Protocol {
                 threads: self.threads,
                 timeout: std::time::Duration::from_secs(self.timeout),
                 memory_limit: self.memory_limit(),
@@ -181,7 +181,7 @@ impl DataArgs {
                 db.display()
             );
         }
-        let store = crate::store::Store::open_read_only(db)?;
+        let store = crate::lab::store::Store::open_read_only(db)?;
         crate::learn::dataset::Dataset::from_store(&store, &self.selection())
             .with_context(|| format!("cannot read the dataset in {}", db.display()))
     }
@@ -431,7 +431,7 @@ enum Command {
         /// Address-space limit of the program, e.g. 4G or 512M, or `none`
         /// [default: half of this machine's memory].
         #[arg(long, value_name = "SIZE")]
-        memory_limit: Option<crate::measure::confine::MemoryLimit>,
+        memory_limit: Option<crate::lab::confine::MemoryLimit>,
         /// Machine-readable output.
         #[arg(long)]
         json: bool,
@@ -538,7 +538,7 @@ fn default_sigpipe() {
 pub fn main() -> i32 {
     default_sigpipe();
     // Programs polytune runs die with it, and its scratch directories go.
-    if let Err(e) = crate::measure::confine::clean_up_on_signals() {
+    if let Err(e) = crate::lab::confine::clean_up_on_signals() {
         eprintln!("polytune: warning: cannot handle signals: {e}");
     }
     let cli = Cli::parse();
@@ -548,7 +548,7 @@ pub fn main() -> i32 {
             if let Some(fe) = e.downcast_ref::<frontend::FrontendError>() {
                 eprintln!("{fe}");
                 EXIT_INPUT
-            } else if let Some(ce) = e.downcast_ref::<crate::space::ConfigError>() {
+            } else if let Some(ce) = e.downcast_ref::<crate::config::ConfigError>() {
                 eprintln!("polytune: {ce}");
                 EXIT_USAGE
             } else if e.downcast_ref::<isl::IslError>().is_some() {
@@ -634,7 +634,7 @@ fn run(cli: Cli) -> Result<()> {
             }
             if let Some(t) = tile {
                 c.tile =
-                    crate::space::parse_tile(&t).map_err(|reason| crate::space::ConfigError {
+                    crate::config::parse_tile(&t).map_err(|reason| crate::config::ConfigError {
                         text: t.clone(),
                         reason,
                     })?;
@@ -656,7 +656,7 @@ fn run(cli: Cli) -> Result<()> {
                     },
                 )?
             };
-            let mut outcome = crate::optimize::optimize(&src, &c, context.as_deref())?;
+            let mut outcome = crate::engine::pipeline::optimize(&src, &c, context.as_deref())?;
             for s in &outcome.skipped {
                 eprintln!("polytune: warning: {s}");
             }
@@ -688,7 +688,7 @@ fn run(cli: Cli) -> Result<()> {
                 .map(|t| t.trim().parse::<usize>())
                 .collect::<Result<Vec<_>, _>>()
                 .context("--threads must be comma-separated numbers")?;
-            let opts = crate::fuzz::Options {
+            let opts = crate::app::fuzz::Options {
                 seed,
                 first,
                 programs,
@@ -703,14 +703,14 @@ fn run(cli: Cli) -> Result<()> {
                 keep_work: keep,
                 verbose: true,
                 tamper: None,
-                generator: crate::fuzz::GenOptions {
+                generator: crate::app::fuzz::GenOptions {
                     unsigned: !signed_only,
                     nonpositive: !positive_params,
                 },
                 polytune: Some(std::env::current_exe().context("cannot find the polytune binary")?),
                 engine_timeout: std::time::Duration::from_secs(engine_timeout),
             };
-            let summary = crate::fuzz::run(&opts)?;
+            let summary = crate::app::fuzz::run(&opts)?;
             if json {
                 println!("{}", serde_json::to_string_pretty(&summary)?);
             } else {
@@ -750,22 +750,19 @@ fn run(cli: Cli) -> Result<()> {
                 .compiler
                 .split(',')
                 .map(|c| {
-                    crate::measure::compiler::Compiler::detect(
-                        c.trim(),
-                        Some(split_flags(&run.cflags)),
-                    )
+                    crate::lab::compiler::Compiler::detect(c.trim(), Some(split_flags(&run.cflags)))
                 })
                 .collect::<Result<Vec<_>, _>>()?;
-            let kernels = crate::collect::kernel_files(&paths)?;
+            let kernels = crate::app::campaign::kernel_files(&paths)?;
             if kernels.is_empty() {
                 anyhow::bail!("no .c file under the given paths");
             }
-            let mut store = crate::store::Store::open_exclusive(&db)?;
-            let campaign = crate::collect::Campaign {
+            let mut store = crate::lab::store::Store::open_exclusive(&db)?;
+            let campaign = crate::app::campaign::Campaign {
                 kernels,
                 compilers,
                 size: run.size.clone(),
-                protocol: crate::measure::runner::Protocol {
+                protocol: crate::lab::runner::Protocol {
                     threads: run.threads,
                     timeout: std::time::Duration::from_secs(run.timeout),
                     memory_limit: run.memory_limit(),
@@ -786,7 +783,7 @@ fn run(cli: Cli) -> Result<()> {
                 feature_size: "small".into(),
                 pause_file,
             };
-            let s = crate::collect::run(&campaign, &mut store, &mut std::io::stderr())?;
+            let s = crate::app::campaign::run(&campaign, &mut store, &mut std::io::stderr())?;
             println!(
                 "{}: {} measured, {} already stored, {} failed; {} measurements in total",
                 db.display(),
@@ -856,7 +853,7 @@ fn run(cli: Cli) -> Result<()> {
             let e = crate::learn::evaluate::score(&d, &opts.models, &p, &opts);
             let took = t.elapsed().as_secs_f64();
             if let Some(path) = &predictions {
-                crate::store::atomic::write(
+                crate::lab::store::atomic::write(
                     path,
                     crate::learn::evaluate::predictions_csv(&d, &opts.models, &p).as_bytes(),
                 )?;
@@ -960,8 +957,8 @@ fn run(cli: Cli) -> Result<()> {
             memory_limit,
             json,
         } => {
-            use crate::measure::characterize::{Backend, characterize};
-            let compiler = crate::measure::compiler::Compiler::detect(&compiler, None)?;
+            use crate::lab::characterize::{Backend, characterize};
+            let compiler = crate::lab::compiler::Compiler::detect(&compiler, None)?;
             let dir = Scratch::new("characterize")?;
             let include = vec![
                 file.parent().map(|p| p.to_path_buf()).unwrap_or_default(),
@@ -972,7 +969,7 @@ fn run(cli: Cli) -> Result<()> {
             } else {
                 Backend::Cachegrind
             };
-            let limits = crate::measure::confine::Limits::new(
+            let limits = crate::lab::confine::Limits::new(
                 std::time::Duration::from_secs(timeout),
                 self::memory_limit(memory_limit),
             );
@@ -1018,7 +1015,7 @@ fn run(cli: Cli) -> Result<()> {
                     );
                 }
             }
-            let store = crate::store::Store::open_read_only(&db)?;
+            let store = crate::lab::store::Store::open_read_only(&db)?;
             if let Some(out) = compact {
                 let n = store.compact_copy(&out)?;
                 eprintln!("{n} measurements in {}", out.display());
@@ -1027,7 +1024,7 @@ fn run(cli: Cli) -> Result<()> {
             let n = match csv {
                 Some(p) => {
                     let mut n = 0;
-                    crate::store::atomic::write_with(&p, |w| {
+                    crate::lab::store::atomic::write_with(&p, |w| {
                         n = store.export_csv(w)?;
                         Ok(())
                     })?;
@@ -1054,7 +1051,7 @@ fn run(cli: Cli) -> Result<()> {
                 },
             )?;
             let (variants, skipped) =
-                crate::space::enumerate::distinct_variants(&src, context.as_deref())?;
+                crate::engine::space::distinct_variants(&src, context.as_deref())?;
             for s in &skipped {
                 eprintln!("polytune: warning: {s}");
             }
@@ -1074,7 +1071,7 @@ fn run(cli: Cli) -> Result<()> {
                             file.display()
                         );
                     }
-                    crate::store::atomic::write(&p, v.text.as_bytes())?;
+                    crate::lab::store::atomic::write(&p, v.text.as_bytes())?;
                 }
             }
             let total = Config::all().len();
@@ -1193,13 +1190,13 @@ fn detect_options(
     clang_args: &[String],
     pure: &[String],
     assume_no_alias: bool,
-) -> crate::detect::DetectOptions {
+) -> crate::frontend::detect::DetectOptions {
     let mut args = clang_args.to_vec();
     args.push(format!("-I{}", corpus_include().display()));
     if assume_no_alias {
         eprintln!("{ASSUME_NO_ALIAS_WARNING}");
     }
-    crate::detect::DetectOptions {
+    crate::frontend::detect::DetectOptions {
         clang_args: args,
         pure_functions: pure.to_vec(),
         assume_no_alias,
@@ -1217,7 +1214,10 @@ fn detected_source(
     pure: &[String],
     assume_no_alias: bool,
 ) -> Result<SourceFile> {
-    let d = crate::detect::detect_file(file, &detect_options(clang_args, pure, assume_no_alias))?;
+    let d = crate::frontend::detect::detect_file(
+        file,
+        &detect_options(clang_args, pure, assume_no_alias),
+    )?;
     for r in &d.rejected {
         eprintln!("polytune: note: {}", rejection_text(&d.path, r));
     }
@@ -1252,7 +1252,7 @@ fn detected_source(
 }
 
 #[cfg(feature = "detect")]
-fn rejection_text(path: &std::path::Path, r: &crate::detect::Rejection) -> String {
+fn rejection_text(path: &std::path::Path, r: &crate::frontend::detect::Rejection) -> String {
     format!(
         "rejected loop nest in {} (lines {}-{}): {}:{}:{}: {}",
         r.function,
@@ -1277,7 +1277,10 @@ fn scop_detect(
     mark: bool,
     target: Option<&std::path::Path>,
 ) -> Result<()> {
-    let d = crate::detect::detect_file(file, &detect_options(clang_args, pure, assume_no_alias))?;
+    let d = crate::frontend::detect::detect_file(
+        file,
+        &detect_options(clang_args, pure, assume_no_alias),
+    )?;
     let listing = if json {
         serde_json::to_string_pretty(&json!({
             "file": file.display().to_string(),
@@ -1342,7 +1345,7 @@ fn parse_runs(s: &str) -> Result<(usize, usize), String> {
 }
 
 fn measure(file: &std::path::Path, config: Option<&str>, run: &RunArgs, json: bool) -> Result<()> {
-    use crate::measure::verify::Status;
+    use crate::lab::verify::Status;
     let dir = Scratch::new("measure")?;
     let bench = run.bench(file, dir.path())?;
     let (size, threads) = (&run.size, run.threads);
@@ -1371,7 +1374,7 @@ fn measure(file: &std::path::Path, config: Option<&str>, run: &RunArgs, json: bo
     if let Some(c) = config {
         let c: Config = c.parse()?;
         let src = frontend::parse_file(file, &Options::default())?;
-        let outcome = crate::optimize::optimize(&src, &c, None)?;
+        let outcome = crate::engine::pipeline::optimize(&src, &c, None)?;
         for s in &outcome.skipped {
             eprintln!("polytune: warning: {s}");
         }
@@ -1414,8 +1417,8 @@ fn learned_optimize(
     a: &LearnedArgs,
     context: Option<&str>,
 ) -> Result<String> {
+    use crate::app::select::{Setup, Strategy, select};
     use crate::learn::saved::SavedModel;
-    use crate::optimize::learned::{Setup, Strategy, select};
     let strategy: Strategy = a.strategy.parse().map_err(|e: String| anyhow::anyhow!(e))?;
     let dir = a
         .model
@@ -1432,7 +1435,7 @@ fn learned_optimize(
         compiler: a.run.compiler()?,
         size: a.run.size.clone(),
         include: a.run.include_for(file),
-        protocol: crate::measure::runner::Protocol {
+        protocol: crate::lab::runner::Protocol {
             threads: a.run.threads,
             timeout: std::time::Duration::from_secs(a.run.timeout),
             memory_limit: a.run.memory_limit(),
@@ -1484,7 +1487,7 @@ fn split_flags(f: &str) -> Vec<String> {
     f.split_whitespace().map(String::from).collect()
 }
 
-fn describe(m: &crate::measure::verify::Measurement) -> String {
+fn describe(m: &crate::lab::verify::Measurement) -> String {
     match &m.timing {
         Some(t) => format!(
             "{} median {:.6} s over {} runs, spread {:.1}%",
@@ -1523,24 +1526,24 @@ fn corpus_include() -> PathBuf {
 
 /// The address-space limit of child programs: the default (half of the
 /// machine's memory) unless given.
-fn memory_limit(given: Option<crate::measure::confine::MemoryLimit>) -> Option<u64> {
+fn memory_limit(given: Option<crate::lab::confine::MemoryLimit>) -> Option<u64> {
     match given {
         Some(m) => m.0,
-        None => Some(crate::measure::confine::default_memory_limit()),
+        None => Some(crate::lab::confine::default_memory_limit()),
     }
 }
 
 /// Whether two paths name one file (device and inode: hard links,
 /// symbolic links and `/dev/stdout` aliases included).
 fn same_file(a: &std::path::Path, b: &std::path::Path) -> bool {
-    crate::store::atomic::same_file(a, b)
+    crate::lab::store::atomic::same_file(a, b)
 }
 
 /// Writes a command's text output: to `out` atomically (a failure leaves
 /// the file as it was, with --in-place the input), or to standard output.
 fn write_output(out: Option<&std::path::Path>, text: &[u8]) -> Result<()> {
     match out {
-        Some(p) => crate::store::atomic::write(p, text)?,
+        Some(p) => crate::lab::store::atomic::write(p, text)?,
         None => std::io::stdout()
             .write_all(text)
             .context("cannot write to standard output")?,
@@ -1564,7 +1567,7 @@ fn scop_lines(src: &SourceFile, s: &Scop) -> (usize, usize) {
     )
 }
 
-fn statement_text(src: &SourceFile, st: &crate::scop::Statement) -> String {
+fn statement_text(src: &SourceFile, st: &crate::frontend::scop::Statement) -> String {
     src.text[st.span.start..st.span.end]
         .split_whitespace()
         .collect::<Vec<_>>()
@@ -1583,7 +1586,7 @@ impl<'a> IslView<'a> {
     fn new(ctx: &'a isl::Ctx, s: &Scop) -> IslView<'a> {
         IslView {
             ctx,
-            simplify: crate::optimize::check_limits(s).is_ok(),
+            simplify: crate::engine::pipeline::check_limits(s).is_ok(),
         }
     }
 
@@ -1627,7 +1630,7 @@ fn scop_text(ctx: &isl::Ctx, src: &SourceFile, with_c: bool) -> Result<String> {
             .collect();
         writeln!(o, "  arrays: {}", arrays.join(", "))?;
         let isl = IslView::new(ctx, s);
-        if let Err(e) = crate::optimize::check_limits(s) {
+        if let Err(e) = crate::engine::pipeline::check_limits(s) {
             writeln!(
                 o,
                 "  note: isl notation as built, not simplified by isl: {e}"
@@ -1659,7 +1662,7 @@ fn scop_text(ctx: &isl::Ctx, src: &SourceFile, with_c: bool) -> Result<String> {
             )?;
         }
         if isl.simplify {
-            match crate::model::run_time_check(s, None) {
+            match crate::engine::model::run_time_check(s, None) {
                 Ok(Some(check)) => writeln!(o, "  run-time check: {check}")?,
                 Ok(None) => {}
                 Err(e) => writeln!(o, "  not transformable: {e}")?,
@@ -1704,7 +1707,7 @@ fn scop_json(ctx: &isl::Ctx, src: &SourceFile) -> Result<serde_json::Value> {
             "reads": isl.map(&s.reads())?,
             "writes": isl.map(&s.writes())?,
             "division_dividends": s.division_checks.iter().map(|c| isl::unmangle_text(&c.dividend.to_string())).collect::<Vec<_>>(),
-            "run_time_check": if isl.simplify { crate::model::run_time_check(s, None).ok().flatten() } else { None },
+            "run_time_check": if isl.simplify { crate::engine::model::run_time_check(s, None).ok().flatten() } else { None },
             "statements": stmts,
             "c": s.to_c(""),
         }));

@@ -1,7 +1,7 @@
 //! The fuzzer's own small language of SCoPs: its syntax tree, a random
 //! generator and the printer to a complete C program (parameters from
 //! `argv`, deterministic initialization, the SCoP in a function, every
-//! array printed in the `measure::dump` format).
+//! array printed in the `lab::dump` format).
 
 use super::Rng;
 use std::fmt::Write;

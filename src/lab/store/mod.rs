@@ -5,8 +5,8 @@
 
 pub mod atomic;
 
-use crate::measure::compiler::Compiler;
-use crate::measure::verify::Measurement;
+use crate::lab::compiler::Compiler;
+use crate::lab::verify::Measurement;
 use rusqlite::{Connection, OptionalExtension, params};
 use std::path::Path;
 
@@ -776,7 +776,7 @@ fn uri_path(path: &Path) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::measure::verify::Status;
+    use crate::lab::verify::Status;
 
     #[test]
     fn a_version_1_store_gains_the_baseline_column() {
@@ -799,7 +799,7 @@ mod tests {
             .variant_id(k, "v", false, &["000000000000".into()])
             .unwrap();
         let c = s
-            .compiler_id(&crate::measure::compiler::Compiler::detect("gcc", None).unwrap())
+            .compiler_id(&crate::lab::compiler::Compiler::detect("gcc", None).unwrap())
             .unwrap();
         let key = Key {
             variant: v,

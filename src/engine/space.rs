@@ -5,14 +5,14 @@
 //! wavefront (96 combinations), so each is computed and lowered once and
 //! the 16 post-pass combinations are emitted from it.
 
-use super::{Config, Fusion};
-use crate::codegen;
+use crate::config::{Config, Fusion};
+use crate::engine::codegen;
+use crate::engine::model::{EngineError, Model};
+use crate::engine::pipeline::bounded;
+use crate::engine::transform;
 use crate::frontend::SourceFile;
 use crate::isl::Ctx;
 use crate::isl::Schedule;
-use crate::model::{EngineError, Model};
-use crate::optimize::bounded;
-use crate::transform;
 use sha2::{Digest, Sha256};
 use std::collections::HashMap;
 
@@ -64,7 +64,7 @@ pub fn distinct_variants(
         let unchanged = |bodies: &mut Vec<Vec<String>>| {
             bodies.iter_mut().for_each(|b| b.push(original.clone()));
         };
-        if let Err(e) = crate::optimize::check_limits(scop) {
+        if let Err(e) = crate::engine::pipeline::check_limits(scop) {
             skipped.push(format!("SCoP {} left unchanged: {e}", scop.index));
             unchanged(&mut bodies);
             continue;

@@ -8,9 +8,9 @@
 //! and the next write, a write and the next write); every other memory
 //! dependence is a chain of those, so the set constrains exactly as much.
 
+use crate::frontend::scop::ast::{Span, Stmt, StmtKind};
+use crate::frontend::scop::{Scop, isl_names};
 use crate::isl::{self, Ctx, IslError, MultiUnionPwAff, Schedule, Set, UnionMap, UnionSet};
-use crate::scop::ast::{Span, Stmt, StmtKind};
-use crate::scop::{Scop, isl_names};
 
 /// Why the engine cannot handle a SCoP.
 #[derive(Debug, thiserror::Error)]

@@ -8,12 +8,12 @@
 mod check;
 pub mod expr;
 
+use crate::config::Config;
+use crate::engine::model::{EngineError, Model};
+use crate::frontend::scop::ast::{Stmt, StmtKind};
+use crate::frontend::scop::print::{PREC_ADDITIVE, PREC_ATOM, assignment_to_c};
+use crate::frontend::scop::{Affine, Scop, Term};
 use crate::isl::{self, AstExpr, AstNode, AstOp, IslError, Schedule, Set, UnionMap};
-use crate::model::{EngineError, Model};
-use crate::scop::ast::{Stmt, StmtKind};
-use crate::scop::print::{PREC_ADDITIVE, PREC_ATOM, assignment_to_c};
-use crate::scop::{Affine, Scop, Term};
-use crate::space::Config;
 use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
 use std::fmt::Write;
@@ -768,8 +768,8 @@ const SIMD_PRAGMA: &str = "#if defined(__clang__)\n\
 
 #[cfg(test)]
 mod tests {
+    use crate::config::Config;
     use crate::frontend::{Options, parse_source};
-    use crate::space::Config;
     use std::path::Path;
 
     fn resident_kib() -> Option<u64> {
@@ -790,7 +790,7 @@ mod tests {
             .parse()
             .unwrap();
         let run = || {
-            let out = crate::optimize::optimize(&src, &config, None).unwrap();
+            let out = crate::engine::pipeline::optimize(&src, &config, None).unwrap();
             assert!(out.skipped.is_empty());
         };
         for _ in 0..20 {
@@ -846,7 +846,7 @@ mod marks {
             "void f(int n, int t_steps, double x[99], double y[99], double A[99][99]) {{ int t, i, j;\n#pragma scop\n{body}\n#pragma endscop\n}}\n"
         );
         let src = parse_source(Path::new("t.c"), text, &Options::default()).unwrap();
-        crate::optimize::optimize(&src, &config.parse().unwrap(), None)
+        crate::engine::pipeline::optimize(&src, &config.parse().unwrap(), None)
             .unwrap()
             .text
     }

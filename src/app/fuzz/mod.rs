@@ -17,12 +17,12 @@
 pub mod interp;
 pub mod program;
 
+use crate::config::Config;
 use crate::frontend;
-use crate::measure::compiler::Compiler;
-use crate::measure::confine;
-use crate::measure::dump::{Dump, Tolerance};
-use crate::measure::runner::{self, Exit};
-use crate::space::Config;
+use crate::lab::compiler::Compiler;
+use crate::lab::confine;
+use crate::lab::dump::{Dump, Tolerance};
+use crate::lab::runner::{self, Exit};
 pub use program::GenOptions;
 pub use program::Program;
 use program::{AExpr, Access, Lhs, Stmt, VExpr};
@@ -81,7 +81,7 @@ pub fn program_seed(seed: u64, index: usize) -> u64 {
 #[derive(Debug, thiserror::Error)]
 pub enum FuzzError {
     #[error(transparent)]
-    Compiler(#[from] crate::measure::compiler::CompilerError),
+    Compiler(#[from] crate::lab::compiler::CompilerError),
     #[error("cannot use {path}: {source}")]
     Io {
         path: PathBuf,
@@ -723,7 +723,7 @@ impl Ctx<'_> {
         for (k, cfg) in configs.iter().enumerate() {
             let r = match &opts.polytune {
                 None => std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                    crate::optimize::optimize(&src, cfg, None)
+                    crate::engine::pipeline::optimize(&src, cfg, None)
                 }))
                 .map(|r| r.map_err(|e| ("engine-error", e.to_string())))
                 .map_err(|panic| {
@@ -959,7 +959,7 @@ impl Ctx<'_> {
         prog: &Path,
         out: &Path,
         cfg: &Config,
-    ) -> Result<crate::optimize::Outcome, (&'static str, String)> {
+    ) -> Result<crate::engine::pipeline::Outcome, (&'static str, String)> {
         let (p, o, c) = (
             prog.to_string_lossy().into_owned(),
             out.to_string_lossy().into_owned(),
@@ -983,7 +983,7 @@ impl Ctx<'_> {
                     .filter(|l| l.contains("left unchanged"))
                     .map(|l| l.trim_start_matches("polytune: warning: ").to_string())
                     .collect();
-                Ok(crate::optimize::Outcome { text, skipped })
+                Ok(crate::engine::pipeline::Outcome { text, skipped })
             }
             Ok(r) if r.exit == Exit::Timeout => Err((
                 "engine-timeout",

@@ -3,14 +3,14 @@
 //! original in the same batch, and stored as it arrives. Rerunning the
 //! same campaign resumes it: what is stored is skipped.
 
+use crate::engine::space::{code_hash, distinct_variants};
 use crate::frontend::{self, Options};
-use crate::measure::characterize::{Backend, characterize};
-use crate::measure::compiler::Compiler;
-use crate::measure::runner::Protocol;
-use crate::measure::scratch::Scratch;
-use crate::measure::verify::{Bench, Status};
-use crate::space::enumerate::{code_hash, distinct_variants};
-use crate::store::{Key, Machine, Store};
+use crate::lab::characterize::{Backend, characterize};
+use crate::lab::compiler::Compiler;
+use crate::lab::runner::Protocol;
+use crate::lab::scratch::Scratch;
+use crate::lab::store::{Key, Machine, Store};
+use crate::lab::verify::{Bench, Status};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -40,11 +40,11 @@ pub struct Campaign {
 #[derive(Debug, thiserror::Error)]
 pub enum CollectError {
     #[error(transparent)]
-    Store(#[from] crate::store::StoreError),
+    Store(#[from] crate::lab::store::StoreError),
     #[error(transparent)]
     Frontend(#[from] crate::frontend::FrontendError),
     #[error(transparent)]
-    Engine(#[from] crate::model::EngineError),
+    Engine(#[from] crate::engine::model::EngineError),
     #[error(transparent)]
     Io(#[from] std::io::Error),
 }

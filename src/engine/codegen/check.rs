@@ -10,8 +10,8 @@
 //! was instead of being miscompiled.
 
 use super::Node;
+use crate::engine::model::Model;
 use crate::isl::{AstExpr, AstOp, IslError, UnionMap};
-use crate::model::Model;
 
 /// Why the generated loops cannot be used.
 #[derive(Debug)]

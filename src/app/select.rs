@@ -4,20 +4,20 @@
 //! — and keep the fastest correct one. The original is always a
 //! candidate, so the result is never slower than the input as measured.
 
+use crate::engine::model::EngineError;
+use crate::engine::space::{Variant, distinct_variants};
 use crate::frontend::SourceFile;
+use crate::lab::characterize::{Backend, CharacterizeError, characterize};
+use crate::lab::compiler::Compiler;
+use crate::lab::confine::Limits;
+use crate::lab::runner::{Protocol, interleaved, median, timed_run_with};
+use crate::lab::scratch::Scratch;
+use crate::lab::verify::{Bench, Measurement, Status};
 use crate::learn::dataset::representative;
 use crate::learn::evaluate::{DIVERSE_BITS, consensus, diverse, ensemble, ranking, round_robin};
 use crate::learn::rng::Lcg;
 use crate::learn::saved::SavedModel;
 use crate::learn::{Kind, LearnError};
-use crate::measure::characterize::{Backend, CharacterizeError, characterize};
-use crate::measure::compiler::Compiler;
-use crate::measure::confine::Limits;
-use crate::measure::runner::{Protocol, interleaved, median, timed_run_with};
-use crate::measure::scratch::Scratch;
-use crate::measure::verify::{Bench, Measurement, Status};
-use crate::model::EngineError;
-use crate::space::enumerate::{Variant, distinct_variants};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Instant;

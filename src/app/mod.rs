@@ -1,0 +1,7 @@
+//! The application layer: the work the commands do, built from the
+//! engine, the lab and learning. It returns report structs and never
+//! formats for the terminal.
+
+pub mod campaign;
+pub mod fuzz;
+pub mod select;

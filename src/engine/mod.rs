@@ -1,0 +1,8 @@
+//! The engine: one configuration applied to the SCoPs of a C file. Pure:
+//! it starts no process and prints nothing.
+
+pub mod codegen;
+pub mod model;
+pub mod pipeline;
+pub mod space;
+pub mod transform;

@@ -1,0 +1,12 @@
+//! The measurement lab: compiling, running, timing and verifying programs,
+//! characterizing them, and storing the results. It knows neither the
+//! engine nor learning.
+
+pub mod characterize;
+pub mod compiler;
+pub mod confine;
+pub mod dump;
+pub mod runner;
+pub mod scratch;
+pub mod store;
+pub mod verify;
