@@ -6,8 +6,9 @@ set -euo pipefail
 packages=(
   # isl-rs builds its bundled isl with autotools
   autoconf automake libtool g++ make pkg-config libgmp-dev
-  # SCoP detection in ordinary C (clang-sys, dynamic)
-  libclang-dev
+  # SCoP detection in ordinary C (clang-sys links the libclang that
+  # matches clang-19, see .cargo/config.toml)
+  libclang-19-dev
   # PNG copies of the SVG plots of `evaluate --plots`
   librsvg2-bin
   # simulated counters (cachegrind) and, optionally, hardware ones (PAPI)

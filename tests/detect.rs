@@ -693,3 +693,20 @@ fn local_arrays_are_reached_only_through_their_address() {
 fn literal_bounds_keep_their_dependences() {
     runs_like_the_original("constant_bounds.c", None);
 }
+
+/// Issue 18: a file that includes `<omp.h>` (libclang 14 had none, so the
+/// file was refused) and loops that declare their iterators
+/// (`for (int i = ...)`, rejected as "loop bound `i` is written inside
+/// the nest"): both nests are found, transformed and run as before.
+#[test]
+fn omp_header_and_c99_loop_declarations() {
+    let path = root().join("tests/fixtures/detect/omp_header_c99_loops.c");
+    let d = detect_file(&path, &options()).unwrap();
+    assert!(
+        regions_of(&d).iter().any(|r| r.0 == "smooth"),
+        "{:?} {:?}",
+        regions_of(&d),
+        d.rejected
+    );
+    runs_like_the_original("omp_header_c99_loops.c", None);
+}

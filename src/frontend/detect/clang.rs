@@ -25,6 +25,8 @@ pub enum Kind {
     Return,
     Label,
     Decl,
+    /// One variable of a declaration (a child of `Decl`), with its name.
+    VarDecl,
     Null,
     Asm,
     Call,
@@ -355,6 +357,7 @@ unsafe fn node(tu: CXTranslationUnit, c: CXCursor) -> Node {
             CXCursor_ReturnStmt => Kind::Return,
             CXCursor_LabelStmt => Kind::Label,
             CXCursor_DeclStmt => Kind::Decl,
+            CXCursor_VarDecl => Kind::VarDecl,
             CXCursor_NullStmt => Kind::Null,
             CXCursor_AsmStmt | CXCursor_MSAsmStmt => Kind::Asm,
             CXCursor_CallExpr => Kind::Call,
@@ -375,7 +378,9 @@ unsafe fn node(tu: CXTranslationUnit, c: CXCursor) -> Node {
         let (_, _, _, end) = place(clang_getRangeEnd(extent));
         let children: Vec<Node> = kids.into_iter().map(|k| node(tu, k)).collect();
         let name = match kind {
-            Kind::Call | Kind::DeclRef | Kind::Member => string(clang_getCursorSpelling(c)),
+            Kind::Call | Kind::DeclRef | Kind::Member | Kind::VarDecl => {
+                string(clang_getCursorSpelling(c))
+            }
             _ => String::new(),
         };
         let op = match kind {

@@ -1056,11 +1056,13 @@ fn collect(
         accesses.push((b.clone(), false));
     }
     if n.kind == Kind::For && n.children.len() == 4 {
-        let it = n.children[0]
-            .children
-            .first()
-            .and_then(base)
-            .map(|b| b.name.clone());
+        // The iterator: `i` of `i = 0`, or of `int i = 0` (a declaration
+        // whose variable is the loop's own).
+        let init = &n.children[0];
+        let it = match init.children.first() {
+            Some(v) if init.kind == Kind::Decl && v.kind == Kind::VarDecl => Some(v.name.clone()),
+            first => first.and_then(base).map(|b| b.name.clone()),
+        };
         iterators.extend(it.clone());
         let scope: HashSet<String> = iterators.iter().cloned().collect();
         for h in &n.children[..3] {
