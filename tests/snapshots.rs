@@ -52,3 +52,16 @@ fn unsigned_guarded_with_keyword_names() {
     assert!(out.skipped.is_empty(), "{:?}", out.skipped);
     insta::assert_snapshot!(out.text);
 }
+
+/// A block with scalars of its own, unrolled and jammed: each copy is a
+/// block of its own, so its variables stay private.
+#[test]
+fn local_block_jammed() {
+    let text = "void f(int n, double A[restrict 99][99], double B[restrict 99][99]) {\n  int i, j;\n#pragma scop\n  for (i = 1; i < n; i++)\n    for (j = 0; j < n; j++) {\n      double t = A[i][j] * 2.0;\n      B[i][j] = t * t + B[i - 1][j];\n    }\n#pragma endscop\n}\n";
+    let src =
+        frontend::parse_source(Path::new("k.c"), text.to_string(), &Options::default()).unwrap();
+    let config: Config = "fuse=smart,tile=1x1x1,uj=2".parse().unwrap();
+    let out = polytune::engine::pipeline::optimize(&src, &config, None).unwrap();
+    assert!(out.skipped.is_empty(), "{:?}", out.skipped);
+    insta::assert_snapshot!(out.text);
+}

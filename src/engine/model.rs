@@ -331,7 +331,7 @@ fn original_tree<'c>(
 fn statement_ids(stmts: &[Stmt], out: &mut Vec<usize>) {
     for s in stmts {
         match &s.kind {
-            StmtKind::Assign { id, .. } => out.push(*id),
+            StmtKind::Assign { id, .. } | StmtKind::Local { id, .. } => out.push(*id),
             StmtKind::For(l) => statement_ids(std::slice::from_ref(&l.body), out),
             StmtKind::If { then, other, .. } => {
                 statement_ids(std::slice::from_ref(then), out);
@@ -356,7 +356,7 @@ fn tree_of<'c>(
     let mut parts: Vec<Schedule<'c>> = Vec::new();
     for s in stmts {
         let part = match &s.kind {
-            StmtKind::Assign { id, .. } => {
+            StmtKind::Assign { id, .. } | StmtKind::Local { id, .. } => {
                 let st = &scop.statements[*id];
                 let own = UnionSet::parse(ctx, &scop.domain_of(st))?.intersect(domain)?;
                 Some(Schedule::from_domain(&own)?)

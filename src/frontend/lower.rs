@@ -5,7 +5,7 @@
 
 use super::error::SpanError;
 use crate::frontend::scop::ast::{
-    AssignOp, BinOp, Expr, ExprKind, ForLoop, Span, Stmt, StmtKind, UnOp,
+    AssignOp, BinOp, Expr, ExprKind, ForLoop, LocalPart, Span, Stmt, StmtKind, UnOp,
 };
 use crate::frontend::scop::{
     Access, Affine, Array, DivisionCheck, Formula, LONG_MAX, Region, ScheduleDim, Scop, Statement,
@@ -214,6 +214,10 @@ struct Lowerer<'o> {
     unsigned_seen: HashSet<(Vec<String>, Formula, Affine, i64, i64)>,
     all_iterators: HashSet<String>,
     written_scalars: HashMap<String, Span>,
+    /// Every name a local block declares, and those of the block being
+    /// lowered (declared so far).
+    local_names: HashSet<String>,
+    block_locals: Vec<String>,
     loops: Vec<LoopScope>,
     guards: Vec<Formula>,
     prefix: Vec<ScheduleDim>,
@@ -249,6 +253,9 @@ pub fn lower(
     for s in &body {
         collect(s, &mut all_iterators, &mut written_scalars)?;
     }
+    let locals: HashSet<String> = crate::frontend::scop::ast::local_names(&body)
+        .into_iter()
+        .collect();
     if let Some((name, span)) = written_scalars
         .iter()
         .find(|(n, _)| all_iterators.contains(*n))
@@ -267,6 +274,8 @@ pub fn lower(
         unsigned_seen: HashSet::new(),
         all_iterators,
         written_scalars,
+        local_names: locals,
+        block_locals: Vec::new(),
         loops: Vec::new(),
         guards: Vec::new(),
         prefix: Vec::new(),
@@ -311,6 +320,21 @@ fn collect(s: &Stmt, iters: &mut HashSet<String>, written: &mut HashMap<String, 
             }
             Ok(())
         }
+        StmtKind::Local { parts, .. } => {
+            for p in parts {
+                match p {
+                    LocalPart::Decl { name, span, .. } => {
+                        written.entry(name.clone()).or_insert(*span);
+                    }
+                    LocalPart::Assign { lhs, .. } => {
+                        if let ExprKind::Ident(n) = &lhs.kind {
+                            written.entry(n.clone()).or_insert(lhs.span);
+                        }
+                    }
+                }
+            }
+            Ok(())
+        }
         _ => Ok(()),
     }
 }
@@ -338,6 +362,7 @@ impl Lowerer<'_> {
             }
             StmtKind::Block(v) => v.iter().try_for_each(|x| self.stmt(x)),
             StmtKind::Assign { id, lhs, op, rhs } => self.assignment(*id, s.span, lhs, *op, rhs),
+            StmtKind::Local { id, parts } => self.local_block(*id, s.span, parts),
             StmtKind::Expr(e) => Err(match &e.kind {
                 ExprKind::Unary {
                     op: UnOp::PostInc | UnOp::PreInc | UnOp::PostDec | UnOp::PreDec,
@@ -536,7 +561,111 @@ impl Lowerer<'_> {
         Ok(())
     }
 
+    /// A block with variables of its own: one statement whose accesses
+    /// are those of its parts, its own variables left out (each execution
+    /// of the block has fresh ones: nothing flows between executions).
+    fn local_block(&mut self, id: usize, span: Span, parts: &[LocalPart]) -> R<()> {
+        self.current_reads.clear();
+        self.block_locals.clear();
+        let mut writes = Vec::new();
+        for p in parts {
+            match p {
+                LocalPart::Decl {
+                    ty,
+                    name,
+                    init,
+                    span,
+                } => {
+                    // A static variable is one for every execution, a
+                    // pointer may reach anything, a volatile one is I/O.
+                    let why = if ty.split_whitespace().any(|w| w == "static") {
+                        Some("is `static`: one variable shared by every execution of the block")
+                    } else if ty.contains('*') {
+                        Some("is a pointer: what it points to is not known")
+                    } else if ty.split_whitespace().any(|w| w == "volatile") {
+                        Some("is `volatile`")
+                    } else {
+                        None
+                    };
+                    if let Some(why) = why {
+                        return Err(SpanError::new(
+                            *span,
+                            format!("the block's variable `{name}` {why}"),
+                        )
+                        .help(
+                            "declare it before the loop nest, or move the block outside the SCoP",
+                        ));
+                    }
+                    if self.all_iterators.contains(name) || self.uses.contains_key(name) {
+                        return Err(SpanError::new(
+                            *span,
+                            format!("`{name}` is declared here and also names another variable of the SCoP"),
+                        )
+                        .help("give the block's variable a name of its own"));
+                    }
+                    if let Some(e) = init {
+                        self.value(e)?;
+                    }
+                    self.block_locals.push(name.clone());
+                }
+                LocalPart::Assign { lhs, op, rhs, .. } => {
+                    let write = match &lhs.kind {
+                        ExprKind::Ident(n) if self.block_locals.contains(n) => None,
+                        ExprKind::Access { name, subscripts } => {
+                            Some(self.access(name, subscripts, lhs.span)?)
+                        }
+                        ExprKind::Ident(name) => {
+                            self.note_use(name, 0, lhs.span)?;
+                            Some(Access {
+                                array: name.clone(),
+                                subscripts: vec![],
+                                span: lhs.span,
+                            })
+                        }
+                        _ => {
+                            return Err(SpanError::new(
+                                lhs.span,
+                                "assignment target must be an array element or a scalar variable",
+                            ));
+                        }
+                    };
+                    if let Some(w) = write {
+                        if *op != AssignOp::Assign {
+                            self.current_reads.push(w.clone());
+                        }
+                        writes.push(w);
+                    }
+                    self.value(rhs)?;
+                }
+            }
+        }
+        self.block_locals.clear();
+        let d = self.loops.len();
+        let mut schedule = self.prefix.clone();
+        schedule.push(ScheduleDim::Position(self.counters[d]));
+        self.counters[d] += 1;
+        self.statements.push(Statement {
+            id,
+            iterators: self.loops.iter().map(|l| l.iterator.clone()).collect(),
+            domain: Formula::and(self.guards.clone()),
+            schedule,
+            reads: std::mem::take(&mut self.current_reads),
+            writes,
+            span,
+        });
+        Ok(())
+    }
+
     fn note_use(&mut self, name: &str, rank: usize, span: Span) -> R<()> {
+        if self.local_names.contains(name) {
+            return Err(SpanError::new(
+                span,
+                format!("`{name}` is used outside the block that declares it, or as an array"),
+            )
+            .help(
+                "a variable declared in a block is private to it; give other variables other names",
+            ));
+        }
         match self.uses.get(name) {
             Some(&(r, first)) if r != rank => {
                 let what = |r: usize| {
@@ -590,7 +719,7 @@ impl Lowerer<'_> {
         match &e.kind {
             ExprKind::Int { .. } | ExprKind::Float(_) => Ok(()),
             ExprKind::Ident(name) => {
-                if self.in_scope(name).is_some() {
+                if self.in_scope(name).is_some() || self.block_locals.contains(name) {
                     return Ok(());
                 }
                 if self.all_iterators.contains(name) {
@@ -667,6 +796,11 @@ impl Lowerer<'_> {
                 literal_type(text, *value),
                 Why::Value,
             ),
+            ExprKind::Ident(name) if self.local_names.contains(name) => {
+                return Err(non_affine(format!(
+                    "`{name}` is declared in a block inside the SCoP, so its value is not static"
+                )));
+            }
             ExprKind::Ident(name) => {
                 let ty = self.var_type(name);
                 if ty == CType::NotInteger {

@@ -123,7 +123,7 @@ fn renumber(
     use crate::frontend::scop::ast::StmtKind;
     fn walk(s: &mut crate::frontend::scop::ast::Stmt, first: usize) {
         match &mut s.kind {
-            StmtKind::Assign { id, .. } => *id -= first,
+            StmtKind::Assign { id, .. } | StmtKind::Local { id, .. } => *id -= first,
             StmtKind::For(l) => walk(&mut l.body, first),
             StmtKind::If { then, other, .. } => {
                 walk(then, first);

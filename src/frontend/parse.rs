@@ -3,7 +3,7 @@
 
 use super::error::SpanError;
 use crate::frontend::scop::ast::{
-    AssignOp, BinOp, Expr, ExprKind, ForLoop, Span, Step, Stmt, StmtKind, UnOp,
+    AssignOp, BinOp, Expr, ExprKind, ForLoop, LocalPart, Span, Step, Stmt, StmtKind, UnOp,
 };
 use pest::Parser;
 use pest::iterators::Pair;
@@ -422,11 +422,7 @@ impl Builder<'_> {
                 };
                 StmtKind::If { cond, then, other }
             }
-            Rule::block => StmtKind::Block(
-                p.into_inner()
-                    .map(|q| self.stmt(q))
-                    .collect::<Result<_, _>>()?,
-            ),
+            Rule::block => self.block(p)?,
             Rule::empty_stmt => StmtKind::Empty,
             Rule::expr_stmt => {
                 let mut it = p.into_inner();
@@ -450,8 +446,73 @@ impl Builder<'_> {
                     .unwrap_or_default();
                 StmtKind::Unsupported(format!("`{kw}` statement"))
             }
-            Rule::declaration => StmtKind::Unsupported("a declaration".to_string()),
+            Rule::declaration | Rule::local_decl => {
+                StmtKind::Unsupported("a declaration outside a block".to_string())
+            }
             r => StmtKind::Unsupported(format!("{r:?}")),
+        })
+    }
+
+    /// A block; one that declares scalars of its own is a
+    /// [`StmtKind::Local`] when it is straight-line code.
+    fn block(&mut self, p: Pair<Rule>) -> Result<StmtKind, SpanError> {
+        let pairs: Vec<Pair<Rule>> = p.into_inner().collect();
+        if !pairs.iter().any(|q| q.as_rule() == Rule::local_decl) {
+            return Ok(StmtKind::Block(
+                pairs
+                    .into_iter()
+                    .map(|q| self.stmt(q))
+                    .collect::<Result<_, _>>()?,
+            ));
+        }
+        let first_id = *self.next_id;
+        let mut parts = Vec::new();
+        for q in pairs {
+            let span = self.span(&q);
+            if q.as_rule() == Rule::local_decl {
+                let mut it = q.into_inner();
+                let ty = normalize_type(it.next().expect("type").as_str());
+                let name = it.next().expect("name").as_str().to_string();
+                let init = match it.next() {
+                    Some(e) => Some(self.expr(e)?.0),
+                    None => None,
+                };
+                parts.push(LocalPart::Decl {
+                    ty,
+                    name,
+                    init,
+                    span,
+                });
+                continue;
+            }
+            let s = self.stmt(q)?;
+            match s.kind {
+                StmtKind::Assign { lhs, op, rhs, .. } => parts.push(LocalPart::Assign {
+                    lhs,
+                    op,
+                    rhs,
+                    span: s.span,
+                }),
+                StmtKind::Empty => {}
+                StmtKind::Unsupported(what) => return Ok(StmtKind::Unsupported(what)),
+                _ => {
+                    return Ok(StmtKind::Unsupported(
+                        "a declaration in a block that also has loops, conditions or other statements (only straight-line blocks may declare variables: declare it before the loop nest)"
+                            .to_string(),
+                    ));
+                }
+            }
+        }
+        if !parts.iter().any(|p| matches!(p, LocalPart::Assign { .. })) {
+            // Declarations alone do nothing.
+            return Ok(StmtKind::Empty);
+        }
+        // The assignments inside took the ids first_id.. in order; the
+        // block is one statement.
+        *self.next_id = first_id + 1;
+        Ok(StmtKind::Local {
+            id: first_id,
+            parts,
         })
     }
 
@@ -920,6 +981,14 @@ mod tests {
                 .max(other.as_ref().map_or(0, |o| stmt_depth(o))),
             StmtKind::Block(v) => v.iter().map(stmt_depth).max().unwrap_or(0),
             StmtKind::Assign { lhs, rhs, .. } => expr_depth(lhs).max(expr_depth(rhs)),
+            StmtKind::Local { parts, .. } => parts
+                .iter()
+                .map(|p| match p {
+                    LocalPart::Decl { init, .. } => init.as_ref().map_or(0, expr_depth),
+                    LocalPart::Assign { lhs, rhs, .. } => expr_depth(lhs).max(expr_depth(rhs)),
+                })
+                .max()
+                .unwrap_or(0),
             StmtKind::Expr(e) => expr_depth(e),
             _ => 0,
         }

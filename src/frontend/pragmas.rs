@@ -722,6 +722,9 @@ mod tests {
         let ps = foreign(&src);
         assert_eq!(ps.len(), n);
         assert!(ps.iter().all(|p| p.target == ps[0].target));
-        assert!(started.elapsed().as_secs() < 10);
+        // A guard against quadratic work (10^10 steps here), not a
+        // performance figure: generous, since debug builds on a loaded
+        // 2-core machine took more than 10 s.
+        assert!(started.elapsed().as_secs() < 60);
     }
 }

@@ -11,7 +11,9 @@ pub mod expr;
 use crate::config::Config;
 use crate::engine::model::{EngineError, Model};
 use crate::frontend::scop::ast::{Stmt, StmtKind};
-use crate::frontend::scop::print::{PREC_ADDITIVE, PREC_ATOM, assignment_to_c};
+use crate::frontend::scop::print::{
+    PREC_ADDITIVE, PREC_ATOM, assignment_to_c, expr_to_c_with, local_part_to_c,
+};
 use crate::frontend::scop::{Affine, Scop, Term};
 use crate::isl::{self, AstExpr, AstNode, AstOp, IslError, Schedule, Set, UnionMap};
 use std::cell::RefCell;
@@ -449,6 +451,17 @@ impl Printer<'_> {
         };
         let line = match self.bodies.get(&id).map(|s| &s.kind) {
             Some(StmtKind::Assign { lhs, op, rhs, .. }) => assignment_to_c(lhs, *op, rhs, &subst),
+            Some(StmtKind::Local { parts, .. }) => {
+                // One line, its own block: the block's variables stay
+                // private to this instance (unroll-and-jam copies included).
+                let c = |e: &crate::frontend::scop::ast::Expr| expr_to_c_with(e, &subst);
+                let inner: Vec<String> = parts
+                    .iter()
+                    .map(|p| format!("{};", local_part_to_c(p, &c)))
+                    .collect();
+                let _ = writeln!(self.out, "{indent}{{ {} }}", inner.join(" "));
+                return;
+            }
             _ => format!("/* missing statement S{id} */"),
         };
         let _ = writeln!(self.out, "{indent}{line};");
@@ -565,7 +578,7 @@ impl Printer<'_> {
 fn collect_bodies<'a>(stmts: &'a [Stmt], out: &mut HashMap<usize, &'a Stmt>) {
     for s in stmts {
         match &s.kind {
-            StmtKind::Assign { id, .. } => {
+            StmtKind::Assign { id, .. } | StmtKind::Local { id, .. } => {
                 out.insert(*id, s);
             }
             StmtKind::For(l) => collect_bodies(std::slice::from_ref(&l.body), out),
@@ -588,6 +601,7 @@ fn identifiers(scop: &Scop) -> HashSet<String> {
     for s in &scop.statements {
         ids.extend(s.iterators.iter().cloned());
     }
+    ids.extend(scop.local_names());
     ids
 }
 

@@ -581,6 +581,25 @@ impl Finder<'_> {
     /// Does one statement qualify on its own?
     fn stmt(&self, s: &Node) -> Result<(), Why> {
         match s.kind {
+            // A straight-line block may declare variables of its own
+            // (the front end makes it one statement; its variables are
+            // private to each execution).
+            Kind::Compound if s.children.iter().any(|c| c.kind == Kind::Decl) => {
+                for c in &s.children {
+                    match c.kind {
+                        Kind::Decl if c.children.iter().all(|v| v.kind == Kind::VarDecl) => {}
+                        Kind::Decl => self.stmt(c)?,
+                        Kind::For | Kind::While | Kind::Do | Kind::If | Kind::Compound => {
+                            return Err(Why::at(
+                                c,
+                                "a block that declares variables and also has loops or conditions (declare them before the loop nest)",
+                            ));
+                        }
+                        _ => self.stmt(c)?,
+                    }
+                }
+                Ok(())
+            }
             Kind::Compound => s.children.iter().try_for_each(|c| self.stmt(c)),
             Kind::Null => Ok(()),
             Kind::For => {

@@ -243,6 +243,15 @@ pub enum StmtKind {
         op: AssignOp,
         rhs: Expr,
     },
+    /// A block that declares variables of its own,
+    /// `{ double t = A[i][j] * 2.0; B[i][j] = t + 1.0; }`: straight-line
+    /// declarations and assignments, one polyhedral statement. Its
+    /// variables are private to each execution of the block, so they
+    /// carry no dependence from one execution to the next.
+    Local {
+        id: usize,
+        parts: Vec<LocalPart>,
+    },
     /// An expression statement without assignment (rejected when lowered).
     Expr(Expr),
     /// `while`, a declaration, ...: rejected when lowered.
@@ -250,8 +259,53 @@ pub enum StmtKind {
     Empty,
 }
 
+/// One step of a [`StmtKind::Local`] block.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub enum LocalPart {
+    /// `type name = init;` or `type name;` (`ty` as written).
+    Decl {
+        ty: String,
+        name: String,
+        init: Option<Expr>,
+        span: Span,
+    },
+    Assign {
+        lhs: Expr,
+        op: AssignOp,
+        rhs: Expr,
+        span: Span,
+    },
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Stmt {
     pub kind: StmtKind,
     pub span: Span,
+}
+
+/// The names the local blocks of `stmts` declare (see [`StmtKind::Local`]).
+pub fn local_names(stmts: &[Stmt]) -> Vec<String> {
+    fn walk(s: &Stmt, out: &mut Vec<String>) {
+        match &s.kind {
+            StmtKind::For(l) => walk(&l.body, out),
+            StmtKind::If { then, other, .. } => {
+                walk(then, out);
+                if let Some(o) = other {
+                    walk(o, out);
+                }
+            }
+            StmtKind::Block(v) => v.iter().for_each(|x| walk(x, out)),
+            StmtKind::Local { parts, .. } => {
+                for p in parts {
+                    if let LocalPart::Decl { name, .. } = p {
+                        out.push(name.clone());
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    let mut out = Vec::new();
+    stmts.iter().for_each(|s| walk(s, &mut out));
+    out
 }

@@ -509,6 +509,11 @@ impl DivisionCheck {
 }
 
 impl Scop {
+    /// The names the SCoP's local blocks declare.
+    pub fn local_names(&self) -> Vec<String> {
+        ast::local_names(&self.body)
+    }
+
     fn params_prefix(&self) -> String {
         format!("[{}] -> ", isl_names(&self.parameters))
     }

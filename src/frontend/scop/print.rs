@@ -2,7 +2,7 @@
 //! same tree (same operators, same association, literals as written), so
 //! the compiler sees the same computation as in the original source.
 
-use super::ast::{AssignOp, Expr, ExprKind, ForLoop, Stmt, StmtKind, UnOp};
+use super::ast::{AssignOp, Expr, ExprKind, ForLoop, LocalPart, Stmt, StmtKind, UnOp};
 use std::fmt::Write;
 
 const PREC_TERNARY: u8 = 0;
@@ -201,6 +201,13 @@ fn write_stmt(out: &mut String, s: &Stmt, indent: &str) {
                 expr_to_c(rhs)
             );
         }
+        StmtKind::Local { parts, .. } => {
+            let _ = writeln!(out, "{indent}{{");
+            for p in parts {
+                let _ = writeln!(out, "{indent}  {};", local_part_to_c(p, &expr_to_c));
+            }
+            let _ = writeln!(out, "{indent}}}");
+        }
         StmtKind::Expr(e) => {
             let _ = writeln!(out, "{indent}{};", expr_to_c(e));
         }
@@ -278,4 +285,21 @@ pub fn assignment_to_c(lhs: &Expr, op: AssignOp, rhs: &Expr, subst: Substitution
         op.symbol(),
         expr_to_c_with(rhs, subst)
     )
+}
+
+/// One step of a local block as C (without the `;`), its expressions
+/// written by `c`.
+pub fn local_part_to_c(p: &LocalPart, c: &dyn Fn(&Expr) -> String) -> String {
+    match p {
+        LocalPart::Decl {
+            ty,
+            name,
+            init: Some(e),
+            ..
+        } => format!("{ty} {name} = {}", c(e)),
+        LocalPart::Decl { ty, name, .. } => format!("{ty} {name}"),
+        LocalPart::Assign { lhs, op, rhs, .. } => {
+            format!("{} {} {}", c(lhs), op.symbol(), c(rhs))
+        }
+    }
 }
