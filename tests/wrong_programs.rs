@@ -125,3 +125,22 @@ fn schedules_with_huge_coefficients_are_refused() {
         "the refusal is not explained: {warnings}"
     );
 }
+
+#[test]
+fn loops_that_break_a_dependence_are_refused() {
+    let warnings = same_output(
+        "isl_order.c",
+        &[
+            // The miscompiled ones (all of fuse=smart).
+            "fuse=smart,tile=1x1x1,wave=0,omp=0,prevec=0,simd=0,uj=1",
+            "fuse=smart,tile=1x1x1,wave=1,omp=1,prevec=0,simd=1,uj=4",
+            "fuse=smart,tile=1x1x32,wave=1,omp=1,prevec=1,simd=0,uj=8",
+            "fuse=no,tile=32x32x1,wave=0,omp=1,prevec=1,simd=1,uj=2",
+        ],
+        &[&["1"]],
+    );
+    assert!(
+        warnings.contains("order that breaks a dependence"),
+        "the refusal is not explained: {warnings}"
+    );
+}

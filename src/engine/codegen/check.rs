@@ -20,7 +20,8 @@ pub enum Failure {
     Unreadable(String),
     /// The check itself failed in isl.
     Isl(IslError),
-    /// The loops do not run the domain exactly once in a legal order.
+    /// The loops do not run the domain exactly once, or not in an order
+    /// that respects the dependences.
     Wrong(&'static str),
 }
 
@@ -296,6 +297,27 @@ pub fn check(model: &Model<'_>, nodes: &[Node]) -> Result<(), Failure> {
     if !rest.is_empty()? {
         return Err(Failure::Wrong(
             "isl's loops do not run every statement instance of the SCoP",
+        ));
+    }
+    // The order: every instance runs at the time its loops and position
+    // give it (textual positions and loop counters, compared
+    // lexicographically), and every dependence must go forward in that
+    // time. isl was seen to place a statement of a `set` node one
+    // iteration early (fuzz seed 15, program 821: a read before its write).
+    // It costs `space` (all 1536 configurations) 6% on gemm, 15% on
+    // fdtd-apml and 45% on adi (user time, this 2-core machine).
+    let mut executed: Option<UnionMap<'_>> = None;
+    for (_, m) in runs {
+        executed = Some(match executed {
+            None => m,
+            Some(e) => e.union(&m)?,
+        });
+    }
+    if let Some(executed) = executed
+        && !model.respects(&executed)?
+    {
+        return Err(Failure::Wrong(
+            "isl's loops run statement instances in an order that breaks a dependence",
         ));
     }
     Ok(())

@@ -824,7 +824,7 @@ mod tests {
             .args([
                 "--ignored",
                 "--exact",
-                "codegen::tests::leak_probe",
+                "engine::codegen::tests::leak_probe",
                 "--nocapture",
                 "--test-threads=1",
             ])
