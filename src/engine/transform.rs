@@ -99,10 +99,10 @@ pub fn refine<'c>(
     }
     let result = root.schedule()?;
     if !model.respects(&result.map()?)? {
-        return Err(EngineError::Unsupported {
+        return Err(EngineError::Internal {
             scop: scop_index,
             reason: format!(
-                "internal: the schedule for {config} violates a dependence; refusing to emit it"
+                "the schedule for {config} violates a dependence; refusing to emit it"
             ),
         });
     }
