@@ -47,7 +47,10 @@ impl BuildArgs {
     pub fn compiler_name(&self) -> Result<CompilerName> {
         match self.compiler.as_slice() {
             [one] => Ok(*one),
-            _ => Err(Usage("--compiler takes one compiler here (a list only in `collect`)".into()).into()),
+            _ => Err(
+                Usage("--compiler takes one compiler here (a list only in `collect`)".into())
+                    .into(),
+            ),
         }
     }
 

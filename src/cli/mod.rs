@@ -281,6 +281,11 @@ mod tests {
             ExitStatus::of(&anyhow::anyhow!("cannot read x.c")),
             ExitStatus::Rejected
         );
+        let caught =
+            internal_errors(&["k.c:4: SCoP 0 left unchanged: SCoP 0: internal error: x".into()])
+                .unwrap_err();
+        assert_eq!(ExitStatus::of(&caught), ExitStatus::Internal);
+        assert!(internal_errors(&[]).is_ok());
         assert_eq!(ExitStatus::Internal as i32, 3);
         assert_eq!(ExitStatus::Usage as i32, 2);
     }

@@ -1,9 +1,9 @@
 //! `polytune optimize`: one configuration applied to a file, or the
 //! learned selection (predict, then compile and time candidates).
 
+use super::Ui;
 use super::args::{BuildArgs, ConfigArgs, RunArgs, models_to_read, refuse_overwrite, write_output};
 use super::source::SourceArgs;
-use super::Ui;
 use crate::app::select::{Setup, Strategy, select};
 use crate::frontend::{self, SourceFile};
 use crate::learn::saved::SavedModel;

@@ -130,7 +130,11 @@ pub fn rejection(path: &Path, r: &crate::frontend::detect::Rejection) -> String 
 
 /// The regions `scop --detect` found and the nests it rejected.
 #[cfg(feature = "detect")]
-pub fn detection(file: &Path, d: &crate::frontend::detect::Detection, as_json: bool) -> Result<String> {
+pub fn detection(
+    file: &Path,
+    d: &crate::frontend::detect::Detection,
+    as_json: bool,
+) -> Result<String> {
     if as_json {
         return json_text(&json!({
             "file": file.display().to_string(),

@@ -60,7 +60,11 @@ pub fn run(a: Args, ui: &Ui) -> Result<()> {
             }
             crate::lab::store::atomic::write(&p, v.text.as_bytes())?;
         }
-        ui.detail(format!("{} variants written to {}", variants.len(), dir.display()));
+        ui.detail(format!(
+            "{} variants written to {}",
+            variants.len(),
+            dir.display()
+        ));
     }
     let total = Config::all().len();
     super::out(&if a.output.json {

@@ -101,9 +101,7 @@ pub fn refine<'c>(
     if !model.respects(&result.map()?)? {
         return Err(EngineError::Internal {
             scop: scop_index,
-            reason: format!(
-                "the schedule for {config} violates a dependence; refusing to emit it"
-            ),
+            reason: format!("the schedule for {config} violates a dependence; refusing to emit it"),
         });
     }
     Ok(result)
