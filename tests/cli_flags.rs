@@ -159,7 +159,7 @@ fn one_spelling_per_field_and_the_old_ones_still_work() {
     let help = String::from_utf8_lossy(&polytune(&["optimize", "--help"]).stdout).into_owned();
     let flags: Vec<&str> = help
         .lines()
-        .filter_map(|l| l.trim_start().split_whitespace().next())
+        .filter_map(|l| l.split_whitespace().next())
         .collect();
     for flag in [
         "--wave", "--prevec", "--uj", "--fuse", "--tile", "--omp", "--simd",
