@@ -225,7 +225,13 @@ fn report(e: &anyhow::Error, status: ExitStatus) {
         // Already `file:line:col: message`.
         eprintln!("{fe}");
     } else if status == ExitStatus::Internal {
-        eprintln!("polytune: internal error: {e:#} (please report)");
+        let text = format!("{e:#}");
+        let prefix = if text.contains("internal error") {
+            ""
+        } else {
+            "internal error: "
+        };
+        eprintln!("polytune: {prefix}{text} (please report)");
     } else {
         eprintln!("polytune: {e:#}");
     }
