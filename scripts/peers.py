@@ -100,7 +100,7 @@ def main():
         if not a.shipped:
             mdir = os.path.join(tmp, f"models-without-{name}")
             r = subprocess.run([a.polytune, "train", "--db", a.db, "--compiler", a.compiler,
-                                "--size", a.size, "--threads", str(a.threads),
+                                "--size", a.size, "--measured-threads", str(a.threads),
                                 "--exclude", name, "-o", mdir],
                                capture_output=True, text=True)
             model_args = ["--model", mdir]

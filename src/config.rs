@@ -39,10 +39,13 @@ pub const TILE_SIZE: i64 = 32;
 pub const BITS: usize = 12;
 
 impl Default for Config {
-    /// The identity: no transformation at all.
+    /// The all-zero bit string `000000000000`: maximal distribution and
+    /// nothing else. A readable form or a set of flags that omits a field
+    /// takes it from here, so every spelling agrees on what "not given"
+    /// means.
     fn default() -> Self {
         Config {
-            fusion: Fusion::Smart,
+            fusion: Fusion::No,
             tile: [false; 3],
             wavefront: false,
             omp: false,
@@ -59,7 +62,7 @@ impl Default for Config {
     "invalid configuration `{text}`: {reason}\n  accepted forms: a {BITS}-bit string such as `011100111011` \
      (fuse:2 thermometer, tile:3, wave, omp, prevec, simd, unroll:3 thermometer) or \
      `fuse=no|smart|max,tile=AxBxC (each 1 or 32),wave=0|1,omp=0|1,prevec=0|1,simd=0|1,uj=1|2|4|8` \
-     (keys may be omitted: they default to no transformation)"
+     (an omitted key means what its bits mean at 0: fuse=no, tile=1x1x1, wave=0, omp=0, prevec=0, simd=0, uj=1)"
 )]
 pub struct ConfigError {
     pub text: String,
@@ -172,32 +175,42 @@ impl Config {
                 _ => Err(format!("`{k}` must be 0 or 1, not `{v}`")),
             };
             match k.trim() {
-                "fuse" | "fusion" => {
-                    c.fusion = match v {
-                        "no" | "nofuse" => Fusion::No,
-                        "smart" | "smartfuse" => Fusion::Smart,
-                        "max" | "maxfuse" => Fusion::Max,
-                        _ => return Err(format!("fuse must be no, smart or max, not `{v}`")),
-                    }
-                }
+                "fuse" | "fusion" => c.fusion = v.parse()?,
                 "tile" => c.tile = parse_tile(v)?,
                 "wave" | "wavefront" => c.wavefront = flag(v)?,
                 "omp" => c.omp = flag(v)?,
                 "prevec" | "prevector" => c.prevector = flag(v)?,
                 "simd" => c.simd = flag(v)?,
-                "uj" | "unroll" => {
-                    c.unroll = match v {
-                        "1" => 1,
-                        "2" => 2,
-                        "4" => 4,
-                        "8" => 8,
-                        _ => return Err(format!("uj must be 1, 2, 4 or 8, not `{v}`")),
-                    }
-                }
+                "uj" | "unroll" => c.unroll = parse_unroll(v)?,
                 other => return Err(format!("unknown key `{other}`")),
             }
         }
         Ok(c)
+    }
+}
+
+impl FromStr for Fusion {
+    type Err = String;
+
+    /// `no`, `smart` or `max` (also `nofuse`, `smartfuse`, `maxfuse`).
+    fn from_str(v: &str) -> Result<Fusion, String> {
+        match v.trim() {
+            "no" | "nofuse" => Ok(Fusion::No),
+            "smart" | "smartfuse" => Ok(Fusion::Smart),
+            "max" | "maxfuse" => Ok(Fusion::Max),
+            _ => Err(format!("fuse must be no, smart or max, not `{v}`")),
+        }
+    }
+}
+
+/// An unroll-and-jam factor: 1, 2, 4 or 8.
+pub fn parse_unroll(v: &str) -> Result<u8, String> {
+    match v.trim() {
+        "1" => Ok(1),
+        "2" => Ok(2),
+        "4" => Ok(4),
+        "8" => Ok(8),
+        _ => Err(format!("uj must be 1, 2, 4 or 8, not `{v}`")),
     }
 }
 
@@ -292,7 +305,31 @@ mod tests {
             "fuse=max,tile=32x32x1,wave=0,omp=1,prevec=0,simd=1,uj=4"
         );
         assert_eq!("".parse::<Config>().unwrap(), Config::default());
-        assert_eq!(Config::default().bits(), "010000000000");
+        assert_eq!(Config::default().bits(), "000000000000");
+    }
+
+    #[test]
+    fn an_omitted_key_means_its_bits_at_zero() {
+        let zero: Config = "000000000000".parse().unwrap();
+        assert_eq!("".parse::<Config>().unwrap(), zero);
+        assert_eq!(Config::default(), zero);
+        // Each key alone sets its own bits and leaves the others at 0.
+        for (readable, bits) in [
+            ("fuse=no", "000000000000"),
+            ("fuse=smart", "010000000000"),
+            ("fuse=max", "110000000000"),
+            ("tile=32", "001000000000"),
+            ("tile=1x1x32", "000010000000"),
+            ("wave=1", "000001000000"),
+            ("omp=1", "000000100000"),
+            ("prevec=1", "000000010000"),
+            ("simd=1", "000000001000"),
+            ("uj=2", "000000000001"),
+            ("uj=8", "000000000111"),
+        ] {
+            let c: Config = readable.parse().unwrap();
+            assert_eq!(c.bits(), bits, "{readable}");
+        }
     }
 
     #[test]

@@ -219,7 +219,7 @@ fn campaign_train_evaluate_and_learned_optimize() {
         "--strategy",
         "best",
     ]);
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("multi-model, diverse, model:NAME"));
     let out = polytune(&[
         "optimize",

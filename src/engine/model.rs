@@ -19,6 +19,10 @@ pub enum EngineError {
     Isl(#[from] IslError),
     #[error("SCoP {scop}: {reason}")]
     Unsupported { scop: usize, reason: String },
+    /// A bug of polytune (or isl) caught before it could do harm: the
+    /// result failed one of the engine's own checks, so it is not emitted.
+    #[error("SCoP {scop}: internal error: {reason}")]
+    Internal { scop: usize, reason: String },
     #[error("invalid --context `{text}`: {reason}")]
     Context { text: String, reason: String },
     /// An assumption of the model that no parameter value satisfies;

@@ -16,6 +16,9 @@ pub struct Outcome {
     pub text: String,
     /// One line per SCoP left untouched, with the reason.
     pub skipped: Vec<String>,
+    /// One line per SCoP left untouched because the engine caught a bug of
+    /// its own (`EngineError::Internal`): to be reported, not just noted.
+    pub internal: Vec<String>,
 }
 
 /// Deepest loop nest the engine transforms. isl's scheduler grows about
@@ -137,6 +140,7 @@ pub fn optimize(
 ) -> Result<Outcome, EngineError> {
     let mut bodies = Vec::new();
     let mut skipped = Vec::new();
+    let mut internal = Vec::new();
     for s in &src.scops {
         match transform_scop(src, s, config, context) {
             Ok(body) => bodies.push(body),
@@ -152,7 +156,12 @@ pub fn optimize(
             }
             Err(e) => {
                 let (line, _) = src.line_col(s.region.open.start);
-                skipped.push(format!(
+                let list = if matches!(e, EngineError::Internal { .. }) {
+                    &mut internal
+                } else {
+                    &mut skipped
+                };
+                list.push(format!(
                     "{}:{line}: SCoP {} left unchanged: {e}",
                     src.path.display(),
                     s.index
@@ -164,6 +173,7 @@ pub fn optimize(
     Ok(Outcome {
         text: src.splice(&bodies),
         skipped,
+        internal,
     })
 }
 

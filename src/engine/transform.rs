@@ -99,11 +99,9 @@ pub fn refine<'c>(
     }
     let result = root.schedule()?;
     if !model.respects(&result.map()?)? {
-        return Err(EngineError::Unsupported {
+        return Err(EngineError::Internal {
             scop: scop_index,
-            reason: format!(
-                "internal: the schedule for {config} violates a dependence; refusing to emit it"
-            ),
+            reason: format!("the schedule for {config} violates a dependence; refusing to emit it"),
         });
     }
     Ok(result)

@@ -735,6 +735,14 @@ impl Ctx<'_> {
                 }),
                 Some(bin) => Ok(self.optimize_with(bin, &prog, &work.join(format!("v{k}.c")), cfg)),
             };
+            // An internal error is a finding, whether seen in-process or as
+            // the child's exit code 3.
+            let r = r.map(|o| {
+                o.and_then(|o| match o.internal.is_empty() {
+                    true => Ok(o),
+                    false => Err(("engine-error", o.internal.join("\n"))),
+                })
+            });
             match r {
                 Ok(Ok(outcome)) if outcome.skipped.is_empty() => {
                     res.counts.transformed += 1;
@@ -983,7 +991,11 @@ impl Ctx<'_> {
                     .filter(|l| l.contains("left unchanged"))
                     .map(|l| l.trim_start_matches("polytune: warning: ").to_string())
                     .collect();
-                Ok(crate::engine::pipeline::Outcome { text, skipped })
+                Ok(crate::engine::pipeline::Outcome {
+                    text,
+                    skipped,
+                    internal: Vec::new(),
+                })
             }
             Ok(r) if r.exit == Exit::Timeout => Err((
                 "engine-timeout",

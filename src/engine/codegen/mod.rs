@@ -684,18 +684,16 @@ pub fn lower<'m, 'c>(
     let mut nodes = Vec::new();
     convert(tree, &mut nodes)?;
     if let Err(f) = check::check(model, &nodes) {
-        let reason = match f {
-            check::Failure::Wrong(what) => {
-                format!("internal: {what}; refusing to emit them (an isl code generation bug)")
-            }
-            check::Failure::Unreadable(what) => {
-                format!("the generated loops cannot be checked (isl expression {what})")
-            }
-            check::Failure::Isl(e) => return Err(e.into()),
-        };
-        return Err(EngineError::Unsupported {
-            scop: scop_index,
-            reason,
+        return Err(match f {
+            check::Failure::Wrong(what) => EngineError::Internal {
+                scop: scop_index,
+                reason: format!("{what}; refusing to emit them (an isl code generation bug)"),
+            },
+            check::Failure::Unreadable(what) => EngineError::Unsupported {
+                scop: scop_index,
+                reason: format!("the generated loops cannot be checked (isl expression {what})"),
+            },
+            check::Failure::Isl(e) => e.into(),
         });
     }
     let guard = match &model.guard {

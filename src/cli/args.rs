@@ -1,0 +1,349 @@
+//! The argument groups several commands share (`#[command(flatten)]`):
+//! how programs are built, how they are run and timed, which
+//! configuration to apply, which measurements a model learns from, and
+//! the output format.
+
+use super::Usage;
+use crate::config::{Config, Fusion};
+use crate::lab::compiler::Compiler;
+use crate::lab::runner::Protocol;
+use anyhow::{Context, Result};
+use std::path::{Path, PathBuf};
+
+/// A back-end compiler, as users name it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum CompilerName {
+    Gcc,
+    Clang,
+}
+
+impl CompilerName {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CompilerName::Gcc => "gcc",
+            CompilerName::Clang => "clang",
+        }
+    }
+}
+
+/// How programs are built (every command that compiles).
+#[derive(clap::Args, Clone, Debug)]
+pub struct BuildArgs {
+    /// Back-end compiler (`collect`: a comma-separated list, gcc,clang).
+    #[arg(long, value_enum, value_delimiter = ',', default_value = "gcc")]
+    pub compiler: Vec<CompilerName>,
+    /// Optimization flags of the back-end compiler.
+    #[arg(long, default_value = "-O3 -march=native", allow_hyphen_values = true)]
+    pub cflags: String,
+    /// Extra include directory (repeatable); the file's and the corpus
+    /// header's directories are always included (with --detect, clang
+    /// gets them too).
+    #[arg(short = 'I', value_name = "DIR")]
+    pub include: Vec<PathBuf>,
+}
+
+impl BuildArgs {
+    /// The one compiler of a command that builds with one.
+    pub fn compiler_name(&self) -> Result<CompilerName> {
+        match self.compiler.as_slice() {
+            [one] => Ok(*one),
+            _ => Err(
+                Usage("--compiler takes one compiler here (a list only in `collect`)".into())
+                    .into(),
+            ),
+        }
+    }
+
+    pub fn compiler(&self) -> Result<Compiler> {
+        Ok(Compiler::detect(
+            self.compiler_name()?.as_str(),
+            Some(split_flags(&self.cflags)),
+        )?)
+    }
+
+    /// Every compiler of the list.
+    pub fn compilers(&self) -> Result<Vec<Compiler>> {
+        let mut seen = Vec::new();
+        for c in &self.compiler {
+            if !seen.contains(c) {
+                seen.push(*c);
+            }
+        }
+        Ok(seen
+            .into_iter()
+            .map(|c| Compiler::detect(c.as_str(), Some(split_flags(&self.cflags))))
+            .collect::<Result<Vec<_>, _>>()?)
+    }
+
+    /// The include path for `file`: the extra directories, the file's own
+    /// and the corpus header's.
+    pub fn include_for(&self, file: &Path) -> Vec<PathBuf> {
+        let mut include = self.include.clone();
+        include.push(
+            file.parent()
+                .map(|p| p.to_path_buf())
+                .unwrap_or_else(|| PathBuf::from(".")),
+        );
+        include.push(corpus_include());
+        include
+    }
+}
+
+/// Dataset sizes of corpus-style programs.
+pub const SIZES: [&str; 4] = ["mini", "small", "medium", "large"];
+
+/// How programs are run and timed (`measure`, `collect` and the learned
+/// `optimize`).
+#[derive(clap::Args, Clone, Debug)]
+pub struct RunArgs {
+    /// Dataset size of corpus-style programs.
+    #[arg(long, default_value = "medium", value_parser = SIZES)]
+    pub size: String,
+    /// OpenMP threads (OMP_NUM_THREADS) of every run.
+    #[arg(long, default_value_t = 2)]
+    pub threads: usize,
+    /// Per-run timeout in seconds.
+    #[arg(long, default_value_t = 120)]
+    pub timeout: u64,
+    /// Address-space limit of every program run, e.g. 4G or 512M, or
+    /// `none` [default: half of this machine's memory].
+    #[arg(long, value_name = "SIZE")]
+    pub memory_limit: Option<crate::lab::confine::MemoryLimit>,
+}
+
+impl RunArgs {
+    /// The timing protocol of these arguments (the defaults otherwise).
+    pub fn protocol(&self) -> Protocol {
+        Protocol {
+            threads: self.threads,
+            timeout: std::time::Duration::from_secs(self.timeout),
+            memory_limit: memory_limit(self.memory_limit),
+            ..Default::default()
+        }
+    }
+}
+
+/// One configuration of the space: `--config` and the named flags.
+#[derive(clap::Args, Clone, Debug, Default)]
+#[group(id = "configuration", multiple = true)]
+pub struct ConfigArgs {
+    /// Configuration T: a 12-bit string (e.g. 011100111011) or the
+    /// readable form fuse=smart,tile=32x32x1,wave=0,omp=1,prevec=1,simd=1,uj=4.
+    /// A key left out means what its bits mean at 0 (fuse=no, tile=1x1x1,
+    /// wave=0, omp=0, prevec=0, simd=0, uj=1); the named flags override it.
+    #[arg(long, value_name = "T")]
+    pub config: Option<Config>,
+    /// Fusion structure (fuse=).
+    #[arg(long, value_name = "no|smart|max")]
+    pub fuse: Option<Fusion>,
+    /// Tile sizes of the first three band dimensions, each 1 or 32 (tile=).
+    #[arg(long, value_name = "AxBxC", value_parser = crate::config::parse_tile)]
+    pub tile: Option<[bool; 3]>,
+    /// Wavefront the tile loops (wave=1).
+    #[arg(long, alias = "wavefront")]
+    pub wave: bool,
+    /// OpenMP on the outermost parallel loops (omp=1).
+    #[arg(long)]
+    pub omp: bool,
+    /// Sink a parallel dimension innermost before tiling (prevec=1).
+    #[arg(long, alias = "prevector")]
+    pub prevec: bool,
+    /// Mark vectorizable innermost loops for the compiler (simd=1).
+    #[arg(long)]
+    pub simd: bool,
+    /// Unroll-and-jam factor of the two innermost loops (uj=).
+    #[arg(long, alias = "unroll-jam", value_name = "1|2|4|8", value_parser = crate::config::parse_unroll)]
+    pub uj: Option<u8>,
+}
+
+impl ConfigArgs {
+    /// The configuration given, if any: `--config` (else the all-zero
+    /// one) with the named flags applied over it.
+    pub fn config(&self) -> Option<Config> {
+        let given = self.config.is_some()
+            || self.fuse.is_some()
+            || self.tile.is_some()
+            || self.wave
+            || self.omp
+            || self.prevec
+            || self.simd
+            || self.uj.is_some();
+        if !given {
+            return None;
+        }
+        let mut c = self.config.unwrap_or_default();
+        if let Some(f) = self.fuse {
+            c.fusion = f;
+        }
+        if let Some(t) = self.tile {
+            c.tile = t;
+        }
+        c.wavefront |= self.wave;
+        c.omp |= self.omp;
+        c.prevector |= self.prevec;
+        c.simd |= self.simd;
+        if let Some(u) = self.uj {
+            c.unroll = u;
+        }
+        Some(c)
+    }
+}
+
+/// Machine-readable output.
+#[derive(clap::Args, Clone, Debug)]
+pub struct OutputArgs {
+    /// Machine-readable output (JSON on standard output).
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// The measurements of a store a model learns from.
+#[derive(clap::Args, Clone, Debug)]
+pub struct DataArgs {
+    /// Back-end compiler whose measurements to use.
+    #[arg(long, value_enum, default_value = "gcc")]
+    pub compiler: CompilerName,
+    /// Dataset size of the measurements.
+    #[arg(long, default_value = "medium", value_parser = SIZES)]
+    pub size: String,
+    /// Use the measurements taken at this many OpenMP threads.
+    #[arg(long, value_name = "N", default_value_t = 2)]
+    pub measured_threads: i64,
+    /// Comma-separated models [default: all six: LR,SVM,IBk,K*,M5P,MLP].
+    #[arg(long, value_delimiter = ',', value_parser = crate::learn::Kind::parse)]
+    pub models: Vec<crate::learn::Kind>,
+    /// What the models learn: `log`, the logarithm of the speedup (a 2x
+    /// loss weighs like a 2x gain), `speedup`, the paper's target, or
+    /// `relative`, the log speedup over the kernel's typical variant.
+    #[arg(long, default_value = "log", value_parser = crate::learn::Target::parse)]
+    pub target: crate::learn::Target,
+}
+
+impl DataArgs {
+    pub fn selection(&self) -> crate::learn::dataset::Selection {
+        crate::learn::dataset::Selection {
+            compiler: self.compiler.as_str().to_string(),
+            size: self.size.clone(),
+            threads: self.measured_threads,
+            ..Default::default()
+        }
+    }
+
+    pub fn kinds(&self) -> Vec<crate::learn::Kind> {
+        if self.models.is_empty() {
+            crate::learn::Kind::ALL.to_vec()
+        } else {
+            self.models.clone()
+        }
+    }
+
+    pub fn dataset(&self, db: &Path) -> Result<crate::learn::dataset::Dataset> {
+        if !db.exists() {
+            anyhow::bail!(
+                "{} does not exist (run `polytune collect` first)",
+                db.display()
+            );
+        }
+        let store = crate::lab::store::Store::open_read_only(db)?;
+        crate::learn::dataset::Dataset::from_store(&store, &self.selection())
+            .with_context(|| format!("cannot read the dataset in {}", db.display()))
+    }
+}
+
+pub fn split_flags(f: &str) -> Vec<String> {
+    f.split_whitespace().map(String::from).collect()
+}
+
+/// The corpus header's directory, found next to the executable's source
+/// tree or the current directory.
+pub fn corpus_include() -> PathBuf {
+    let built = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("polybench/include");
+    if built.exists() {
+        built
+    } else {
+        PathBuf::from("polybench/include")
+    }
+}
+
+/// Where `train` writes a compiler's models by default and `optimize`
+/// reads them: models/<compiler> in the current directory.
+pub fn models_dir(compiler: CompilerName) -> PathBuf {
+    PathBuf::from("models").join(compiler.as_str())
+}
+
+/// The models `optimize` reads: models/<compiler> in the current
+/// directory when it exists (what `train` writes by default), else the
+/// shipped ones of the source tree.
+pub fn models_to_read(compiler: CompilerName) -> PathBuf {
+    let local = models_dir(compiler);
+    let shipped = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(&local);
+    if local.exists() || !shipped.exists() {
+        local
+    } else {
+        shipped
+    }
+}
+
+/// The address-space limit of child programs: the default (half of the
+/// machine's memory) unless given.
+pub fn memory_limit(given: Option<crate::lab::confine::MemoryLimit>) -> Option<u64> {
+    match given {
+        Some(m) => m.0,
+        None => Some(crate::lab::confine::default_memory_limit()),
+    }
+}
+
+/// Whether two paths name one file (device and inode: hard links,
+/// symbolic links and `/dev/stdout` aliases included).
+pub fn same_file(a: &Path, b: &Path) -> bool {
+    crate::lab::store::atomic::same_file(a, b)
+}
+
+/// Refuses to write `out` over `input` unless allowed.
+pub fn refuse_overwrite(out: Option<&Path>, input: &Path, in_place: bool) -> Result<()> {
+    if let Some(out) = out
+        && !in_place
+        && same_file(out, input)
+    {
+        anyhow::bail!(
+            "refusing to overwrite the input {}: {} is the same file; pass --in-place to allow it",
+            input.display(),
+            out.display()
+        );
+    }
+    Ok(())
+}
+
+/// Writes a command's text output: to `out` atomically (a failure leaves
+/// the file as it was, with --in-place the input), or to standard output.
+pub fn write_output(out: Option<&Path>, text: &str) -> Result<()> {
+    match out {
+        Some(p) => Ok(crate::lab::store::atomic::write(p, text.as_bytes())?),
+        None => super::out(text),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn named_flags_apply_over_the_all_zero_configuration() {
+        assert_eq!(ConfigArgs::default().config(), None);
+        let a = ConfigArgs {
+            omp: true,
+            ..Default::default()
+        };
+        assert_eq!(a.config().unwrap().bits(), "000000100000");
+        let a = ConfigArgs {
+            config: Some("fuse=max,uj=8".parse().unwrap()),
+            fuse: Some(Fusion::Smart),
+            tile: Some([true, true, false]),
+            ..Default::default()
+        };
+        assert_eq!(
+            a.config().unwrap().to_string(),
+            "fuse=smart,tile=32x32x1,wave=0,omp=0,prevec=0,simd=0,uj=8"
+        );
+    }
+}

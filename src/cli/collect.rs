@@ -1,0 +1,104 @@
+//! `polytune collect`: a training campaign into a SQLite database.
+
+use super::Ui;
+use super::args::{BuildArgs, RunArgs, corpus_include};
+use crate::lab::runner::Protocol;
+use anyhow::Result;
+use std::path::PathBuf;
+
+/// Run (or resume) a training campaign into a SQLite database (hours:
+/// every distinct variant of every kernel is compiled and timed).
+///
+/// Measures the original and every distinct variant of every kernel
+/// with every compiler: verified against the original's output, then
+/// timed. Results are written as they arrive; rerunning the same
+/// command after an interruption skips what is stored.
+#[derive(clap::Args)]
+pub struct Args {
+    /// Kernel files or directories (searched recursively).
+    #[arg(required = true)]
+    paths: Vec<PathBuf>,
+    /// Results database (created if missing).
+    #[arg(long)]
+    db: PathBuf,
+    #[command(flatten)]
+    build: BuildArgs,
+    #[command(flatten)]
+    run: RunArgs,
+    /// Measure at most N variants per kernel (spread over the space).
+    #[arg(long, value_name = "N")]
+    max_variants: Option<usize>,
+    /// Samples per program: at least MIN, up to MAX while the spread
+    /// exceeds 10%. The verification run is the warm-up and, as the
+    /// kernel is timed inside the program, also the first sample.
+    #[arg(long, value_name = "MIN..MAX", default_value = "5..7", value_parser = parse_runs)]
+    runs: (usize, usize),
+    /// A variant whose verification run is this many times slower than
+    /// its baseline gets only two samples (it can never be chosen).
+    #[arg(long, value_name = "X", default_value_t = 3.0)]
+    slow_factor: f64,
+    /// While this file exists, wait before the next measurement: lets
+    /// other work use the machine without disturbing a timed run.
+    #[arg(long, value_name = "FILE")]
+    pause_file: Option<PathBuf>,
+}
+
+pub fn run(a: Args, ui: &Ui) -> Result<()> {
+    let compilers = a.build.compilers()?;
+    let kernels = crate::app::campaign::kernel_files(&a.paths)?;
+    if kernels.is_empty() {
+        anyhow::bail!("no .c file under the given paths");
+    }
+    let mut store = crate::lab::store::Store::open_exclusive(&a.db)?;
+    let campaign = crate::app::campaign::Campaign {
+        kernels,
+        compilers,
+        size: a.run.size.clone(),
+        protocol: Protocol {
+            warmup: 0,
+            min_runs: a.runs.0,
+            max_runs: a.runs.1,
+            verification_is_sample: true,
+            ..a.run.protocol()
+        },
+        slow_factor: Some(a.slow_factor).filter(|f| *f > 0.0),
+        max_variants: a.max_variants,
+        include: a
+            .build
+            .include
+            .iter()
+            .cloned()
+            .chain([corpus_include()])
+            .collect(),
+        feature_size: "small".into(),
+        pause_file: a.pause_file,
+    };
+    let s = crate::app::campaign::run(&campaign, &mut store, &mut ui.progress())?;
+    super::out(&format!(
+        "{}: {} measured, {} already stored, {} failed; {} measurements in total\n",
+        a.db.display(),
+        s.measured,
+        s.skipped,
+        s.failed,
+        store.count("measurements")?
+    ))
+}
+
+/// `MIN..MAX` (or one number) for `--runs`.
+fn parse_runs(s: &str) -> Result<(usize, usize), String> {
+    let bad = || format!("`{s}` is not a run count: expected MIN..MAX (e.g. 5..7) or N");
+    let (lo, hi) = match s.split_once("..") {
+        Some((a, b)) => (
+            a.trim().parse().map_err(|_| bad())?,
+            b.trim().parse().map_err(|_| bad())?,
+        ),
+        None => {
+            let n = s.trim().parse().map_err(|_| bad())?;
+            (n, n)
+        }
+    };
+    if lo == 0 || hi < lo {
+        return Err(bad());
+    }
+    Ok((lo, hi))
+}

@@ -1,0 +1,163 @@
+//! `polytune evaluate`: leave-one-benchmark-out evaluation of the models.
+
+use super::Ui;
+use super::args::{DataArgs, same_file};
+use super::render::{json_text, summary_json, summary_md};
+use crate::learn::evaluate::{self, Evaluation};
+use anyhow::{Context, Result};
+use serde_json::json;
+use std::path::{Path, PathBuf};
+
+/// Leave-one-benchmark-out evaluation of the models on a campaign's
+/// measurements: Opt, Random, each model's 1-shot and N-shot, and
+/// multi-model, per kernel and on average (paper Tables 8–13). Minutes:
+/// every model is trained once per kernel; no program runs.
+#[derive(clap::Args)]
+pub struct Args {
+    /// Results database of a campaign.
+    #[arg(long)]
+    db: PathBuf,
+    #[command(flatten)]
+    data: DataArgs,
+    /// N of N-shot.
+    #[arg(long, default_value_t = 6)]
+    shots: usize,
+    /// Output format.
+    #[arg(long, default_value = "md", value_parser = ["md", "csv", "json"])]
+    format: String,
+    /// The same as --format json.
+    #[arg(long, conflicts_with = "format")]
+    json: bool,
+    /// Also evaluate every model on the features LR's greedy selection
+    /// keeps (paper Tables 14–16).
+    #[arg(long)]
+    subset: bool,
+    /// Draw the sorted speedup distribution of every kernel's space
+    /// and the per-model bars into DIR (SVG, and PNG when rsvg-convert
+    /// is installed).
+    #[arg(long, value_name = "DIR")]
+    plots: Option<PathBuf>,
+    /// Also write every variant's leave-one-out prediction by every
+    /// model to FILE (CSV), to study rankings or combine models.
+    #[arg(long, value_name = "FILE")]
+    predictions: Option<PathBuf>,
+}
+
+pub fn run(a: Args, ui: &Ui) -> Result<()> {
+    if let Some(p) = &a.predictions
+        && same_file(p, &a.db)
+    {
+        anyhow::bail!(
+            "refusing to overwrite the database {} with predictions: name another file",
+            a.db.display()
+        );
+    }
+    let d = a.data.dataset(&a.db)?;
+    let opts = evaluate::Options {
+        models: a.data.kinds(),
+        shots: a.shots,
+        target: a.data.target,
+        ..Default::default()
+    };
+    let t = std::time::Instant::now();
+    let p = evaluate::predictions(&d, &opts)?;
+    let e = evaluate::score(&d, &opts.models, &p, &opts);
+    let took = t.elapsed().as_secs_f64();
+    ui.detail(format!("evaluated in {took:.1} s"));
+    if let Some(path) = &a.predictions {
+        crate::lab::store::atomic::write(
+            path,
+            evaluate::predictions_csv(&d, &opts.models, &p).as_bytes(),
+        )?;
+    }
+    let sub = if a.subset {
+        let lr = crate::learn::saved::SavedModel::train(crate::learn::Kind::Lr, &d, a.data.target)?;
+        let crate::learn::Model::Lr(l) = &lr.model else {
+            unreachable!("LR trains an LR model")
+        };
+        let keep: Vec<String> = l
+            .selected
+            .iter()
+            .filter(|&&j| j < d.feature_names.len())
+            .map(|&j| d.feature_names[j].clone())
+            .collect();
+        let ds = d.with_features(&keep);
+        Some((keep, evaluate::evaluate(&ds, &opts)?))
+    } else {
+        None
+    };
+    if let Some(dir) = &a.plots {
+        plots(&d, &e, dir, ui)?;
+    }
+    let format = if a.json { "json" } else { a.format.as_str() };
+    let text = match format {
+        "csv" => e.csv(),
+        "json" => json_text(&json!({
+            "machine": d.machine, "compiler": d.compiler, "flags": d.flags,
+            "features": d.feature_names, "kernels": d.kernels.len(), "variants": d.rows.len(),
+            "evaluation": e, "summary": summary_json(&e),
+            "subset": sub.as_ref().map(|(k, s)| json!({"features": k, "evaluation": s, "summary": summary_json(s)})),
+        }))?,
+        _ => {
+            let mut o = format!(
+                "## Leave-one-out evaluation: {} ({}), {}\n\n",
+                d.compiler, d.flags, d.machine
+            );
+            o += &format!(
+                "{} kernels, {} verified variants, {} features + {} configuration bits; size {}, {} threads; the models learn the {}; evaluated in {:.1} s.\n",
+                d.kernels.len(),
+                d.rows.len(),
+                d.feature_names.len(),
+                crate::learn::dataset::CONFIG_BITS,
+                d.selection.size,
+                d.selection.threads,
+                a.data.target.describe(),
+                took
+            );
+            o += &summary_md(&e);
+            o += "\n";
+            o += &e.markdown();
+            o += &e.best_configurations();
+            if let Some((keep, s)) = &sub {
+                o += &format!(
+                    "\n## Feature subset (LR's greedy selection): {}\n\n",
+                    keep.join(", ")
+                );
+                o += &summary_md(s);
+                o += "\n";
+            }
+            o
+        }
+    };
+    super::out(&text)
+}
+
+/// The distribution of every kernel's space and the per-model bars.
+fn plots(d: &crate::learn::dataset::Dataset, e: &Evaluation, dir: &Path, ui: &Ui) -> Result<()> {
+    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    let mut n = 0;
+    for (k, rows) in d.rows_by_kernel().iter().enumerate() {
+        if !rows.is_empty() {
+            let name = format!("distribution-{}.svg", d.kernels[k].name);
+            crate::learn::plot::distribution(d, k, &dir.join(name))?;
+            n += 1;
+        }
+    }
+    crate::learn::plot::model_bars(e, &dir.join("models.svg"))?;
+    let svgs: Vec<PathBuf> = std::fs::read_dir(dir)?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "svg"))
+        .collect();
+    let pngs = svgs.iter().filter(|p| crate::learn::plot::png(p)).count();
+    ui.note(format!(
+        "{} plots written to {} (SVG{})",
+        n + 1,
+        dir.display(),
+        if pngs == svgs.len() {
+            " and PNG"
+        } else {
+            "; PNG needs rsvg-convert from librsvg2-bin"
+        }
+    ));
+    Ok(())
+}

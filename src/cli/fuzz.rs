@@ -1,0 +1,108 @@
+//! `polytune fuzz`: differential fuzzing of the engine.
+
+use super::args::split_flags;
+use super::render::{fuzz_text, json_text};
+use super::{Ui, Verbosity};
+use anyhow::{Context, Result};
+use std::path::PathBuf;
+
+/// Differential fuzzing: random legal SCoPs under random configurations,
+/// compiled and run, compared with the original (minutes to hours:
+/// every pair is compiled and run with each compiler).
+///
+/// Every program is generated from the seed (deterministic), proven
+/// legal at its parameter values by an interpreter, transformed as by
+/// `optimize --config`, compiled with each compiler and run at each
+/// thread count and parameter set. Findings (wrong output, crash,
+/// compile error, engine error) are saved with a reproducer under
+/// OUT/findings; the exit code is 1 if there is any.
+#[derive(clap::Args)]
+pub struct Args {
+    /// Seed of the whole run.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Index of the first program (to split a long run into chunks).
+    #[arg(long, default_value_t = 0)]
+    first: usize,
+    /// Number of programs.
+    #[arg(long, default_value_t = 50)]
+    programs: usize,
+    /// Configurations per program.
+    #[arg(long, default_value_t = 4)]
+    configs: usize,
+    /// Parameter sets per program.
+    #[arg(long, default_value_t = 3)]
+    params: usize,
+    /// Comma-separated compilers.
+    #[arg(long, value_enum, value_delimiter = ',', default_value = "gcc,clang")]
+    compilers: Vec<super::args::CompilerName>,
+    /// Comma-separated OpenMP thread counts (OMP_NUM_THREADS).
+    #[arg(long, value_delimiter = ',', default_value = "1,2")]
+    threads: Vec<usize>,
+    /// Flags of every compilation (-fopenmp is always added).
+    #[arg(long, default_value = "-O2", allow_hyphen_values = true)]
+    cflags: String,
+    /// Output directory (findings/ and scratch files).
+    #[arg(long, default_value = "polytune-fuzz")]
+    out: PathBuf,
+    /// Programs handled in parallel.
+    #[arg(long, default_value_t = 2)]
+    jobs: usize,
+    /// Per-run timeout in seconds.
+    #[arg(long, default_value_t = 20)]
+    timeout: u64,
+    /// Keep every program's scratch directory.
+    #[arg(long)]
+    keep: bool,
+    /// Seconds one `optimize` may take (it runs as a child process).
+    #[arg(long, default_value_t = 60)]
+    engine_timeout: u64,
+    /// No unsigned types or literals in the generated SCoPs.
+    #[arg(long)]
+    signed_only: bool,
+    /// Parameter values >= 1 only (the default context).
+    #[arg(long)]
+    positive_params: bool,
+    #[command(flatten)]
+    output: super::args::OutputArgs,
+}
+
+pub fn run(a: Args, ui: &Ui) -> Result<()> {
+    let opts = crate::app::fuzz::Options {
+        seed: a.seed,
+        first: a.first,
+        programs: a.programs,
+        configs: a.configs,
+        params: a.params,
+        compilers: a.compilers.iter().map(|c| c.as_str().to_string()).collect(),
+        threads: a.threads,
+        cflags: split_flags(&a.cflags),
+        out: a.out,
+        jobs: a.jobs,
+        timeout: std::time::Duration::from_secs(a.timeout),
+        keep_work: a.keep,
+        verbose: ui.verbosity >= Verbosity::Normal,
+        tamper: None,
+        generator: crate::app::fuzz::GenOptions {
+            unsigned: !a.signed_only,
+            nonpositive: !a.positive_params,
+        },
+        polytune: Some(std::env::current_exe().context("cannot find the polytune binary")?),
+        engine_timeout: std::time::Duration::from_secs(a.engine_timeout),
+    };
+    let summary = crate::app::fuzz::run(&opts)?;
+    super::out(&if a.output.json {
+        json_text(&summary)?
+    } else {
+        fuzz_text(&summary)
+    })?;
+    ui.note(summary.line());
+    if summary.counts.findings() > 0 {
+        anyhow::bail!(
+            "fuzz: {} finding(s) under {}",
+            summary.findings.len(),
+            opts.out.join("findings").display()
+        );
+    }
+    Ok(())
+}

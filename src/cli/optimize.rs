@@ -1,0 +1,151 @@
+//! `polytune optimize`: one configuration applied to a file, or the
+//! learned selection (predict, then compile and time candidates).
+
+use super::Ui;
+use super::args::{BuildArgs, ConfigArgs, RunArgs, models_to_read, refuse_overwrite, write_output};
+use super::source::SourceArgs;
+use crate::app::select::{Setup, Strategy, select};
+use crate::frontend::{self, SourceFile};
+use crate::learn::saved::SavedModel;
+use anyhow::{Context, Result};
+use std::path::PathBuf;
+
+/// Transform the SCoPs of a C file: with a configuration (fast), or by
+/// learned selection (slow: compiles and times candidates for minutes).
+///
+/// With `--config T` and/or the named flags (--fuse, --tile, --wave,
+/// --omp, --prevec, --simd, --uj) the configuration is applied directly:
+/// no compiler runs, it takes well under a second per SCoP. Every
+/// transformation is proven legal; a SCoP that cannot be handled is left
+/// unchanged (and said so on stderr).
+///
+/// Without a configuration, the trained models predict the best variants
+/// and polytune compiles, verifies and times the original and up to
+/// --shots candidates with the back-end compiler, then keeps the fastest
+/// correct program: this takes minutes (each candidate is run at least 5
+/// times at --size). --no-run emits the top prediction without running
+/// anything.
+#[derive(clap::Args)]
+#[command(group(
+    clap::ArgGroup::new("learned")
+        .args(["model", "shots", "strategy", "no_run", "size", "threads", "timeout", "memory_limit", "compiler", "cflags"])
+        .multiple(true)
+        .conflicts_with("configuration")
+))]
+pub struct Args {
+    /// C source file (never modified unless --in-place).
+    file: PathBuf,
+    #[command(flatten)]
+    config: ConfigArgs,
+    /// Parameter context in isl notation (default: every parameter >= 1).
+    #[arg(long)]
+    context: Option<String>,
+    /// Output file (default: standard output).
+    #[arg(short, long)]
+    output: Option<PathBuf>,
+    /// Allow --output to be the input file.
+    #[arg(long)]
+    in_place: bool,
+    #[command(flatten)]
+    source: SourceArgs,
+    /// With --detect: keep the inserted `#pragma scop` / `#pragma endscop` lines.
+    #[arg(long, requires = "detect")]
+    mark: bool,
+    #[command(flatten)]
+    learned: LearnedArgs,
+    #[command(flatten)]
+    build: BuildArgs,
+    #[command(flatten)]
+    run: RunArgs,
+}
+
+/// The learned selection (used when no configuration is given).
+#[derive(clap::Args, Clone)]
+struct LearnedArgs {
+    /// Directory of trained models [default: models/<compiler> here, as
+    /// `train` writes it, else the shipped models].
+    #[arg(long, value_name = "DIR")]
+    model: Option<PathBuf>,
+    /// Candidates to run (besides the original).
+    #[arg(long, default_value_t = 6)]
+    shots: usize,
+    /// multi-model (each model's best guess in turn), diverse (the
+    /// models' ensemble, candidates spread over the space), model:NAME
+    /// (one model's top N) or random.
+    #[arg(long, default_value = "multi-model", value_parser = parse_strategy)]
+    strategy: Strategy,
+    /// Do not run anything: emit the top prediction (1-shot).
+    #[arg(long)]
+    no_run: bool,
+}
+
+fn parse_strategy(s: &str) -> Result<Strategy, String> {
+    s.parse()
+}
+
+pub fn run(a: Args, ui: &Ui) -> Result<()> {
+    refuse_overwrite(a.output.as_deref(), &a.file, a.in_place)?;
+    let src = a.source.load(&a.file, &a.build.include, ui)?;
+    let (text, internal) = match a.config.config() {
+        Some(c) => {
+            ui.detail(format!(
+                "applying {c} ({}) to {} SCoP(s)",
+                c.bits(),
+                src.scops.len()
+            ));
+            let outcome = crate::engine::pipeline::optimize(&src, &c, a.context.as_deref())?;
+            for s in &outcome.skipped {
+                ui.warn(s);
+            }
+            (outcome.text, outcome.internal)
+        }
+        None => (learned(&a, &src, ui)?, Vec::new()),
+    };
+    let text = if a.source.detect && !a.mark {
+        frontend::strip_scop_pragmas(&text)
+    } else {
+        text
+    };
+    write_output(a.output.as_deref(), &text)?;
+    // The output is written with those SCoPs unchanged; the bug is still
+    // an error of its own.
+    super::internal_errors(&internal)
+}
+
+/// Predict, run the candidates, keep the fastest correct program (the
+/// original when nothing beats it).
+fn learned(a: &Args, src: &SourceFile, ui: &Ui) -> Result<String> {
+    let compiler = a.build.compiler_name()?;
+    let dir = a
+        .learned
+        .model
+        .clone()
+        .unwrap_or_else(|| models_to_read(compiler));
+    let models = SavedModel::load_dir(&dir).with_context(|| {
+        format!(
+            "no trained models for {} (train some with `polytune train --db runs.sqlite --compiler {}`, or pass --model DIR or --config T)",
+            compiler.as_str(),
+            compiler.as_str(),
+        )
+    })?;
+    ui.detail(format!("models from {}", dir.display()));
+    let setup = Setup {
+        compiler: a.build.compiler()?,
+        size: a.run.size.clone(),
+        include: a.build.include_for(&a.file),
+        protocol: a.run.protocol(),
+        strategy: a.learned.strategy,
+        shots: a.learned.shots,
+        no_run: a.learned.no_run,
+        confirm_rounds: 7,
+    };
+    let chosen = select(
+        &a.file,
+        src,
+        &models,
+        &setup,
+        a.context.as_deref(),
+        &mut ui.progress(),
+    )?;
+    Ok(chosen.text)
+}

@@ -1,0 +1,134 @@
+//! Reading the input C file: its `#pragma scop` regions, or (`--detect`)
+//! the regions libclang finds.
+
+use super::Ui;
+use super::args::corpus_include;
+use crate::frontend::{self, Options, SourceFile};
+use anyhow::Result;
+use std::path::{Path, PathBuf};
+
+/// What `--detect` says without the `detect` feature.
+pub const DETECT_MISSING: &str = "--detect needs libclang, and this polytune was built without the `detect` feature: rebuild it with `cargo build --release --features detect` (Debian/Ubuntu: apt install libclang-dev)";
+
+/// What `--assume-no-alias` prints on standard error.
+pub const ASSUME_NO_ALIAS_WARNING: &str = "polytune: warning: --assume-no-alias: polytune assumes that the arrays and pointers of the detected regions never overlap (pointer and array parameters included); if any of them do, the optimized program computes a wrong result";
+
+/// How the SCoPs of the input are found (`optimize`, `scop`).
+#[derive(clap::Args, Clone, Debug)]
+pub struct SourceArgs {
+    /// Treat NAME as a pure function inside SCoPs (repeatable).
+    #[arg(long = "pure", value_name = "NAME")]
+    pub pure: Vec<String>,
+    /// Find the SCoPs without pragmas (libclang; clang arguments after `--`).
+    #[arg(long)]
+    pub detect: bool,
+    /// With --detect: assume that no two arrays or pointers of a region
+    /// overlap (pointer and array parameters are otherwise taken to
+    /// possibly alias). If they do overlap, the result is wrong.
+    #[arg(long, requires = "detect")]
+    pub assume_no_alias: bool,
+    /// Arguments for clang with --detect: include paths, -D flags.
+    #[arg(last = true, value_name = "CLANG_ARGS")]
+    pub clang_args: Vec<String>,
+}
+
+impl SourceArgs {
+    /// The file's SCoPs, marked by pragmas or detected; `include` goes to
+    /// clang as `-I` when detecting.
+    pub fn load(&self, file: &Path, include: &[PathBuf], ui: &Ui) -> Result<SourceFile> {
+        if self.detect {
+            detected_source(file, self, include, ui)
+        } else {
+            Ok(frontend::parse_file(
+                file,
+                &Options {
+                    pure_functions: self.pure.clone(),
+                },
+            )?)
+        }
+    }
+}
+
+/// The clang arguments of `--detect`: the user's, the `-I` directories,
+/// then the corpus header's directory as a fallback. With
+/// `--assume-no-alias`, warns that the result is only right if no arrays
+/// overlap.
+#[cfg(feature = "detect")]
+pub fn detect_options(
+    a: &SourceArgs,
+    include: &[PathBuf],
+    ui: &Ui,
+) -> crate::frontend::detect::DetectOptions {
+    let mut args = a.clang_args.clone();
+    args.extend(include.iter().map(|d| format!("-I{}", d.display())));
+    args.push(format!("-I{}", corpus_include().display()));
+    if a.assume_no_alias && ui.verbosity >= super::Verbosity::Normal {
+        eprintln!("{ASSUME_NO_ALIAS_WARNING}");
+    }
+    crate::frontend::detect::DetectOptions {
+        clang_args: args,
+        pure_functions: a.pure.clone(),
+        assume_no_alias: a.assume_no_alias,
+    }
+}
+
+/// The detected SCoPs of `file`, ready for the engine.
+#[cfg(feature = "detect")]
+fn detected_source(
+    file: &Path,
+    a: &SourceArgs,
+    include: &[PathBuf],
+    ui: &Ui,
+) -> Result<SourceFile> {
+    let d = crate::frontend::detect::detect_file(file, &detect_options(a, include, ui))?;
+    for r in &d.rejected {
+        ui.note(format!("note: {}", super::render::rejection(&d.path, r)));
+    }
+    match d.source {
+        Some(src) => {
+            for r in &d.regions {
+                ui.note(format!(
+                    "detected a SCoP in {} at {}:{}-{}",
+                    r.function,
+                    file.display(),
+                    r.first_line,
+                    r.last_line
+                ));
+            }
+            Ok(src)
+        }
+        None => anyhow::bail!(
+            "{}: no static control part detected (see the notes above for the loop nests that were rejected)",
+            file.display()
+        ),
+    }
+}
+
+#[cfg(not(feature = "detect"))]
+fn detected_source(
+    _file: &Path,
+    _a: &SourceArgs,
+    _include: &[PathBuf],
+    _ui: &Ui,
+) -> Result<SourceFile> {
+    let _ = corpus_include;
+    anyhow::bail!(DETECT_MISSING)
+}
+
+#[cfg(all(test, not(feature = "detect")))]
+mod tests {
+    #[test]
+    fn detect_without_the_feature_says_how_to_get_it() {
+        let a = super::SourceArgs {
+            pure: vec![],
+            detect: true,
+            assume_no_alias: false,
+            clang_args: vec![],
+        };
+        let ui = super::Ui {
+            verbosity: super::super::Verbosity::Normal,
+        };
+        let e = a.load(std::path::Path::new("x.c"), &[], &ui).unwrap_err();
+        assert!(e.to_string().contains("--features detect"), "{e}");
+    }
+}

@@ -1,0 +1,57 @@
+//! `polytune train`: the six speedup models from a campaign's
+//! measurements.
+
+use super::Ui;
+use super::args::{DataArgs, models_dir};
+use anyhow::Result;
+use std::path::PathBuf;
+
+/// Train the six speedup models on a campaign's measurements and write
+/// them (one JSON file each, with their feature schema, machine and
+/// compiler) to a directory (seconds to a few minutes, no program runs).
+#[derive(clap::Args)]
+pub struct Args {
+    /// Results database of a campaign.
+    #[arg(long)]
+    db: PathBuf,
+    /// Directory for the model files [default: models/<compiler>, where
+    /// `optimize` looks for them].
+    #[arg(short, long, value_name = "DIR")]
+    output: Option<PathBuf>,
+    #[command(flatten)]
+    data: DataArgs,
+    /// Leave out a kernel (repeatable): models that have never seen
+    /// it, to try on it as on a new program.
+    #[arg(long, value_name = "KERNEL")]
+    exclude: Vec<String>,
+}
+
+pub fn run(a: Args, ui: &Ui) -> Result<()> {
+    let output = a
+        .output
+        .clone()
+        .unwrap_or_else(|| models_dir(a.data.compiler));
+    let mut d = a.data.dataset(&a.db)?;
+    if !a.exclude.is_empty() {
+        d = d.without_kernels(&a.exclude)?;
+    }
+    ui.note(format!(
+        "training on {} variants of {} kernels ({}, {})",
+        d.rows.len(),
+        d.kernels.len(),
+        d.compiler,
+        d.machine
+    ));
+    for kind in a.data.kinds() {
+        let t = std::time::Instant::now();
+        let m = crate::learn::saved::SavedModel::train(kind, &d, a.data.target)?;
+        let p = m.save(&output)?;
+        ui.note(format!(
+            "  {:4} {:.1} s -> {}",
+            kind.name(),
+            t.elapsed().as_secs_f64(),
+            p.display()
+        ));
+    }
+    Ok(())
+}
