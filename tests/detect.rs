@@ -555,24 +555,8 @@ const CONFIGS: [&str; 4] = [
 
 /// Compiles `src` with OpenMP and runs it on two threads: its output.
 fn build_and_run(cc: &str, src: &Path, exe: &Path) -> String {
-    let out = Command::new(cc)
-        .args(["-O2", "-fopenmp", "-std=c99", "-o"])
-        .arg(exe)
-        .arg(src)
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run {cc}: {e}"));
-    assert!(
-        out.status.success(),
-        "{cc} {}:\n{}",
-        src.display(),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let run = Command::new(exe)
-        .env("OMP_NUM_THREADS", "2")
-        .output()
-        .expect("run the program");
-    assert!(run.status.success(), "{}: {}", exe.display(), run.status);
-    String::from_utf8(run.stdout).unwrap()
+    common::build_openmp(cc, src, exe, &[]);
+    common::run_two_threads(exe, &[])
 }
 
 /// `optimize --detect` under several configurations (OpenMP among them)

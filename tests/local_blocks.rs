@@ -84,24 +84,8 @@ fn unsound_local_blocks_are_rejected_with_their_reason() {
 }
 
 fn build_and_run(cc: &str, src: &Path, exe: &Path) -> String {
-    let out = Command::new(cc)
-        .args(["-O2", "-fopenmp", "-o"])
-        .arg(exe)
-        .arg(src)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{cc} {}: {}",
-        src.display(),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let run = Command::new(exe)
-        .env("OMP_NUM_THREADS", "2")
-        .output()
-        .unwrap();
-    assert!(run.status.success());
-    String::from_utf8(run.stdout).unwrap()
+    common::build_openmp(cc, src, exe, &[]);
+    common::run_two_threads(exe, &[])
 }
 
 #[test]

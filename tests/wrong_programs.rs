@@ -8,7 +8,6 @@
 mod common;
 
 use common::compilers;
-use std::path::Path;
 use std::process::Command;
 
 const CONFIGS: &[&str] = &[
@@ -20,41 +19,6 @@ const CONFIGS: &[&str] = &[
     "fuse=max,tile=1x1x1,wave=0,omp=1,prevec=0,simd=0,uj=2",
 ];
 
-fn build(cc: &str, src: &Path, exe: &Path) {
-    let out = Command::new(cc)
-        .args(["-O2", "-std=gnu99", "-fopenmp", "-w", "-o"])
-        .arg(exe)
-        .arg(src)
-        .arg("-lm")
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run {cc}: {e}"));
-    assert!(
-        out.status.success(),
-        "{cc} {}: {}",
-        src.display(),
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
-
-/// Runs `exe` with two threads, under a 60-second limit (a variant that
-/// loops for hours is a finding too).
-fn run(exe: &Path, args: &[&str]) -> String {
-    let out = Command::new("timeout")
-        .arg("60")
-        .arg(exe)
-        .args(args)
-        .env("OMP_NUM_THREADS", "2")
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{} {args:?}: {}",
-        exe.display(),
-        out.status
-    );
-    String::from_utf8(out.stdout).unwrap()
-}
-
 /// Transforms `name` under every configuration and compares the variant's
 /// output with the original's at each parameter list of `params`; returns
 /// polytune's warnings.
@@ -64,8 +28,11 @@ fn same_output(name: &str, configs: &[&str], params: &[&[&str]]) -> String {
     let dir = tempfile::tempdir().unwrap();
     for cc in compilers() {
         let orig = dir.path().join("orig");
-        build(cc, &src, &orig);
-        let expected: Vec<String> = params.iter().map(|p| run(&orig, p)).collect();
+        common::build_openmp(cc, &src, &orig, &[]);
+        let expected: Vec<String> = params
+            .iter()
+            .map(|p| common::run_two_threads(&orig, p))
+            .collect();
         for (k, config) in configs.iter().enumerate() {
             let variant = dir.path().join(format!("v{k}.c"));
             let out = Command::new(env!("CARGO_BIN_EXE_polytune"))
@@ -84,9 +51,9 @@ fn same_output(name: &str, configs: &[&str], params: &[&[&str]]) -> String {
             );
             warnings.push_str(&String::from_utf8_lossy(&out.stderr));
             let exe = dir.path().join(format!("v{k}"));
-            build(cc, &variant, &exe);
+            common::build_openmp(cc, &variant, &exe, &[]);
             for (p, want) in params.iter().zip(&expected) {
-                let got = run(&exe, p);
+                let got = common::run_two_threads(&exe, p);
                 assert!(
                     got == *want,
                     "{name} under {config} with {cc} at {p:?} prints other values than the original"

@@ -523,6 +523,14 @@ impl Lowerer<'_> {
 
     fn assignment(&mut self, id: usize, span: Span, lhs: &Expr, op: AssignOp, rhs: &Expr) -> R<()> {
         self.current_reads.clear();
+        let write = self.target(lhs, op)?;
+        self.value(rhs)?;
+        self.push_statement(id, span, vec![write]);
+        Ok(())
+    }
+
+    /// The access an assignment writes; a compound assignment also reads it.
+    fn target(&mut self, lhs: &Expr, op: AssignOp) -> R<Access> {
         let write = match &lhs.kind {
             ExprKind::Access { name, subscripts } => self.access(name, subscripts, lhs.span)?,
             ExprKind::Ident(name) => {
@@ -544,7 +552,11 @@ impl Lowerer<'_> {
         if op != AssignOp::Assign {
             self.current_reads.push(write.clone());
         }
-        self.value(rhs)?;
+        Ok(write)
+    }
+
+    /// A statement at the current position, with the reads gathered so far.
+    fn push_statement(&mut self, id: usize, span: Span, writes: Vec<Access>) {
         let d = self.loops.len();
         let mut schedule = self.prefix.clone();
         schedule.push(ScheduleDim::Position(self.counters[d]));
@@ -555,10 +567,9 @@ impl Lowerer<'_> {
             domain: Formula::and(self.guards.clone()),
             schedule,
             reads: std::mem::take(&mut self.current_reads),
-            writes: vec![write],
+            writes,
             span,
         });
-        Ok(())
     }
 
     /// A block with variables of its own: one statement whose accesses
@@ -609,50 +620,17 @@ impl Lowerer<'_> {
                     self.block_locals.push(name.clone());
                 }
                 LocalPart::Assign { lhs, op, rhs, .. } => {
-                    let write = match &lhs.kind {
-                        ExprKind::Ident(n) if self.block_locals.contains(n) => None,
-                        ExprKind::Access { name, subscripts } => {
-                            Some(self.access(name, subscripts, lhs.span)?)
-                        }
-                        ExprKind::Ident(name) => {
-                            self.note_use(name, 0, lhs.span)?;
-                            Some(Access {
-                                array: name.clone(),
-                                subscripts: vec![],
-                                span: lhs.span,
-                            })
-                        }
-                        _ => {
-                            return Err(SpanError::new(
-                                lhs.span,
-                                "assignment target must be an array element or a scalar variable",
-                            ));
-                        }
-                    };
-                    if let Some(w) = write {
-                        if *op != AssignOp::Assign {
-                            self.current_reads.push(w.clone());
-                        }
-                        writes.push(w);
+                    match &lhs.kind {
+                        // The block's own variable: private, not an access.
+                        ExprKind::Ident(n) if self.block_locals.contains(n) => {}
+                        _ => writes.push(self.target(lhs, *op)?),
                     }
                     self.value(rhs)?;
                 }
             }
         }
         self.block_locals.clear();
-        let d = self.loops.len();
-        let mut schedule = self.prefix.clone();
-        schedule.push(ScheduleDim::Position(self.counters[d]));
-        self.counters[d] += 1;
-        self.statements.push(Statement {
-            id,
-            iterators: self.loops.iter().map(|l| l.iterator.clone()).collect(),
-            domain: Formula::and(self.guards.clone()),
-            schedule,
-            reads: std::mem::take(&mut self.current_reads),
-            writes,
-            span,
-        });
+        self.push_statement(id, span, writes);
         Ok(())
     }
 

@@ -116,3 +116,42 @@ pub fn corpus_files() -> Vec<String> {
         .map(|p| p.strip_prefix(&base).unwrap().to_str().unwrap().to_string())
         .collect()
 }
+
+/// Compiles a test program with OpenMP (`-O2 -fopenmp -w`, then `extra`,
+/// then `-lm`); panics with the compiler's message if it fails.
+pub fn build_openmp(cc: &str, src: &Path, exe: &Path, extra: &[&str]) {
+    let out = Command::new(cc)
+        .args(["-O2", "-fopenmp", "-w"])
+        .args(extra)
+        .arg("-o")
+        .arg(exe)
+        .arg(src)
+        .arg("-lm")
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {cc}: {e} (run scripts/setup.sh)"));
+    assert!(
+        out.status.success(),
+        "{cc} {}:\n{}",
+        src.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// Runs a test program on two OpenMP threads under a 60-second limit (a
+/// variant that loops for hours is a failure too); its standard output.
+pub fn run_two_threads(exe: &Path, args: &[&str]) -> String {
+    let out = Command::new("timeout")
+        .arg("60")
+        .arg(exe)
+        .args(args)
+        .env("OMP_NUM_THREADS", "2")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{} {args:?}: {}",
+        exe.display(),
+        out.status
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
