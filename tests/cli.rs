@@ -104,7 +104,7 @@ fn unsupported_statements() {
         "  double t = 1.0;\n",
         5,
         3,
-        "a declaration is not supported",
+        "a declaration outside a block is not supported",
     );
     expect_error(
         "  n++;\n",
