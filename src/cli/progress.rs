@@ -1,6 +1,6 @@
 //! Progress on standard error for the long commands: an `indicatif` bar
 //! (counter and ETA) when standard error is a terminal, else plain lines
-//! with `[k/n]` and an ETA — one at the start, the end and each failure,
+//! with `[k/n]` and an ETA (once there is a pace to draw it from) — one at the start, the end and each failure,
 //! and at most one every few seconds between — never a `\r`. Nothing
 //! with `-q`.
 
@@ -81,8 +81,13 @@ impl Progress {
                     return;
                 }
                 *last = Some(Instant::now());
+                if done == 0 {
+                    // No pace yet to draw an ETA from.
+                    eprintln!("polytune: [0/{total}] {what}");
+                    return;
+                }
                 let eta = eta.unwrap_or_else(|| {
-                    let each = started.elapsed().as_secs_f64() / done.max(1) as f64;
+                    let each = started.elapsed().as_secs_f64() / done as f64;
                     each * total.saturating_sub(done) as f64
                 });
                 eprintln!("polytune: [{done}/{total}] {what}; ETA {}", duration(eta));
