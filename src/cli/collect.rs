@@ -107,7 +107,7 @@ fn show(p: &mut Progress, e: Event) {
             p.note(format_args!("warning: {}: {reason}", kernel.display()))
         }
         Event::Planned { total } => p.set(0, total, "starting", None, false),
-        Event::Kernel { .. } => {}
+        Event::Kernel { name, compiler } => p.doing(&format!("{name} {compiler}: the original")),
         Event::Resumed => p.note("resumed"),
         Event::NoFeatures { name, error } => p.note(format_args!("{name}: no features: {error}")),
         Event::OriginalFailed {

@@ -37,6 +37,8 @@ impl Progress {
                 )
                 .expect("a valid template"),
             );
+            // Redrawn every second, so the clock moves between events.
+            bar.enable_steady_tick(Duration::from_secs(1));
             Mode::Bar(bar)
         } else {
             Mode::Lines { last: None }
@@ -53,6 +55,14 @@ impl Progress {
             Mode::Off => {}
             Mode::Bar(b) => b.println(format!("polytune: {line}")),
             Mode::Lines { .. } => eprintln!("polytune: {line}"),
+        }
+    }
+
+    /// What is running now, on the bar only (plain lines say it with the
+    /// next count).
+    pub fn doing(&self, what: &str) {
+        if let Mode::Bar(b) = &self.mode {
+            b.set_message(what.to_string());
         }
     }
 
