@@ -78,6 +78,7 @@ pub fn run(a: Args, ui: &Ui) -> Result<()> {
         pause_file: a.pause_file,
     };
     let mut p = Progress::new(ui);
+    p.doing("enumerating the variants");
     let s = crate::app::campaign::run(&campaign, &mut store, &mut |e| show(&mut p, e))?;
     p.finish();
     let total = store.count("measurements")?;

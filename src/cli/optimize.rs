@@ -159,6 +159,7 @@ fn learned(a: &Args, src: &SourceFile, ui: &Ui) -> Result<Report> {
         confirm_rounds: 7,
     };
     let mut p = Progress::new(ui);
+    p.doing("characterizing the original");
     let mut total = 0;
     let report = select(
         &a.file,
@@ -167,10 +168,13 @@ fn learned(a: &Args, src: &SourceFile, ui: &Ui) -> Result<Report> {
         &setup,
         a.context.as_deref(),
         &mut |e| match e {
-            Event::Characterized { counters, seconds } => p.note(format_args!(
-                "characterized {} ({counters} counters, {seconds:.1} s)",
-                a.file.display()
-            )),
+            Event::Characterized { counters, seconds } => {
+                p.note(format_args!(
+                    "characterized {} ({counters} counters, {seconds:.1} s)",
+                    a.file.display()
+                ));
+                p.doing("enumerating and ranking the variants");
+            }
             Event::Started { candidates } => {
                 total = candidates + 1;
                 p.set(
