@@ -215,3 +215,57 @@ fn a_second_campaign_on_a_held_store_stops_before_measuring() {
     );
     assert!(String::from_utf8_lossy(&out.stdout).contains("0 measured, 3 already stored"));
 }
+
+/// Progress written to a file (standard error is not a terminal): plain
+/// `[k/n]` lines with an ETA, never a `\r`; `-q` writes none; `--json`
+/// gives the summary.
+#[test]
+fn progress_to_a_file_is_plain_lines_and_quiet_is_silent() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("runs.sqlite");
+    let log = dir.path().join("progress.log");
+    let atax = root().join("polybench/linear-algebra/atax.c");
+    let collect = |quiet: bool, db: &std::path::Path| {
+        let mut c = polytune();
+        if quiet {
+            c.arg("-q");
+        }
+        c.args([
+            "collect",
+            "--json",
+            "--size",
+            "mini",
+            "--max-variants",
+            "2",
+            "--runs",
+            "2",
+            "--db",
+        ])
+        .arg(db)
+        .arg(&atax)
+        .stderr(std::fs::File::create(&log).unwrap())
+        .output()
+        .unwrap()
+    };
+    let out = collect(false, &db);
+    let text = std::fs::read_to_string(&log).unwrap();
+    assert!(out.status.success(), "{text}");
+    assert!(!text.contains('\r'), "{text:?}");
+    let lines: Vec<&str> = text
+        .lines()
+        .filter(|l| l.contains("/3] ") && !l.contains("[0/3]"))
+        .collect();
+    assert!(!lines.is_empty(), "{text}");
+    assert!(lines.iter().all(|l| l.contains("ETA")), "{text}");
+    assert!(text.contains("[3/3] atax gcc: 3 measured"), "{text}");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["measured"], 3);
+    assert_eq!(v["already_stored"], 0);
+    assert_eq!(v["measurements"], 3);
+    // Quiet: the same measurements, nothing said.
+    let out = collect(true, &dir.path().join("quiet.sqlite"));
+    assert!(out.status.success());
+    assert_eq!(std::fs::read_to_string(&log).unwrap(), "");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["measured"], 3);
+}

@@ -465,3 +465,62 @@ fn a_wal_store_on_read_only_storage_is_exported() {
         std::fs::set_permissions(&ro, std::fs::Permissions::from_mode(0o755)).unwrap();
     }
 }
+
+/// The learned `optimize --json` with the shipped models: the report
+/// parses, names the candidates run (verified and timed) and the choice,
+/// and carries the program; `-q` prints no progress.
+#[test]
+fn learned_optimize_json_reports_candidates_and_choice() {
+    let gemm = root().join("polybench/linear-algebra/gemm.c");
+    let models = root().join("models/gcc");
+    let args = |extra: &[&str]| {
+        let mut v = vec![
+            "optimize",
+            gemm.to_str().unwrap(),
+            "--model",
+            models.to_str().unwrap(),
+            "--size",
+            "mini",
+            "--shots",
+            "2",
+        ];
+        v.extend(extra);
+        v.into_iter().map(String::from).collect::<Vec<_>>()
+    };
+    let a = args(&["--json"]);
+    let out = polytune(&a.iter().map(String::as_str).collect::<Vec<_>>());
+    let json = ok(&out);
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let cands = v["candidates"].as_array().unwrap();
+    assert!(!cands.is_empty() && cands.len() <= 2, "{json}");
+    for c in cands {
+        // The readable form and the bits name the same configuration.
+        let config: polytune::config::Config = c["config"].as_str().unwrap().parse().unwrap();
+        assert_eq!(config.bits(), c["bits"].as_str().unwrap());
+        assert!(!c["chosen_by"].as_str().unwrap().is_empty());
+        assert_eq!(c["predicted"].as_array().unwrap().len(), 6);
+        let status = c["run"]["status"].as_str().unwrap();
+        assert_eq!(status, "ok", "{json}");
+        assert!(c["run"]["seconds"].as_f64().unwrap() > 0.0);
+    }
+    assert_eq!(v["original"]["status"], "ok");
+    let reason = v["choice"]["reason"].as_str().unwrap();
+    assert!(["measured", "original-kept"].contains(&reason), "{json}");
+    assert_eq!(v["choice"]["config"].is_null(), reason == "original-kept");
+    assert!(v["choice"]["speedup"].as_f64().unwrap() >= 1.0);
+    assert!(v["program"].as_str().unwrap().starts_with("/* polytune: "));
+    // Progress and the table went to standard error, not into the JSON.
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("chosen by") && stderr.contains("[3/3]"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains('\r'));
+
+    // -q: the program on standard output, nothing on standard error.
+    let mut a = vec!["-q".to_string()];
+    a.extend(args(&[]));
+    let out = polytune(&a.iter().map(String::as_str).collect::<Vec<_>>());
+    assert!(ok(&out).starts_with("/* polytune: "));
+    assert_eq!(String::from_utf8_lossy(&out.stderr), "");
+}

@@ -2,6 +2,9 @@
 //! compiler, measured (verified, then timed) right after its kernel's
 //! original in the same batch, and stored as it arrives. Rerunning the
 //! same campaign resumes it: what is stored is skipped.
+//!
+//! [`run`] prints nothing: it reports progress as [`Event`]s and returns
+//! a [`Summary`].
 
 use crate::engine::space::{code_hash, distinct_variants};
 use crate::frontend::{self, Options};
@@ -11,7 +14,7 @@ use crate::lab::runner::Protocol;
 use crate::lab::scratch::Scratch;
 use crate::lab::store::{Key, Machine, Store};
 use crate::lab::verify::{Bench, Status};
-use std::io::Write;
+use serde::Serialize;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -49,8 +52,9 @@ pub enum CollectError {
     Io(#[from] std::io::Error),
 }
 
-/// Counts of a finished (or resumed) campaign.
-#[derive(Debug, Clone, Default)]
+/// Counts of a finished (or resumed) campaign (the JSON of `collect
+/// --json`, with the store's totals: keys listed in README's Usage).
+#[derive(Debug, Clone, Copy, Default, Serialize)]
 pub struct Summary {
     pub measured: usize,
     pub skipped: usize,
@@ -87,6 +91,54 @@ pub fn kernel_files(paths: &[PathBuf]) -> std::io::Result<Vec<PathBuf>> {
     Ok(out)
 }
 
+/// What a campaign is doing, as it goes.
+#[derive(Debug, Clone, Copy)]
+pub enum Event<'a> {
+    /// A variant the campaign cannot build: it is left out.
+    Skipped {
+        kernel: &'a Path,
+        reason: &'a str,
+    },
+    /// The campaign has `total` programs to go through (stored ones
+    /// included).
+    Planned {
+        total: usize,
+    },
+    /// A kernel's original is measured with a compiler.
+    Kernel {
+        name: &'a str,
+        compiler: &'a str,
+    },
+    /// No features for a kernel (its models will lack it).
+    NoFeatures {
+        name: &'a str,
+        error: &'a str,
+    },
+    /// A kernel's original fails with a compiler: its variants are skipped.
+    OriginalFailed {
+        name: &'a str,
+        compiler: &'a str,
+        status: Status,
+    },
+    /// Program `done` of `total` was measured (`status`) or found stored
+    /// (`None`); `eta` seconds of measuring are left at `each` per program.
+    Variant {
+        done: usize,
+        total: usize,
+        name: &'a str,
+        compiler: &'a str,
+        status: Option<Status>,
+        so_far: Summary,
+        each: f64,
+        eta: f64,
+    },
+    /// Waiting while this file exists.
+    Paused {
+        file: &'a Path,
+    },
+    Resumed,
+}
+
 fn pick<T: Clone>(all: &[T], max: Option<usize>) -> Vec<T> {
     match max {
         Some(m) if m < all.len() => (0..m).map(|k| all[k * all.len() / m].clone()).collect(),
@@ -94,36 +146,31 @@ fn pick<T: Clone>(all: &[T], max: Option<usize>) -> Vec<T> {
     }
 }
 
-/// `1 h 05 min`, `12 min`, `40 s`.
-fn duration(seconds: f64) -> String {
-    let s = seconds.max(0.0).round() as u64;
-    match (s / 3600, (s % 3600) / 60) {
-        (0, 0) => format!("{s} s"),
-        (0, m) => format!("{m} min"),
-        (h, m) => format!("{h} h {m:02} min"),
-    }
-}
-
-/// Waits while `pause` exists, saying so once on `log`. While it waits,
+/// Waits while `pause` exists, saying so once through `progress`. While it waits,
 /// `pause` with the extension `ack` exists: whoever paused the campaign
 /// knows from it that no measurement is running.
-fn wait_while_paused(pause: Option<&Path>, log: &mut dyn Write) -> std::io::Result<()> {
+fn wait_while_paused(pause: Option<&Path>, progress: &mut dyn FnMut(Event)) -> std::io::Result<()> {
     let Some(p) = pause else { return Ok(()) };
     if p.exists() {
         let ack = p.with_extension("ack");
         std::fs::write(&ack, format!("{}\n", std::process::id()))?;
-        writeln!(log, "\npaused while {} exists", p.display())?;
+        progress(Event::Paused { file: p });
         while p.exists() {
             std::thread::sleep(std::time::Duration::from_millis(500));
         }
         let _ = std::fs::remove_file(&ack);
-        writeln!(log, "resumed")?;
+        progress(Event::Resumed);
     }
     Ok(())
 }
 
-/// Runs (or resumes) a campaign into `store`, reporting progress on `log`.
-pub fn run(c: &Campaign, store: &mut Store, log: &mut dyn Write) -> Result<Summary, CollectError> {
+/// Runs (or resumes) a campaign into `store`, reporting progress as it
+/// goes.
+pub fn run(
+    c: &Campaign,
+    store: &mut Store,
+    progress: &mut dyn FnMut(Event),
+) -> Result<Summary, CollectError> {
     let machine = store.machine_id(&Machine::this())?;
     let scratch = Scratch::new("collect")?;
     let work = scratch.path().to_path_buf();
@@ -133,7 +180,10 @@ pub fn run(c: &Campaign, store: &mut Store, log: &mut dyn Write) -> Result<Summa
         let src = frontend::parse_file(path, &Options::default())?;
         let (variants, skipped) = distinct_variants(&src, None)?;
         for s in skipped {
-            writeln!(log, "polytune: warning: {}: {s}", path.display())?;
+            progress(Event::Skipped {
+                kernel: path,
+                reason: &s,
+            });
         }
         plans.push((path.clone(), src, pick(&variants, c.max_variants)));
     }
@@ -141,6 +191,7 @@ pub fn run(c: &Campaign, store: &mut Store, log: &mut dyn Write) -> Result<Summa
         .iter()
         .map(|(_, _, v)| (v.len() + 1) * c.compilers.len())
         .sum();
+    progress(Event::Planned { total });
     let mut done = 0usize;
     // Time spent measuring variants, for the ETA.
     let (mut spent, mut variants_measured) = (0.0f64, 0usize);
@@ -171,7 +222,10 @@ pub fn run(c: &Campaign, store: &mut Store, log: &mut dyn Write) -> Result<Summa
                 &c.protocol.limits(),
             ) {
                 Ok(f) => store.record_features(kernel, "cachegrind", &c.feature_size, &f.values)?,
-                Err(e) => writeln!(log, "{name}: no features: {e}")?,
+                Err(e) => progress(Event::NoFeatures {
+                    name: &name,
+                    error: &e.to_string(),
+                }),
             }
         }
         for compiler in &c.compilers {
@@ -209,7 +263,11 @@ pub fn run(c: &Campaign, store: &mut Store, log: &mut dyn Write) -> Result<Summa
                 done += 1 + variants.len();
                 continue;
             }
-            wait_while_paused(c.pause_file.as_deref(), log)?;
+            wait_while_paused(c.pause_file.as_deref(), progress)?;
+            progress(Event::Kernel {
+                name: &name,
+                compiler: &compiler.name,
+            });
             let (m, reference) = bench.reference(path, true);
             if !stored {
                 store.record(&key(original), &m)?;
@@ -224,12 +282,11 @@ pub fn run(c: &Campaign, store: &mut Store, log: &mut dyn Write) -> Result<Summa
             bench.protocol.slow_cutoff = c.slow_factor.zip(baseline).map(|(f, b)| f * b);
             done += 1;
             let Some(reference) = reference.filter(|_| m.status == Status::Ok) else {
-                writeln!(
-                    log,
-                    "{name}: the original fails with {} ({}); its variants are skipped",
-                    compiler.name,
-                    m.status.as_str()
-                )?;
+                progress(Event::OriginalFailed {
+                    name: &name,
+                    compiler: &compiler.name,
+                    status: m.status,
+                });
                 summary.failed += 1;
                 done += variants.len();
                 continue;
@@ -237,10 +294,11 @@ pub fn run(c: &Campaign, store: &mut Store, log: &mut dyn Write) -> Result<Summa
             for v in variants {
                 let configs: Vec<String> = v.configs.iter().map(|c| c.bits()).collect();
                 let vid = store.variant_id(kernel, &v.hash, false, &configs)?;
-                if store.has_measurement(&key(vid))? {
+                let status = if store.has_measurement(&key(vid))? {
                     summary.skipped += 1;
+                    None
                 } else {
-                    wait_while_paused(c.pause_file.as_deref(), log)?;
+                    wait_while_paused(c.pause_file.as_deref(), progress)?;
                     let file = work.join(format!("{name}.c"));
                     std::fs::write(&file, &v.text)?;
                     let openmp = v.text.contains("#pragma omp");
@@ -253,27 +311,26 @@ pub fn run(c: &Campaign, store: &mut Store, log: &mut dyn Write) -> Result<Summa
                     store.record_against(&key(vid), &m, baseline)?;
                     summary.measured += 1;
                     variants_measured += 1;
-                }
+                    Some(m.status)
+                };
                 done += 1;
                 // Seconds per measurement so far, over what is left (some
                 // of which may turn out to be stored already).
                 let rate = spent / variants_measured.max(1) as f64;
                 let eta = rate * (total - done) as f64;
-                write!(
-                    log,
-                    "\r[{done}/{total}] {name} {}: {} measured, {} already stored, {} failed; {:.1} s each, ETA {}   ",
-                    compiler.name,
-                    summary.measured,
-                    summary.skipped,
-                    summary.failed,
-                    rate,
-                    duration(eta)
-                )?;
-                log.flush()?;
+                progress(Event::Variant {
+                    done,
+                    total,
+                    name: &name,
+                    compiler: &compiler.name,
+                    status,
+                    so_far: summary,
+                    each: rate,
+                    eta,
+                });
             }
         }
     }
-    writeln!(log)?;
     drop(scratch);
     Ok(summary)
 }
@@ -283,19 +340,12 @@ mod tests {
     use super::*;
 
     #[test]
-    fn durations_read_well() {
-        assert_eq!(duration(40.2), "40 s");
-        assert_eq!(duration(720.0), "12 min");
-        assert_eq!(duration(3900.0), "1 h 05 min");
-    }
-
-    #[test]
     fn waits_while_the_pause_file_exists() {
         let dir = tempfile::tempdir().unwrap();
         let pause = dir.path().join("pause");
-        let mut log = Vec::new();
-        wait_while_paused(Some(&pause), &mut log).unwrap();
-        assert!(log.is_empty(), "no file, no pause");
+        let mut said = Vec::new();
+        wait_while_paused(Some(&pause), &mut |e| said.push(format!("{e:?}"))).unwrap();
+        assert!(said.is_empty(), "no file, no pause");
         std::fs::write(&pause, "").unwrap();
         let p = pause.clone();
         let remover = std::thread::spawn(move || {
@@ -310,7 +360,7 @@ mod tests {
             })
         });
         let t = Instant::now();
-        wait_while_paused(Some(&pause), &mut log).unwrap();
+        wait_while_paused(Some(&pause), &mut |e| said.push(format!("{e:?}"))).unwrap();
         remover.join().unwrap();
         assert!(
             seen.join().unwrap(),
@@ -318,10 +368,10 @@ mod tests {
         );
         assert!(!pause.with_extension("ack").exists());
         assert!(t.elapsed().as_millis() >= 300);
-        let text = String::from_utf8(log).unwrap();
+        assert_eq!(said.len(), 2, "{said:?}");
         assert!(
-            text.contains("paused while") && text.contains("resumed"),
-            "{text}"
+            said[0].starts_with("Paused") && said[1] == "Resumed",
+            "{said:?}"
         );
     }
 }

@@ -1,7 +1,9 @@
 //! `polytune collect`: a training campaign into a SQLite database.
 
 use super::Ui;
-use super::args::{BuildArgs, RunArgs, corpus_include};
+use super::args::{BuildArgs, OutputArgs, RunArgs, corpus_include};
+use super::progress::Progress;
+use crate::app::campaign::Event;
 use crate::lab::runner::Protocol;
 use anyhow::Result;
 use std::path::PathBuf;
@@ -41,6 +43,8 @@ pub struct Args {
     /// other work use the machine without disturbing a timed run.
     #[arg(long, value_name = "FILE")]
     pause_file: Option<PathBuf>,
+    #[command(flatten)]
+    output: OutputArgs,
 }
 
 pub fn run(a: Args, ui: &Ui) -> Result<()> {
@@ -73,15 +77,69 @@ pub fn run(a: Args, ui: &Ui) -> Result<()> {
         feature_size: "small".into(),
         pause_file: a.pause_file,
     };
-    let s = crate::app::campaign::run(&campaign, &mut store, &mut ui.progress())?;
-    super::out(&format!(
-        "{}: {} measured, {} already stored, {} failed; {} measurements in total\n",
-        a.db.display(),
-        s.measured,
-        s.skipped,
-        s.failed,
-        store.count("measurements")?
-    ))
+    let mut p = Progress::new(ui);
+    p.doing("enumerating the variants");
+    let s = crate::app::campaign::run(&campaign, &mut store, &mut |e| show(&mut p, e))?;
+    p.finish();
+    let total = store.count("measurements")?;
+    super::out(&if a.output.json {
+        super::render::json_text(&serde_json::json!({
+            "db": a.db,
+            "measured": s.measured,
+            "already_stored": s.skipped,
+            "failed": s.failed,
+            "measurements": total,
+        }))?
+    } else {
+        format!(
+            "{}: {} measured, {} already stored, {} failed; {total} measurements in total\n",
+            a.db.display(),
+            s.measured,
+            s.skipped,
+            s.failed,
+        )
+    })
+}
+
+/// A campaign's progress event on standard error.
+fn show(p: &mut Progress, e: Event) {
+    match e {
+        Event::Skipped { kernel, reason } => {
+            p.note(format_args!("warning: {}: {reason}", kernel.display()))
+        }
+        Event::Planned { total } => p.set(0, total, "starting", None, false),
+        Event::Kernel { name, compiler } => p.doing(&format!("{name} {compiler}: the original")),
+        Event::Resumed => p.note("resumed"),
+        Event::NoFeatures { name, error } => p.note(format_args!("{name}: no features: {error}")),
+        Event::OriginalFailed {
+            name,
+            compiler,
+            status,
+        } => p.note(format_args!(
+            "{name}: the original fails with {compiler} ({}); its variants are skipped",
+            status.as_str()
+        )),
+        Event::Variant {
+            done,
+            total,
+            name,
+            compiler,
+            status,
+            so_far,
+            each,
+            eta,
+        } => p.set(
+            done,
+            total,
+            &format!(
+                "{name} {compiler}: {} measured, {} already stored, {} failed; {each:.1} s each",
+                so_far.measured, so_far.skipped, so_far.failed
+            ),
+            Some(eta),
+            status.is_some_and(|s| s != crate::lab::verify::Status::Ok),
+        ),
+        Event::Paused { file } => p.note(format_args!("paused while {} exists", file.display())),
+    }
 }
 
 /// `MIN..MAX` (or one number) for `--runs`.

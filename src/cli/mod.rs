@@ -14,6 +14,7 @@ mod export;
 mod fuzz;
 mod measure;
 mod optimize;
+mod progress;
 mod render;
 mod scop;
 mod source;
@@ -135,16 +136,6 @@ impl Ui {
     pub fn detail(&self, msg: impl std::fmt::Display) {
         if self.verbosity >= Verbosity::Verbose {
             eprintln!("polytune: {msg}");
-        }
-    }
-
-    /// Where the application layer writes its progress: standard error,
-    /// or nowhere with `-q`.
-    pub fn progress(&self) -> Box<dyn Write> {
-        if self.verbosity >= Verbosity::Normal {
-            Box::new(std::io::stderr())
-        } else {
-            Box::new(std::io::sink())
         }
     }
 }

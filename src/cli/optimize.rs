@@ -3,8 +3,9 @@
 
 use super::Ui;
 use super::args::{BuildArgs, ConfigArgs, RunArgs, models_to_read, refuse_overwrite, write_output};
+use super::progress::Progress;
 use super::source::SourceArgs;
-use crate::app::select::{Setup, Strategy, select};
+use crate::app::select::{Event, Report, Setup, Strategy, select};
 use crate::frontend::{self, SourceFile};
 use crate::learn::saved::SavedModel;
 use anyhow::{Context, Result};
@@ -28,7 +29,7 @@ use std::path::PathBuf;
 #[derive(clap::Args)]
 #[command(group(
     clap::ArgGroup::new("learned")
-        .args(["model", "shots", "strategy", "no_run", "size", "threads", "timeout", "memory_limit", "compiler", "cflags"])
+        .args(["model", "shots", "strategy", "no_run", "json", "size", "threads", "timeout", "memory_limit", "compiler", "cflags"])
         .multiple(true)
         .conflicts_with("configuration")
 ))]
@@ -77,6 +78,11 @@ struct LearnedArgs {
     /// Do not run anything: emit the top prediction (1-shot).
     #[arg(long)]
     no_run: bool,
+    /// Print the selection's report as JSON on standard output (the
+    /// candidates, their runs, the choice); the program goes to --output,
+    /// and into the report's `program` without one.
+    #[arg(long)]
+    json: bool,
 }
 
 fn parse_strategy(s: &str) -> Result<Strategy, String> {
@@ -99,7 +105,20 @@ pub fn run(a: Args, ui: &Ui) -> Result<()> {
             }
             (outcome.text, outcome.internal)
         }
-        None => (learned(&a, &src, ui)?, Vec::new()),
+        None => {
+            let report = learned(&a, &src, ui)?;
+            if a.learned.json {
+                let mut v = serde_json::to_value(&report)?;
+                if a.output.is_none() {
+                    v["program"] = serde_json::Value::String(report.text.clone());
+                }
+                super::out(&super::render::json_text(&v)?)?;
+                if a.output.is_none() {
+                    return Ok(());
+                }
+            }
+            (report.text, Vec::new())
+        }
     };
     let text = if a.source.detect && !a.mark {
         frontend::strip_scop_pragmas(&text)
@@ -114,7 +133,7 @@ pub fn run(a: Args, ui: &Ui) -> Result<()> {
 
 /// Predict, run the candidates, keep the fastest correct program (the
 /// original when nothing beats it).
-fn learned(a: &Args, src: &SourceFile, ui: &Ui) -> Result<String> {
+fn learned(a: &Args, src: &SourceFile, ui: &Ui) -> Result<Report> {
     let compiler = a.build.compiler_name()?;
     let dir = a
         .learned
@@ -139,13 +158,55 @@ fn learned(a: &Args, src: &SourceFile, ui: &Ui) -> Result<String> {
         no_run: a.learned.no_run,
         confirm_rounds: 7,
     };
-    let chosen = select(
+    let mut p = Progress::new(ui);
+    p.doing("characterizing the original");
+    let mut total = 0;
+    let report = select(
         &a.file,
         src,
         &models,
         &setup,
         a.context.as_deref(),
-        &mut ui.progress(),
+        &mut |e| match e {
+            Event::Characterized { counters, seconds } => {
+                p.note(format_args!(
+                    "characterized {} ({counters} counters, {seconds:.1} s)",
+                    a.file.display()
+                ));
+                p.doing("enumerating and ranking the variants");
+            }
+            Event::Started { candidates } => {
+                total = candidates + 1;
+                p.set(
+                    0,
+                    total,
+                    "compiling, verifying and timing the original",
+                    None,
+                    false,
+                );
+            }
+            Event::Baseline { status } => p.set(
+                1,
+                total,
+                &format!("original: {}", status.as_str()),
+                None,
+                false,
+            ),
+            Event::Candidate { k, n, status } => p.set(
+                k + 1,
+                total,
+                &format!("candidate {k} of {n}: {}", status.as_str()),
+                None,
+                false,
+            ),
+            Event::HeadToHead { rounds } => p.note(format_args!(
+                "head to head with the original, {rounds} alternating rounds"
+            )),
+            Event::Done => p.finish(),
+        },
     )?;
-    Ok(chosen.text)
+    if ui.verbosity >= super::Verbosity::Normal {
+        eprint!("{}", super::render::selection_text(&report));
+    }
+    Ok(report)
 }

@@ -352,3 +352,116 @@ pub fn counters_json(file: &Path, size: &str, f: &crate::lab::characterize::Feat
         .collect();
     json!({"file": file.display().to_string(), "backend": f.backend, "size": size, "features": map})
 }
+
+/// The learned selection as the user reads it on standard error: the
+/// ranking, the table of candidates run, the checks of the winner and the
+/// choice.
+pub fn selection_text(r: &crate::app::select::Report) -> String {
+    use crate::app::select::Reason;
+    let mut s = String::new();
+    for w in &r.warnings {
+        let _ = writeln!(s, "polytune: warning: {w}");
+    }
+    let _ = writeln!(
+        s,
+        "polytune: {} distinct variants, ranked by {} models trained on {} ({})",
+        r.variants, r.models, r.trained_compiler, r.trained_machine
+    );
+    if r.choice.reason == Reason::Predicted {
+        let _ = writeln!(
+            s,
+            "polytune: chose {} ({}), not run (--no-run)",
+            r.choice.config.map(|c| c.to_string()).unwrap_or_default(),
+            r.choice.chosen_by.as_deref().unwrap_or("")
+        );
+        return s;
+    }
+    let names: Vec<String> = r.candidates.iter().map(|c| c.config.to_string()).collect();
+    // The widest configuration sets the first column, so the table lines up.
+    let w = names
+        .iter()
+        .map(String::len)
+        .max()
+        .unwrap_or(0)
+        .max("candidate".len());
+    let _ = writeln!(
+        s,
+        "  {:<w$} {:>10} {:>8}  chosen by",
+        "candidate", "seconds", "speedup"
+    );
+    if let Some(base) = r.original.as_ref().and_then(|o| o.seconds) {
+        let _ = writeln!(
+            s,
+            "  {:<w$} {base:>10.4} {:>8.2}  baseline",
+            "original", 1.0
+        );
+    }
+    for (c, name) in r.candidates.iter().zip(&names) {
+        let why = &c.chosen_by;
+        let _ = match c.run.as_ref().map(|r| (r, r.seconds, r.speedup)) {
+            Some((_, Some(t), Some(x))) => writeln!(s, "  {name:<w$} {t:>10.4} {x:>8.2}  {why}"),
+            Some((run, _, _)) => {
+                let what = if run.detail.is_empty() {
+                    run.status.as_str().to_string()
+                } else {
+                    format!("{}: {}", run.status.as_str(), run.detail)
+                };
+                writeln!(s, "  {name:<w$} {:>10} {:>8}  {why}: {what}", "-", "-")
+            }
+            None => writeln!(s, "  {name:<w$} {:>10} {:>8}  {why}: not run", "-", "-"),
+        };
+    }
+    for p in &r.passive {
+        let shown: Vec<String> = p
+            .seconds
+            .iter()
+            .map(|t| t.map_or("timed out".into(), |t| format!("{t:.4} s")))
+            .collect();
+        let _ = writeln!(
+            s,
+            "polytune: {} with sleeping threads (OMP_WAIT_POLICY=passive): {}{}",
+            p.config,
+            shown.join(", "),
+            if p.holds {
+                ""
+            } else {
+                " — slower than the original: skipped"
+            }
+        );
+    }
+    if let Some(h) = &r.head_to_head {
+        let rounds = h.rounds;
+        match (&h.error, h.original_seconds, h.candidate_seconds) {
+            (Some(e), _, _) => {
+                let _ = writeln!(
+                    s,
+                    "polytune: the head-to-head runs failed ({e}); keeping the original"
+                );
+            }
+            (None, Some(o), Some(c)) => {
+                let _ = writeln!(
+                    s,
+                    "polytune: head to head, {rounds} alternating rounds: original {o:.4} s, {} {c:.4} s, faster in {} of {rounds}",
+                    h.config, h.wins
+                );
+                if h.confirmed.is_none() {
+                    let _ = writeln!(
+                        s,
+                        "polytune: not a clear win (it must be {:.0}% faster by the medians and faster in {} of {rounds} rounds)",
+                        (h.margin - 1.0) * 100.0,
+                        h.wins_needed
+                    );
+                }
+            }
+            _ => {}
+        }
+    }
+    let _ = match (r.choice.config, r.choice.speedup) {
+        (Some(c), Some(x)) => writeln!(s, "polytune: chose {c} ({x:.2}x faster than the original)"),
+        _ => writeln!(
+            s,
+            "polytune: no candidate beat the original; it is kept unchanged"
+        ),
+    };
+    s
+}

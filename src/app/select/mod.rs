@@ -3,6 +3,9 @@
 //! running them — verified against the original, timed in the same batch
 //! — and keep the fastest correct one. The original is always a
 //! candidate, so the result is never slower than the input as measured.
+//!
+//! [`select`] prints nothing: it reports progress as [`Event`]s and
+//! returns a [`Report`] that the command line renders as text or JSON.
 
 use crate::engine::model::EngineError;
 use crate::engine::space::{Variant, distinct_variants};
@@ -12,15 +15,17 @@ use crate::lab::compiler::Compiler;
 use crate::lab::confine::Limits;
 use crate::lab::runner::{Protocol, interleaved, median, timed_run_with};
 use crate::lab::scratch::Scratch;
-use crate::lab::verify::{Bench, Measurement, Status};
+use crate::lab::verify::{Bench, Measurement};
 use crate::learn::dataset::representative;
 use crate::learn::evaluate::{DIVERSE_BITS, consensus, diverse, ensemble, ranking, round_robin};
 use crate::learn::rng::Lcg;
 use crate::learn::saved::SavedModel;
 use crate::learn::{Kind, LearnError};
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
+
+mod report;
+pub use report::*;
 
 /// Why the learned selection could not produce a program.
 #[derive(Debug, thiserror::Error)]
@@ -62,18 +67,6 @@ pub struct Setup {
     pub confirm_rounds: usize,
 }
 
-/// The chosen program and how it was chosen.
-#[derive(Debug, Clone)]
-pub struct Selection {
-    /// The whole file, with a header comment saying what was chosen.
-    pub text: String,
-    /// The readable configuration chosen, `None` when the original was
-    /// kept.
-    pub config: Option<String>,
-    /// The measured speedup over the original (`None` without runs).
-    pub speedup: Option<f64>,
-}
-
 fn describe(m: &Measurement) -> String {
     let first = m.detail.lines().next().unwrap_or("").trim();
     if first.is_empty() {
@@ -86,15 +79,15 @@ fn describe(m: &Measurement) -> String {
 /// Characterizes `file`, ranks its distinct variants with `models`, runs
 /// the candidates (verified, timed after the original), confirms the
 /// winner head to head and returns the fastest correct program — the
-/// original when nothing beats it. Progress and the table go to `log`.
+/// original when nothing beats it — with how it was found.
 pub fn select(
     file: &Path,
     src: &SourceFile,
     models: &[SavedModel],
     setup: &Setup,
     context: Option<&str>,
-    log: &mut dyn Write,
-) -> Result<Selection, SelectionError> {
+    progress: &mut dyn FnMut(Event),
+) -> Result<Report, SelectionError> {
     if src.scops.is_empty() {
         return Err(SelectionError::NoScop(file.display().to_string()));
     }
@@ -116,34 +109,61 @@ pub fn select(
         path: file.display().to_string(),
         source,
     })?;
-    writeln!(
-        log,
-        "polytune: characterized {} ({} counters, {:.1} s)",
-        file.display(),
-        features.values.len(),
-        t.elapsed().as_secs_f64()
-    )?;
+    let characterize_seconds = t.elapsed().as_secs_f64();
+    progress(Event::Characterized {
+        counters: features.values.len(),
+        seconds: characterize_seconds,
+    });
     let (variants, skipped) = distinct_variants(src, context)?;
-    for s in &skipped {
-        writeln!(log, "polytune: warning: {s}")?;
-    }
     let r = rank(models, &features.values, &variants)?;
     let picks = r.candidates(setup.strategy, setup.shots.max(1), 1);
-    writeln!(
-        log,
-        "polytune: {} distinct variants, ranked by {} models trained on {} ({})",
-        variants.len(),
-        models.len(),
-        first.compiler,
-        first.machine
-    )?;
-    let readable = |v: usize| {
+    let config = |v: usize| {
         variants[v]
             .configs
             .iter()
             .find(|c| c.bits() == r.configs[v])
-            .map(|c| c.to_string())
+            .copied()
             .unwrap_or_default()
+    };
+    let mut report = Report {
+        file: file.to_path_buf(),
+        counters: features.values.len(),
+        characterize_seconds,
+        variants: variants.len(),
+        models: models.len(),
+        trained_compiler: first.compiler.clone(),
+        trained_machine: first.machine.clone(),
+        compiler: setup.compiler.name.to_string(),
+        flags: setup.compiler.flags.clone(),
+        size: setup.size.clone(),
+        threads: setup.protocol.threads,
+        warnings: skipped,
+        original: None,
+        candidates: picks
+            .iter()
+            .map(|(v, why)| Candidate {
+                config: config(*v),
+                bits: r.configs[*v].clone(),
+                chosen_by: why.clone(),
+                predicted: (r.kinds.iter().zip(&r.predicted))
+                    .map(|(&model, p)| Prediction {
+                        model,
+                        speedup: p[*v],
+                    })
+                    .collect(),
+                run: None,
+            })
+            .collect(),
+        passive: Vec::new(),
+        head_to_head: None,
+        choice: Choice {
+            config: None,
+            bits: None,
+            reason: Reason::OriginalKept,
+            chosen_by: None,
+            speedup: None,
+        },
+        text: String::new(),
     };
     let header = |what: String| format!("/* polytune: {what} */\n");
     if setup.no_run {
@@ -161,20 +181,20 @@ pub fn select(
         let Some((v, why)) = pick else {
             return Err(LearnError::Data("no variant to choose from".into()).into());
         };
-        writeln!(
-            log,
-            "polytune: chose {} ({why}), not run (--no-run)",
-            readable(*v)
-        )?;
-        return Ok(Selection {
-            text: header(format!(
-                "configuration {} ({}), chosen by {why} without running it",
-                readable(*v),
-                r.configs[*v]
-            )) + &variants[*v].text,
-            config: Some(readable(*v)),
+        progress(Event::Done);
+        report.text = header(format!(
+            "configuration {} ({}), chosen by {why} without running it",
+            config(*v),
+            r.configs[*v]
+        )) + &variants[*v].text;
+        report.choice = Choice {
+            config: Some(config(*v)),
+            bits: Some(r.configs[*v].clone()),
+            reason: Reason::Predicted,
+            chosen_by: Some(why.clone()),
             speedup: None,
-        });
+        };
+        return Ok(report);
     }
     let bench = Bench {
         compiler: setup.compiler.clone(),
@@ -183,52 +203,35 @@ pub fn select(
         protocol: setup.protocol,
         workdir: work.path().to_path_buf(),
     };
+    progress(Event::Started {
+        candidates: picks.len(),
+    });
     let (orig, reference) = bench.reference(file, true);
+    progress(Event::Baseline {
+        status: orig.status,
+    });
     let (Some(reference), Some(base)) = (reference, orig.timing.as_ref().map(|t| t.median)) else {
         return Err(SelectionError::Unmeasurable(describe(&orig)));
     };
-    // The widest configuration sets the first column, so the table lines up.
-    let w = picks
-        .iter()
-        .map(|(v, _)| readable(*v).len())
-        .max()
-        .unwrap_or(0)
-        .max("candidate".len());
-    writeln!(
-        log,
-        "  {:<w$} {:>10} {:>8}  chosen by",
-        "candidate", "seconds", "speedup"
-    )?;
-    writeln!(
-        log,
-        "  {:<w$} {:>10.4} {:>8.2}  baseline",
-        "original", base, 1.0
-    )?;
+    report.original = Some(Run::of(&orig, base));
     // Candidates faster than the original: (variant, speedup, exe, threaded).
     let mut faster: Vec<(usize, f64, String, bool)> = Vec::new();
-    for (i, (v, why)) in picks.iter().enumerate() {
+    for (i, (v, _)) in picks.iter().enumerate() {
         let exe = format!("candidate-{i}");
         let path = work.path().join(format!("{exe}.c"));
         std::fs::write(&path, &variants[*v].text)?;
         let omp = variants[*v].text.contains("#pragma omp");
         let (m, _) = bench.measure(&path, &exe, Some(&reference), omp, true);
-        let name = readable(*v);
-        match (&m.status, &m.timing) {
-            (Status::Ok, Some(t)) => {
-                let s = base / t.median;
-                writeln!(log, "  {name:<w$} {:>10.4} {s:>8.2}  {why}", t.median)?;
-                if s > 1.0 {
-                    faster.push((*v, s, exe, omp));
-                }
-            }
-            _ => writeln!(
-                log,
-                "  {name:<w$} {:>10} {:>8}  {why}: {}",
-                "-",
-                "-",
-                describe(&m)
-            )?,
+        let run = Run::of(&m, base);
+        progress(Event::Candidate {
+            k: i + 1,
+            n: picks.len(),
+            status: m.status,
+        });
+        if let Some(s) = run.speedup.filter(|s| *s > 1.0) {
+            faster.push((*v, s, exe, omp));
         }
+        report.candidates[i].run = Some(run);
     }
     // The fastest, unless it is threaded and loses to the original once its
     // threads sleep at barriers instead of spinning (as they do on a
@@ -240,23 +243,13 @@ pub fn select(
     for (v, s, exe, omp) in faster {
         if omp {
             let passive = passive_seconds(&work.path().join(&exe), base, &setup.protocol);
-            let ok = holds_when_passive(base, &passive);
-            let shown: Vec<String> = passive
-                .iter()
-                .map(|t| t.map_or("timed out".into(), |t| format!("{t:.4} s")))
-                .collect();
-            writeln!(
-                log,
-                "polytune: {} with sleeping threads (OMP_WAIT_POLICY=passive): {}{}",
-                readable(v),
-                shown.join(", "),
-                if ok {
-                    ""
-                } else {
-                    " — slower than the original: skipped"
-                }
-            )?;
-            if !ok {
+            let holds = holds_when_passive(base, &passive);
+            report.passive.push(PassiveCheck {
+                config: config(v),
+                seconds: passive,
+                holds,
+            });
+            if !holds {
                 continue;
             }
         }
@@ -268,6 +261,18 @@ pub fn select(
     // output slower than the input.
     if let Some((v, _, exe)) = best.take() {
         let rounds = setup.confirm_rounds.max(1);
+        progress(Event::HeadToHead { rounds });
+        let mut h = HeadToHead {
+            config: config(v),
+            rounds,
+            original_seconds: None,
+            candidate_seconds: None,
+            wins: 0,
+            wins_needed: wins_needed(rounds),
+            margin: CONFIRM_MARGIN,
+            confirmed: None,
+            error: None,
+        };
         match interleaved(
             &[&work.path().join("original"), &work.path().join(&exe)],
             rounds,
@@ -275,30 +280,19 @@ pub fn select(
             &setup.protocol.limits(),
         ) {
             Ok(t) => {
-                let (o, c) = (median(&t[0]), median(&t[1]));
-                let wins = rounds_won(&t[0], &t[1]);
-                writeln!(
-                    log,
-                    "polytune: head to head, {rounds} alternating rounds: original {o:.4} s, {} {c:.4} s, faster in {wins} of {rounds}",
-                    readable(v)
-                )?;
-                match confirmed(&t[0], &t[1]) {
-                    Some(s) => best = Some((v, s, exe)),
-                    None => writeln!(
-                        log,
-                        "polytune: not a clear win (it must be {:.0}% faster by the medians and faster in {} of {rounds} rounds)",
-                        (CONFIRM_MARGIN - 1.0) * 100.0,
-                        wins_needed(rounds)
-                    )?,
+                h.original_seconds = Some(median(&t[0]));
+                h.candidate_seconds = Some(median(&t[1]));
+                h.wins = rounds_won(&t[0], &t[1]);
+                h.confirmed = confirmed(&t[0], &t[1]);
+                if let Some(s) = h.confirmed {
+                    best = Some((v, s, exe));
                 }
             }
-            Err(r) => writeln!(
-                log,
-                "polytune: the head-to-head runs failed ({}); keeping the original",
-                r.stderr.trim()
-            )?,
+            Err(r) => h.error = Some(r.stderr.trim().to_string()),
         }
+        report.head_to_head = Some(h);
     }
+    progress(Event::Done);
     let how = format!(
         "{} {}, {} size, {} threads",
         setup.compiler.name,
@@ -306,38 +300,30 @@ pub fn select(
         setup.size,
         setup.protocol.threads
     );
-    Ok(match best {
+    match best {
         Some((v, s, _)) => {
-            writeln!(
-                log,
-                "polytune: chose {} ({s:.2}x faster than the original)",
-                readable(v)
-            )?;
-            Selection {
-                text: header(format!(
-                    "configuration {} ({}), measured {s:.2}x faster than the original ({how})",
-                    readable(v),
-                    r.configs[v]
-                )) + &variants[v].text,
-                config: Some(readable(v)),
+            report.text = header(format!(
+                "configuration {} ({}), measured {s:.2}x faster than the original ({how})",
+                config(v),
+                r.configs[v]
+            )) + &variants[v].text;
+            report.choice = Choice {
+                config: Some(config(v)),
+                bits: Some(r.configs[v].clone()),
+                reason: Reason::Measured,
+                chosen_by: None,
                 speedup: Some(s),
-            }
+            };
         }
         None => {
-            writeln!(
-                log,
-                "polytune: no candidate beat the original; it is kept unchanged"
-            )?;
-            Selection {
-                text: header(format!(
-                    "no candidate of {} ran faster than this original program ({how}); kept unchanged",
-                    picks.len()
-                )) + &src.text,
-                config: None,
-                speedup: Some(1.0),
-            }
+            report.text = header(format!(
+                "no candidate of {} ran faster than this original program ({how}); kept unchanged",
+                picks.len()
+            )) + &src.text;
+            report.choice.speedup = Some(1.0);
         }
-    })
+    }
+    Ok(report)
 }
 
 /// How candidates are picked.

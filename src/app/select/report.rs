@@ -1,0 +1,179 @@
+//! What the learned selection reports: progress events as it goes, and
+//! the [`Report`] it returns (serialized as the JSON of `optimize --json`;
+//! the keys are part of the interface, listed in README's Usage).
+
+use crate::config::Config;
+use crate::lab::verify::{Measurement, Status};
+use crate::learn::Kind;
+use serde::Serialize;
+use std::path::PathBuf;
+
+/// What the selection is doing, as it goes.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Event {
+    /// The original was characterized: `counters` values in `seconds`.
+    Characterized { counters: usize, seconds: f64 },
+    /// The original and then `candidates` candidates are about to be
+    /// compiled, verified and timed.
+    Started { candidates: usize },
+    /// The original was compiled, verified and timed.
+    Baseline { status: Status },
+    /// Candidate `k` (from 1) of `n` was compiled, verified and timed.
+    Candidate { k: usize, n: usize, status: Status },
+    /// The head-to-head confirmation of the winner started.
+    HeadToHead { rounds: usize },
+    /// Nothing is left to run.
+    Done,
+}
+
+/// A configuration in JSON: its readable form.
+fn readable<S: serde::Serializer>(c: &Config, s: S) -> Result<S::Ok, S::Error> {
+    s.collect_str(c)
+}
+
+fn readable_opt<S: serde::Serializer>(c: &Option<Config>, s: S) -> Result<S::Ok, S::Error> {
+    match c {
+        Some(c) => s.collect_str(c),
+        None => s.serialize_none(),
+    }
+}
+
+fn model_name<S: serde::Serializer>(k: &Kind, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(k.name())
+}
+
+/// One model's predicted speedup of a candidate.
+#[derive(Debug, Clone, Serialize)]
+pub struct Prediction {
+    #[serde(serialize_with = "model_name")]
+    pub model: Kind,
+    pub speedup: f64,
+}
+
+/// How a candidate (or the original) fared when run.
+#[derive(Debug, Clone, Serialize)]
+pub struct Run {
+    pub status: Status,
+    /// The first line of why it failed; empty when it ran.
+    pub detail: String,
+    /// Median kernel seconds (ok runs only).
+    pub seconds: Option<f64>,
+    /// Over the original's median (ok runs only).
+    pub speedup: Option<f64>,
+}
+
+impl Run {
+    pub(super) fn of(m: &Measurement, base: f64) -> Run {
+        let seconds = m
+            .timing
+            .as_ref()
+            .filter(|_| m.status == Status::Ok)
+            .map(|t| t.median);
+        Run {
+            status: m.status,
+            detail: m.detail.lines().next().unwrap_or("").trim().to_string(),
+            seconds,
+            speedup: seconds.map(|t| base / t),
+        }
+    }
+}
+
+/// A ranked candidate, best guess first.
+#[derive(Debug, Clone, Serialize)]
+pub struct Candidate {
+    #[serde(serialize_with = "readable")]
+    pub config: Config,
+    /// The same configuration, bit form.
+    pub bits: String,
+    /// Which models (and at which rank) chose it.
+    pub chosen_by: String,
+    pub predicted: Vec<Prediction>,
+    /// `None` with `--no-run`.
+    pub run: Option<Run>,
+}
+
+/// A threaded candidate rerun with sleeping threads.
+#[derive(Debug, Clone, Serialize)]
+pub struct PassiveCheck {
+    #[serde(serialize_with = "readable")]
+    pub config: Config,
+    /// Kernel seconds per run; `None` for a failed or far too slow run.
+    pub seconds: Vec<Option<f64>>,
+    /// Whether it stays as fast as the original.
+    pub holds: bool,
+}
+
+/// The winner against the original, in alternating runs.
+#[derive(Debug, Clone, Serialize)]
+pub struct HeadToHead {
+    #[serde(serialize_with = "readable")]
+    pub config: Config,
+    pub rounds: usize,
+    /// Median seconds; `None` when the runs failed.
+    pub original_seconds: Option<f64>,
+    pub candidate_seconds: Option<f64>,
+    /// Rounds the candidate won, and how many it must win.
+    pub wins: usize,
+    pub wins_needed: usize,
+    /// How much faster its median must be (1.02: 2%).
+    pub margin: f64,
+    /// Its speedup when the win is clear.
+    pub confirmed: Option<f64>,
+    /// Why the runs failed.
+    pub error: Option<String>,
+}
+
+/// Why the selection ended where it did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Reason {
+    /// `--no-run`: the top prediction, not run.
+    Predicted,
+    /// Measured faster and confirmed head to head.
+    Measured,
+    /// No candidate beat the original: it is kept.
+    OriginalKept,
+}
+
+/// What was chosen.
+#[derive(Debug, Clone, Serialize)]
+pub struct Choice {
+    /// `None` when the original was kept.
+    #[serde(serialize_with = "readable_opt")]
+    pub config: Option<Config>,
+    pub bits: Option<String>,
+    pub reason: Reason,
+    /// With `--no-run`, who predicted it.
+    pub chosen_by: Option<String>,
+    /// Measured over the original (`None` without runs).
+    pub speedup: Option<f64>,
+}
+
+/// Everything the learned selection did, and its program.
+#[derive(Debug, Clone, Serialize)]
+pub struct Report {
+    pub file: PathBuf,
+    /// Counters of the characterization, and the seconds it took.
+    pub counters: usize,
+    pub characterize_seconds: f64,
+    pub variants: usize,
+    pub models: usize,
+    /// Where the models were trained.
+    pub trained_compiler: String,
+    pub trained_machine: String,
+    /// How the candidates were run (compiler and flags, size, threads).
+    pub compiler: String,
+    pub flags: Vec<String>,
+    pub size: String,
+    pub threads: usize,
+    pub warnings: Vec<String>,
+    /// The original's run (`None` with `--no-run`).
+    pub original: Option<Run>,
+    pub candidates: Vec<Candidate>,
+    pub passive: Vec<PassiveCheck>,
+    pub head_to_head: Option<HeadToHead>,
+    pub choice: Choice,
+    /// The whole chosen file, with a header comment saying what was chosen.
+    #[serde(skip)]
+    pub text: String,
+}
