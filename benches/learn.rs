@@ -2,7 +2,8 @@
 //! dataset shaped like a campaign (30 kernels × 240 variants, 15
 //! features + 12 bits), timed as whole runs: median of 3 (release build).
 //!
-//!     cargo bench --bench learn [-- --kernels 30 --variants 240 --runs 3]
+//!     cargo bench --bench learn [-- --kernels 30 --variants 240 --runs 3
+//!                                   --models LR,SVM,IBk,K*,M5P,MLP]
 
 use polytune::learn::dataset::Dataset;
 use polytune::learn::evaluate::{Options, predictions};
@@ -18,6 +19,19 @@ fn arg(name: &str, default: usize) -> usize {
         .unwrap_or(default)
 }
 
+/// The models of `--models` (names as `evaluate --models` takes them),
+/// all six by default.
+fn models() -> Vec<Kind> {
+    let args: Vec<String> = std::env::args().collect();
+    match args.iter().position(|a| a == "--models") {
+        Some(i) => args[i + 1]
+            .split(',')
+            .map(|m| Kind::parse(m).expect("a model name"))
+            .collect(),
+        None => Kind::ALL.to_vec(),
+    }
+}
+
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(f64::total_cmp);
     v.get(v.len() / 2).copied().unwrap_or(f64::NAN)
@@ -27,13 +41,17 @@ fn main() {
     let kernels = arg("--kernels", 30);
     let variants = arg("--variants", 240);
     let runs = arg("--runs", 3);
+    let opts = Options {
+        models: models(),
+        ..Options::default()
+    };
     let d = Dataset::synthetic(kernels, variants, 15, 42);
     println!(
         "dataset: {} kernels, {} rows, {} attributes; {} threads",
         d.kernels.len(),
         d.rows.len(),
         d.attribute_names().len(),
-        Options::default().threads
+        opts.threads
     );
     // Each model's share: one fold (train on all kernels but one).
     let x: Vec<Vec<f64>> = d
@@ -48,7 +66,7 @@ fn main() {
         .filter(|r| r.kernel != 0)
         .map(|r| r.speedup)
         .collect();
-    for kind in Kind::ALL {
+    for &kind in &opts.models {
         let t = Instant::now();
         let mut m = kind.model();
         m.fit(&x, &y).expect("fit");
@@ -68,11 +86,12 @@ fn main() {
     let mut times = Vec::new();
     for _ in 0..runs {
         let t = Instant::now();
-        predictions(&d, &Options::default()).expect("evaluation");
+        predictions(&d, &opts).expect("evaluation");
         times.push(t.elapsed().as_secs_f64());
     }
     println!(
-        "whole leave-one-out, six models: median {:.1} s over {runs} runs ({:?})",
+        "whole leave-one-out, {} model(s): median {:.1} s over {runs} runs ({:?})",
+        opts.models.len(),
         median(times.clone()),
         times.iter().map(|t| format!("{t:.1}")).collect::<Vec<_>>()
     );
