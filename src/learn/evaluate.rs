@@ -100,7 +100,8 @@ pub fn predictions(d: &Dataset, opts: &Options) -> Result<Vec<Vec<f64>>, LearnEr
         _ => 3,
     });
     // One fold of one model: its predictions for the held-out rows.
-    let fold = |j: usize| -> Result<Vec<(usize, f64)>, LearnError> {
+    type Fold = Result<Vec<(usize, f64)>, LearnError>;
+    let fold = |j: usize| -> Fold {
         let (k, kind) = jobs[j];
         let (mut x, mut y) = (Vec::new(), Vec::new());
         for (i, r) in d.rows.iter().enumerate() {
@@ -127,7 +128,7 @@ pub fn predictions(d: &Dataset, opts: &Options) -> Result<Vec<Vec<f64>>, LearnEr
         .num_threads(opts.threads.max(1))
         .build()
         .map_err(std::io::Error::other)?;
-    let mut done: Vec<(usize, Result<Vec<(usize, f64)>, LearnError>)> =
+    let mut done: Vec<(usize, Fold)> =
         pool.install(|| order.iter().par_bridge().map(|&j| (j, fold(j))).collect());
     // The first failure in job order, whichever thread met it first.
     done.sort_by_key(|(j, _)| *j);

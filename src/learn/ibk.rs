@@ -2,6 +2,15 @@
 //! scaled to [0, 1] over the training data), predicting the mean target
 //! of the neighbours. Rows tied with the k-th distance are all kept, so
 //! the prediction does not depend on the training order.
+//!
+//! Decision (issue 16): keep ours; linfa-nn's k-d tree is its test
+//! oracle (`finds_the_neighbours_linfa_finds`: the same five neighbours
+//! for every query, exact ties aside, which linfa cuts at k while Weka's
+//! IBk keeps them). A linear scan is about as fast here: one leave-one-out
+//! fold of `cargo bench --bench learn -- --oracles` (6,960 rows, 27
+//! attributes, 240 queries) takes 0.063 s against the k-d tree's 0.049 s,
+//! 0.015 s against 0.029 s with `--kernels 10`; either is noise beside
+//! the other models.
 
 use super::scale::Range;
 use super::{LearnError, Regressor, check_shape};
