@@ -5,14 +5,16 @@
 //! wavefront (96 combinations), so each is computed and lowered once and
 //! the 16 post-pass combinations are emitted from it.
 
-use crate::config::{Config, Fusion};
+use crate::config::Config;
 use crate::engine::codegen;
 use crate::engine::model::{EngineError, Model};
 use crate::engine::pipeline::bounded;
 use crate::engine::transform;
 use crate::frontend::SourceFile;
+use crate::frontend::scop::Scop;
 use crate::isl::Ctx;
 use crate::isl::Schedule;
+use rayon::iter::{IndexedParallelIterator, IntoParallelRefIterator, ParallelIterator};
 use sha2::{Digest, Sha256};
 use std::collections::HashMap;
 
@@ -49,14 +51,190 @@ fn schedule_key(c: &Config) -> Config {
     }
 }
 
+/// One configuration's body of a SCoP, or why the SCoP stays unchanged.
+type Body = Result<String, String>;
+
+/// What one worker made of a run of consecutive schedule keys of one
+/// fusion: per key (its position), the body of every configuration that
+/// uses it, by configuration index; and the first key, if any, that
+/// exhausted isl's work limit, with the message.
+struct Part {
+    bodies: Vec<(usize, Body)>,
+    exhausted: Option<(usize, String)>,
+}
+
+/// The schedule keys in order of first use in `configs`, and per
+/// configuration the position of its key.
+fn keys_of(configs: &[Config]) -> (Vec<Config>, Vec<usize>) {
+    let mut keys: Vec<Config> = Vec::new();
+    let mut at: HashMap<Config, usize> = HashMap::new();
+    let of = configs
+        .iter()
+        .map(|c| {
+            let key = schedule_key(c);
+            *at.entry(key).or_insert_with(|| {
+                keys.push(key);
+                keys.len() - 1
+            })
+        })
+        .collect();
+    (keys, of)
+}
+
+/// Splits the key positions into runs of consecutive keys with the same
+/// fusion, each fusion into `pieces` runs: the workers' shares.
+fn shares(keys: &[Config], pieces: usize) -> Vec<std::ops::Range<usize>> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    while start < keys.len() {
+        let end = (start..keys.len())
+            .find(|&p| keys[p].fusion != keys[start].fusion)
+            .unwrap_or(keys.len());
+        let n = end - start;
+        let pieces = pieces.clamp(1, n);
+        for i in 0..pieces {
+            out.push(start + n * i / pieces..start + n * (i + 1) / pieces);
+        }
+        start = end;
+    }
+    out
+}
+
+/// The code of key `p` (on the worker's context). Once one key hits the
+/// work limit, the later ones are not tried: each would run into it
+/// again.
+fn lower<'m, 'c>(
+    ctx: &'c Ctx,
+    model: &'m Model<'c>,
+    scop: &Scop,
+    keys: &[Config],
+    p: usize,
+    hyperplanes: &mut Option<Result<Schedule<'c>, String>>,
+    exhausted: &mut Option<(usize, String)>,
+) -> Result<codegen::Lowered<'m, 'c>, String> {
+    if let Some((_, e)) = exhausted {
+        return Err(e.clone());
+    }
+    let key = keys[p];
+    // Each key gets the whole work limit (the model's work was bounded
+    // before).
+    let l = bounded(ctx, scop, || {
+        let base = hyperplanes.get_or_insert_with(|| {
+            transform::hyperplanes(model, scop.index, key.fusion).map_err(|e| e.to_string())
+        });
+        match base {
+            Ok(base) => transform::refine(model, scop.index, base, &key)
+                .and_then(|s| codegen::lower(model, scop.index, &s))
+                .map_err(|e| e.to_string()),
+            Err(e) => Err(e.clone()),
+        }
+    });
+    l.unwrap_or_else(|e| {
+        *exhausted = Some((p, e.to_string()));
+        // A schedule cached while isl refused work is not trusted either.
+        *hyperplanes = None;
+        Err(e.to_string())
+    })
+}
+
+/// The bodies of the configurations whose keys lie in `share`, computed
+/// on a context and model of the worker's own (isl's contexts cannot
+/// cross threads) exactly as one pass over all keys would: the same
+/// work limit per key, the fusion's hyperplanes computed within the
+/// limit of its first key (replayed when that key is another worker's).
+#[allow(clippy::too_many_arguments)]
+fn part(
+    scop: &Scop,
+    context: Option<&str>,
+    keys: &[Config],
+    users: &[Vec<usize>],
+    configs: &[Config],
+    share: std::ops::Range<usize>,
+    indent: &str,
+) -> Part {
+    let mut bodies = Vec::new();
+    let ctx = Ctx::new();
+    let model = match bounded(&ctx, scop, || Model::new(&ctx, scop, context)) {
+        Ok(Ok(m)) => m,
+        // The model was built once already; only its time limit can fail
+        // it here.
+        Ok(Err(e)) | Err(e) => {
+            for p in share {
+                bodies.extend(users[p].iter().map(|&k| (k, Err(e.to_string()))));
+            }
+            return Part {
+                bodies,
+                exhausted: None,
+            };
+        }
+    };
+    let fusion = keys[share.start].fusion;
+    let first = keys.iter().position(|k| k.fusion == fusion).unwrap_or(0);
+    let mut hyperplanes: Option<Result<Schedule, String>> = None;
+    let mut exhausted: Option<(usize, String)> = None;
+    if share.start != first {
+        // The fusion's first key computes its hyperplanes within its own
+        // limit; only its effect on the cache and the limit matter here.
+        drop(lower(
+            &ctx,
+            &model,
+            scop,
+            keys,
+            first,
+            &mut hyperplanes,
+            &mut exhausted,
+        ));
+    }
+    for p in share {
+        let l = lower(
+            &ctx,
+            &model,
+            scop,
+            keys,
+            p,
+            &mut hyperplanes,
+            &mut exhausted,
+        );
+        for &k in &users[p] {
+            let body = match &l {
+                Ok(l) => Ok(codegen::emit(scop, l, &configs[k], indent)),
+                Err(e) => Err(e.clone()),
+            };
+            bodies.push((k, body));
+        }
+    }
+    Part { bodies, exhausted }
+}
+
 /// Every distinct program of the file's space, in order of first
 /// appearance in [`Config::all`]. A SCoP the engine cannot handle stays
 /// unchanged in every variant (its reason is in the second result).
+///
+/// The schedule keys are shared out among rayon's threads, each fusion
+/// in two runs of keys per two threads; every worker builds its own isl
+/// context and model (isl's contexts cannot cross threads; the model is
+/// a few percent of a SCoP's time) and the runs are merged in key order,
+/// so the result is the one a single pass gives (`scripts/space_hashes.sh`
+/// prints the same lines). Measured on this 2-core machine while a fuzz
+/// run shared it (autogroup scheduling left this process about half the
+/// machine): six kernels' spaces (reg_detect, fdtd-apml, adi, 3mm,
+/// correlation, gemm) as one whole run, three of each interleaved, median
+/// wall 92.4 s against 98.5 s single-threaded, CPU 36.8 s against 35.1 s
+/// (+5%: the models and replayed first keys). The busiest worker does
+/// 54-60% of the CPU work, so on two free cores the space takes ~0.6 of
+/// the single-threaded time.
 pub fn distinct_variants(
     src: &SourceFile,
     context: Option<&str>,
 ) -> Result<(Vec<Variant>, Vec<String>), EngineError> {
     let configs = Config::all();
+    let (keys, key_of) = keys_of(&configs);
+    let mut users: Vec<Vec<usize>> = vec![Vec::new(); keys.len()];
+    for (k, &p) in key_of.iter().enumerate() {
+        users[p].push(k);
+    }
+    let pieces = (2 * rayon::current_num_threads()).div_ceil(3);
+    let shares = shares(&keys, pieces);
     let mut bodies: Vec<Vec<String>> = vec![Vec::with_capacity(src.scops.len()); configs.len()];
     let mut skipped = Vec::new();
     for scop in &src.scops {
@@ -69,54 +247,58 @@ pub fn distinct_variants(
             unchanged(&mut bodies);
             continue;
         }
-        let ctx = Ctx::new();
-        let model = match bounded(&ctx, scop, || Model::new(&ctx, scop, context)) {
-            Ok(Ok(m)) => m,
-            Ok(Err(e @ EngineError::Context { .. })) => return Err(e),
-            Ok(Err(e)) | Err(e) => {
-                skipped.push(format!("SCoP {} left unchanged: {e}", scop.index));
-                unchanged(&mut bodies);
-                continue;
-            }
-        };
-        let indent = src.indent_of(scop);
-        let mut hyperplanes: HashMap<Fusion, Result<Schedule, String>> = HashMap::new();
-        let mut lowered: HashMap<Config, Result<codegen::Lowered, String>> = HashMap::new();
-        // Once one configuration hits the work limit, the others of this
-        // SCoP are not tried: each would run into it again.
-        let mut exhausted: Option<String> = None;
-        for (k, c) in configs.iter().enumerate() {
-            let key = schedule_key(c);
-            let l = lowered.entry(key).or_insert_with(|| {
-                if let Some(e) = &exhausted {
-                    return Err(e.clone());
+        // Whether the SCoP has a model at all, once, before the workers
+        // build theirs.
+        {
+            let ctx = Ctx::new();
+            match bounded(&ctx, scop, || Model::new(&ctx, scop, context)) {
+                Ok(Ok(_)) => {}
+                Ok(Err(e @ EngineError::Context { .. })) => return Err(e),
+                Ok(Err(e)) | Err(e) => {
+                    skipped.push(format!("SCoP {} left unchanged: {e}", scop.index));
+                    unchanged(&mut bodies);
+                    continue;
                 }
-                // Each configuration gets the whole work limit (the model's
-                // work was bounded above).
-                let l = bounded(&ctx, scop, || {
-                    let base = hyperplanes.entry(key.fusion).or_insert_with(|| {
-                        transform::hyperplanes(&model, scop.index, key.fusion)
-                            .map_err(|e| e.to_string())
-                    });
-                    match base {
-                        Ok(base) => transform::refine(&model, scop.index, base, &key)
-                            .and_then(|s| codegen::lower(&model, scop.index, &s))
-                            .map_err(|e| e.to_string()),
-                        Err(e) => Err(e.clone()),
-                    }
-                });
-                l.unwrap_or_else(|e| {
-                    exhausted = Some(e.to_string());
-                    // A schedule cached while isl refused work is not
-                    // trusted either.
-                    hyperplanes.remove(&key.fusion);
-                    Err(e.to_string())
-                })
-            });
-            match l {
-                Ok(l) => bodies[k].push(codegen::emit(scop, l, c, &indent)),
+            }
+        }
+        let indent = src.indent_of(scop);
+        let parts: Vec<Part> = shares
+            .par_iter()
+            .with_max_len(1)
+            .map(|share| {
+                part(
+                    scop,
+                    context,
+                    &keys,
+                    &users,
+                    &configs,
+                    share.clone(),
+                    &indent,
+                )
+            })
+            .collect();
+        // The first key that exhausted the work limit: in one pass, every
+        // later key gets its message.
+        let exhausted = parts
+            .iter()
+            .filter_map(|p| p.exhausted.clone())
+            .min_by_key(|(p, _)| *p);
+        let mut of: Vec<Option<Body>> = vec![None; configs.len()];
+        for (k, body) in parts.into_iter().flat_map(|p| p.bodies) {
+            of[k] = Some(body);
+        }
+        for (k, body) in of.into_iter().enumerate() {
+            let body = match &exhausted {
+                Some((p, e)) if key_of[k] > *p => Err(e.clone()),
+                _ => body.expect("every key has a share"),
+            };
+            match body {
+                Ok(b) => bodies[k].push(b),
                 Err(e) => {
-                    let note = format!("SCoP {} left unchanged for {}: {e}", scop.index, key);
+                    let note = format!(
+                        "SCoP {} left unchanged for {}: {e}",
+                        scop.index, keys[key_of[k]]
+                    );
                     if !skipped.contains(&note) {
                         skipped.push(note);
                     }
@@ -143,4 +325,59 @@ pub fn distinct_variants(
         }
     }
     Ok((variants, skipped))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::frontend::{Options, parse_file};
+
+    #[test]
+    fn every_fusion_is_shared_out_in_runs_of_its_own_keys() {
+        let (keys, key_of) = keys_of(&Config::all());
+        assert_eq!(keys.len(), 96);
+        assert_eq!(key_of.len(), Config::all().len());
+        for pieces in [1, 2, 5] {
+            let s = shares(&keys, pieces);
+            assert_eq!(s.len(), 3 * pieces);
+            assert_eq!(s.iter().map(|r| r.len()).sum::<usize>(), 96);
+            for r in &s {
+                assert!(
+                    keys[r.clone()]
+                        .iter()
+                        .all(|k| k.fusion == keys[r.start].fusion)
+                );
+            }
+            assert!(s.windows(2).all(|w| w[0].end == w[1].start));
+        }
+    }
+
+    /// One worker (one share per fusion, nothing replayed) and the
+    /// default pool (fusions split, first keys replayed) find the same
+    /// variants with the same configurations and notes.
+    #[test]
+    fn the_space_does_not_depend_on_the_threads() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("polybench/stencils/jacobi-1d-imper.c");
+        let src = parse_file(&path, &Options::default()).unwrap();
+        let one = rayon::ThreadPoolBuilder::new()
+            .num_threads(1)
+            .build()
+            .unwrap()
+            .install(|| distinct_variants(&src, None).unwrap());
+        let four = rayon::ThreadPoolBuilder::new()
+            .num_threads(4)
+            .build()
+            .unwrap()
+            .install(|| distinct_variants(&src, None).unwrap());
+        assert!(one.0.len() > 1);
+        let view = |(v, s): &(Vec<Variant>, Vec<String>)| {
+            let v: Vec<(String, Vec<Config>)> = v
+                .iter()
+                .map(|v| (v.hash.clone(), v.configs.clone()))
+                .collect();
+            (v, s.clone())
+        };
+        assert_eq!(view(&one), view(&four));
+    }
 }

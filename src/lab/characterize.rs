@@ -253,59 +253,89 @@ fn check_ending(
 }
 
 /// Hardware counters: the corpus header counts around the kernel when
-/// built with `-DPOLYTUNE_PAPI -lpapi`; the library, behind the `papi`
-/// feature, first asks PAPI whether this machine can count at all.
+/// built with `-DPOLYTUNE_PAPI -lpapi`. Behind the `papi` feature a small
+/// C probe, built and run like the counted program, first asks PAPI
+/// whether this machine can count at all (no FFI in Rust: `unsafe` stays
+/// in the isl and libclang doors).
 mod papi {
     use super::*;
 
+    /// Initializes PAPI and looks up `PAPI_TOT_INS`; on failure prints
+    /// which step failed and PAPI's reason, one `polytune-papi-probe:`
+    /// line on stdout.
     #[cfg(feature = "papi")]
-    mod ffi {
-        use std::os::raw::{c_char, c_int};
+    const PROBE: &str = r#"#include <papi.h>
+#include <stdio.h>
+static const char *why(int rc)
+{
+  const char *s = PAPI_strerror(rc);
+  return s ? s : "unknown PAPI error";
+}
+int main(void)
+{
+  int rc = PAPI_library_init(PAPI_VER_CURRENT);
+  if (rc != PAPI_VER_CURRENT) {
+    printf("polytune-papi-probe: init %s\n", why(rc));
+    return 1;
+  }
+  rc = PAPI_query_named_event("PAPI_TOT_INS");
+  if (rc != PAPI_OK) {
+    printf("polytune-papi-probe: query %s\n", why(rc));
+    return 1;
+  }
+  return 0;
+}
+"#;
 
-        /// PAPI_VER_CURRENT of Debian's PAPI 7.0.
-        pub const PAPI_VER_CURRENT: c_int = 7 << 24;
-        pub const PAPI_OK: c_int = 0;
-
-        #[link(name = "papi")]
-        unsafe extern "C" {
-            pub fn PAPI_library_init(version: c_int) -> c_int;
-            pub fn PAPI_query_named_event(name: *const c_char) -> c_int;
-            pub fn PAPI_strerror(code: c_int) -> *const c_char;
+    /// Whether PAPI can count instructions here: builds the probe in
+    /// `workdir` with `compiler` and runs it within `limits`.
+    #[cfg(feature = "papi")]
+    pub fn available(
+        compiler: &Compiler,
+        workdir: &Path,
+        limits: &Limits,
+    ) -> Result<(), CharacterizeError> {
+        let src = workdir.join("papi_probe.c");
+        std::fs::write(&src, PROBE).map_err(|e| CharacterizeError::Run(e.to_string()))?;
+        let exe = workdir.join("papi_probe");
+        let c = compiler.compile_with(&src, &exe, "small", &[], false, &["-lpapi"]);
+        if !c.ok {
+            return Err(CharacterizeError::Papi(format!(
+                "a program using PAPI does not build (is libpapi-dev installed?):\n{}",
+                c.stderr
+            )));
+        }
+        let out = confine::run(&exe, std::iter::empty::<&str>(), &[], limits)
+            .map_err(|e| CharacterizeError::Run(e.to_string()))?;
+        check_ending(&out, "the PAPI probe", limits)?;
+        let ok = out.ending == Ending::Code(0);
+        let text = out.stdout.into_text();
+        match probe_failure(&text) {
+            Some(e) => Err(e),
+            None if ok => Ok(()),
+            None => Err(CharacterizeError::Papi(format!(
+                "the PAPI probe failed: {}",
+                text.trim()
+            ))),
         }
     }
 
-    /// Whether PAPI can count instructions here.
-    #[cfg(feature = "papi")]
-    pub fn available() -> Result<(), CharacterizeError> {
-        use std::ffi::{CStr, CString};
-        // SAFETY: plain PAPI calls with valid, NUL-terminated arguments;
-        // the error string is static in PAPI.
-        unsafe {
-            let v = ffi::PAPI_library_init(ffi::PAPI_VER_CURRENT);
-            if v != ffi::PAPI_VER_CURRENT {
-                let msg = CStr::from_ptr(ffi::PAPI_strerror(v))
-                    .to_string_lossy()
-                    .into_owned();
-                return Err(CharacterizeError::Papi(format!(
-                    "PAPI_library_init failed: {msg}"
-                )));
-            }
-            let name = CString::new("PAPI_TOT_INS").expect("no NUL");
-            let r = ffi::PAPI_query_named_event(name.as_ptr());
-            if r != ffi::PAPI_OK {
-                let msg = CStr::from_ptr(ffi::PAPI_strerror(r))
-                    .to_string_lossy()
-                    .into_owned();
-                return Err(CharacterizeError::Papi(format!(
-                    "PAPI_TOT_INS does not exist here ({msg}): no hardware counters"
-                )));
-            }
-        }
-        Ok(())
+    /// The error a probe's output reports, if any.
+    #[cfg_attr(not(feature = "papi"), allow(dead_code))]
+    fn probe_failure(stdout: &str) -> Option<CharacterizeError> {
+        let line = stdout
+            .lines()
+            .find_map(|l| l.strip_prefix("polytune-papi-probe: "))?;
+        let (step, msg) = line.split_once(' ').unwrap_or((line, ""));
+        Some(CharacterizeError::Papi(match step {
+            "init" => format!("PAPI_library_init failed: {msg}"),
+            "query" => format!("PAPI_TOT_INS does not exist here ({msg}): no hardware counters"),
+            _ => format!("the PAPI probe failed: {line}"),
+        }))
     }
 
     #[cfg(not(feature = "papi"))]
-    pub fn available() -> Result<(), CharacterizeError> {
+    pub fn available(_: &Compiler, _: &Path, _: &Limits) -> Result<(), CharacterizeError> {
         Err(CharacterizeError::Papi(
             "this polytune was built without the `papi` feature (cargo build --features papi, with libpapi-dev)".into(),
         ))
@@ -319,7 +349,7 @@ mod papi {
         workdir: &Path,
         limits: &Limits,
     ) -> Result<Features, CharacterizeError> {
-        available()?;
+        available(compiler, workdir, limits)?;
         let exe = workdir.join("counted");
         let c = compiler.compile_with(
             src,
@@ -386,6 +416,45 @@ mod papi {
             backend: Backend::Papi,
             values,
         })
+    }
+
+    #[cfg(test)]
+    mod tests {
+        use super::*;
+
+        #[test]
+        fn the_probe_says_which_step_failed() {
+            let e = probe_failure("polytune-papi-probe: query Event does not exist\n").unwrap();
+            assert_eq!(
+                e.to_string().lines().next().unwrap(),
+                "PAPI cannot count on this machine: PAPI_TOT_INS does not exist here (Event does not exist): no hardware counters"
+            );
+            let e = probe_failure("polytune-papi-probe: init Not supported\n").unwrap();
+            assert!(
+                e.to_string()
+                    .contains("PAPI_library_init failed: Not supported"),
+                "{e}"
+            );
+            assert!(probe_failure("").is_none());
+        }
+
+        /// The probe builds and runs here (with libpapi-dev): either PAPI
+        /// counts, or it says why in PAPI's words.
+        #[cfg(feature = "papi")]
+        #[test]
+        fn the_probe_builds_and_answers() {
+            let dir = tempfile::tempdir().unwrap();
+            let gcc = Compiler::detect("gcc", None).unwrap();
+            match available(&gcc, dir.path(), &Limits::tool()) {
+                Ok(()) => {}
+                Err(CharacterizeError::Papi(m)) => assert!(
+                    m.starts_with("PAPI_library_init failed")
+                        || m.starts_with("PAPI_TOT_INS does not exist here"),
+                    "{m}"
+                ),
+                Err(e) => panic!("{e}"),
+            }
+        }
     }
 }
 

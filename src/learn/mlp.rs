@@ -92,17 +92,6 @@ impl Mlp {
             rate,
             mom: self.momentum as f32,
         };
-        #[cfg(target_arch = "x86_64")]
-        let ok = if std::arch::is_x86_feature_detected!("avx2")
-            && std::arch::is_x86_feature_detected!("fma")
-        {
-            // SAFETY: the processor supports the features the function
-            // was compiled for, checked just above.
-            unsafe { epochs_avx2(&mut net, x, t, order, self.epochs) }
-        } else {
-            epochs(&mut net, x, t, order, self.epochs)
-        };
-        #[cfg(not(target_arch = "x86_64"))]
         let ok = epochs(&mut net, x, t, order, self.epochs);
         self.w = net.w;
         self.v = net.v;
@@ -138,17 +127,16 @@ fn dot(a: &[f32], b: &[f32]) -> f32 {
     s
 }
 
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2,fma")]
-fn epochs_avx2(net: &mut Net, x: &[Vec<f32>], t: &[f32], order: &[usize], n: usize) -> bool {
-    epochs(net, x, t, order, n)
-}
-
 /// Per-instance back-propagation with momentum over `n` epochs. The
 /// hidden weights are stored input-major (`w[j * h + k]`: input j to unit
 /// k, the bias as input d), so every inner loop runs over contiguous
-/// hidden units and vectorizes.
-#[inline(always)]
+/// hidden units and vectorizes. `multiversion` compiles it also for AVX2
+/// and FMA and picks that version at run time when the processor has
+/// them, without `unsafe` here. It is as fast as the hand-written
+/// `#[target_feature]` function it replaced: `cargo bench --bench learn --
+/// --kernels 10 --models MLP --runs 1`, five whole runs of each
+/// interleaved, median CPU time 5.09 s against 5.29 s (noise ~4%).
+#[multiversion::multiversion(targets("x86_64+avx+avx2+fma"))]
 fn epochs(net: &mut Net, x: &[Vec<f32>], t: &[f32], order: &[usize], n: usize) -> bool {
     let (d, h) = (net.d, net.h);
     let (rate, mom) = (net.rate, net.mom);

@@ -2,9 +2,10 @@
 //! predictors over (features of the original program, bits of T), the
 //! dataset they learn from, and their leave-one-benchmark-out evaluation.
 //!
-//! Every model is ours (no crate has K*, M5P or a regression MLP, and the
-//! SVM needs the normalized polynomial kernel) and implements
-//! [`Regressor`]; [`Model`] is the closed set that can be saved and loaded.
+//! Every model is ours (no crate has K*, M5P or a regression MLP; linfa's
+//! SVR and k-d tree, the tests' oracles for our SVM and IBk, are slower:
+//! see svr.rs and ibk.rs) and implements [`Regressor`]; [`Model`] is the
+//! closed set that can be saved and loaded.
 
 // The numeric kernels index several arrays with one loop variable; the
 // index form is the clearer one there.
