@@ -1,6 +1,7 @@
-//! Blocks that declare scalars of their own (issue 18): the block is one
-//! polyhedral statement whose variables are private to each execution.
-//! Lowered, rejected where that is not sound, transformed under several
+//! Statement shapes of real code (issue 18): blocks that declare scalars
+//! of their own (one polyhedral statement whose variables are private to
+//! each execution) and chained assignments (`a = b = c;`). Lowered,
+//! rejected where that is not sound, transformed under several
 //! configurations (with and without `--detect`), compiled with gcc and
 //! clang and run on two threads: the output is the original's.
 
@@ -13,6 +14,10 @@ use std::process::Command;
 
 fn fixture() -> std::path::PathBuf {
     root().join("tests/fixtures/local/block_scalars.c")
+}
+
+fn fixture_named(name: &str) -> std::path::PathBuf {
+    root().join("tests/fixtures/local").join(name)
 }
 
 #[test]
@@ -90,8 +95,24 @@ fn build_and_run(cc: &str, src: &Path, exe: &Path) -> String {
 
 #[test]
 fn local_blocks_run_like_the_original() {
+    runs_like_the_original("block_scalars.c");
+}
+
+#[test]
+fn chained_assignments_run_like_the_original() {
+    let text = std::fs::read_to_string(fixture_named("chained.c")).unwrap();
+    let src = parse_source(Path::new("c.c"), text, &Options::default()).unwrap();
+    // `A = B = e` is two statements, `B = e` first; `P[i] = P[i-1] += i`
+    // too, `P[i-1] += i` first.
+    assert_eq!(src.scops[0].statements.len(), 4);
+    assert_eq!(src.scops[0].statements[0].writes[0].array, "B");
+    assert_eq!(src.scops[0].statements[1].writes[0].array, "A");
+    runs_like_the_original("chained.c");
+}
+
+fn runs_like_the_original(name: &str) {
     let dir = tempfile::tempdir().unwrap();
-    let marked = fixture();
+    let marked = fixture_named(name);
     // The same program without its pragmas, for --detect.
     let text = std::fs::read_to_string(&marked).unwrap();
     let unmarked = dir.path().join("unmarked.c");

@@ -426,16 +426,39 @@ impl Builder<'_> {
             Rule::empty_stmt => StmtKind::Empty,
             Rule::expr_stmt => {
                 let mut it = p.into_inner();
-                let lhs = self.expr(it.next().expect("expr"))?.0;
-                match it.next() {
-                    Some(op) => {
-                        let op = assign_op(op.as_str());
-                        let rhs = self.expr(it.next().expect("rhs"))?.0;
-                        let id = *self.next_id;
-                        *self.next_id += 1;
-                        StmtKind::Assign { id, lhs, op, rhs }
-                    }
-                    None => StmtKind::Expr(lhs),
+                let first = self.expr(it.next().expect("expr"))?.0;
+                // l1 op1 l2 op2 ... ln opn r: the targets with their
+                // operators, then the value.
+                let mut targets = vec![];
+                let mut last = first;
+                while let Some(op) = it.next() {
+                    let op = assign_op(op.as_str());
+                    let next = self.expr(it.next().expect("rhs"))?.0;
+                    targets.push((last, op));
+                    last = next;
+                }
+                if targets.is_empty() {
+                    return Ok(StmtKind::Expr(last));
+                }
+                // C runs a chain right to left, and each assignment's
+                // value is its target's new value: `a = b = c;` is
+                // `b = c; a = b;`.
+                let mut rhs = last;
+                let mut steps = vec![];
+                for (lhs, op) in targets.into_iter().rev() {
+                    let id = *self.next_id;
+                    *self.next_id += 1;
+                    let value = lhs.clone();
+                    steps.push(Stmt {
+                        kind: StmtKind::Assign { id, lhs, op, rhs },
+                        span,
+                    });
+                    rhs = value;
+                }
+                if steps.len() == 1 {
+                    steps.pop().expect("one step").kind
+                } else {
+                    StmtKind::Block(steps)
                 }
             }
             Rule::unsupported_stmt => {
