@@ -47,21 +47,8 @@ fn polytune(args: &[&str]) -> std::process::Output {
 }
 
 fn build(cc: &str, src: &Path, exe: &Path) {
-    let out = Command::new(cc)
-        .args(["-O2", "-std=gnu99", "-fopenmp", "-w", "-I"])
-        .arg(fixture(""))
-        .arg("-o")
-        .arg(exe)
-        .arg(src)
-        .arg("-lm")
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{cc} {}: {}",
-        src.display(),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let dir = fixture("");
+    common::build_openmp(cc, src, exe, &["-std=gnu99", "-I", dir.to_str().unwrap()]);
 }
 
 fn run(exe: &Path, (n, m): (i64, i64)) -> String {

@@ -18,6 +18,16 @@ fn generated(rel: &str, config: &str) -> String {
     out.text[start..end].to_string()
 }
 
+/// The whole file `text` under `config`, every SCoP transformed.
+fn optimized(text: &str, config: &str) -> String {
+    let src =
+        frontend::parse_source(Path::new("k.c"), text.to_string(), &Options::default()).unwrap();
+    let config: Config = config.parse().unwrap();
+    let out = polytune::engine::pipeline::optimize(&src, &config, None).unwrap();
+    assert!(out.skipped.is_empty(), "{:?}", out.skipped);
+    out.text
+}
+
 #[test]
 fn gemm_identity() {
     insta::assert_snapshot!(generated("linear-algebra/gemm.c", "fuse=smart"));
@@ -45,12 +55,7 @@ fn gemm_maxfuse_wavefront() {
 #[test]
 fn unsigned_guarded_with_keyword_names() {
     let text = "void f(size_t n, long max, double A[99][99], double x[99]) {\n  size_t i;\n  long j;\n#pragma scop\n  for (i = 0; i < n; i++)\n    for (j = 0; j < max; j++)\n      A[i][j] = x[i] * (double)(i - 1);\n#pragma endscop\n}\n";
-    let src =
-        frontend::parse_source(Path::new("k.c"), text.to_string(), &Options::default()).unwrap();
-    let config: Config = "fuse=smart,tile=32x32x1,omp=1".parse().unwrap();
-    let out = polytune::engine::pipeline::optimize(&src, &config, None).unwrap();
-    assert!(out.skipped.is_empty(), "{:?}", out.skipped);
-    insta::assert_snapshot!(out.text);
+    insta::assert_snapshot!(optimized(text, "fuse=smart,tile=32x32x1,omp=1"));
 }
 
 /// A block with scalars of its own, unrolled and jammed: each copy is a
@@ -58,10 +63,5 @@ fn unsigned_guarded_with_keyword_names() {
 #[test]
 fn local_block_jammed() {
     let text = "void f(int n, double A[restrict 99][99], double B[restrict 99][99]) {\n  int i, j;\n#pragma scop\n  for (i = 1; i < n; i++)\n    for (j = 0; j < n; j++) {\n      double t = A[i][j] * 2.0;\n      B[i][j] = t * t + B[i - 1][j];\n    }\n#pragma endscop\n}\n";
-    let src =
-        frontend::parse_source(Path::new("k.c"), text.to_string(), &Options::default()).unwrap();
-    let config: Config = "fuse=smart,tile=1x1x1,uj=2".parse().unwrap();
-    let out = polytune::engine::pipeline::optimize(&src, &config, None).unwrap();
-    assert!(out.skipped.is_empty(), "{:?}", out.skipped);
-    insta::assert_snapshot!(out.text);
+    insta::assert_snapshot!(optimized(text, "fuse=smart,tile=1x1x1,uj=2"));
 }
