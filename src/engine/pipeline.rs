@@ -4,6 +4,7 @@
 
 use crate::config::Config;
 use crate::engine::codegen;
+use crate::engine::instrument;
 use crate::engine::model::{EngineError, Model};
 use crate::engine::transform;
 use crate::frontend::SourceFile;
@@ -138,6 +139,44 @@ pub fn optimize(
     config: &Config,
     context: Option<&str>,
 ) -> Result<Outcome, EngineError> {
+    let (bodies, mut outcome) = transform_all(src, config, context)?;
+    outcome.text = src.splice(&bodies);
+    Ok(outcome)
+}
+
+/// The measurement build of the file (see [`instrument`]): every SCoP
+/// region instrumented, under `config`, or as the user wrote it when
+/// `config` is `None`.
+pub fn instrumented(
+    src: &SourceFile,
+    config: Option<&Config>,
+    context: Option<&str>,
+) -> Result<Outcome, EngineError> {
+    let (bodies, mut outcome) = match config {
+        Some(config) => transform_all(src, config, context)?,
+        None => (
+            src.scops
+                .iter()
+                .map(|s| src.text[s.region.body.start..s.region.body.end].to_string())
+                .collect(),
+            Outcome {
+                text: String::new(),
+                skipped: Vec::new(),
+                internal: Vec::new(),
+            },
+        ),
+    };
+    outcome.text = instrument::instrument(src, &bodies)?;
+    Ok(outcome)
+}
+
+/// Every SCoP's new body under `config` (its old one where the engine
+/// could not transform it), with the reasons; the text is left empty.
+fn transform_all(
+    src: &SourceFile,
+    config: &Config,
+    context: Option<&str>,
+) -> Result<(Vec<String>, Outcome), EngineError> {
     let mut bodies = Vec::new();
     let mut skipped = Vec::new();
     let mut internal = Vec::new();
@@ -170,11 +209,14 @@ pub fn optimize(
             }
         }
     }
-    Ok(Outcome {
-        text: src.splice(&bodies),
-        skipped,
-        internal,
-    })
+    Ok((
+        bodies,
+        Outcome {
+            text: String::new(),
+            skipped,
+            internal,
+        },
+    ))
 }
 
 #[cfg(test)]

@@ -134,6 +134,12 @@ impl Compiler {
         args.extend([src.into(), "-o".into(), exe.into()]);
         args.extend(extra.iter().map(OsString::from));
         args.push("-lm".into());
+        self.invoke(&args, exe)
+    }
+
+    /// Runs the compiler with `args` (its flags are not added), confined;
+    /// `exe` is the output, beside which the compiler's temporary files go.
+    pub fn invoke(&self, args: &[OsString], exe: &Path) -> Compilation {
         // The compiler's own temporary files go beside the executable (a
         // scratch directory): a compiler killed at the deadline or with
         // polytune leaves none in the system's temporary directory.
@@ -143,7 +149,7 @@ impl Compiler {
             .and_then(|d| d.to_str())
             .map(|d| ("TMPDIR", d));
         let start = Instant::now();
-        let out = confine::run(&self.program, &args, tmp.as_slice(), &Limits::tool());
+        let out = confine::run(&self.program, args, tmp.as_slice(), &Limits::tool());
         let seconds = start.elapsed().as_secs_f64();
         match out {
             Ok(o) => {

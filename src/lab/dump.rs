@@ -6,7 +6,7 @@
 use std::fmt;
 
 /// Every array a program dumped, in order.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct Dump {
     pub arrays: Vec<(String, Values)>,
 }
@@ -231,7 +231,7 @@ fn values_match(e: &str, a: &str, tol: Tolerance) -> bool {
     }
 }
 
-fn floats_match(x: f64, y: f64, tol: Tolerance) -> bool {
+pub fn floats_match(x: f64, y: f64, tol: Tolerance) -> bool {
     if x.to_bits() == y.to_bits() {
         return true;
     }

@@ -3,10 +3,12 @@
 //! engine nor learning.
 
 pub mod characterize;
+pub mod build;
 pub mod compiler;
 pub mod confine;
 pub mod dump;
 pub mod runner;
 pub mod scratch;
+pub mod side;
 pub mod store;
 pub mod verify;

@@ -1,0 +1,256 @@
+//! Measurement builds: the file with every SCoP region wrapped in
+//! polytune's own instrumentation, so that any program can be timed and
+//! verified whatever it prints (issue 17). The same wrapping goes around
+//! the original regions and around every variant's, so that both builds
+//! carry the same overhead; the program written for the user carries none.
+//!
+//! Around region `k` the wrapping
+//! - times every execution (`polytune_rt_begin/end`, a monotonic clock,
+//!   accumulated; the count of executions kept beside it);
+//! - when the run asks for it (`POLYTUNE_DUMP=1`), records after every
+//!   execution everything the region wrote: the written footprint, from the
+//!   SCoP's write accesses over its domain, scanned by loops that isl
+//!   generates (each element once, in lexicographic order), at the run's
+//!   own parameter values. Each execution gives a summary line per array
+//!   (exact hash of integers; sum, position-weighted sum and sum of
+//!   magnitudes of floating-point values, compared within tolerances); the
+//!   last execution is kept in full;
+//! - writes all of it at exit to the file named by `POLYTUNE_SIDE`, never
+//!   to the program's own output (format read by `lab::side`).
+//!
+//! The runtime (`instrument_rt.c`) includes no header: it is placed before
+//! the user's code and must not change what the user's code sees.
+
+use crate::engine::codegen::expr;
+use crate::engine::model::EngineError;
+use crate::frontend::SourceFile;
+use crate::frontend::scop::{Scop, isl_names};
+use crate::isl::{self, AstExpr, AstNode, AstOp, Ctx, MultiUnionPwAff, Schedule, Set, UnionMap, UnionSet};
+use std::fmt::Write;
+
+/// The runtime placed at the top of an instrumented file.
+const RUNTIME: &str = include_str!("instrument_rt.c");
+
+/// Environment variable naming the side-channel file.
+pub const SIDE_VARIABLE: &str = "POLYTUNE_SIDE";
+/// Environment variable that turns recording on (`1`).
+pub const DUMP_VARIABLE: &str = "POLYTUNE_DUMP";
+/// Environment variable: exit after this many region executions in all
+/// (characterization's bound).
+pub const STOP_VARIABLE: &str = "POLYTUNE_STOP_AFTER";
+/// Environment variable: bytes of full values kept per region.
+pub const LIMIT_VARIABLE: &str = "POLYTUNE_DUMP_LIMIT";
+
+/// The file with region `k`'s body replaced by `bodies[k]` (the original
+/// text, or a variant's) and every region instrumented.
+pub fn instrument(src: &SourceFile, bodies: &[String]) -> Result<String, EngineError> {
+    let path = src.path.display().to_string();
+    let quoted = path.replace('\\', "\\\\").replace('"', "\\\"");
+    let mut wrapped = Vec::with_capacity(bodies.len());
+    for (scop, body) in src.scops.iter().zip(bodies) {
+        let indent = src.indent_of(scop);
+        let k = scop.index;
+        let mut w = format!("{indent}{{ polytune_rt_begin({k});\n{body}");
+        if !body.ends_with('\n') {
+            w.push('\n');
+        }
+        let _ = writeln!(w, "{indent}polytune_rt_end({k});");
+        let _ = writeln!(w, "{indent}if (polytune_rt_dumping({k})) {{");
+        w.push_str(&record(scop, &format!("{indent}  "))?);
+        let _ = writeln!(w, "{indent}}}");
+        let _ = writeln!(w, "{indent}polytune_rt_after({k}); }}");
+        // Back to the user's line numbers for the compiler's messages.
+        let (line, _) = src.line_col(scop.region.close.start);
+        let _ = writeln!(w, "#line {line} \"{quoted}\"");
+        wrapped.push(w);
+    }
+    Ok(format!(
+        "#define POLYTUNE_RT_REGIONS {}\n{RUNTIME}#line 1 \"{quoted}\"\n{}",
+        src.scops.len().max(1),
+        src.splice(&wrapped)
+    ))
+}
+
+/// The statements that record what `scop` wrote, one array after another
+/// in the order of the SCoP's arrays.
+fn record(scop: &Scop, indent: &str) -> Result<String, EngineError> {
+    let ctx = Ctx::new();
+    let internal = |e: isl::IslError| EngineError::Internal {
+        scop: scop.index,
+        reason: format!("the written footprint could not be computed: {e}"),
+    };
+    let domain = UnionSet::parse(&ctx, &scop.domains()).map_err(internal)?;
+    let written = UnionMap::parse(&ctx, &scop.writes())
+        .and_then(|w| w.intersect_domain(&domain))
+        .and_then(|w| w.range())
+        .map_err(internal)?;
+    let params = isl_names(&scop.parameters);
+    let locals = scop.local_names();
+    let mut out = expr::helper_defines();
+    for a in scop
+        .arrays
+        .iter()
+        .filter(|a| a.written && !locals.contains(&a.name))
+    {
+        let element = format!("{}{}", a.name, "[0]".repeat(a.rank));
+        let _ = writeln!(
+            out,
+            "{indent}polytune_rt_array(\"{}\", POLYTUNE_RT_FLOATING({element}));",
+            a.name
+        );
+        if a.rank == 0 {
+            let _ = writeln!(out, "{indent}POLYTUNE_RT_PUT({});", a.name);
+            continue;
+        }
+        let tree = scan(&ctx, &written, &params, &isl::mangle(&a.name), a.rank).map_err(internal)?;
+        if let Some(tree) = tree {
+            let mut p = ScanPrinter { scop, out: &mut out };
+            p.node(&tree, indent);
+        }
+    }
+    out.push_str(&expr::helper_undefs());
+    Ok(out)
+}
+
+/// isl's loops over the elements of array `name` (rank `rank`) in
+/// `written`, lexicographically; `None` when no element is ever written.
+fn scan<'c>(
+    ctx: &'c Ctx,
+    written: &UnionSet<'c>,
+    params: &str,
+    name: &str,
+    rank: usize,
+) -> Result<Option<AstNode>, isl::IslError> {
+    let vars: Vec<String> = (0..rank).map(|d| format!("o{d}")).collect();
+    let tuple = format!("{name}[{}]", vars.join(", "));
+    let space = UnionSet::parse(ctx, &format!("[{params}] -> {{ {tuple} }}"))?;
+    let set = written.intersect(&space)?.coalesce()?;
+    if set.is_empty()? {
+        return Ok(None);
+    }
+    let members: Vec<String> = vars
+        .iter()
+        .map(|v| format!("{{ {tuple} -> [({v})] }}"))
+        .collect();
+    let partial = MultiUnionPwAff::parse(ctx, &format!("[{params}] -> [{}]", members.join(", ")))?;
+    let schedule = Schedule::from_domain(&set)?.insert_partial_schedule(&partial)?;
+    let context = Set::parse(ctx, &format!("[{params}] -> {{ : }}"))?;
+    let (tree, _) = isl::build_ast(&schedule, &context, &mut |_| Ok(()))?;
+    Ok(Some(tree))
+}
+
+struct ScanPrinter<'a> {
+    scop: &'a Scop,
+    out: &'a mut String,
+}
+
+impl ScanPrinter<'_> {
+    fn name(&self, isl_name: &str) -> String {
+        match isl_name.strip_prefix('c') {
+            Some(d) if !d.is_empty() && d.chars().all(|c| c.is_ascii_digit()) => {
+                format!("polytune_rt_c{d}")
+            }
+            _ => {
+                let name = isl::unmangle(isl_name);
+                if self.scop.unsigned_parameters.iter().any(|p| p == name) {
+                    format!("(long)({name})")
+                } else {
+                    name.to_string()
+                }
+            }
+        }
+    }
+
+    fn c(&self, e: &AstExpr) -> String {
+        expr::to_c(e, &|n| self.name(n))
+    }
+
+    fn node(&mut self, n: &AstNode, indent: &str) {
+        let inner = format!("{indent}  ");
+        match n {
+            AstNode::For {
+                iterator,
+                init,
+                cond,
+                inc,
+                body,
+                ..
+            } => {
+                let var = self.name(iterator);
+                let line = format!(
+                    "{indent}for (long {var} = {}; {}; {var} += {}) {{",
+                    self.c(init),
+                    self.c(cond),
+                    self.c(inc)
+                );
+                let _ = writeln!(self.out, "{line}");
+                self.node(body, &inner);
+                let _ = writeln!(self.out, "{indent}}}");
+            }
+            AstNode::If { cond, then, other } => {
+                let line = format!("{indent}if ({}) {{", self.c(cond));
+                let _ = writeln!(self.out, "{line}");
+                self.node(then, &inner);
+                if let Some(o) = other {
+                    let _ = writeln!(self.out, "{indent}}} else {{");
+                    self.node(o, &inner);
+                }
+                let _ = writeln!(self.out, "{indent}}}");
+            }
+            AstNode::Block(nodes) => {
+                for n in nodes {
+                    self.node(n, indent);
+                }
+            }
+            AstNode::Mark { body, .. } => self.node(body, indent),
+            AstNode::User(call) => {
+                let line = match call {
+                    AstExpr::Op(AstOp::Call, args) if !args.is_empty() => {
+                        let array = match &args[0] {
+                            AstExpr::Id(a) => isl::unmangle(a).to_string(),
+                            other => self.c(other),
+                        };
+                        let subs: String = args[1..]
+                            .iter()
+                            .map(|s| format!("[{}]", self.c(s)))
+                            .collect();
+                        format!("{indent}POLYTUNE_RT_PUT({array}{subs});")
+                    }
+                    other => format!("{indent}/* unexpected element {other:?} */"),
+                };
+                let _ = writeln!(self.out, "{line}");
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::frontend::{Options, parse_source};
+    use std::path::Path;
+
+    fn source(text: &str) -> SourceFile {
+        parse_source(Path::new("t.c"), text.to_string(), &Options::default()).unwrap()
+    }
+
+    #[test]
+    fn the_written_footprint_is_scanned_once_per_element() {
+        let src = source(
+            "void f(int n, double A[99][99], double x[99], double s) { int i, j;\n#pragma scop\nfor (i = 1; i < n; i++) { s = 0; for (j = 0; j <= i; j++) A[i][j] = x[j] + A[i-1][j]; x[i] = s; }\n#pragma endscop\n}\n",
+        );
+        let body = src.text[src.scops[0].region.body.start..src.scops[0].region.body.end].to_string();
+        let out = instrument(&src, &[body]).unwrap();
+        assert!(out.starts_with("#define POLYTUNE_RT_REGIONS 1\n"), "{out}");
+        assert!(out.contains("polytune_rt_begin(0);"));
+        assert!(out.contains("polytune_rt_array(\"A\", POLYTUNE_RT_FLOATING(A[0][0]));"), "{out}");
+        // A's written elements: rows 1..n-1, columns 0..i (a triangle).
+        assert!(out.contains("POLYTUNE_RT_PUT(A[polytune_rt_c0][polytune_rt_c1]);"), "{out}");
+        assert!(out.contains("polytune_rt_c1 <= polytune_rt_c0"), "{out}");
+        assert!(out.contains("POLYTUNE_RT_PUT(x[polytune_rt_c0]);"), "{out}");
+        assert!(out.contains("POLYTUNE_RT_PUT(s);"), "{out}");
+        // The user's text is still there, and the compiler is told its lines.
+        assert!(out.contains("#line 1 \"t.c\""));
+        assert!(out.contains("#line 4 \"t.c\"\n#pragma endscop"), "{out}");
+    }
+}

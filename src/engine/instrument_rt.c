@@ -1,0 +1,291 @@
+/* polytune measurement instrumentation: present only in the builds polytune
+   measures, never in the program it writes for the user. It times every
+   execution of each SCoP region and, when asked, records what the region
+   wrote. It includes no header, so that it cannot disturb the user's
+   program (feature macros, -std=c99): the few C library functions it needs
+   are declared under private names bound to their symbols. */
+typedef unsigned long polytune_rt_size;
+struct polytune_rt_ts { long s; long ns; };
+extern int polytune_rt_clock(int, struct polytune_rt_ts *) __asm__("clock_gettime");
+extern char *polytune_rt_getenv(const char *) __asm__("getenv");
+extern void *polytune_rt_fopen(const char *, const char *) __asm__("fopen");
+extern int polytune_rt_fprintf(void *, const char *, ...) __asm__("fprintf");
+extern polytune_rt_size polytune_rt_fwrite(const void *, polytune_rt_size, polytune_rt_size, void *) __asm__("fwrite");
+extern int polytune_rt_fclose(void *) __asm__("fclose");
+extern int polytune_rt_atexit(void (*)(void)) __asm__("atexit");
+extern void *polytune_rt_realloc(void *, polytune_rt_size) __asm__("realloc");
+extern void polytune_rt_exit_now(int) __asm__("_exit");
+#ifdef POLYTUNE_CALLGRIND
+#include <valgrind/callgrind.h>
+#define POLYTUNE_RT_TOGGLE() CALLGRIND_TOGGLE_COLLECT
+#else
+#define POLYTUNE_RT_TOGGLE() ((void)0)
+#endif
+
+/* Executions of a region whose summaries get one line each; later ones
+   are added into one line per array. */
+#define POLYTUNE_RT_LINES 1000
+
+static double polytune_rt_seconds[POLYTUNE_RT_REGIONS];
+static long polytune_rt_count[POLYTUNE_RT_REGIONS];
+static double polytune_rt_t0[POLYTUNE_RT_REGIONS];
+static int polytune_rt_mode = -1; /* -1 not started, 0 time only, 1 also dump */
+static long polytune_rt_stop_after;
+static long polytune_rt_total;
+static void *polytune_rt_file;
+/* The array being recorded. */
+static int polytune_rt_region = -1;
+static const char *polytune_rt_name;
+static int polytune_rt_kind; /* 0 none yet, 'f' floating, 'i' integer */
+static long polytune_rt_n;
+static double polytune_rt_sum, polytune_rt_wsum, polytune_rt_abs;
+static unsigned long long polytune_rt_hash;
+/* The full values of each region's latest execution. */
+static char *polytune_rt_last[POLYTUNE_RT_REGIONS];
+static polytune_rt_size polytune_rt_last_len[POLYTUNE_RT_REGIONS];
+static polytune_rt_size polytune_rt_last_cap[POLYTUNE_RT_REGIONS];
+static int polytune_rt_last_lost[POLYTUNE_RT_REGIONS];
+static polytune_rt_size polytune_rt_limit = (polytune_rt_size)256 << 20;
+/* Sums of the executions past POLYTUNE_RT_LINES, per region and array. */
+struct polytune_rt_rest { int region; const char *name; int kind; long execs, n; double sum, wsum, abs; unsigned long long hash; };
+static struct polytune_rt_rest polytune_rt_rests[64];
+static int polytune_rt_nrests;
+
+static double polytune_rt_now(void)
+{
+  struct polytune_rt_ts t;
+  polytune_rt_clock(1 /* CLOCK_MONOTONIC */, &t);
+  return (double)t.s + (double)t.ns * 1e-9;
+}
+
+static void polytune_rt_finish(void)
+{
+  int k;
+  if (!polytune_rt_file)
+    return;
+  for (k = 0; k < polytune_rt_nrests; k++) {
+    struct polytune_rt_rest *r = &polytune_rt_rests[k];
+    if (r->kind == 'i')
+      polytune_rt_fprintf(polytune_rt_file, "rest %d %s i %ld %ld %llu\n", r->region, r->name, r->execs, r->n, r->hash);
+    else
+      polytune_rt_fprintf(polytune_rt_file, "rest %d %s f %ld %ld %a %a %a\n", r->region, r->name, r->execs, r->n, r->sum, r->wsum, r->abs);
+  }
+  for (k = 0; k < POLYTUNE_RT_REGIONS; k++) {
+    polytune_rt_fprintf(polytune_rt_file, "time %d %.9e %ld\n", k, polytune_rt_seconds[k], polytune_rt_count[k]);
+    if (polytune_rt_last_lost[k])
+      polytune_rt_fprintf(polytune_rt_file, "lost %d\n", k);
+    else if (polytune_rt_last_len[k])
+      polytune_rt_fwrite(polytune_rt_last[k], 1, polytune_rt_last_len[k], polytune_rt_file);
+  }
+  polytune_rt_fprintf(polytune_rt_file, "done\n");
+  polytune_rt_fclose(polytune_rt_file);
+  polytune_rt_file = 0;
+}
+
+static void polytune_rt_start(void)
+{
+  const char *side = polytune_rt_getenv("POLYTUNE_SIDE");
+  const char *dump = polytune_rt_getenv("POLYTUNE_DUMP");
+  const char *stop = polytune_rt_getenv("POLYTUNE_STOP_AFTER");
+  const char *limit = polytune_rt_getenv("POLYTUNE_DUMP_LIMIT");
+  polytune_rt_mode = 0;
+  if (stop)
+    for (; *stop >= '0' && *stop <= '9'; stop++)
+      polytune_rt_stop_after = polytune_rt_stop_after * 10 + (*stop - '0');
+  if (limit) {
+    polytune_rt_limit = 0;
+    for (; *limit >= '0' && *limit <= '9'; limit++)
+      polytune_rt_limit = polytune_rt_limit * 10 + (polytune_rt_size)(*limit - '0');
+  }
+  if (side && *side) {
+    polytune_rt_file = polytune_rt_fopen(side, "w");
+    if (polytune_rt_file) {
+      polytune_rt_fprintf(polytune_rt_file, "polytune-side 1 %d\n", POLYTUNE_RT_REGIONS);
+      polytune_rt_atexit(polytune_rt_finish);
+      if (dump && dump[0] == '1')
+        polytune_rt_mode = 1;
+    }
+  }
+}
+
+__attribute__((unused)) static void polytune_rt_begin(int k)
+{
+  if (polytune_rt_mode < 0)
+    polytune_rt_start();
+  POLYTUNE_RT_TOGGLE();
+  polytune_rt_t0[k] = polytune_rt_now();
+}
+
+__attribute__((unused)) static void polytune_rt_end(int k)
+{
+  polytune_rt_seconds[k] += polytune_rt_now() - polytune_rt_t0[k];
+  polytune_rt_count[k]++;
+  POLYTUNE_RT_TOGGLE();
+}
+
+__attribute__((unused)) static int polytune_rt_dumping(int k)
+{
+  if (polytune_rt_mode != 1)
+    return 0;
+  polytune_rt_region = k;
+  polytune_rt_name = 0;
+  polytune_rt_last_len[k] = 0;
+  polytune_rt_last_lost[k] = 0;
+  return 1;
+}
+
+static void polytune_rt_text(const char *s, polytune_rt_size n)
+{
+  int k = polytune_rt_region;
+  if (polytune_rt_last_lost[k])
+    return;
+  if (polytune_rt_last_len[k] + n > polytune_rt_last_cap[k]) {
+    polytune_rt_size cap = polytune_rt_last_cap[k] ? 2 * polytune_rt_last_cap[k] : 65536;
+    char *p;
+    while (cap < polytune_rt_last_len[k] + n)
+      cap *= 2;
+    p = cap > polytune_rt_limit ? 0 : (char *)polytune_rt_realloc(polytune_rt_last[k], cap);
+    if (!p) {
+      polytune_rt_last_lost[k] = 1;
+      return;
+    }
+    polytune_rt_last[k] = p;
+    polytune_rt_last_cap[k] = cap;
+  }
+  {
+    char *d = polytune_rt_last[k] + polytune_rt_last_len[k];
+    polytune_rt_size i;
+    for (i = 0; i < n; i++)
+      d[i] = s[i];
+  }
+  polytune_rt_last_len[k] += n;
+}
+
+static void polytune_rt_str(const char *s)
+{
+  polytune_rt_size n = 0;
+  while (s[n])
+    n++;
+  polytune_rt_text(s, n);
+}
+
+static void polytune_rt_ulong(unsigned long long v)
+{
+  char b[24];
+  int i = 24;
+  do {
+    b[--i] = (char)('0' + v % 10);
+    v /= 10;
+  } while (v);
+  polytune_rt_text(b + i, (polytune_rt_size)(24 - i));
+}
+
+/* Closes the array being recorded: its summary line, its full values. */
+static void polytune_rt_close(void)
+{
+  int k = polytune_rt_region;
+  long e = polytune_rt_count[k];
+  if (!polytune_rt_name)
+    return;
+  if (e <= POLYTUNE_RT_LINES) {
+    if (polytune_rt_kind == 'i')
+      polytune_rt_fprintf(polytune_rt_file, "sum %d %ld %s i %ld %llu\n", k, e, polytune_rt_name, polytune_rt_n, polytune_rt_hash);
+    else
+      polytune_rt_fprintf(polytune_rt_file, "sum %d %ld %s f %ld %a %a %a\n", k, e, polytune_rt_name, polytune_rt_n, polytune_rt_sum, polytune_rt_wsum, polytune_rt_abs);
+  } else {
+    int r;
+    for (r = 0; r < polytune_rt_nrests; r++)
+      if (polytune_rt_rests[r].region == k && polytune_rt_rests[r].name == polytune_rt_name)
+        break;
+    if (r == polytune_rt_nrests && r < 64) {
+      struct polytune_rt_rest z = {k, polytune_rt_name, polytune_rt_kind, 0, 0, 0, 0, 0, 1469598103934665603ULL};
+      polytune_rt_rests[polytune_rt_nrests++] = z;
+    }
+    if (r < 64) {
+      struct polytune_rt_rest *x = &polytune_rt_rests[r];
+      x->execs++;
+      x->n += polytune_rt_n;
+      x->sum += polytune_rt_sum;
+      x->wsum += polytune_rt_wsum;
+      x->abs += polytune_rt_abs;
+      x->hash = (x->hash ^ polytune_rt_hash) * 1099511628211ULL;
+    }
+  }
+  polytune_rt_str("end r");
+  polytune_rt_ulong((unsigned long long)k);
+  polytune_rt_str(".");
+  polytune_rt_str(polytune_rt_name);
+  polytune_rt_str("\n");
+  polytune_rt_name = 0;
+}
+
+/* Opens array `name` of region k; its values follow. */
+__attribute__((unused)) static void polytune_rt_array(const char *name, int floating)
+{
+  polytune_rt_close();
+  polytune_rt_name = name;
+  polytune_rt_kind = floating ? 'f' : 'i';
+  polytune_rt_n = 0;
+  polytune_rt_sum = polytune_rt_wsum = polytune_rt_abs = 0;
+  polytune_rt_hash = 1469598103934665603ULL;
+  polytune_rt_str("begin r");
+  polytune_rt_ulong((unsigned long long)polytune_rt_region);
+  polytune_rt_str(".");
+  polytune_rt_str(name);
+  polytune_rt_str(floating ? " bits\n" : "\n");
+}
+
+__attribute__((unused)) static void polytune_rt_f(double v)
+{
+  union { double d; unsigned long long u; } x;
+  char b[17];
+  int i;
+  /* A weight in [1, 2) that depends on the position: a change anywhere
+     moves the weighted sum, even one that keeps the plain sum. */
+  unsigned long long h = (unsigned long long)polytune_rt_n * 0x9E3779B97F4A7C15ULL;
+  double w = 1.0 + (double)(h >> 11) * (1.0 / 9007199254740992.0);
+  polytune_rt_sum += v;
+  polytune_rt_wsum += w * v;
+  polytune_rt_abs += v < 0 ? -v : v;
+  polytune_rt_n++;
+  x.d = v;
+  for (i = 15; i >= 0; i--) {
+    b[i] = "0123456789abcdef"[x.u & 15];
+    x.u >>= 4;
+  }
+  b[16] = '\n';
+  polytune_rt_text(b, 17);
+}
+
+__attribute__((unused)) static void polytune_rt_i(long long v)
+{
+  unsigned long long u = (unsigned long long)v;
+  polytune_rt_hash = (polytune_rt_hash ^ u) * 1099511628211ULL;
+  polytune_rt_hash = (polytune_rt_hash ^ (unsigned long long)polytune_rt_n) * 1099511628211ULL;
+  polytune_rt_n++;
+  if (v < 0) {
+    polytune_rt_str("-");
+    u = 0 - u;
+  }
+  polytune_rt_ulong(u);
+  polytune_rt_str("\n");
+}
+
+/* After a region's execution (and its record): a characterization run
+   stops after POLYTUNE_STOP_AFTER executions in all. */
+__attribute__((unused)) static void polytune_rt_after(int k)
+{
+  (void)k;
+  polytune_rt_close();
+  polytune_rt_region = -1;
+  if (polytune_rt_stop_after > 0 && ++polytune_rt_total >= polytune_rt_stop_after) {
+    polytune_rt_finish();
+    polytune_rt_exit_now(0);
+  }
+}
+
+/* One element: floating-point values are recorded exactly (their bits),
+   integers as integers. The test `(type)0.5 != 0` tells the two apart
+   without _Generic, which -std=c99 lacks. */
+#define POLYTUNE_RT_PUT(x) (((__typeof__(x))0.5 != 0) ? polytune_rt_f((double)(x)) : polytune_rt_i((long long)(x)))
+#define POLYTUNE_RT_FLOATING(x) ((__typeof__(x))0.5 != 0)

@@ -1,0 +1,218 @@
+//! How a user's program is built and run, said the way a compiler is
+//! told (issue 17): everything after `--` on polytune's command line is the
+//! program's compile line (include paths, `-D` flags, extra sources,
+//! libraries); `--run-args` is its command line. A program built by its
+//! own build system gives `--build CMD` and `--run CMD` instead, with
+//! placeholders for the file polytune built and the executable.
+//!
+//! The file that is compiled is a copy of the user's file (an
+//! instrumented original or a variant) in a scratch directory, so the
+//! user's file's directory is added for `#include "..."` (`-iquote`), and
+//! the compiler runs in the current directory, where the user's relative
+//! paths (`utilities/polybench.c`) mean what they meant.
+
+use super::compiler::{Compilation, Compiler};
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+
+/// Placeholders of `--build` and `--run`.
+pub const SRC: &str = "{src}";
+pub const EXE: &str = "{exe}";
+pub const CC: &str = "{cc}";
+pub const CFLAGS: &str = "{cflags}";
+
+/// The recipe of one program.
+#[derive(Debug, Clone)]
+pub struct Recipe {
+    pub compiler: Compiler,
+    /// `-D<SIZE>_DATASET` (the corpus' convention), or nothing.
+    pub size: Option<String>,
+    /// `-I` directories given to polytune.
+    pub include: Vec<PathBuf>,
+    /// The user's compile line after `--`.
+    pub extra: Vec<String>,
+    /// The directory of the user's file.
+    pub source_dir: PathBuf,
+    /// A build command with `{src}`, `{exe}`, `{cc}`, `{cflags}`.
+    pub build: Option<String>,
+    /// A run command with `{exe}`.
+    pub run: Option<String>,
+    /// The program's arguments (without `--run`).
+    pub run_args: Vec<String>,
+}
+
+impl Recipe {
+    /// A recipe that builds `file` alone with `compiler`.
+    pub fn new(compiler: Compiler, file: &Path) -> Recipe {
+        Recipe {
+            compiler,
+            size: None,
+            include: Vec::new(),
+            extra: Vec::new(),
+            source_dir: source_dir(file),
+            build: None,
+            run: None,
+            run_args: Vec::new(),
+        }
+    }
+
+    /// The compile line of `src` into `exe`, flags first (the compiler's
+    /// optimization flags, then `extra_flags`), the user's line last.
+    pub fn compile_args(&self, src: &Path, exe: &Path, openmp: bool, extra_flags: &[&str]) -> Vec<OsString> {
+        let mut args: Vec<OsString> = self.compiler.flags.iter().map(OsString::from).collect();
+        args.extend(extra_flags.iter().map(OsString::from));
+        if let Some(size) = &self.size {
+            args.push(format!("-D{}_DATASET", size.to_uppercase()).into());
+        }
+        if openmp {
+            args.push("-fopenmp".into());
+        }
+        args.push("-iquote".into());
+        args.push(self.source_dir.clone().into());
+        for i in &self.include {
+            args.push("-I".into());
+            args.push(i.into());
+        }
+        args.extend([src.into(), "-o".into(), exe.into()]);
+        args.extend(self.extra.iter().map(OsString::from));
+        args
+    }
+
+    /// Builds `src` into `exe`.
+    pub fn build(&self, src: &Path, exe: &Path, openmp: bool, extra_flags: &[&str]) -> Compilation {
+        match &self.build {
+            None => self
+                .compiler
+                .invoke(&self.compile_args(src, exe, openmp, extra_flags), exe),
+            Some(cmd) => {
+                let mut cflags: Vec<String> = self.compiler.flags.clone();
+                cflags.extend(extra_flags.iter().map(|s| s.to_string()));
+                if openmp {
+                    cflags.push("-fopenmp".into());
+                }
+                cflags.push(format!("-iquote {}", shell_words::quote(&self.source_dir.to_string_lossy())));
+                let line = cmd
+                    .replace(SRC, &quote(src))
+                    .replace(EXE, &quote(exe))
+                    .replace(CC, &quote(&self.compiler.program))
+                    .replace(CFLAGS, &shell_words::quote(&cflags.join(" ")));
+                let shell = Compiler {
+                    program: PathBuf::from("/bin/sh"),
+                    flags: Vec::new(),
+                    ..self.compiler.clone()
+                };
+                let mut c = shell.invoke(&["-c".into(), line.clone().into()], exe);
+                if c.ok && !exe.is_file() {
+                    c.ok = false;
+                    c.stderr.push_str(&format!(
+                        "polytune: `{line}` succeeded but made no {} (the --build command must write the executable named by {EXE})\n",
+                        exe.display()
+                    ));
+                }
+                c
+            }
+        }
+    }
+
+    /// The program and arguments that run `exe`.
+    pub fn command(&self, exe: &Path) -> (PathBuf, Vec<String>) {
+        match &self.run {
+            Some(cmd) => (
+                PathBuf::from("/bin/sh"),
+                vec!["-c".into(), cmd.replace(EXE, &quote(exe))],
+            ),
+            None => (exe.to_path_buf(), self.run_args.clone()),
+        }
+    }
+
+    /// How the program is built and run, for a header comment: a command
+    /// a user can type (the file named `FILE`).
+    pub fn describe(&self, file: &str, openmp: bool) -> (String, String) {
+        let build = match &self.build {
+            Some(cmd) => cmd.replace(SRC, file).replace(EXE, "./a.out"),
+            None => {
+                let args = self.compile_args(Path::new(file), Path::new("a.out"), openmp, &[]);
+                let mut words = vec![self.compiler.program.to_string_lossy().into_owned()];
+                words.extend(args.iter().map(|a| a.to_string_lossy().into_owned()));
+                shell_words::join(words)
+            }
+        };
+        let run = match &self.run {
+            Some(cmd) => cmd.replace(EXE, "./a.out"),
+            None => {
+                let mut words = vec!["./a.out".to_string()];
+                words.extend(self.run_args.iter().cloned());
+                shell_words::join(words)
+            }
+        };
+        (build, run)
+    }
+}
+
+/// The directory of `file` (`.` for a bare file name).
+pub fn source_dir(file: &Path) -> PathBuf {
+    match file.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    }
+}
+
+fn quote(p: &Path) -> String {
+    shell_words::quote(&p.to_string_lossy()).into_owned()
+}
+
+/// Splits `--run-args` the way a shell would.
+pub fn split_args(text: &str) -> Result<Vec<String>, String> {
+    shell_words::split(text).map_err(|e| format!("cannot split `{text}` into arguments: {e}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::lab::compiler::Family;
+
+    fn gcc() -> Compiler {
+        Compiler {
+            name: "gcc".into(),
+            family: Family::Gcc,
+            program: "gcc".into(),
+            version: String::new(),
+            flags: vec!["-O3".into()],
+        }
+    }
+
+    #[test]
+    fn the_users_line_comes_last_and_includes_resolve_beside_the_file() {
+        let mut r = Recipe::new(gcc(), Path::new("linear-algebra/kernels/2mm/2mm.c"));
+        r.extra = vec!["-Iutilities".into(), "utilities/polybench.c".into(), "-lm".into()];
+        let args: Vec<String> = r
+            .compile_args(Path::new("/tmp/x/v.c"), Path::new("/tmp/x/v"), true, &["-g"])
+            .iter()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(
+            args,
+            [
+                "-O3", "-g", "-fopenmp", "-iquote", "linear-algebra/kernels/2mm", "/tmp/x/v.c", "-o", "/tmp/x/v",
+                "-Iutilities", "utilities/polybench.c", "-lm"
+            ]
+        );
+        let (build, run) = r.describe("2mm.opt.c", false);
+        assert_eq!(
+            build,
+            "gcc -O3 -iquote linear-algebra/kernels/2mm 2mm.opt.c -o a.out -Iutilities utilities/polybench.c -lm"
+        );
+        assert_eq!(run, "./a.out");
+    }
+
+    #[test]
+    fn build_and_run_commands_get_their_placeholders() {
+        let mut r = Recipe::new(gcc(), Path::new("app/kernel.c"));
+        r.run = Some("{exe} 40 --quiet".into());
+        let (program, args) = r.command(Path::new("/tmp/a b/exe"));
+        assert_eq!(program, PathBuf::from("/bin/sh"));
+        assert_eq!(args, ["-c", "'/tmp/a b/exe' 40 --quiet"]);
+        assert_eq!(split_args("-n 'a b' c").unwrap(), ["-n", "a b", "c"]);
+        assert!(split_args("'open").is_err());
+    }
+}
