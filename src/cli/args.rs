@@ -89,6 +89,81 @@ impl BuildArgs {
     }
 }
 
+/// How the user's program is built and run when it is measured (issue
+/// 17): a compile line like a compiler's, or the program's own build.
+#[derive(clap::Args, Clone, Debug, Default)]
+pub struct ProgramArgs {
+    /// The program's command-line arguments when it is run, e.g.
+    /// --run-args "input.dat 100".
+    #[arg(long, value_name = "ARGS", allow_hyphen_values = true)]
+    pub run_args: Option<String>,
+    /// Build command of a program built by its own build system, run by
+    /// /bin/sh in this directory: {src} is the C file polytune built (the
+    /// original instrumented, or a variant), {exe} the executable it must
+    /// write, {cc} the compiler, {cflags} its flags. E.g. --build "make
+    /// -C app KERNEL={src} EXE={exe} CC={cc}".
+    #[arg(long, value_name = "CMD")]
+    pub build: Option<String>,
+    /// Run command, {exe} the executable (default: the executable with
+    /// --run-args).
+    #[arg(long, value_name = "CMD", conflicts_with = "run_args")]
+    pub run: Option<String>,
+    /// Relative tolerance when floating-point results are compared.
+    #[arg(long, default_value_t = 1e-6)]
+    pub rtol: f64,
+    /// Absolute tolerance when floating-point results are compared.
+    #[arg(long, default_value_t = 1e-9)]
+    pub atol: f64,
+}
+
+impl ProgramArgs {
+    /// The recipe of `file` built with `compiler`: `-D<SIZE>_DATASET`
+    /// only for programs in the corpus style (which read it).
+    pub fn recipe(
+        &self,
+        compiler: Compiler,
+        file: &Path,
+        include: Vec<PathBuf>,
+        size: &str,
+        corpus_style: bool,
+        compile_line: &[String],
+    ) -> Result<crate::lab::build::Recipe> {
+        let mut r = crate::lab::build::Recipe::new(compiler, file);
+        r.size = corpus_style.then(|| size.to_string());
+        r.include = include;
+        r.extra = compile_line.to_vec();
+        r.build = self.build.clone();
+        r.run = self.run.clone();
+        if let Some(a) = &self.run_args {
+            r.run_args = crate::lab::build::split_args(a).map_err(Usage)?;
+        }
+        Ok(r)
+    }
+
+    pub fn tolerance(&self) -> crate::lab::dump::Tolerance {
+        crate::lab::dump::Tolerance {
+            rtol: self.rtol,
+            atol: self.atol,
+        }
+    }
+}
+
+/// The program's compile line after `--` (`measure`, `characterize`;
+/// `optimize` reads it through its source arguments).
+#[derive(clap::Args, Clone, Debug, Default)]
+pub struct CompileLine {
+    /// The program's compile line after `--`: include paths, -D flags,
+    /// extra sources, libraries, e.g. `-- -Iutilities
+    /// utilities/polybench.c -DSMALL_DATASET -lm`.
+    #[arg(last = true, value_name = "COMPILE_LINE", allow_hyphen_values = true)]
+    pub words: Vec<String>,
+}
+
+/// Whether a program follows the corpus' protocol (its header).
+pub fn corpus_style(text: &str) -> bool {
+    text.contains("polytune_bench.h")
+}
+
 /// Dataset sizes of corpus-style programs.
 pub const SIZES: [&str; 4] = ["mini", "small", "medium", "large"];
 

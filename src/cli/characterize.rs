@@ -1,24 +1,31 @@
 //! `polytune characterize`: a program's (simulated) hardware counters.
 
 use super::Ui;
-use super::args::{BuildArgs, OutputArgs, SIZES, memory_limit};
+use super::args::{
+    BuildArgs, CompileLine, OutputArgs, ProgramArgs, SIZES, corpus_style, memory_limit,
+};
 use super::render::{counters_json, counters_text, json_text};
-use crate::lab::characterize::{Backend, characterize};
+use crate::lab::characterize::{Backend, characterize, characterize_instrumented};
 use crate::lab::scratch::Scratch;
 use anyhow::Result;
 use std::path::PathBuf;
 
 /// Characterize a program by its (simulated) hardware counters,
-/// normalized by its instruction count (paper section 4.1). Seconds to
-/// minutes: cachegrind runs the program about 50 times slower than native.
+/// normalized by its instruction count (paper section 4.1), counted inside
+/// its SCoP regions only, over their first execution (the run stops
+/// there). Seconds to minutes: cachegrind runs the program about 50 times
+/// slower than native. Build it like a compiler: after `--`, the
+/// program's compile line.
 #[derive(clap::Args)]
 pub struct Args {
-    /// C source file in the corpus style.
+    /// C source file with `#pragma scop` regions.
     file: PathBuf,
     /// Counter back end: cachegrind (simulated, deterministic) or papi.
     #[arg(long, default_value = "cachegrind", value_parser = ["cachegrind", "papi"])]
     backend: String,
-    /// Dataset size (cachegrind runs about 50 times slower than native).
+    /// Dataset size of corpus-style programs (cachegrind runs about 50
+    /// times slower than native); other programs take theirs from the
+    /// compile line.
     #[arg(long, default_value = "small", value_parser = SIZES)]
     size: String,
     #[command(flatten)]
@@ -30,6 +37,10 @@ pub struct Args {
     /// [default: half of this machine's memory].
     #[arg(long, value_name = "SIZE")]
     memory_limit: Option<crate::lab::confine::MemoryLimit>,
+    #[command(flatten)]
+    program: ProgramArgs,
+    #[command(flatten)]
+    compile_line: CompileLine,
     #[command(flatten)]
     output: OutputArgs,
 }
@@ -46,15 +57,42 @@ pub fn run(a: Args, _ui: &Ui) -> Result<()> {
         std::time::Duration::from_secs(a.timeout),
         memory_limit(a.memory_limit),
     );
-    let f = characterize(
-        &a.file,
-        &compiler,
-        &a.size,
-        &a.build.include_for(&a.file),
-        backend,
-        dir.path(),
-        &limits,
-    );
+    let f = match backend {
+        Backend::Papi => characterize(
+            &a.file,
+            &compiler,
+            &a.size,
+            &a.build.include_for(&a.file),
+            backend,
+            dir.path(),
+            &limits,
+        ),
+        Backend::Cachegrind => {
+            // Counted inside the SCoP regions only, through polytune's
+            // instrumentation: any program, whatever its functions' names.
+            let src = crate::frontend::parse_file(&a.file, &crate::frontend::Options::default())?;
+            if src.scops.is_empty() {
+                anyhow::bail!(
+                    "{}: no `#pragma scop` region to characterize (polytune counts inside the SCoP regions)",
+                    a.file.display()
+                );
+            }
+            let recipe = a.program.recipe(
+                compiler,
+                &a.file,
+                a.build.include_for(&a.file),
+                &a.size,
+                corpus_style(&src.text),
+                &a.compile_line.words,
+            )?;
+            let copy = dir.path().join(a.file.file_name().unwrap_or_default());
+            std::fs::write(
+                &copy,
+                crate::engine::pipeline::instrumented(&src, None, None)?.text,
+            )?;
+            characterize_instrumented(&copy, &recipe, src.scops.len(), dir.path(), &limits)
+        }
+    };
     drop(dir);
     let f = f?;
     super::out(&if a.output.json {

@@ -2,7 +2,10 @@
 //! learned selection (predict, then compile and time candidates).
 
 use super::Ui;
-use super::args::{BuildArgs, ConfigArgs, RunArgs, models_to_read, refuse_overwrite, write_output};
+use super::args::{
+    BuildArgs, ConfigArgs, ProgramArgs, RunArgs, corpus_style, models_to_read, refuse_overwrite,
+    write_output,
+};
 use super::progress::Progress;
 use super::source::SourceArgs;
 use crate::app::select::{Event, Report, Setup, Strategy, select};
@@ -29,7 +32,7 @@ use std::path::PathBuf;
 #[derive(clap::Args)]
 #[command(group(
     clap::ArgGroup::new("learned")
-        .args(["model", "shots", "strategy", "no_run", "json", "size", "threads", "timeout", "memory_limit", "compiler", "cflags"])
+        .args(["model", "shots", "strategy", "no_run", "json", "size", "threads", "timeout", "memory_limit", "compiler", "cflags", "run_args", "build", "run", "rtol", "atol"])
         .multiple(true)
         .conflicts_with("configuration")
 ))]
@@ -58,6 +61,8 @@ pub struct Args {
     build: BuildArgs,
     #[command(flatten)]
     run: RunArgs,
+    #[command(flatten)]
+    program: ProgramArgs,
 }
 
 /// The learned selection (used when no configuration is given).
@@ -151,7 +156,15 @@ fn learned(a: &Args, src: &SourceFile, ui: &Ui) -> Result<Report> {
     let setup = Setup {
         compiler: a.build.compiler()?,
         size: a.run.size.clone(),
-        include: a.build.include_for(&a.file),
+        recipe: a.program.recipe(
+            a.build.compiler()?,
+            &a.file,
+            a.build.include_for(&a.file),
+            &a.run.size,
+            corpus_style(&src.text),
+            &a.source.clang_args,
+        )?,
+        tolerance: a.program.tolerance(),
         protocol: a.run.protocol(),
         strategy: a.learned.strategy,
         shots: a.learned.shots,

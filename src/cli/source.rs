@@ -27,8 +27,12 @@ pub struct SourceArgs {
     /// possibly alias). If they do overlap, the result is wrong.
     #[arg(long, requires = "detect")]
     pub assume_no_alias: bool,
-    /// Arguments for clang with --detect: include paths, -D flags.
-    #[arg(last = true, value_name = "CLANG_ARGS")]
+    /// The program's compile line after `--`: include paths, -D flags,
+    /// extra sources, libraries (e.g. `-- -Iutilities
+    /// utilities/polybench.c -DSMALL_DATASET -lm`). It builds the
+    /// program when polytune measures it, and its preprocessor flags go to
+    /// clang with --detect.
+    #[arg(last = true, value_name = "COMPILE_LINE", allow_hyphen_values = true)]
     pub clang_args: Vec<String>,
 }
 
@@ -59,7 +63,7 @@ pub fn detect_options(
     include: &[PathBuf],
     ui: &Ui,
 ) -> crate::frontend::detect::DetectOptions {
-    let mut args = a.clang_args.clone();
+    let mut args = preprocessor_flags(&a.clang_args);
     args.extend(include.iter().map(|d| format!("-I{}", d.display())));
     args.push(format!("-I{}", corpus_include().display()));
     if a.assume_no_alias && ui.verbosity >= super::Verbosity::Normal {
@@ -70,6 +74,26 @@ pub fn detect_options(
         pure_functions: a.pure.clone(),
         assume_no_alias: a.assume_no_alias,
     }
+}
+
+/// The words of a compile line that tell the preprocessor something
+/// (what libclang needs to parse the file): `-I`, `-D`, `-U`, `-std=`,
+/// `-include`, `-isystem`, `-iquote`, with their values.
+pub fn preprocessor_flags(line: &[String]) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut words = line.iter();
+    while let Some(w) = words.next() {
+        if matches!(
+            w.as_str(),
+            "-I" | "-D" | "-U" | "-include" | "-isystem" | "-iquote"
+        ) {
+            out.push(w.clone());
+            out.extend(words.next().cloned());
+        } else if ["-I", "-D", "-U", "-std="].iter().any(|p| w.starts_with(p)) {
+            out.push(w.clone());
+        }
+    }
+    out
 }
 
 /// The detected SCoPs of `file`, ready for the engine.

@@ -25,21 +25,17 @@ use crate::engine::codegen::expr;
 use crate::engine::model::EngineError;
 use crate::frontend::SourceFile;
 use crate::frontend::scop::{Scop, isl_names};
-use crate::isl::{self, AstExpr, AstNode, AstOp, Ctx, MultiUnionPwAff, Schedule, Set, UnionMap, UnionSet};
+use crate::isl::{
+    self, AstExpr, AstNode, AstOp, Ctx, MultiUnionPwAff, Schedule, Set, UnionMap, UnionSet,
+};
 use std::fmt::Write;
 
 /// The runtime placed at the top of an instrumented file.
 const RUNTIME: &str = include_str!("instrument_rt.c");
 
-/// Environment variable naming the side-channel file.
-pub const SIDE_VARIABLE: &str = "POLYTUNE_SIDE";
-/// Environment variable that turns recording on (`1`).
-pub const DUMP_VARIABLE: &str = "POLYTUNE_DUMP";
-/// Environment variable: exit after this many region executions in all
-/// (characterization's bound).
-pub const STOP_VARIABLE: &str = "POLYTUNE_STOP_AFTER";
-/// Environment variable: bytes of full values kept per region.
-pub const LIMIT_VARIABLE: &str = "POLYTUNE_DUMP_LIMIT";
+// The runtime reads POLYTUNE_SIDE (the side file), POLYTUNE_DUMP=1
+// (record), POLYTUNE_STOP_AFTER (exit after that many executions) and
+// POLYTUNE_DUMP_LIMIT (bytes of full values per region); the lab sets them.
 
 /// The file with region `k`'s body replaced by `bodies[k]` (the original
 /// text, or a variant's) and every region instrumented.
@@ -102,9 +98,13 @@ fn record(scop: &Scop, indent: &str) -> Result<String, EngineError> {
             let _ = writeln!(out, "{indent}POLYTUNE_RT_PUT({});", a.name);
             continue;
         }
-        let tree = scan(&ctx, &written, &params, &isl::mangle(&a.name), a.rank).map_err(internal)?;
+        let tree =
+            scan(&ctx, &written, &params, &isl::mangle(&a.name), a.rank).map_err(internal)?;
         if let Some(tree) = tree {
-            let mut p = ScanPrinter { scop, out: &mut out };
+            let mut p = ScanPrinter {
+                scop,
+                out: &mut out,
+            };
             p.node(&tree, indent);
         }
     }
@@ -239,13 +239,20 @@ mod tests {
         let src = source(
             "void f(int n, double A[99][99], double x[99], double s) { int i, j;\n#pragma scop\nfor (i = 1; i < n; i++) { s = 0; for (j = 0; j <= i; j++) A[i][j] = x[j] + A[i-1][j]; x[i] = s; }\n#pragma endscop\n}\n",
         );
-        let body = src.text[src.scops[0].region.body.start..src.scops[0].region.body.end].to_string();
+        let body =
+            src.text[src.scops[0].region.body.start..src.scops[0].region.body.end].to_string();
         let out = instrument(&src, &[body]).unwrap();
         assert!(out.starts_with("#define POLYTUNE_RT_REGIONS 1\n"), "{out}");
         assert!(out.contains("polytune_rt_begin(0);"));
-        assert!(out.contains("polytune_rt_array(\"A\", POLYTUNE_RT_FLOATING(A[0][0]));"), "{out}");
+        assert!(
+            out.contains("polytune_rt_array(\"A\", POLYTUNE_RT_FLOATING(A[0][0]));"),
+            "{out}"
+        );
         // A's written elements: rows 1..n-1, columns 0..i (a triangle).
-        assert!(out.contains("POLYTUNE_RT_PUT(A[polytune_rt_c0][polytune_rt_c1]);"), "{out}");
+        assert!(
+            out.contains("POLYTUNE_RT_PUT(A[polytune_rt_c0][polytune_rt_c1]);"),
+            "{out}"
+        );
         assert!(out.contains("polytune_rt_c1 <= polytune_rt_c0"), "{out}");
         assert!(out.contains("POLYTUNE_RT_PUT(x[polytune_rt_c0]);"), "{out}");
         assert!(out.contains("POLYTUNE_RT_PUT(s);"), "{out}");

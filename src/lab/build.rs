@@ -58,7 +58,13 @@ impl Recipe {
 
     /// The compile line of `src` into `exe`, flags first (the compiler's
     /// optimization flags, then `extra_flags`), the user's line last.
-    pub fn compile_args(&self, src: &Path, exe: &Path, openmp: bool, extra_flags: &[&str]) -> Vec<OsString> {
+    pub fn compile_args(
+        &self,
+        src: &Path,
+        exe: &Path,
+        openmp: bool,
+        extra_flags: &[&str],
+    ) -> Vec<OsString> {
         let mut args: Vec<OsString> = self.compiler.flags.iter().map(OsString::from).collect();
         args.extend(extra_flags.iter().map(OsString::from));
         if let Some(size) = &self.size {
@@ -90,7 +96,10 @@ impl Recipe {
                 if openmp {
                     cflags.push("-fopenmp".into());
                 }
-                cflags.push(format!("-iquote {}", shell_words::quote(&self.source_dir.to_string_lossy())));
+                cflags.push(format!(
+                    "-iquote {}",
+                    shell_words::quote(&self.source_dir.to_string_lossy())
+                ));
                 let line = cmd
                     .replace(SRC, &quote(src))
                     .replace(EXE, &quote(exe))
@@ -129,7 +138,11 @@ impl Recipe {
     /// a user can type (the file named `FILE`).
     pub fn describe(&self, file: &str, openmp: bool) -> (String, String) {
         let build = match &self.build {
-            Some(cmd) => cmd.replace(SRC, file).replace(EXE, "./a.out"),
+            Some(cmd) => cmd
+                .replace(SRC, file)
+                .replace(EXE, "./a.out")
+                .replace(CC, &quote(&self.compiler.program))
+                .replace(CFLAGS, &shell_words::quote(&self.compiler.flags.join(" "))),
             None => {
                 let args = self.compile_args(Path::new(file), Path::new("a.out"), openmp, &[]);
                 let mut words = vec![self.compiler.program.to_string_lossy().into_owned()];
@@ -184,17 +197,35 @@ mod tests {
     #[test]
     fn the_users_line_comes_last_and_includes_resolve_beside_the_file() {
         let mut r = Recipe::new(gcc(), Path::new("linear-algebra/kernels/2mm/2mm.c"));
-        r.extra = vec!["-Iutilities".into(), "utilities/polybench.c".into(), "-lm".into()];
+        r.extra = vec![
+            "-Iutilities".into(),
+            "utilities/polybench.c".into(),
+            "-lm".into(),
+        ];
         let args: Vec<String> = r
-            .compile_args(Path::new("/tmp/x/v.c"), Path::new("/tmp/x/v"), true, &["-g"])
+            .compile_args(
+                Path::new("/tmp/x/v.c"),
+                Path::new("/tmp/x/v"),
+                true,
+                &["-g"],
+            )
             .iter()
             .map(|a| a.to_string_lossy().into_owned())
             .collect();
         assert_eq!(
             args,
             [
-                "-O3", "-g", "-fopenmp", "-iquote", "linear-algebra/kernels/2mm", "/tmp/x/v.c", "-o", "/tmp/x/v",
-                "-Iutilities", "utilities/polybench.c", "-lm"
+                "-O3",
+                "-g",
+                "-fopenmp",
+                "-iquote",
+                "linear-algebra/kernels/2mm",
+                "/tmp/x/v.c",
+                "-o",
+                "/tmp/x/v",
+                "-Iutilities",
+                "utilities/polybench.c",
+                "-lm"
             ]
         );
         let (build, run) = r.describe("2mm.opt.c", false);

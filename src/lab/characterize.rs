@@ -172,15 +172,92 @@ pub fn characterize(
     features_from_counts(&counts)
 }
 
-fn run_cachegrind(
-    exe: &Path,
+/// Executions of the SCoP regions counted per region before the
+/// characterized run stops (`POLYTUNE_STOP_AFTER`): the features are
+/// per instruction, so one execution is representative, and a program
+/// that runs its kernel a thousand times is not simulated a thousand
+/// times (a Linpack-style program took 741 s before this bound).
+pub const EXECUTIONS_PER_REGION: usize = 1;
+
+/// Characterizes an instrumented build (`engine::instrument`): counting
+/// is switched on inside the SCoP regions only (callgrind's client
+/// requests, `-DPOLYTUNE_CALLGRIND`), whatever the program's functions
+/// are called, and the run stops after [`EXECUTIONS_PER_REGION`]
+/// executions of each of its `regions`.
+pub fn characterize_instrumented(
+    src: &Path,
+    recipe: &super::build::Recipe,
+    regions: usize,
     workdir: &Path,
-    only: Option<&str>,
     limits: &Limits,
-) -> Result<Vec<(String, u64)>, CharacterizeError> {
-    // callgrind runs valgrind's cache and branch simulation like
-    // cachegrind, and can restrict counting to one function.
+) -> Result<Features, CharacterizeError> {
+    let portable = super::build::Recipe {
+        compiler: Compiler {
+            flags: PORTABLE_FLAGS.iter().map(|s| s.to_string()).collect(),
+            ..recipe.compiler.clone()
+        },
+        ..recipe.clone()
+    };
+    let exe = workdir.join("characterized");
+    let c = portable.build(src, &exe, false, &["-DPOLYTUNE_CALLGRIND"]);
+    if !c.ok {
+        return Err(CharacterizeError::Compile {
+            path: src.display().to_string(),
+            stderr: c.stderr,
+        });
+    }
     let out_file = workdir.join("callgrind.out");
+    let mut tool: Vec<String> = vec!["valgrind".into()];
+    tool.extend(
+        callgrind_args(&out_file)
+            .into_iter()
+            .map(|a| a.to_string_lossy().into_owned()),
+    );
+    tool.push("--collect-atstart=no".into());
+    let stop = (regions.max(1) * EXECUTIONS_PER_REGION).to_string();
+    let env = [
+        ("OMP_NUM_THREADS", "1"),
+        ("POLYTUNE_STOP_AFTER", stop.as_str()),
+    ];
+    let (program, args): (PathBuf, Vec<String>) = match &recipe.run {
+        Some(_) => {
+            let (p, a) = recipe.command(&exe);
+            let line = a[1].replacen(
+                &shell_words::quote(&exe.to_string_lossy()).into_owned(),
+                &format!(
+                    "{} {}",
+                    shell_words::join(&tool),
+                    shell_words::quote(&exe.to_string_lossy())
+                ),
+                1,
+            );
+            (p, vec!["-c".into(), line])
+        }
+        None => {
+            let mut a: Vec<String> = tool[1..].to_vec();
+            a.push(exe.to_string_lossy().into_owned());
+            a.extend(recipe.run_args.iter().cloned());
+            (PathBuf::from("valgrind"), a)
+        }
+    };
+    let out = confine::run(&program, &args, &env, limits).map_err(CharacterizeError::NoValgrind)?;
+    check_ending(&out, "callgrind", limits)?;
+    if out.ending != Ending::Code(0) {
+        let err = out.stderr.into_text();
+        let why = err
+            .lines()
+            .find(|l| l.contains("Unrecognised instruction") || l.contains("terminating"))
+            .unwrap_or_else(|| err.lines().last().unwrap_or(""));
+        return Err(CharacterizeError::Run(why.to_string()));
+    }
+    let text =
+        std::fs::read_to_string(&out_file).map_err(|e| CharacterizeError::Parse(e.to_string()))?;
+    features_from_counts(&parse_cachegrind(&text)?)
+}
+
+/// valgrind's arguments for a callgrind run with the cache and branch
+/// simulation, writing to `out_file`.
+fn callgrind_args(out_file: &Path) -> Vec<OsString> {
     // No gdbserver: it leaves FIFOs in the temporary directory when
     // valgrind is killed.
     let mut args: Vec<OsString> = [
@@ -193,10 +270,23 @@ fn run_cachegrind(
     .chain(CACHE_GEOMETRY)
     .map(OsString::from)
     .collect();
+    args.push(format!("--callgrind-out-file={}", out_file.display()).into());
+    args
+}
+
+fn run_cachegrind(
+    exe: &Path,
+    workdir: &Path,
+    only: Option<&str>,
+    limits: &Limits,
+) -> Result<Vec<(String, u64)>, CharacterizeError> {
+    // callgrind runs valgrind's cache and branch simulation like
+    // cachegrind, and can restrict counting to one function.
+    let out_file = workdir.join("callgrind.out");
+    let mut args = callgrind_args(&out_file);
     if let Some(f) = only {
         args.push(format!("--toggle-collect={f}").into());
     }
-    args.push(format!("--callgrind-out-file={}", out_file.display()).into());
     args.push(exe.into());
     let out = confine::run(
         Path::new("valgrind"),

@@ -44,7 +44,7 @@ impl Run {
     }
 
     /// A run that could not be started.
-    fn not_started(e: std::io::Error) -> Run {
+    pub fn not_started(e: std::io::Error) -> Run {
         Run {
             exit: Exit::Code(-1),
             stdout: String::new(),
@@ -201,7 +201,16 @@ pub fn time(exe: &Path, p: &Protocol) -> Result<Timing, Run> {
 /// Times a program whose first sample, when given, was already taken.
 pub fn time_after(exe: &Path, p: &Protocol, first: Option<f64>) -> Result<Timing, Run> {
     let limits = p.limits();
-    let once = || timed_run(exe, p.threads, &limits);
+    time_by(p, first, &mut || timed_run(exe, p.threads, &limits))
+}
+
+/// The timing protocol over `once`, one run's seconds (or the run that
+/// failed).
+pub fn time_by(
+    p: &Protocol,
+    first: Option<f64>,
+    once: &mut dyn FnMut() -> Result<f64, Run>,
+) -> Result<Timing, Run> {
     for _ in 0..p.warmup {
         once()?;
     }
@@ -234,10 +243,22 @@ pub fn interleaved(
     threads: usize,
     limits: &Limits,
 ) -> Result<Vec<Vec<f64>>, Run> {
-    let mut out = vec![Vec::with_capacity(rounds); exes.len()];
+    let mut runs: Vec<Box<dyn FnMut() -> Result<f64, Run> + '_>> = exes
+        .iter()
+        .map(|exe| Box::new(move || timed_run(exe, threads, limits)) as Box<dyn FnMut() -> _>)
+        .collect();
+    interleaved_by(&mut runs, rounds)
+}
+
+/// [`interleaved`] over any way of timing one run of each program.
+pub fn interleaved_by(
+    runs: &mut [Box<dyn FnMut() -> Result<f64, Run> + '_>],
+    rounds: usize,
+) -> Result<Vec<Vec<f64>>, Run> {
+    let mut out = vec![Vec::with_capacity(rounds); runs.len()];
     for _ in 0..rounds {
-        for (i, exe) in exes.iter().enumerate() {
-            out[i].push(timed_run(exe, threads, limits)?);
+        for (i, once) in runs.iter_mut().enumerate() {
+            out[i].push(once()?);
         }
     }
     Ok(out)

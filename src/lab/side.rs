@@ -43,8 +43,14 @@ pub struct Summary {
 /// What a summary keeps of the values.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Digest {
-    Integers { hash: u64 },
-    Floats { sum: f64, weighted: f64, magnitude: f64 },
+    Integers {
+        hash: u64,
+    },
+    Floats {
+        sum: f64,
+        weighted: f64,
+        magnitude: f64,
+    },
 }
 
 /// Everything one run reported.
@@ -61,7 +67,9 @@ pub struct Side {
 /// Why a side file could not be read.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum SideError {
-    #[error("the program wrote no measurement record (it never reached a SCoP region, or exited without running its exit handlers)")]
+    #[error(
+        "the program wrote no measurement record (it never reached a SCoP region, or exited without running its exit handlers)"
+    )]
     Missing,
     #[error("the measurement record ends early: the program did not exit normally")]
     Incomplete,
@@ -150,14 +158,20 @@ impl Side {
                 }),
                 ["lost", k] => side.lost.push(num(k)? as usize),
                 ["begin", name] => open = Some((name.to_string(), Values::Text(Vec::new()))),
-                ["begin", name, "bits"] => open = Some((name.to_string(), Values::Doubles(Vec::new()))),
+                ["begin", name, "bits"] => {
+                    open = Some((name.to_string(), Values::Doubles(Vec::new())))
+                }
                 ["done"] => done = true,
                 ["sum" | "rest", k, e, name, kind, rest @ ..] => {
                     // sum K EXEC ARRAY KIND N ... / rest K ARRAY KIND EXECS N ...
                     let n = rest.first().ok_or_else(|| bad("no count"))?;
                     let (execution, values, digest_words) =
                         (if w[0] == "sum" { num(e)? } else { 0 }, num(n)?, &rest[1..]);
-                    let (array, kind) = if w[0] == "sum" { (*name, *kind) } else { (*e, *name) };
+                    let (array, kind) = if w[0] == "sum" {
+                        (*name, *kind)
+                    } else {
+                        (*e, *name)
+                    };
                     let digest = match (kind, digest_words) {
                         ("i", [h]) => Digest::Integers {
                             hash: h.parse().map_err(|_| bad("not a hash"))?,
@@ -203,7 +217,12 @@ impl Side {
 
     /// Compares `actual`'s records with `self` (the original's).
     pub fn compare(&self, actual: &Side, tol: Tolerance) -> Result<(), Mismatch> {
-        let execs = |s: &Side| s.regions.iter().map(|r| (r.region, r.executions)).collect::<Vec<_>>();
+        let execs = |s: &Side| {
+            s.regions
+                .iter()
+                .map(|r| (r.region, r.executions))
+                .collect::<Vec<_>>()
+        };
         if execs(self) != execs(actual) {
             return Err(Mismatch {
                 array: "<executions of each region>".into(),
@@ -255,7 +274,9 @@ impl std::fmt::Display for Digest {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Digest::Integers { hash } => write!(f, "hash {hash:016x}"),
-            Digest::Floats { sum, weighted, .. } => write!(f, "sum {sum:e}, weighted sum {weighted:e}"),
+            Digest::Floats { sum, weighted, .. } => {
+                write!(f, "sum {sum:e}, weighted sum {weighted:e}")
+            }
         }
     }
 }
@@ -267,8 +288,16 @@ fn summaries_match(e: &Summary, a: &Summary, tol: Tolerance) -> bool {
     match (e.digest, a.digest) {
         (Digest::Integers { hash: x }, Digest::Integers { hash: y }) => x == y,
         (
-            Digest::Floats { sum: s1, weighted: w1, magnitude: m1 },
-            Digest::Floats { sum: s2, weighted: w2, magnitude: m2 },
+            Digest::Floats {
+                sum: s1,
+                weighted: w1,
+                magnitude: m1,
+            },
+            Digest::Floats {
+                sum: s2,
+                weighted: w2,
+                magnitude: m2,
+            },
         ) => {
             // Rounding differences of a legal reordering are bounded by
             // the tolerance of each value; summed, by the tolerance
@@ -278,8 +307,7 @@ fn summaries_match(e: &Summary, a: &Summary, tol: Tolerance) -> bool {
                 atol: tol.atol * 2.0 * e.values as f64,
             };
             let near = |x: f64, y: f64| {
-                floats_match(x, y, scale)
-                    || (x - y).abs() <= scale.atol + scale.rtol * m1.max(m2)
+                floats_match(x, y, scale) || (x - y).abs() <= scale.atol + scale.rtol * m1.max(m2)
             };
             near(s1, s2) && near(w1, w2) && floats_match(m1, m2, scale)
         }
@@ -296,11 +324,22 @@ mod tests {
     #[test]
     fn a_record_is_read() {
         let s = Side::parse(RECORD).unwrap();
-        assert_eq!(s.regions, vec![RegionTime { region: 0, seconds: 1.5e-3, executions: 1 }]);
+        assert_eq!(
+            s.regions,
+            vec![RegionTime {
+                region: 0,
+                seconds: 1.5e-3,
+                executions: 1
+            }]
+        );
         assert_eq!(s.summaries.len(), 2);
         assert_eq!(
             s.summaries[0].digest,
-            Digest::Floats { sum: 3.0, weighted: 3.5, magnitude: 3.0 }
+            Digest::Floats {
+                sum: 3.0,
+                weighted: 3.5,
+                magnitude: 3.0
+            }
         );
         assert_eq!(s.last.arrays.len(), 2);
         assert_eq!(s.compare(&s, Tolerance::default()), Ok(()));
@@ -310,7 +349,10 @@ mod tests {
     #[test]
     fn incomplete_and_missing_records_are_errors() {
         assert_eq!(Side::parse(""), Err(SideError::Missing));
-        assert_eq!(Side::parse(&RECORD[..RECORD.len() - 5]), Err(SideError::Incomplete));
+        assert_eq!(
+            Side::parse(&RECORD[..RECORD.len() - 5]),
+            Err(SideError::Incomplete)
+        );
         assert!(matches!(
             Side::parse("polytune-side 1 1\nwhat\ndone\n"),
             Err(SideError::Malformed { line: 2, .. })
@@ -330,7 +372,9 @@ mod tests {
         let other = Side::parse(&RECORD.replace("time 0 1.5e-03 1", "time 0 1.5e-03 2")).unwrap();
         assert!(s.compare(&other, Tolerance::default()).is_err());
         // Rounding within the tolerance is not.
-        let other = Side::parse(&RECORD.replace("0x1.8p+1 0x1.cp+1", "0x1.8000000000001p+1 0x1.cp+1")).unwrap();
+        let other =
+            Side::parse(&RECORD.replace("0x1.8p+1 0x1.cp+1", "0x1.8000000000001p+1 0x1.cp+1"))
+                .unwrap();
         assert_eq!(s.compare(&other, Tolerance::default()), Ok(()));
     }
 

@@ -10,12 +10,14 @@
 use crate::engine::model::EngineError;
 use crate::engine::space::{Variant, distinct_variants};
 use crate::frontend::SourceFile;
-use crate::lab::characterize::{Backend, CharacterizeError, characterize};
+use crate::lab::build::Recipe;
+use crate::lab::characterize::{CharacterizeError, characterize_instrumented};
 use crate::lab::compiler::Compiler;
 use crate::lab::confine::Limits;
-use crate::lab::runner::{Protocol, interleaved, median, timed_run_with};
+use crate::lab::dump::Tolerance;
+use crate::lab::harness::{Harness, OriginalError};
+use crate::lab::runner::{Protocol, interleaved_by, median};
 use crate::lab::scratch::Scratch;
-use crate::lab::verify::{Bench, Measurement};
 use crate::learn::dataset::representative;
 use crate::learn::evaluate::{DIVERSE_BITS, consensus, diverse, ensemble, ranking, round_robin};
 use crate::learn::rng::Lcg;
@@ -43,10 +45,8 @@ pub enum SelectionError {
         path: String,
         source: CharacterizeError,
     },
-    #[error(
-        "the original program cannot be measured ({0}): candidates are run only for programs in the corpus style (polybench/include/polytune_bench.h); use --no-run or --config"
-    )]
-    Unmeasurable(String),
+    #[error("{path}: the original program cannot be measured: {source}")]
+    Unmeasurable { path: String, source: OriginalError },
     #[error(transparent)]
     Io(#[from] std::io::Error),
 }
@@ -56,7 +56,9 @@ pub enum SelectionError {
 pub struct Setup {
     pub compiler: Compiler,
     pub size: String,
-    pub include: Vec<PathBuf>,
+    /// How the user's program is built and run.
+    pub recipe: Recipe,
+    pub tolerance: Tolerance,
     pub protocol: Protocol,
     pub strategy: Strategy,
     /// Candidates to run besides the original.
@@ -65,15 +67,6 @@ pub struct Setup {
     pub no_run: bool,
     /// Alternating rounds of the final head-to-head confirmation.
     pub confirm_rounds: usize,
-}
-
-fn describe(m: &Measurement) -> String {
-    let first = m.detail.lines().next().unwrap_or("").trim();
-    if first.is_empty() {
-        m.status.as_str().to_string()
-    } else {
-        format!("{}: {first}", m.status.as_str())
-    }
 }
 
 /// Characterizes `file`, ranks its distinct variants with `models`, runs
@@ -95,13 +88,35 @@ pub fn select(
         return Err(LearnError::Data("no models to rank with".into()).into());
     };
     let work = Scratch::new("select")?;
+    // Every build polytune measures is instrumented; each source sits in
+    // a directory of its own under the file's own name.
+    let file_name = file.file_name().unwrap_or_default().to_owned();
+    let write_source = |dir: &str, text: &str| -> std::io::Result<PathBuf> {
+        let d = work.path().join(dir);
+        std::fs::create_dir_all(&d)?;
+        let path = d.join(&file_name);
+        std::fs::write(&path, text)?;
+        Ok(path)
+    };
+    let original = write_source(
+        "original-src",
+        &crate::engine::pipeline::instrumented(src, None, context)?.text,
+    )?;
     let t = Instant::now();
-    let features = characterize(
-        file,
-        &setup.compiler,
-        &first.selection.feature_size,
-        &setup.include,
-        Backend::Cachegrind,
+    // Corpus-style programs are characterized at the size the models'
+    // features were measured at; others as their compile line says.
+    let characterized = Recipe {
+        size: setup
+            .recipe
+            .size
+            .as_ref()
+            .map(|_| first.selection.feature_size.clone()),
+        ..setup.recipe.clone()
+    };
+    let features = characterize_instrumented(
+        &original,
+        &characterized,
+        src.scops.len(),
         work.path(),
         &setup.protocol.limits(),
     )
@@ -196,32 +211,35 @@ pub fn select(
         };
         return Ok(report);
     }
-    let bench = Bench {
-        compiler: setup.compiler.clone(),
-        size: setup.size.clone(),
-        include: setup.include.clone(),
+    let harness = Harness {
+        recipe: setup.recipe.clone(),
         protocol: setup.protocol,
+        tolerance: setup.tolerance,
         workdir: work.path().to_path_buf(),
     };
     progress(Event::Started {
         candidates: picks.len(),
     });
-    let (orig, reference) = bench.reference(file, true);
+    let (orig, reference) =
+        harness
+            .reference(&original, true)
+            .map_err(|source| SelectionError::Unmeasurable {
+                path: file.display().to_string(),
+                source,
+            })?;
     progress(Event::Baseline {
         status: orig.status,
     });
-    let (Some(reference), Some(base)) = (reference, orig.timing.as_ref().map(|t| t.median)) else {
-        return Err(SelectionError::Unmeasurable(describe(&orig)));
-    };
+    let base = orig.timing.as_ref().map(|t| t.median).unwrap_or(0.0);
     report.original = Some(Run::of(&orig, base));
     // Candidates faster than the original: (variant, speedup, exe, threaded).
     let mut faster: Vec<(usize, f64, String, bool)> = Vec::new();
     for (i, (v, _)) in picks.iter().enumerate() {
         let exe = format!("candidate-{i}");
-        let path = work.path().join(format!("{exe}.c"));
-        std::fs::write(&path, &variants[*v].text)?;
+        let instrumented = crate::engine::pipeline::instrumented(src, Some(&config(*v)), context)?;
+        let path = write_source(&format!("{exe}-src"), &instrumented.text)?;
         let omp = variants[*v].text.contains("#pragma omp");
-        let (m, _) = bench.measure(&path, &exe, Some(&reference), omp, true);
+        let m = harness.measure(&path, &exe, &reference, omp, true);
         let run = Run::of(&m, base);
         progress(Event::Candidate {
             k: i + 1,
@@ -242,7 +260,7 @@ pub fn select(
     let mut best: Option<(usize, f64, String)> = None;
     for (v, s, exe, omp) in faster {
         if omp {
-            let passive = passive_seconds(&work.path().join(&exe), base, &setup.protocol);
+            let passive = passive_seconds(&harness, &work.path().join(&exe), base, &setup.protocol);
             let holds = holds_when_passive(base, &passive);
             report.passive.push(PassiveCheck {
                 config: config(v),
@@ -273,12 +291,12 @@ pub fn select(
             confirmed: None,
             error: None,
         };
-        match interleaved(
-            &[&work.path().join("original"), &work.path().join(&exe)],
-            rounds,
-            setup.protocol.threads,
-            &setup.protocol.limits(),
-        ) {
+        let candidate = work.path().join(&exe);
+        let mut runs: Vec<Box<dyn FnMut() -> Result<f64, crate::lab::runner::Run> + '_>> = vec![
+            Box::new(|| harness.timed(&reference.exe)),
+            Box::new(|| harness.timed(&candidate)),
+        ];
+        match interleaved_by(&mut runs, rounds) {
             Ok(t) => {
                 h.original_seconds = Some(median(&t[0]));
                 h.candidate_seconds = Some(median(&t[1]));
@@ -294,10 +312,13 @@ pub fn select(
     }
     progress(Event::Done);
     let how = format!(
-        "{} {}, {} size, {} threads",
+        "{} {}, {}, {} threads",
         setup.compiler.name,
         setup.compiler.flags.join(" "),
-        setup.size,
+        match &setup.recipe.size {
+            Some(size) => format!("{size} size"),
+            None => "input as built and run below".to_string(),
+        },
         setup.protocol.threads
     );
     match best {
@@ -306,7 +327,11 @@ pub fn select(
                 "configuration {} ({}), measured {s:.2}x faster than the original ({how})",
                 config(v),
                 r.configs[v]
-            )) + &variants[v].text;
+            )) + &measured_as(
+                &setup.recipe,
+                file,
+                variants[v].text.contains("#pragma omp"),
+            ) + &variants[v].text;
             report.choice = Choice {
                 config: Some(config(v)),
                 bits: Some(r.configs[v].clone()),
@@ -319,11 +344,24 @@ pub fn select(
             report.text = header(format!(
                 "no candidate of {} ran faster than this original program ({how}); kept unchanged",
                 picks.len()
-            )) + &src.text;
+            )) + &measured_as(&setup.recipe, file, false)
+                + &src.text;
             report.choice.speedup = Some(1.0);
         }
     }
     Ok(report)
+}
+
+/// The header line that says how the program was built and run when it
+/// was measured (with polytune's instrumentation, which the written
+/// program does not carry).
+fn measured_as(recipe: &Recipe, file: &Path, openmp: bool) -> String {
+    let name = file
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let (build, run) = recipe.describe(&name, openmp);
+    format!("/* polytune: measured as `{build}` then `{run}` */\n").replace("*/ */", "* / */")
 }
 
 /// How candidates are picked.
@@ -474,7 +512,7 @@ const PASSIVE_RUNS: usize = 3;
 
 /// Kernel seconds of a threaded candidate's runs with sleeping threads;
 /// `None` for a run that failed or took far longer than the original.
-fn passive_seconds(exe: &Path, base: f64, p: &Protocol) -> Vec<Option<f64>> {
+fn passive_seconds(harness: &Harness, exe: &Path, base: f64, p: &Protocol) -> Vec<Option<f64>> {
     let limits = Limits {
         timeout: p
             .timeout
@@ -483,7 +521,7 @@ fn passive_seconds(exe: &Path, base: f64, p: &Protocol) -> Vec<Option<f64>> {
     };
     let mut out = Vec::new();
     for _ in 0..PASSIVE_RUNS {
-        let t = timed_run_with(exe, p.threads, &limits, &PASSIVE).ok();
+        let t = harness.timed_with(exe, &PASSIVE, &limits).ok();
         let clearly_slow = t.is_none_or(|t| t > 2.0 * base);
         out.push(t);
         if clearly_slow {

@@ -1,0 +1,412 @@
+//! Measuring any program through polytune's own instrumentation (issue
+//! 17): the files given here are instrumented builds (`engine::instrument`
+//! wraps each SCoP region), built by the user's [`Recipe`], run with the
+//! user's command line. A run's verdict comes from the side channel
+//! (`lab::side`: every execution of every region, what it wrote), its exit
+//! status and its standard output; its time is the regions' time.
+//!
+//! The original is run twice with recording on: what differs between two
+//! runs of the original (a time printed on stdout) cannot be held against
+//! a variant and is masked; a record that differs is a nondeterministic
+//! program, which cannot be verified at all.
+
+use super::build::Recipe;
+use super::confine::Limits;
+use super::dump::{Tolerance, floats_match};
+use super::runner::{self, Exit, Protocol, Run, Timing};
+use super::side::{Side, SideError};
+use super::verify::{Measurement, Status};
+use std::path::{Path, PathBuf};
+
+/// Environment of the instrumented runs (names shared with the engine's
+/// runtime, `engine::instrument`).
+pub const SIDE_VARIABLE: &str = "POLYTUNE_SIDE";
+pub const DUMP_VARIABLE: &str = "POLYTUNE_DUMP";
+
+/// Where and how instrumented programs are built, run and compared.
+#[derive(Debug, Clone)]
+pub struct Harness {
+    pub recipe: Recipe,
+    pub protocol: Protocol,
+    pub tolerance: Tolerance,
+    pub workdir: PathBuf,
+}
+
+/// What the original did: the reference every variant is held to.
+#[derive(Debug, Clone)]
+pub struct Reference {
+    pub side: Side,
+    pub exit: Exit,
+    /// Standard output, line by line; `None` marks a line that differed
+    /// between two runs of the original.
+    pub stdout: Vec<Option<String>>,
+    /// Lines of standard output that differed between two runs.
+    pub masked: usize,
+    pub exe: PathBuf,
+}
+
+/// Why the original program cannot be measured.
+#[derive(Debug, thiserror::Error)]
+pub enum OriginalError {
+    #[error(
+        "the program does not build:\n  {command}\n{stderr}\n  help: check the compile line after `--` (include paths, extra sources such as utilities/polybench.c, libraries such as -lm)"
+    )]
+    Build { command: String, stderr: String },
+    #[error(
+        "the program failed when run as\n  {command}\n  {why}\n  help: give its arguments with --run-args, or its command with --run"
+    )]
+    Run { command: String, why: String },
+    #[error(
+        "the program ran as\n  {command}\n  but never reached {what}\n  help: run it with arguments that reach the kernel (--run-args)"
+    )]
+    Unreached { command: String, what: String },
+    #[error(
+        "the program gives different results from one run to the next ({detail}): polytune cannot verify a variant against it\n  help: make its input deterministic (fixed seeds, no time-dependent data)"
+    )]
+    Nondeterministic { detail: String },
+    #[error("{0}")]
+    Io(#[from] std::io::Error),
+}
+
+impl Harness {
+    fn limits(&self) -> Limits {
+        self.protocol.limits()
+    }
+
+    /// Builds `src` as `name`.
+    pub fn build(
+        &self,
+        src: &Path,
+        name: &str,
+        openmp: bool,
+    ) -> Result<(PathBuf, f64), Measurement> {
+        let exe = self.workdir.join(name);
+        let c = self.recipe.build(src, &exe, openmp, &[]);
+        if c.ok {
+            Ok((exe, c.seconds))
+        } else {
+            Err(Measurement {
+                status: Status::CompileError,
+                detail: c.stderr,
+                compile_seconds: c.seconds,
+                timing: None,
+            })
+        }
+    }
+
+    /// One run of `exe`, its record read from the side file.
+    fn run(&self, exe: &Path, record: bool) -> std::io::Result<(Run, Result<Side, SideError>)> {
+        self.run_with(exe, record, &[], &self.limits())
+    }
+
+    fn run_with(
+        &self,
+        exe: &Path,
+        record: bool,
+        more_env: &[(&str, &str)],
+        limits: &Limits,
+    ) -> std::io::Result<(Run, Result<Side, SideError>)> {
+        let side_file = exe.with_extension("side");
+        let _ = std::fs::remove_file(&side_file);
+        let side_path = side_file.to_string_lossy().into_owned();
+        let mut env = vec![(SIDE_VARIABLE, side_path.as_str())];
+        if record {
+            env.push((DUMP_VARIABLE, "1"));
+        }
+        env.extend(more_env.iter().copied());
+        let (program, args) = self.recipe.command(exe);
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let run = runner::run_with(&program, &args, self.protocol.threads, limits, &env)?;
+        let side = match std::fs::read_to_string(&side_file) {
+            Ok(text) => Side::parse(&text),
+            Err(_) => Err(SideError::Missing),
+        };
+        let _ = std::fs::remove_file(&side_file);
+        Ok((run, side))
+    }
+
+    /// The command line of a run, for messages.
+    fn shown(&self, exe: &Path) -> String {
+        let (p, a) = self.recipe.command(exe);
+        let mut w = vec![p.to_string_lossy().into_owned()];
+        w.extend(a);
+        shell_words::join(w)
+    }
+
+    /// One timed run: the regions' seconds.
+    pub fn timed(&self, exe: &Path) -> Result<f64, Run> {
+        self.timed_with(exe, &[], &self.limits())
+    }
+
+    /// [`Harness::timed`] with more environment variables and other limits.
+    pub fn timed_with(
+        &self,
+        exe: &Path,
+        env: &[(&str, &str)],
+        limits: &Limits,
+    ) -> Result<f64, Run> {
+        let (run, side) = self
+            .run_with(exe, false, env, limits)
+            .map_err(Run::not_started)?;
+        if !matches!(run.exit, Exit::Code(_)) || run.strays > 0 || !run.output_complete {
+            return Err(run);
+        }
+        match side {
+            Ok(s) => Ok(s.seconds()),
+            Err(e) => {
+                let mut r = run;
+                r.stderr = format!("{e}\n{}", r.stderr);
+                r.exit = Exit::Code(-1);
+                Err(r)
+            }
+        }
+    }
+
+    /// Builds and runs the original (twice, recording) and times it when
+    /// asked.
+    pub fn reference(
+        &self,
+        src: &Path,
+        time: bool,
+    ) -> Result<(Measurement, Reference), OriginalError> {
+        let exe = self.workdir.join("original");
+        let c = self.recipe.build(src, &exe, false, &[]);
+        if !c.ok {
+            let (command, _) = self.recipe.describe(&src.display().to_string(), false);
+            return Err(OriginalError::Build {
+                command,
+                stderr: c.stderr,
+            });
+        }
+        let command = self.shown(&exe);
+        let mut runs = Vec::new();
+        for _ in 0..2 {
+            let (run, side) = self.run(&exe, true)?;
+            if !matches!(run.exit, Exit::Code(_)) || run.strays > 0 || !run.output_complete {
+                return Err(OriginalError::Run {
+                    command,
+                    why: describe_failure(&run),
+                });
+            }
+            let side = match side {
+                Ok(s) => s,
+                Err(SideError::Missing) => {
+                    return Err(OriginalError::Unreached {
+                        command,
+                        what: "a SCoP region (it exited before the first one)".into(),
+                    });
+                }
+                Err(e) => {
+                    return Err(OriginalError::Run {
+                        command,
+                        why: format!("{e} (exit {:?}): {}", run.exit, run.stderr.trim()),
+                    });
+                }
+            };
+            let unreached = side.unreached();
+            if !unreached.is_empty() {
+                return Err(OriginalError::Unreached {
+                    command,
+                    what: format!(
+                        "SCoP region(s) {} (executed zero times)",
+                        unreached
+                            .iter()
+                            .map(|k| k.to_string())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                });
+            }
+            runs.push((run, side));
+        }
+        let (second, side2) = runs.pop().expect("two runs");
+        let (first, side1) = runs.pop().expect("two runs");
+        if let Err(m) = side1.compare(
+            &side2,
+            Tolerance {
+                rtol: 0.0,
+                atol: 0.0,
+            },
+        ) {
+            return Err(OriginalError::Nondeterministic {
+                detail: m.to_string(),
+            });
+        }
+        if first.exit != second.exit {
+            return Err(OriginalError::Nondeterministic {
+                detail: format!("exit {:?}, then {:?}", first.exit, second.exit),
+            });
+        }
+        let a: Vec<&str> = first.stdout.lines().collect();
+        let b: Vec<&str> = second.stdout.lines().collect();
+        let stdout: Vec<Option<String>> = if a.len() == b.len() {
+            a.iter()
+                .zip(&b)
+                .map(|(x, y)| (x == y).then(|| x.to_string()))
+                .collect()
+        } else {
+            // Lines come and go from run to run: stdout says nothing.
+            Vec::new()
+        };
+        let masked = stdout.iter().filter(|l| l.is_none()).count()
+            + if a.len() == b.len() { 0 } else { a.len() };
+        let mut m = Measurement {
+            status: Status::Ok,
+            detail: String::new(),
+            compile_seconds: c.seconds,
+            timing: None,
+        };
+        if time {
+            match self.time(&exe) {
+                Ok(t) => m.timing = Some(t),
+                Err(run) => {
+                    return Err(OriginalError::Run {
+                        command,
+                        why: describe_failure(&run),
+                    });
+                }
+            }
+        }
+        Ok((
+            m,
+            Reference {
+                side: side1,
+                exit: first.exit,
+                stdout,
+                masked,
+                exe,
+            },
+        ))
+    }
+
+    fn time(&self, exe: &Path) -> Result<Timing, Run> {
+        runner::time_by(&self.protocol, None, &mut || self.timed(exe))
+    }
+
+    /// Builds `src` as `name`, verifies it against `reference` and times
+    /// it (when asked and correct).
+    pub fn measure(
+        &self,
+        src: &Path,
+        name: &str,
+        reference: &Reference,
+        openmp: bool,
+        time: bool,
+    ) -> Measurement {
+        let (exe, compile_seconds) = match self.build(src, name, openmp) {
+            Ok(x) => x,
+            Err(m) => return m,
+        };
+        let verdict = |status, detail: String| Measurement {
+            status,
+            detail,
+            compile_seconds,
+            timing: None,
+        };
+        let (run, side) = match self.run(&exe, true) {
+            Ok(x) => x,
+            Err(e) => return verdict(Status::Crash, e.to_string()),
+        };
+        match run.exit {
+            Exit::Timeout => return verdict(Status::Timeout, "timed out".into()),
+            Exit::Signal(s) => return verdict(Status::Crash, format!("killed by signal {s}")),
+            _ if run.strays > 0 || !run.output_complete => {
+                return verdict(Status::Crash, describe_failure(&run));
+            }
+            e if e != reference.exit => {
+                return verdict(
+                    Status::Crash,
+                    format!(
+                        "exit {e:?}, the original's was {:?}: {}",
+                        reference.exit,
+                        run.stderr.trim()
+                    ),
+                );
+            }
+            _ => {}
+        }
+        let side = match side {
+            Ok(s) => s,
+            Err(e) => return verdict(Status::WrongOutput, e.to_string()),
+        };
+        if let Err(m) = reference.side.compare(&side, self.tolerance) {
+            return verdict(Status::WrongOutput, m.to_string());
+        }
+        if let Err(why) = stdout_matches(&reference.stdout, &run.stdout, self.tolerance) {
+            return verdict(Status::WrongOutput, why);
+        }
+        let mut m = verdict(Status::Ok, String::new());
+        if time {
+            match self.time(&exe) {
+                Ok(t) => m.timing = Some(t),
+                Err(run) => {
+                    m.status = Status::Crash;
+                    m.detail = describe_failure(&run);
+                }
+            }
+        }
+        m
+    }
+}
+
+/// Standard output against the original's: line by line, numbers within
+/// the tolerance, lines that varied between runs of the original skipped.
+fn stdout_matches(expected: &[Option<String>], actual: &str, tol: Tolerance) -> Result<(), String> {
+    if expected.is_empty() {
+        return Ok(());
+    }
+    let lines: Vec<&str> = actual.lines().collect();
+    if lines.len() != expected.len() {
+        return Err(format!(
+            "standard output has {} lines, the original's {}",
+            lines.len(),
+            expected.len()
+        ));
+    }
+    for (k, (e, a)) in expected.iter().zip(&lines).enumerate() {
+        let Some(e) = e else { continue };
+        let ew: Vec<&str> = e.split_whitespace().collect();
+        let aw: Vec<&str> = a.split_whitespace().collect();
+        let same = ew.len() == aw.len()
+            && ew.iter().zip(&aw).all(|(x, y)| {
+                x == y
+                    || matches!((x.parse::<f64>(), y.parse::<f64>()), (Ok(p), Ok(q)) if floats_match(p, q, tol))
+            });
+        if !same {
+            return Err(format!(
+                "standard output line {}: expected `{e}`, got `{a}`",
+                k + 1
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn describe_failure(run: &Run) -> String {
+    let tail = run.stderr.trim();
+    match run.exit {
+        Exit::Timeout => "timed out (--timeout)".into(),
+        Exit::Signal(s) => format!("killed by signal {s}: {tail}"),
+        _ if run.strays > 0 => format!(
+            "it left {} process(es) running after it exited (polytune killed them)",
+            run.strays
+        ),
+        _ if !run.output_complete => "its output stayed open after it exited".into(),
+        Exit::Code(c) => format!("exit code {c}: {tail}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stdout_numbers_are_compared_within_the_tolerance() {
+        let t = Tolerance::default();
+        let e = vec![Some("checksum 1.000000000".to_string()), None];
+        assert!(stdout_matches(&e, "checksum 1.0000000001\ntime 0.3\n", t).is_ok());
+        assert!(stdout_matches(&e, "checksum 1.1\ntime 0.3\n", t).is_err());
+        assert!(stdout_matches(&e, "checksum 1.0\n", t).is_err());
+        assert!(stdout_matches(&[], "anything", t).is_ok());
+    }
+}

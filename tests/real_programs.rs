@@ -1,0 +1,220 @@
+//! Issue 17: the commands that build and run programs work on programs
+//! written the way real code is (tests/fixtures/real): a PolyBench/C
+//! 4.x-style kernel with its utilities, a multi-file program built by a
+//! Makefile whose kernel runs several times — measured by polytune's own
+//! instrumentation, not by what the programs print.
+
+mod common;
+
+use polytune::frontend::{Options, parse_source};
+use polytune::lab::build::Recipe;
+use polytune::lab::compiler::Compiler;
+use polytune::lab::dump::Tolerance;
+use polytune::lab::harness::Harness;
+use polytune::lab::runner::Protocol;
+use polytune::lab::verify::Status;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn polybench4() -> PathBuf {
+    common::root().join("tests/fixtures/real/polybench4")
+}
+
+fn polytune(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_polytune"))
+        .current_dir(dir)
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn json(out: &Output) -> serde_json::Value {
+    assert!(
+        out.status.success(),
+        "{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+const TWO_MM: &str = "linear-algebra/kernels/2mm/2mm.c";
+const LINE: [&str; 5] = [
+    "--",
+    "-Iutilities",
+    "utilities/polybench.c",
+    "-DMINI_DATASET",
+    "-lm",
+];
+
+#[test]
+fn a_polybench_style_kernel_is_measured_with_its_compile_line() {
+    let mut args = vec![
+        "measure",
+        TWO_MM,
+        "--config",
+        "fuse=smart,tile=32x32x1,omp=1",
+        "--threads",
+        "2",
+        "--json",
+    ];
+    args.extend(LINE);
+    let v = json(&polytune(&polybench4(), &args));
+    assert_eq!(v["original"]["status"], "ok", "{v}");
+    assert_eq!(v["variant"]["status"], "ok", "{v}");
+    assert!(v["variant"]["timing"]["median"].as_f64().unwrap() > 0.0);
+    // Without the utilities' source, the program does not link: a clear
+    // error naming the command and what to add.
+    let out = polytune(
+        &polybench4(),
+        &[
+            "measure",
+            TWO_MM,
+            "--",
+            "-Iutilities",
+            "-DMINI_DATASET",
+            "-lm",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("does not build") && err.contains("polybench_alloc_data"),
+        "{err}"
+    );
+    assert!(err.contains("extra sources"), "{err}");
+}
+
+#[test]
+fn learned_optimize_runs_and_verifies_candidates_of_a_polybench_style_kernel() {
+    let out_file = tempfile::NamedTempFile::new().unwrap();
+    let out_path = out_file.path().to_str().unwrap().to_string();
+    let mut args = vec![
+        "optimize", TWO_MM, "-o", &out_path, "--shots", "2", "--json", "-q",
+    ];
+    args.extend(LINE);
+    let v = json(&polytune(&polybench4(), &args));
+    assert_eq!(v["original"]["status"], "ok", "{v}");
+    let candidates = v["candidates"].as_array().unwrap();
+    assert_eq!(candidates.len(), 2, "{v}");
+    for c in candidates {
+        let status = &c["run"]["status"];
+        assert!(
+            status == "ok" || status == "wrong-output" || status == "crash",
+            "{c}"
+        );
+        // Legal transformations verify.
+        assert_eq!(status, "ok", "{c}");
+    }
+    let text = std::fs::read_to_string(&out_path).unwrap();
+    assert!(
+        text.contains("measured as `"),
+        "{}",
+        &text[..300.min(text.len())]
+    );
+    assert!(text.contains("utilities/polybench.c -DMINI_DATASET -lm"));
+    // The written program carries no instrumentation.
+    assert!(
+        !text.contains("polytune_rt"),
+        "instrumentation left in the output"
+    );
+    // --no-run: characterization (instrumented) and ranking, no runs.
+    let mut args = vec!["optimize", TWO_MM, "--no-run", "-q"];
+    args.extend(LINE);
+    let out = polytune(&polybench4(), &args);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("without running it"));
+}
+
+#[test]
+fn characterization_counts_the_region_of_any_program() {
+    let mut args = vec!["characterize", TWO_MM, "--json"];
+    args.extend(LINE);
+    let v = json(&polytune(&polybench4(), &args));
+    let text = v.to_string();
+    assert!(text.contains("PAPI_TOT_INS"), "{text}");
+}
+
+fn makefile_args(run: &str) -> Vec<String> {
+    vec![
+        "measure".into(),
+        "tests/fixtures/real/makefile_app/kernel.c".into(),
+        "--config".into(),
+        "fuse=smart,tile=32x32x1,omp=1".into(),
+        "--build".into(),
+        "make -s -C tests/fixtures/real/makefile_app CC={cc} CFLAGS={cflags} KERNEL={src} EXE={exe}".into(),
+        "--run".into(),
+        run.into(),
+        "--json".into(),
+    ]
+}
+
+#[test]
+fn a_makefile_program_whose_kernel_runs_many_times_is_measured() {
+    let args = makefile_args("{exe} 48 6");
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let v = json(&polytune(&common::root(), &args));
+    assert_eq!(v["original"]["status"], "ok", "{v}");
+    assert_eq!(v["variant"]["status"], "ok", "{v}");
+    // A run that never reaches the kernel (zero time steps) is an error
+    // that says so.
+    let args = makefile_args("{exe} 48 0");
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let out = polytune(&common::root(), &args);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("never reached"), "{err}");
+}
+
+/// A variant that computes the printed result right but leaves a
+/// temporary array different is caught: the record covers everything the
+/// region writes, not what the program prints.
+#[test]
+fn a_wrong_temporary_that_the_program_never_prints_is_caught() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = polybench4().join(TWO_MM);
+    let text = std::fs::read_to_string(&file).unwrap();
+    let broken = text.replacen(
+        "#pragma endscop",
+        "  tmp[0][0] = tmp[0][0] + 1.0;\n#pragma endscop",
+        1,
+    );
+    assert_ne!(broken, text);
+    let build = |text: String, name: &str| {
+        let src = parse_source(&file, text, &Options::default()).unwrap();
+        let out = polytune::engine::pipeline::instrumented(&src, None, None).unwrap();
+        let d = dir.path().join(name);
+        std::fs::create_dir_all(&d).unwrap();
+        let path = d.join("2mm.c");
+        std::fs::write(&path, out.text).unwrap();
+        path
+    };
+    let original = build(text, "o");
+    let variant = build(broken, "v");
+    let mut recipe = Recipe::new(Compiler::detect("gcc", None).unwrap(), &file);
+    let u = polybench4().join("utilities");
+    recipe.extra = vec![
+        format!("-I{}", u.display()),
+        u.join("polybench.c").display().to_string(),
+        "-DMINI_DATASET".into(),
+        "-DPOLYBENCH_DUMP_ARRAYS".into(),
+        "-lm".into(),
+    ];
+    let harness = Harness {
+        recipe,
+        protocol: Protocol::default(),
+        tolerance: Tolerance::default(),
+        workdir: dir.path().to_path_buf(),
+    };
+    let (m, reference) = harness.reference(&original, false).unwrap();
+    assert_eq!(m.status, Status::Ok);
+    let same = harness.measure(&original, "same", &reference, false, false);
+    assert_eq!(same.status, Status::Ok, "{}", same.detail);
+    let wrong = harness.measure(&variant, "wrong", &reference, false, false);
+    assert_eq!(wrong.status, Status::WrongOutput, "{}", wrong.detail);
+    assert!(wrong.detail.contains("tmp"), "{}", wrong.detail);
+}
