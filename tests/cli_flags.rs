@@ -241,7 +241,11 @@ fn a_failed_measure_leaves_no_scratch_directory() {
     let tmp = dir.path().join("tmp");
     std::fs::create_dir(&tmp).unwrap();
     let bad = dir.path().join("bad.c");
-    std::fs::write(&bad, "int main(void) { return syntax error; }\n").unwrap();
+    std::fs::write(
+        &bad,
+        "int main(void) { int i; double a[4];\n#pragma scop\nfor (i = 0; i < 4; i++) a[i] = 1;\n#pragma endscop\nreturn syntax error; }\n",
+    )
+    .unwrap();
     let o = Command::new(env!("CARGO_BIN_EXE_polytune"))
         .args(["measure", bad.to_str().unwrap(), "--size", "mini"])
         .env("TMPDIR", &tmp)
@@ -249,7 +253,7 @@ fn a_failed_measure_leaves_no_scratch_directory() {
         .unwrap();
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     assert!(
-        stderr(&o).contains("does not run correctly"),
+        stderr(&o).contains("does not build"),
         "{}",
         stderr(&o)
     );
