@@ -1,7 +1,7 @@
 //! `polytune characterize`: a program's (simulated) hardware counters.
 
 use super::Ui;
-use super::args::{BuildArgs, OutputArgs, SIZES, memory_limit};
+use super::args::{BuildArgs, OutputArgs, memory_limit};
 use super::render::{counters_json, counters_text, json_text};
 use crate::lab::characterize::{Backend, characterize};
 use crate::lab::scratch::Scratch;
@@ -19,8 +19,8 @@ pub struct Args {
     #[arg(long, default_value = "cachegrind", value_parser = ["cachegrind", "papi"])]
     backend: String,
     /// Dataset size (cachegrind runs about 50 times slower than native).
-    #[arg(long, default_value = "small", value_parser = SIZES)]
-    size: String,
+    #[arg(long, value_enum, default_value = "small")]
+    size: crate::lab::size::Size,
     #[command(flatten)]
     build: BuildArgs,
     /// Time limit of the (simulated) run in seconds.
@@ -49,7 +49,7 @@ pub fn run(a: Args, _ui: &Ui) -> Result<()> {
     let f = characterize(
         &a.file,
         &compiler,
-        &a.size,
+        a.size,
         &a.build.include_for(&a.file),
         backend,
         dir.path(),
@@ -58,7 +58,7 @@ pub fn run(a: Args, _ui: &Ui) -> Result<()> {
     drop(dir);
     let f = f?;
     super::out(&if a.output.json {
-        json_text(&counters_json(&a.file, &a.size, &f))?
+        json_text(&counters_json(&a.file, a.size, &f))?
     } else {
         counters_text(&f)
     })

@@ -37,12 +37,12 @@ pub fn run(a: Args, ui: &Ui) -> Result<()> {
     let dir = Scratch::new("measure")?;
     let bench = Bench {
         compiler: a.build.compiler()?,
-        size: a.run.size.clone(),
+        size: a.run.size,
         include: a.build.include_for(file),
         protocol: a.run.protocol(),
         workdir: dir.path().to_path_buf(),
     };
-    let (size, threads) = (&a.run.size, a.run.threads);
+    let (size, threads) = (a.run.size, a.run.threads);
     let (orig, reference) = bench.reference(file, true);
     let mut report = json!({
         "file": file.display().to_string(),
@@ -54,7 +54,7 @@ pub fn run(a: Args, ui: &Ui) -> Result<()> {
     let mut text = format!(
         "{} with {} ({}), {size}, {threads} thread(s)\n  original: {}\n",
         file.display(),
-        bench.compiler.name,
+        bench.compiler.name(),
         bench.compiler.version,
         measurement(&orig)
     );
@@ -75,7 +75,13 @@ pub fn run(a: Args, ui: &Ui) -> Result<()> {
         internal = outcome.internal;
         let variant_path = dir.path().join(file.file_name().unwrap_or_default());
         std::fs::write(&variant_path, &outcome.text)?;
-        let (var, _) = bench.measure(&variant_path, "variant", reference.as_ref(), c.omp, true);
+        let (var, _) = bench.measure(
+            &variant_path,
+            "variant",
+            reference.as_ref(),
+            outcome.openmp,
+            true,
+        );
         let speedup = match (&orig.timing, &var.timing) {
             (Some(o), Some(v)) if v.median > 0.0 => Some(o.median / v.median),
             _ => None,

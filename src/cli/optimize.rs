@@ -150,7 +150,7 @@ fn learned(a: &Args, src: &SourceFile, ui: &Ui) -> Result<Report> {
     ui.detail(format!("models from {}", dir.display()));
     let setup = Setup {
         compiler: a.build.compiler()?,
-        size: a.run.size.clone(),
+        size: a.run.size,
         include: a.build.include_for(&a.file),
         protocol: a.run.protocol(),
         strategy: a.learned.strategy,

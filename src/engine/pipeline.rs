@@ -19,6 +19,8 @@ pub struct Outcome {
     /// One line per SCoP left untouched because the engine caught a bug of
     /// its own (`EngineError::Internal`): to be reported, not just noted.
     pub internal: Vec<String>,
+    /// Whether a SCoP's new code has an OpenMP directive.
+    pub openmp: bool,
 }
 
 /// Deepest loop nest the engine transforms. isl's scheduler grows about
@@ -121,7 +123,7 @@ pub fn transform_scop(
     scop: &Scop,
     config: &Config,
     context: Option<&str>,
-) -> Result<String, EngineError> {
+) -> Result<codegen::Emitted, EngineError> {
     check_limits(scop)?;
     let ctx = Ctx::new();
     bounded(&ctx, scop, || {
@@ -141,9 +143,13 @@ pub fn optimize(
     let mut bodies = Vec::new();
     let mut skipped = Vec::new();
     let mut internal = Vec::new();
+    let mut openmp = false;
     for s in &src.scops {
         match transform_scop(src, s, config, context) {
-            Ok(body) => bodies.push(body),
+            Ok(body) => {
+                openmp |= body.openmp;
+                bodies.push(body.text);
+            }
             Err(e @ EngineError::Context { .. }) => return Err(e),
             Err(EngineError::Assumption { span, reason, .. }) => {
                 let (line, col) = src.line_col(span.start);
@@ -174,6 +180,7 @@ pub fn optimize(
         text: src.splice(&bodies),
         skipped,
         internal,
+        openmp,
     })
 }
 

@@ -8,5 +8,6 @@ pub mod confine;
 pub mod dump;
 pub mod runner;
 pub mod scratch;
+pub mod size;
 pub mod store;
 pub mod verify;

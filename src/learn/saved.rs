@@ -2,8 +2,9 @@
 //! on a new program — the feature schema it was trained with, and the
 //! machine and compiler its speedups were measured on.
 
-use super::dataset::{CONFIG_BITS, Dataset, Selection};
+use super::dataset::{Dataset, Selection};
 use super::{Kind, LearnError, Model, Regressor};
+use crate::config::Config;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
@@ -99,15 +100,9 @@ impl SavedModel {
         Ok(out)
     }
 
-    /// The predicted speedup of a configuration (bit form) for a program
-    /// with the given features (by name; every trained feature must be
-    /// present).
-    pub fn predict(&self, features: &[(String, f64)], config: &str) -> Result<f64, LearnError> {
-        if config.len() != CONFIG_BITS {
-            return Err(LearnError::Data(format!(
-                "configuration `{config}` is not {CONFIG_BITS} bits"
-            )));
-        }
+    /// The predicted speedup of a configuration for a program with the
+    /// given features (by name; every trained feature must be present).
+    pub fn predict(&self, features: &[(String, f64)], config: &Config) -> Result<f64, LearnError> {
         let f = self.features(features)?;
         Ok(self
             .target

@@ -7,6 +7,7 @@
 //! [`select`] prints nothing: it reports progress as [`Event`]s and
 //! returns a [`Report`] that the command line renders as text or JSON.
 
+use crate::config::Config;
 use crate::engine::model::EngineError;
 use crate::engine::space::{Variant, distinct_variants};
 use crate::frontend::SourceFile;
@@ -15,6 +16,7 @@ use crate::lab::compiler::Compiler;
 use crate::lab::confine::Limits;
 use crate::lab::runner::{Protocol, interleaved, median, timed_run_with};
 use crate::lab::scratch::Scratch;
+use crate::lab::size::Size;
 use crate::lab::verify::{Bench, Measurement};
 use crate::learn::dataset::representative;
 use crate::learn::evaluate::{DIVERSE_BITS, consensus, diverse, ensemble, ranking, round_robin};
@@ -55,7 +57,7 @@ pub enum SelectionError {
 #[derive(Debug, Clone)]
 pub struct Setup {
     pub compiler: Compiler,
-    pub size: String,
+    pub size: Size,
     pub include: Vec<PathBuf>,
     pub protocol: Protocol,
     pub strategy: Strategy,
@@ -99,7 +101,7 @@ pub fn select(
     let features = characterize(
         file,
         &setup.compiler,
-        &first.selection.feature_size,
+        first.selection.feature_size,
         &setup.include,
         Backend::Cachegrind,
         work.path(),
@@ -117,14 +119,7 @@ pub fn select(
     let (variants, skipped) = distinct_variants(src, context)?;
     let r = rank(models, &features.values, &variants)?;
     let picks = r.candidates(setup.strategy, setup.shots.max(1), 1);
-    let config = |v: usize| {
-        variants[v]
-            .configs
-            .iter()
-            .find(|c| c.bits() == r.configs[v])
-            .copied()
-            .unwrap_or_default()
-    };
+    let config = |v: usize| r.configs[v];
     let mut report = Report {
         file: file.to_path_buf(),
         counters: features.values.len(),
@@ -133,9 +128,9 @@ pub fn select(
         models: models.len(),
         trained_compiler: first.compiler.clone(),
         trained_machine: first.machine.clone(),
-        compiler: setup.compiler.name.to_string(),
+        compiler: setup.compiler.family,
         flags: setup.compiler.flags.clone(),
-        size: setup.size.clone(),
+        size: setup.size,
         threads: setup.protocol.threads,
         warnings: skipped,
         original: None,
@@ -143,7 +138,7 @@ pub fn select(
             .iter()
             .map(|(v, why)| Candidate {
                 config: config(*v),
-                bits: r.configs[*v].clone(),
+                bits: r.configs[*v].bits(),
                 chosen_by: why.clone(),
                 predicted: (r.kinds.iter().zip(&r.predicted))
                     .map(|(&model, p)| Prediction {
@@ -185,11 +180,11 @@ pub fn select(
         report.text = header(format!(
             "configuration {} ({}), chosen by {why} without running it",
             config(*v),
-            r.configs[*v]
+            r.configs[*v].bits()
         )) + &variants[*v].text;
         report.choice = Choice {
             config: Some(config(*v)),
-            bits: Some(r.configs[*v].clone()),
+            bits: Some(r.configs[*v].bits()),
             reason: Reason::Predicted,
             chosen_by: Some(why.clone()),
             speedup: None,
@@ -198,7 +193,7 @@ pub fn select(
     }
     let bench = Bench {
         compiler: setup.compiler.clone(),
-        size: setup.size.clone(),
+        size: setup.size,
         include: setup.include.clone(),
         protocol: setup.protocol,
         workdir: work.path().to_path_buf(),
@@ -220,7 +215,7 @@ pub fn select(
         let exe = format!("candidate-{i}");
         let path = work.path().join(format!("{exe}.c"));
         std::fs::write(&path, &variants[*v].text)?;
-        let omp = variants[*v].text.contains("#pragma omp");
+        let omp = variants[*v].openmp;
         let (m, _) = bench.measure(&path, &exe, Some(&reference), omp, true);
         let run = Run::of(&m, base);
         progress(Event::Candidate {
@@ -295,7 +290,7 @@ pub fn select(
     progress(Event::Done);
     let how = format!(
         "{} {}, {} size, {} threads",
-        setup.compiler.name,
+        setup.compiler.name(),
         setup.compiler.flags.join(" "),
         setup.size,
         setup.protocol.threads
@@ -305,11 +300,11 @@ pub fn select(
             report.text = header(format!(
                 "configuration {} ({}), measured {s:.2}x faster than the original ({how})",
                 config(v),
-                r.configs[v]
+                r.configs[v].bits()
             )) + &variants[v].text;
             report.choice = Choice {
                 config: Some(config(v)),
-                bits: Some(r.configs[v].clone()),
+                bits: Some(r.configs[v].bits()),
                 reason: Reason::Measured,
                 chosen_by: None,
                 speedup: Some(s),
@@ -363,8 +358,8 @@ impl std::str::FromStr for Strategy {
 /// Predictions of every model for every variant.
 pub struct Ranking {
     pub kinds: Vec<Kind>,
-    /// The representative configuration (bit form) of each variant.
-    pub configs: Vec<String>,
+    /// The representative configuration of each variant.
+    pub configs: Vec<Config>,
     /// `predicted[m][v]`: model m's predicted speedup of variant v.
     pub predicted: Vec<Vec<f64>>,
 }
@@ -375,12 +370,9 @@ pub fn rank(
     features: &[(String, f64)],
     variants: &[Variant],
 ) -> Result<Ranking, LearnError> {
-    let configs: Vec<String> = variants
+    let configs: Vec<Config> = variants
         .iter()
-        .map(|v| {
-            let bits: Vec<String> = v.configs.iter().map(|c| c.bits()).collect();
-            representative(&bits).cloned().unwrap_or_default()
-        })
+        .map(|v| representative(&v.configs).copied().unwrap_or_default())
         .collect();
     let mut predicted = Vec::new();
     for m in models {
@@ -432,9 +424,8 @@ impl Ranking {
             }
             Strategy::Diverse => {
                 let e = ensemble(&self.predicted, &all);
-                let configs: Vec<&str> = self.configs.iter().map(String::as_str).collect();
                 let order = ranking(&all, &e);
-                for v in diverse(&e, &configs, shots, DIVERSE_BITS) {
+                for v in diverse(&e, &self.configs, shots, DIVERSE_BITS) {
                     let place = order.iter().position(|&w| w == v).unwrap_or(0);
                     out.push((v, format!("ensemble #{}", place + 1)));
                 }
@@ -542,7 +533,7 @@ mod tests {
         let n = p[0].len();
         Ranking {
             kinds: Kind::ALL[..p.len()].to_vec(),
-            configs: (0..n).map(|i| format!("{i:012b}")).collect(),
+            configs: Config::all()[..n].to_vec(),
             predicted: p,
         }
     }
@@ -595,7 +586,7 @@ mod tests {
     fn diverse_spends_the_second_run_far_from_the_first() {
         let mut r = ranking_of(vec![vec![3.0, 2.0, 1.0, 0.0], vec![3.0, 0.0, 1.0, 2.0]]);
         // Ensemble order 0, 2, 1, 3; only variant 3 is 3 bits from 0.
-        r.configs[3] = "000000000111".into();
+        r.configs[3] = Config::from_bits("000000000111").unwrap();
         let c = r.candidates(Strategy::Diverse, 2, 0);
         assert_eq!(
             c,
