@@ -141,6 +141,34 @@ mod tests {
             .collect()
     }
 
+    /// The shipped model files load with typed selections (compiler,
+    /// sizes) and are written back byte for byte as they are.
+    #[test]
+    fn the_shipped_models_load_and_are_written_back_unchanged() {
+        use crate::lab::compiler::Family;
+        use crate::lab::size::Size;
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("models");
+        for family in Family::ALL {
+            let dir = root.join(family.as_str());
+            for kind in Kind::ALL {
+                let path = SavedModel::path(&dir, kind);
+                let text = std::fs::read_to_string(&path).unwrap();
+                let m = SavedModel::load(&path).unwrap();
+                assert_eq!(m.selection.compiler, family);
+                assert_eq!(
+                    (m.selection.size, m.selection.feature_size),
+                    (Size::Medium, Size::Small)
+                );
+                assert_eq!(
+                    serde_json::to_string(&m).unwrap(),
+                    text.trim_end(),
+                    "{}",
+                    path.display()
+                );
+            }
+        }
+    }
+
     #[test]
     fn a_log_target_model_predicts_speedups() {
         let d = Dataset::synthetic(4, 30, 3, 5);
