@@ -39,7 +39,7 @@ fn main() {
         println!(
             "emit         {:>8.2} ms ({} bytes)",
             t.elapsed().as_secs_f64() * 1e3,
-            c.len()
+            c.text.len()
         );
     }
 }

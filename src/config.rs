@@ -147,7 +147,26 @@ impl Config {
         self.tile.map(|t| if t { TILE_SIZE } else { 1 })
     }
 
-    fn from_bits(text: &str) -> Result<Config, String> {
+    /// The configuration of a bit string, and only of a bit string (the
+    /// form the store and the learning dataset keep).
+    pub fn from_bits(text: &str) -> Result<Config, ConfigError> {
+        let error = |reason: &str| ConfigError {
+            text: text.to_string(),
+            reason: reason.to_string(),
+        };
+        if text.len() != BITS || !text.chars().all(|c| c == '0' || c == '1') {
+            return Err(error("not a bit string"));
+        }
+        Config::decode_bits(text).map_err(|r| error(&r))
+    }
+
+    /// The number of bits set: how many of the primitives (and how far)
+    /// a configuration asks for.
+    pub fn ones(&self) -> usize {
+        self.bits().bytes().filter(|&b| b == b'1').count()
+    }
+
+    fn decode_bits(text: &str) -> Result<Config, String> {
         let fuse = from_thermometer(&text[0..2]).ok_or("fuse bits must be 00, 01 or 11")?;
         let unroll =
             from_thermometer(&text[9..12]).ok_or("unroll bits must be 000, 001, 011 or 111")?;
@@ -237,7 +256,7 @@ impl FromStr for Config {
     fn from_str(text: &str) -> Result<Config, ConfigError> {
         let t = text.trim();
         let r = if t.len() == BITS && t.chars().all(|c| c == '0' || c == '1') {
-            Config::from_bits(t)
+            Config::decode_bits(t)
         } else if t.contains('=') || t.is_empty() {
             Config::from_readable(t)
         } else {
@@ -278,6 +297,22 @@ impl fmt::Display for Config {
     }
 }
 
+/// A configuration in serialized data as its bit string (model files,
+/// the evaluation's JSON): `#[serde(with = "crate::config::as_bits")]`.
+pub mod as_bits {
+    use super::Config;
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(c: &Config, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&c.bits())
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Config, D::Error> {
+        let text = String::deserialize(d)?;
+        Config::from_bits(&text).map_err(serde::de::Error::custom)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -294,6 +329,31 @@ mod tests {
             assert_eq!(bits.parse::<Config>().unwrap(), *c);
             assert_eq!(c.to_string().parse::<Config>().unwrap(), *c);
         }
+    }
+
+    #[test]
+    fn only_bit_strings_are_bits() {
+        let c = Config::from_bits("111100101011").unwrap();
+        assert_eq!(
+            c.to_string(),
+            "fuse=max,tile=32x32x1,wave=0,omp=1,prevec=0,simd=1,uj=4"
+        );
+        assert_eq!(c.ones(), 8);
+        for bad in ["fuse=max", "original", "", "10", "100000000000"] {
+            assert!(Config::from_bits(bad).is_err(), "{bad}");
+        }
+        #[derive(serde::Serialize, serde::Deserialize, PartialEq, Debug)]
+        struct Row {
+            #[serde(with = "as_bits")]
+            config: Config,
+        }
+        let json = serde_json::to_string(&Row { config: c }).unwrap();
+        assert_eq!(json, r#"{"config":"111100101011"}"#);
+        assert_eq!(
+            serde_json::from_str::<Row>(&json).unwrap(),
+            Row { config: c }
+        );
+        assert!(serde_json::from_str::<Row>(r#"{"config":"omp=1"}"#).is_err());
     }
 
     #[test]

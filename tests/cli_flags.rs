@@ -252,11 +252,7 @@ fn a_failed_measure_leaves_no_scratch_directory() {
         .output()
         .unwrap();
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
-    assert!(
-        stderr(&o).contains("does not build"),
-        "{}",
-        stderr(&o)
-    );
+    assert!(stderr(&o).contains("does not build"), "{}", stderr(&o));
     let left: Vec<_> = std::fs::read_dir(&tmp).unwrap().collect();
     assert!(left.is_empty(), "{left:?}");
 }

@@ -299,8 +299,12 @@ fn an_output_longer_than_the_cap_is_not_verified() {
     use polytune::lab::verify::{Bench, Status};
     let dir = tempfile::tempdir().unwrap();
     let b = Bench {
-        compiler: Compiler::detect("gcc", Some(vec!["-O1".into()])).unwrap(),
-        size: "mini".into(),
+        compiler: Compiler::detect(
+            polytune::lab::compiler::Family::Gcc,
+            Some(vec!["-O1".into()]),
+        )
+        .unwrap(),
+        size: polytune::lab::size::Size::Mini,
         include: vec![common::include_dir()],
         protocol: Protocol {
             timeout: Duration::from_secs(10),

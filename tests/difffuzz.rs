@@ -4,6 +4,7 @@
 //! found. The long run is scripts/difffuzz.sh.
 
 use polytune::app::fuzz::{self, GenOptions, Options, Program};
+use polytune::lab::compiler::Family;
 use std::process::Command;
 
 fn options(out: &std::path::Path) -> Options {
@@ -24,7 +25,7 @@ fn a_short_campaign_finds_no_wrong_program() {
         programs: 8,
         configs: 3,
         params: 2,
-        compilers: vec!["gcc".into(), "clang".into()],
+        compilers: vec![Family::Gcc, Family::Clang],
         threads: vec![1, 2],
         generator: GenOptions::default(),
         polytune: Some(env!("CARGO_BIN_EXE_polytune").into()),
@@ -72,7 +73,7 @@ fn a_broken_variant_is_reported_with_a_reproducer() {
         programs: 4,
         configs: 2,
         params: 2,
-        compilers: vec!["gcc".into()],
+        compilers: vec![Family::Gcc],
         threads: vec![1],
         tamper: Some(break_variant),
         generator: GenOptions {

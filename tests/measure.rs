@@ -12,8 +12,12 @@ use std::time::Duration;
 
 fn bench(dir: &std::path::Path) -> Bench {
     Bench {
-        compiler: Compiler::detect("gcc", Some(vec!["-O1".into()])).unwrap(),
-        size: "mini".into(),
+        compiler: Compiler::detect(
+            polytune::lab::compiler::Family::Gcc,
+            Some(vec!["-O1".into()]),
+        )
+        .unwrap(),
+        size: polytune::lab::size::Size::Mini,
         include: vec![include_dir()],
         protocol: Protocol {
             timeout: Duration::from_secs(2),
@@ -68,7 +72,9 @@ fn a_kernel_and_its_variant_are_verified_and_timed() {
 
 #[test]
 fn a_missing_compiler_is_a_clear_error() {
-    let e = Compiler::detect("icc", None).unwrap_err();
+    let e = "icc"
+        .parse::<polytune::lab::compiler::Family>()
+        .unwrap_err();
     assert!(e.to_string().contains("unknown compiler"));
 }
 
@@ -76,11 +82,21 @@ fn a_missing_compiler_is_a_clear_error() {
 fn simulated_counters_are_identical_across_runs() {
     use polytune::lab::characterize::{Backend, characterize};
     let dir = tempfile::tempdir().unwrap();
-    let gcc = Compiler::detect("gcc", None).unwrap();
+    let gcc = Compiler::detect(polytune::lab::compiler::Family::Gcc, None).unwrap();
     let f = root().join("polybench/stencils/jacobi-2d-imper.c");
     let inc = [include_dir()];
     let lim = Limits::new(Duration::from_secs(120), None);
-    let run = |backend| characterize(&f, &gcc, "mini", &inc, backend, dir.path(), &lim);
+    let run = |backend| {
+        characterize(
+            &f,
+            &gcc,
+            polytune::lab::size::Size::Mini,
+            &inc,
+            backend,
+            dir.path(),
+            &lim,
+        )
+    };
     let a = run(Backend::Cachegrind).unwrap();
     let b = run(Backend::Cachegrind).unwrap();
     assert_eq!(a, b);

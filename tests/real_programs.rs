@@ -195,7 +195,10 @@ fn a_wrong_temporary_that_the_program_never_prints_is_caught() {
     };
     let original = build(text, "o");
     let variant = build(broken, "v");
-    let mut recipe = Recipe::new(Compiler::detect("gcc", None).unwrap(), &file);
+    let mut recipe = Recipe::new(
+        Compiler::detect(polytune::lab::compiler::Family::Gcc, None).unwrap(),
+        &file,
+    );
     let u = polybench4().join("utilities");
     recipe.extra = vec![
         format!("-I{}", u.display()),

@@ -9,9 +9,10 @@
 use crate::engine::space::{code_hash, distinct_variants};
 use crate::frontend::{self, Options};
 use crate::lab::characterize::{Backend, characterize};
-use crate::lab::compiler::Compiler;
+use crate::lab::compiler::{Compiler, Family};
 use crate::lab::runner::Protocol;
 use crate::lab::scratch::Scratch;
+use crate::lab::size::Size;
 use crate::lab::store::{Key, Machine, Store};
 use crate::lab::verify::{Bench, Status};
 use serde::Serialize;
@@ -23,7 +24,7 @@ use std::time::Instant;
 pub struct Campaign {
     pub kernels: Vec<PathBuf>,
     pub compilers: Vec<Compiler>,
-    pub size: String,
+    pub size: Size,
     pub protocol: Protocol,
     /// Variants this many times slower than their baseline on the
     /// verification run get the protocol's `slow_runs` only.
@@ -33,7 +34,7 @@ pub struct Campaign {
     pub max_variants: Option<usize>,
     pub include: Vec<PathBuf>,
     /// Dataset size for the cachegrind characterization of each original.
-    pub feature_size: String,
+    pub feature_size: Size,
     /// While this file exists the campaign waits before its next
     /// measurement (see `wait_while_paused`).
     pub pause_file: Option<PathBuf>,
@@ -107,7 +108,7 @@ pub enum Event<'a> {
     /// A kernel's original is measured with a compiler.
     Kernel {
         name: &'a str,
-        compiler: &'a str,
+        compiler: Family,
     },
     /// No features for a kernel (its models will lack it).
     NoFeatures {
@@ -117,7 +118,7 @@ pub enum Event<'a> {
     /// A kernel's original fails with a compiler: its variants are skipped.
     OriginalFailed {
         name: &'a str,
-        compiler: &'a str,
+        compiler: Family,
         status: Status,
     },
     /// Program `done` of `total` was measured (`status`) or found stored
@@ -126,7 +127,7 @@ pub enum Event<'a> {
         done: usize,
         total: usize,
         name: &'a str,
-        compiler: &'a str,
+        compiler: Family,
         status: Option<Status>,
         so_far: Summary,
         each: f64,
@@ -202,26 +203,21 @@ pub fn run(
             .unwrap_or("kernel")
             .to_string();
         let kernel = store.kernel_id(&name, &code_hash(&src.text))?;
-        let original = store.variant_id(
-            kernel,
-            &code_hash(&src.text),
-            true,
-            &["original".to_string()],
-        )?;
+        let original = store.original_id(kernel, &code_hash(&src.text))?;
         let mut include = c.include.clone();
         include.push(path.parent().map(Path::to_path_buf).unwrap_or_default());
-        if !store.has_features(kernel, "cachegrind", &c.feature_size)? {
+        if !store.has_features(kernel, "cachegrind", c.feature_size)? {
             let compiler = c.compilers.first().expect("at least one compiler");
             match characterize(
                 path,
                 compiler,
-                &c.feature_size,
+                c.feature_size,
                 &include,
                 Backend::Cachegrind,
                 &work,
                 &c.protocol.limits(),
             ) {
-                Ok(f) => store.record_features(kernel, "cachegrind", &c.feature_size, &f.values)?,
+                Ok(f) => store.record_features(kernel, "cachegrind", c.feature_size, &f.values)?,
                 Err(e) => progress(Event::NoFeatures {
                     name: &name,
                     error: &e.to_string(),
@@ -231,7 +227,7 @@ pub fn run(
         for compiler in &c.compilers {
             let mut bench = Bench {
                 compiler: compiler.clone(),
-                size: c.size.clone(),
+                size: c.size,
                 include: include.clone(),
                 protocol: c.protocol,
                 workdir: work.clone(),
@@ -241,7 +237,7 @@ pub fn run(
                 variant,
                 machine,
                 compiler: cid,
-                size: &c.size,
+                size: c.size,
                 threads: c.protocol.threads as i64,
             };
             // The baseline first, in the same batch as its variants; its
@@ -251,8 +247,7 @@ pub fn run(
             let stored = store.has_measurement(&key(original))?;
             let mut pending = 0;
             for v in variants {
-                let configs: Vec<String> = v.configs.iter().map(|c| c.bits()).collect();
-                let vid = store.variant_id(kernel, &v.hash, false, &configs)?;
+                let vid = store.variant_id(kernel, &v.hash, &v.configs)?;
                 if !store.has_measurement(&key(vid))? {
                     pending += 1;
                 }
@@ -266,7 +261,7 @@ pub fn run(
             wait_while_paused(c.pause_file.as_deref(), progress)?;
             progress(Event::Kernel {
                 name: &name,
-                compiler: &compiler.name,
+                compiler: compiler.family,
             });
             let (m, reference) = bench.reference(path, true);
             if !stored {
@@ -284,7 +279,7 @@ pub fn run(
             let Some(reference) = reference.filter(|_| m.status == Status::Ok) else {
                 progress(Event::OriginalFailed {
                     name: &name,
-                    compiler: &compiler.name,
+                    compiler: compiler.family,
                     status: m.status,
                 });
                 summary.failed += 1;
@@ -292,8 +287,7 @@ pub fn run(
                 continue;
             };
             for v in variants {
-                let configs: Vec<String> = v.configs.iter().map(|c| c.bits()).collect();
-                let vid = store.variant_id(kernel, &v.hash, false, &configs)?;
+                let vid = store.variant_id(kernel, &v.hash, &v.configs)?;
                 let status = if store.has_measurement(&key(vid))? {
                     summary.skipped += 1;
                     None
@@ -301,7 +295,7 @@ pub fn run(
                     wait_while_paused(c.pause_file.as_deref(), progress)?;
                     let file = work.join(format!("{name}.c"));
                     std::fs::write(&file, &v.text)?;
-                    let openmp = v.text.contains("#pragma omp");
+                    let openmp = v.openmp;
                     let t = Instant::now();
                     let (m, _) = bench.measure(&file, "variant", Some(&reference), openmp, true);
                     spent += t.elapsed().as_secs_f64();
@@ -322,7 +316,7 @@ pub fn run(
                     done,
                     total,
                     name: &name,
-                    compiler: &compiler.name,
+                    compiler: compiler.family,
                     status,
                     so_far: summary,
                     each: rate,

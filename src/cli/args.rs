@@ -5,24 +5,32 @@
 
 use super::Usage;
 use crate::config::{Config, Fusion};
-use crate::lab::compiler::Compiler;
+use crate::lab::compiler::{Compiler, Family};
 use crate::lab::runner::Protocol;
+use crate::lab::size::Size;
 use anyhow::{Context, Result};
+use clap::builder::PossibleValue;
 use std::path::{Path, PathBuf};
 
-/// A back-end compiler, as users name it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum CompilerName {
-    Gcc,
-    Clang,
+/// A back-end compiler, as users name it (`--compiler gcc`).
+impl clap::ValueEnum for Family {
+    fn value_variants<'a>() -> &'a [Self] {
+        &Family::ALL
+    }
+
+    fn to_possible_value(&self) -> Option<PossibleValue> {
+        Some(PossibleValue::new(self.as_str()))
+    }
 }
 
-impl CompilerName {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            CompilerName::Gcc => "gcc",
-            CompilerName::Clang => "clang",
-        }
+/// A dataset size of corpus-style programs (`--size medium`).
+impl clap::ValueEnum for Size {
+    fn value_variants<'a>() -> &'a [Self] {
+        &Size::ALL
+    }
+
+    fn to_possible_value(&self) -> Option<PossibleValue> {
+        Some(PossibleValue::new(self.as_str()))
     }
 }
 
@@ -31,7 +39,7 @@ impl CompilerName {
 pub struct BuildArgs {
     /// Back-end compiler (`collect`: a comma-separated list, gcc,clang).
     #[arg(long, value_enum, value_delimiter = ',', default_value = "gcc")]
-    pub compiler: Vec<CompilerName>,
+    pub compiler: Vec<Family>,
     /// Optimization flags of the back-end compiler.
     #[arg(long, default_value = "-O3 -march=native", allow_hyphen_values = true)]
     pub cflags: String,
@@ -44,7 +52,7 @@ pub struct BuildArgs {
 
 impl BuildArgs {
     /// The one compiler of a command that builds with one.
-    pub fn compiler_name(&self) -> Result<CompilerName> {
+    pub fn compiler_name(&self) -> Result<Family> {
         match self.compiler.as_slice() {
             [one] => Ok(*one),
             _ => Err(
@@ -56,7 +64,7 @@ impl BuildArgs {
 
     pub fn compiler(&self) -> Result<Compiler> {
         Ok(Compiler::detect(
-            self.compiler_name()?.as_str(),
+            self.compiler_name()?,
             Some(split_flags(&self.cflags)),
         )?)
     }
@@ -71,7 +79,7 @@ impl BuildArgs {
         }
         Ok(seen
             .into_iter()
-            .map(|c| Compiler::detect(c.as_str(), Some(split_flags(&self.cflags))))
+            .map(|c| Compiler::detect(c, Some(split_flags(&self.cflags))))
             .collect::<Result<Vec<_>, _>>()?)
     }
 
@@ -124,12 +132,12 @@ impl ProgramArgs {
         compiler: Compiler,
         file: &Path,
         include: Vec<PathBuf>,
-        size: &str,
+        size: crate::lab::size::Size,
         corpus_style: bool,
         compile_line: &[String],
     ) -> Result<crate::lab::build::Recipe> {
         let mut r = crate::lab::build::Recipe::new(compiler, file);
-        r.size = corpus_style.then(|| size.to_string());
+        r.size = corpus_style.then_some(size);
         r.include = include;
         r.extra = compile_line.to_vec();
         r.build = self.build.clone();
@@ -164,16 +172,13 @@ pub fn corpus_style(text: &str) -> bool {
     text.contains("polytune_bench.h")
 }
 
-/// Dataset sizes of corpus-style programs.
-pub const SIZES: [&str; 4] = ["mini", "small", "medium", "large"];
-
 /// How programs are run and timed (`measure`, `collect` and the learned
 /// `optimize`).
 #[derive(clap::Args, Clone, Debug)]
 pub struct RunArgs {
     /// Dataset size of corpus-style programs.
-    #[arg(long, default_value = "medium", value_parser = SIZES)]
-    pub size: String,
+    #[arg(long, value_enum, default_value = "medium")]
+    pub size: Size,
     /// OpenMP threads (OMP_NUM_THREADS) of every run.
     #[arg(long, default_value_t = 2)]
     pub threads: usize,
@@ -277,10 +282,10 @@ pub struct OutputArgs {
 pub struct DataArgs {
     /// Back-end compiler whose measurements to use.
     #[arg(long, value_enum, default_value = "gcc")]
-    pub compiler: CompilerName,
+    pub compiler: Family,
     /// Dataset size of the measurements.
-    #[arg(long, default_value = "medium", value_parser = SIZES)]
-    pub size: String,
+    #[arg(long, value_enum, default_value = "medium")]
+    pub size: Size,
     /// Use the measurements taken at this many OpenMP threads.
     #[arg(long, value_name = "N", default_value_t = 2)]
     pub measured_threads: i64,
@@ -297,8 +302,8 @@ pub struct DataArgs {
 impl DataArgs {
     pub fn selection(&self) -> crate::learn::dataset::Selection {
         crate::learn::dataset::Selection {
-            compiler: self.compiler.as_str().to_string(),
-            size: self.size.clone(),
+            compiler: self.compiler,
+            size: self.size,
             threads: self.measured_threads,
             ..Default::default()
         }
@@ -342,14 +347,14 @@ pub fn corpus_include() -> PathBuf {
 
 /// Where `train` writes a compiler's models by default and `optimize`
 /// reads them: models/<compiler> in the current directory.
-pub fn models_dir(compiler: CompilerName) -> PathBuf {
+pub fn models_dir(compiler: Family) -> PathBuf {
     PathBuf::from("models").join(compiler.as_str())
 }
 
 /// The models `optimize` reads: models/<compiler> in the current
 /// directory when it exists (what `train` writes by default), else the
 /// shipped ones of the source tree.
-pub fn models_to_read(compiler: CompilerName) -> PathBuf {
+pub fn models_to_read(compiler: Family) -> PathBuf {
     let local = models_dir(compiler);
     let shipped = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(&local);
     if local.exists() || !shipped.exists() {

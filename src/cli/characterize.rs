@@ -1,9 +1,7 @@
 //! `polytune characterize`: a program's (simulated) hardware counters.
 
 use super::Ui;
-use super::args::{
-    BuildArgs, CompileLine, OutputArgs, ProgramArgs, SIZES, corpus_style, memory_limit,
-};
+use super::args::{BuildArgs, CompileLine, OutputArgs, ProgramArgs, corpus_style, memory_limit};
 use super::render::{counters_json, counters_text, json_text};
 use crate::lab::characterize::{Backend, characterize, characterize_instrumented};
 use crate::lab::scratch::Scratch;
@@ -26,8 +24,8 @@ pub struct Args {
     /// Dataset size of corpus-style programs (cachegrind runs about 50
     /// times slower than native); other programs take theirs from the
     /// compile line.
-    #[arg(long, default_value = "small", value_parser = SIZES)]
-    size: String,
+    #[arg(long, value_enum, default_value = "small")]
+    size: crate::lab::size::Size,
     #[command(flatten)]
     build: BuildArgs,
     /// Time limit of the (simulated) run in seconds.
@@ -61,7 +59,7 @@ pub fn run(a: Args, _ui: &Ui) -> Result<()> {
         Backend::Papi => characterize(
             &a.file,
             &compiler,
-            &a.size,
+            a.size,
             &a.build.include_for(&a.file),
             backend,
             dir.path(),
@@ -81,7 +79,7 @@ pub fn run(a: Args, _ui: &Ui) -> Result<()> {
                 compiler,
                 &a.file,
                 a.build.include_for(&a.file),
-                &a.size,
+                a.size,
                 corpus_style(&src.text),
                 &a.compile_line.words,
             )?;
@@ -96,7 +94,7 @@ pub fn run(a: Args, _ui: &Ui) -> Result<()> {
     drop(dir);
     let f = f?;
     super::out(&if a.output.json {
-        json_text(&counters_json(&a.file, &a.size, &f))?
+        json_text(&counters_json(&a.file, a.size, &f))?
     } else {
         counters_text(&f)
     })

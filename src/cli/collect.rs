@@ -57,7 +57,7 @@ pub fn run(a: Args, ui: &Ui) -> Result<()> {
     let campaign = crate::app::campaign::Campaign {
         kernels,
         compilers,
-        size: a.run.size.clone(),
+        size: a.run.size,
         protocol: Protocol {
             warmup: 0,
             min_runs: a.runs.0,
@@ -74,7 +74,7 @@ pub fn run(a: Args, ui: &Ui) -> Result<()> {
             .cloned()
             .chain([corpus_include()])
             .collect(),
-        feature_size: "small".into(),
+        feature_size: crate::lab::size::Size::Small,
         pause_file: a.pause_file,
     };
     let mut p = Progress::new(ui);

@@ -35,7 +35,7 @@ pub struct Args {
     params: usize,
     /// Comma-separated compilers.
     #[arg(long, value_enum, value_delimiter = ',', default_value = "gcc,clang")]
-    compilers: Vec<super::args::CompilerName>,
+    compilers: Vec<crate::lab::compiler::Family>,
     /// Comma-separated OpenMP thread counts (OMP_NUM_THREADS).
     #[arg(long, value_delimiter = ',', default_value = "1,2")]
     threads: Vec<usize>,
@@ -74,7 +74,7 @@ pub fn run(a: Args, ui: &Ui) -> Result<()> {
         programs: a.programs,
         configs: a.configs,
         params: a.params,
-        compilers: a.compilers.iter().map(|c| c.as_str().to_string()).collect(),
+        compilers: a.compilers.clone(),
         threads: a.threads,
         cflags: split_flags(&a.cflags),
         out: a.out,

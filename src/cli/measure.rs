@@ -57,7 +57,7 @@ pub fn run(a: Args, ui: &Ui) -> Result<()> {
         compiler.clone(),
         file,
         a.build.include_for(file),
-        &a.run.size,
+        a.run.size,
         corpus_style(&src.text),
         &a.compile_line.words,
     )?;
@@ -88,7 +88,7 @@ pub fn run(a: Args, ui: &Ui) -> Result<()> {
     let mut text = format!(
         "{} with {} ({}), {size}, {threads} thread(s)\n  original: {}\n",
         file.display(),
-        compiler.name,
+        compiler.name(),
         compiler.version,
         measurement(&orig)
     );

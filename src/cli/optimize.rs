@@ -155,12 +155,12 @@ fn learned(a: &Args, src: &SourceFile, ui: &Ui) -> Result<Report> {
     ui.detail(format!("models from {}", dir.display()));
     let setup = Setup {
         compiler: a.build.compiler()?,
-        size: a.run.size.clone(),
+        size: a.run.size,
         recipe: a.program.recipe(
             a.build.compiler()?,
             &a.file,
             a.build.include_for(&a.file),
-            &a.run.size,
+            a.run.size,
             corpus_style(&src.text),
             &a.source.clang_args,
         )?,

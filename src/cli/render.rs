@@ -344,7 +344,11 @@ pub fn counters_text(f: &crate::lab::characterize::Features) -> String {
         .collect()
 }
 
-pub fn counters_json(file: &Path, size: &str, f: &crate::lab::characterize::Features) -> Value {
+pub fn counters_json(
+    file: &Path,
+    size: crate::lab::size::Size,
+    f: &crate::lab::characterize::Features,
+) -> Value {
     let map: serde_json::Map<String, Value> = f
         .values
         .iter()

@@ -20,6 +20,8 @@ pub struct Outcome {
     /// One line per SCoP left untouched because the engine caught a bug of
     /// its own (`EngineError::Internal`): to be reported, not just noted.
     pub internal: Vec<String>,
+    /// Whether a SCoP's new code has an OpenMP directive.
+    pub openmp: bool,
 }
 
 /// Deepest loop nest the engine transforms. isl's scheduler grows about
@@ -122,7 +124,7 @@ pub fn transform_scop(
     scop: &Scop,
     config: &Config,
     context: Option<&str>,
-) -> Result<String, EngineError> {
+) -> Result<codegen::Emitted, EngineError> {
     check_limits(scop)?;
     let ctx = Ctx::new();
     bounded(&ctx, scop, || {
@@ -163,6 +165,7 @@ pub fn instrumented(
                 text: String::new(),
                 skipped: Vec::new(),
                 internal: Vec::new(),
+                openmp: false,
             },
         ),
     };
@@ -180,9 +183,13 @@ fn transform_all(
     let mut bodies = Vec::new();
     let mut skipped = Vec::new();
     let mut internal = Vec::new();
+    let mut openmp = false;
     for s in &src.scops {
         match transform_scop(src, s, config, context) {
-            Ok(body) => bodies.push(body),
+            Ok(body) => {
+                openmp |= body.openmp;
+                bodies.push(body.text);
+            }
             Err(e @ EngineError::Context { .. }) => return Err(e),
             Err(EngineError::Assumption { span, reason, .. }) => {
                 let (line, col) = src.line_col(span.start);
@@ -215,6 +222,7 @@ fn transform_all(
             text: String::new(),
             skipped,
             internal,
+            openmp,
         },
     ))
 }

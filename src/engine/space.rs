@@ -27,6 +27,8 @@ pub struct Variant {
     pub configs: Vec<Config>,
     /// The whole file for the canonical configuration.
     pub text: String,
+    /// Whether a SCoP's new code has an OpenMP directive.
+    pub openmp: bool,
 }
 
 /// Hash of a program, ignoring polytune's configuration comments.
@@ -52,7 +54,7 @@ fn schedule_key(c: &Config) -> Config {
 }
 
 /// One configuration's body of a SCoP, or why the SCoP stays unchanged.
-type Body = Result<String, String>;
+type Body = Result<codegen::Emitted, String>;
 
 /// What one worker made of a run of consecutive schedule keys of one
 /// fusion: per key (its position), the body of every configuration that
@@ -236,6 +238,8 @@ pub fn distinct_variants(
     let pieces = (2 * rayon::current_num_threads()).div_ceil(3);
     let shares = shares(&keys, pieces);
     let mut bodies: Vec<Vec<String>> = vec![Vec::with_capacity(src.scops.len()); configs.len()];
+    // Per configuration: whether a SCoP's new code has OpenMP.
+    let mut openmp = vec![false; configs.len()];
     let mut skipped = Vec::new();
     for scop in &src.scops {
         let original = src.text[scop.region.body.start..scop.region.body.end].to_string();
@@ -293,7 +297,10 @@ pub fn distinct_variants(
                 _ => body.expect("every key has a share"),
             };
             match body {
-                Ok(b) => bodies[k].push(b),
+                Ok(b) => {
+                    openmp[k] |= b.openmp;
+                    bodies[k].push(b.text);
+                }
                 Err(e) => {
                     let note = format!(
                         "SCoP {} left unchanged for {}: {e}",
@@ -309,7 +316,7 @@ pub fn distinct_variants(
     }
     let mut index: HashMap<String, usize> = HashMap::new();
     let mut variants: Vec<Variant> = Vec::new();
-    for (c, b) in configs.iter().zip(bodies) {
+    for ((c, b), openmp) in configs.iter().zip(bodies).zip(openmp) {
         let text = src.splice(&b);
         let hash = code_hash(&text);
         match index.get(&hash) {
@@ -320,6 +327,7 @@ pub fn distinct_variants(
                     hash,
                     configs: vec![*c],
                     text,
+                    openmp,
                 });
             }
         }

@@ -26,7 +26,7 @@ pub const CFLAGS: &str = "{cflags}";
 pub struct Recipe {
     pub compiler: Compiler,
     /// `-D<SIZE>_DATASET` (the corpus' convention), or nothing.
-    pub size: Option<String>,
+    pub size: Option<super::size::Size>,
     /// `-I` directories given to polytune.
     pub include: Vec<PathBuf>,
     /// The user's compile line after `--`.
@@ -67,8 +67,8 @@ impl Recipe {
     ) -> Vec<OsString> {
         let mut args: Vec<OsString> = self.compiler.flags.iter().map(OsString::from).collect();
         args.extend(extra_flags.iter().map(OsString::from));
-        if let Some(size) = &self.size {
-            args.push(format!("-D{}_DATASET", size.to_uppercase()).into());
+        if let Some(size) = self.size {
+            args.push(size.define().into());
         }
         if openmp {
             args.push("-fopenmp".into());
@@ -186,7 +186,6 @@ mod tests {
 
     fn gcc() -> Compiler {
         Compiler {
-            name: "gcc".into(),
             family: Family::Gcc,
             program: "gcc".into(),
             version: String::new(),

@@ -139,7 +139,7 @@ pub fn features_from_counts(counts: &[(String, u64)]) -> Result<Features, Charac
 pub fn characterize(
     src: &Path,
     compiler: &Compiler,
-    size: &str,
+    size: crate::lab::size::Size,
     include: &[PathBuf],
     backend: Backend,
     workdir: &Path,
@@ -388,7 +388,14 @@ int main(void)
         let src = workdir.join("papi_probe.c");
         std::fs::write(&src, PROBE).map_err(|e| CharacterizeError::Run(e.to_string()))?;
         let exe = workdir.join("papi_probe");
-        let c = compiler.compile_with(&src, &exe, "small", &[], false, &["-lpapi"]);
+        let c = compiler.compile_with(
+            &src,
+            &exe,
+            crate::lab::size::Size::Small,
+            &[],
+            false,
+            &["-lpapi"],
+        );
         if !c.ok {
             return Err(CharacterizeError::Papi(format!(
                 "a program using PAPI does not build (is libpapi-dev installed?):\n{}",
@@ -434,7 +441,7 @@ int main(void)
     pub fn characterize(
         src: &Path,
         compiler: &Compiler,
-        size: &str,
+        size: crate::lab::size::Size,
         include: &[PathBuf],
         workdir: &Path,
         limits: &Limits,
@@ -534,7 +541,7 @@ int main(void)
         #[test]
         fn the_probe_builds_and_answers() {
             let dir = tempfile::tempdir().unwrap();
-            let gcc = Compiler::detect("gcc", None).unwrap();
+            let gcc = Compiler::detect(crate::lab::compiler::Family::Gcc, None).unwrap();
             match available(&gcc, dir.path(), &Limits::tool()) {
                 Ok(()) => {}
                 Err(CharacterizeError::Papi(m)) => assert!(

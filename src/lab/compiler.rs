@@ -2,29 +2,90 @@
 //! so every measurement names the compiler, its version and its flags.
 
 use super::confine::{self, Ending, Limits, TOOL_TIMEOUT};
-use serde::Serialize;
+use super::size::Size;
+use serde::{Deserialize, Serialize};
 use std::ffi::OsString;
+use std::fmt;
 use std::path::{Path, PathBuf};
+use std::str::FromStr;
 use std::time::{Duration, Instant};
 
-/// Which compiler family (pragmas and OpenMP flags differ).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+/// Which compiler (pragmas and OpenMP flags differ), named as users name
+/// it: `gcc` or `clang`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Family {
     Gcc,
     Clang,
 }
 
+impl Family {
+    pub const ALL: [Family; 2] = [Family::Gcc, Family::Clang];
+
+    /// `gcc` or `clang`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Family::Gcc => "gcc",
+            Family::Clang => "clang",
+        }
+    }
+}
+
+impl fmt::Display for Family {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for Family {
+    type Err = CompilerError;
+
+    fn from_str(s: &str) -> Result<Family, CompilerError> {
+        Family::ALL
+            .into_iter()
+            .find(|f| f.as_str() == s)
+            .ok_or_else(|| CompilerError {
+                name: s.to_string(),
+                reason: "unknown compiler (expected gcc or clang)".into(),
+            })
+    }
+}
+
 /// A compiler found on this machine.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Compiler {
-    /// `gcc` or `clang`, as users name it.
-    pub name: String,
     pub family: Family,
     pub program: PathBuf,
     /// First line of `--version`.
     pub version: String,
     /// Optimization flags (default `-O3 -march=native`).
     pub flags: Vec<String>,
+}
+
+impl Serialize for Compiler {
+    /// The JSON of `measure`: `name` (`gcc`), `family` (`Gcc`),
+    /// `program`, `version` and `flags`.
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        #[derive(Serialize)]
+        struct Shown<'a> {
+            name: &'a str,
+            family: &'a str,
+            program: &'a Path,
+            version: &'a str,
+            flags: &'a [String],
+        }
+        Shown {
+            name: self.name(),
+            family: match self.family {
+                Family::Gcc => "Gcc",
+                Family::Clang => "Clang",
+            },
+            program: &self.program,
+            version: &self.version,
+            flags: &self.flags,
+        }
+        .serialize(s)
+    }
 }
 
 /// A compiler that is missing or does not work.
@@ -51,27 +112,23 @@ pub fn default_flags() -> Vec<String> {
 }
 
 impl Compiler {
+    /// `gcc` or `clang`, as users name it.
+    pub fn name(&self) -> &'static str {
+        self.family.as_str()
+    }
+
     /// Finds `gcc` or `clang` (for clang, the newest versioned binary
     /// first, since Debian installs `clang-19` without `clang`).
-    pub fn detect(name: &str, flags: Option<Vec<String>>) -> Result<Compiler, CompilerError> {
-        let (family, candidates): (Family, Vec<&str>) = match name {
-            "gcc" => (Family::Gcc, vec!["gcc"]),
-            "clang" => (
-                Family::Clang,
-                vec!["clang-19", "clang-18", "clang-17", "clang"],
-            ),
-            other => {
-                return Err(CompilerError {
-                    name: other.to_string(),
-                    reason: "unknown compiler (expected gcc or clang)".into(),
-                });
-            }
+    pub fn detect(family: Family, flags: Option<Vec<String>>) -> Result<Compiler, CompilerError> {
+        let candidates: &[&str] = match family {
+            Family::Gcc => &["gcc"],
+            Family::Clang => &["clang-19", "clang-18", "clang-17", "clang"],
         };
         let limits = Limits {
             timeout: Duration::from_secs(60),
             ..Limits::tool()
         };
-        for c in candidates {
+        for &c in candidates {
             if let Ok(out) = confine::run(Path::new(c), ["--version"], &[], &limits)
                 && out.ending == Ending::Code(0)
             {
@@ -84,7 +141,6 @@ impl Compiler {
                     .trim()
                     .to_string();
                 return Ok(Compiler {
-                    name: name.to_string(),
                     family,
                     program: PathBuf::from(c),
                     version,
@@ -93,7 +149,7 @@ impl Compiler {
             }
         }
         Err(CompilerError {
-            name: name.to_string(),
+            name: family.to_string(),
             reason: "not found on PATH".into(),
         })
     }
@@ -104,7 +160,7 @@ impl Compiler {
         &self,
         src: &Path,
         exe: &Path,
-        size: &str,
+        size: Size,
         include: &[PathBuf],
         openmp: bool,
     ) -> Compilation {
@@ -117,13 +173,13 @@ impl Compiler {
         &self,
         src: &Path,
         exe: &Path,
-        size: &str,
+        size: Size,
         include: &[PathBuf],
         openmp: bool,
         extra: &[&str],
     ) -> Compilation {
         let mut args: Vec<OsString> = self.flags.iter().map(OsString::from).collect();
-        args.push(format!("-D{}_DATASET", size.to_uppercase()).into());
+        args.push(size.define().into());
         if openmp {
             args.push("-fopenmp".into());
         }
@@ -185,5 +241,23 @@ impl Compiler {
                 stderr: format!("cannot run {}: {e}", self.program.display()),
             },
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn compilers_are_named_as_users_name_them() {
+        for f in Family::ALL {
+            assert_eq!(f.as_str().parse::<Family>().unwrap(), f);
+            assert_eq!(serde_json::to_string(&f).unwrap(), format!("\"{f}\""));
+        }
+        let e = "icc".parse::<Family>().unwrap_err().to_string();
+        assert!(
+            e.contains("`icc`") && e.contains("expected gcc or clang"),
+            "{e}"
+        );
     }
 }

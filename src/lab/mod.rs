@@ -11,5 +11,6 @@ pub mod harness;
 pub mod runner;
 pub mod scratch;
 pub mod side;
+pub mod size;
 pub mod store;
 pub mod verify;

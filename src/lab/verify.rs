@@ -7,11 +7,12 @@ use super::compiler::Compiler;
 use super::confine;
 use super::dump::{Dump, Tolerance};
 use super::runner::{self, Exit, Protocol, Run, Timing};
-use serde::Serialize;
+use super::size::Size;
+use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
 /// What happened to a program.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Status {
     Ok,
@@ -21,7 +22,21 @@ pub enum Status {
     WrongOutput,
 }
 
+/// A status name that is none of [`Status::ALL`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown status `{0}` (expected ok, compile-error, crash, timeout or wrong-output)")]
+pub struct UnknownStatus(pub String);
+
 impl Status {
+    pub const ALL: [Status; 5] = [
+        Status::Ok,
+        Status::CompileError,
+        Status::Crash,
+        Status::Timeout,
+        Status::WrongOutput,
+    ];
+
+    /// The name in the store and in JSON, e.g. `wrong-output`.
     pub fn as_str(self) -> &'static str {
         match self {
             Status::Ok => "ok",
@@ -30,6 +45,23 @@ impl Status {
             Status::Timeout => "timeout",
             Status::WrongOutput => "wrong-output",
         }
+    }
+}
+
+impl std::fmt::Display for Status {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl std::str::FromStr for Status {
+    type Err = UnknownStatus;
+
+    fn from_str(s: &str) -> Result<Status, UnknownStatus> {
+        Status::ALL
+            .into_iter()
+            .find(|z| z.as_str() == s)
+            .ok_or_else(|| UnknownStatus(s.to_string()))
     }
 }
 
@@ -48,7 +80,7 @@ pub struct Measurement {
 #[derive(Debug, Clone)]
 pub struct Bench {
     pub compiler: Compiler,
-    pub size: String,
+    pub size: Size,
     pub include: Vec<PathBuf>,
     pub protocol: Protocol,
     pub workdir: PathBuf,
@@ -83,11 +115,11 @@ fn failed(run: &Run) -> (Status, String) {
 /// How much of a dump is kept at a dataset size: about twice the largest
 /// dump of the corpus at that size (gauss-filter's, 600 MB at MEDIUM and
 /// 1.35 GB at LARGE), so that a flood of output costs bounded memory.
-pub fn dump_cap(size: &str) -> usize {
+pub fn dump_cap(size: Size) -> usize {
     match size {
-        "mini" | "small" => 64 << 20,
-        "medium" => 1 << 30,
-        _ => 3 << 30,
+        Size::Mini | Size::Small => 64 << 20,
+        Size::Medium => 1 << 30,
+        Size::Large => 3 << 30,
     }
 }
 
@@ -96,7 +128,7 @@ impl Bench {
         let exe = self.workdir.join(name);
         let c = self
             .compiler
-            .compile(src, &exe, &self.size, &self.include, openmp);
+            .compile(src, &exe, self.size, &self.include, openmp);
         if c.ok {
             Ok((exe, c.seconds))
         } else {
@@ -135,7 +167,7 @@ impl Bench {
             timing: None,
         };
         let limits = confine::Limits {
-            stdout_cap: dump_cap(&self.size),
+            stdout_cap: dump_cap(self.size),
             ..self.protocol.limits()
         };
         let run = match runner::run(&exe, &["--dump"], self.protocol.threads, &limits) {
@@ -199,5 +231,20 @@ impl Bench {
             }
         }
         (m, Some(dump))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn statuses_round_trip_through_their_names() {
+        for s in Status::ALL {
+            assert_eq!(s.as_str().parse::<Status>(), Ok(s));
+            assert_eq!(serde_json::to_string(&s).unwrap(), format!("\"{s}\""));
+        }
+        assert_eq!(Status::WrongOutput.to_string(), "wrong-output");
+        assert!("fine".parse::<Status>().is_err());
     }
 }

@@ -9,33 +9,36 @@
 //! transformations that actually took effect.
 
 use super::LearnError;
+use crate::config::Config;
+use crate::lab::compiler::Family;
+use crate::lab::size::Size;
 use crate::lab::store::{Measured, Store};
+use crate::lab::verify::Status;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// Number of bits in a configuration's canonical form.
-pub const CONFIG_BITS: usize = 12;
+pub const CONFIG_BITS: usize = crate::config::BITS;
 
 /// Which measurements make up a dataset.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Selection {
-    /// Compiler name (`gcc`, `clang`).
-    pub compiler: String,
-    pub size: String,
+    pub compiler: Family,
+    pub size: Size,
     pub threads: i64,
     /// Feature back end and the size the features were counted at.
     pub feature_backend: String,
-    pub feature_size: String,
+    pub feature_size: Size,
 }
 
 impl Default for Selection {
     fn default() -> Self {
         Selection {
-            compiler: "gcc".into(),
-            size: "medium".into(),
+            compiler: Family::Gcc,
+            size: Size::Medium,
             threads: 2,
             feature_backend: "cachegrind".into(),
-            feature_size: "small".into(),
+            feature_size: Size::Small,
         }
     }
 }
@@ -54,8 +57,9 @@ pub struct Row {
     /// Index into [`Dataset::kernels`].
     pub kernel: usize,
     pub variant_id: i64,
-    /// The representative configuration, bit form.
-    pub config: String,
+    /// The representative configuration (its bit string when serialized).
+    #[serde(with = "crate::config::as_bits")]
+    pub config: Config,
     /// How many configurations produce this variant (its weight when
     /// configurations are drawn at random).
     pub configs: usize,
@@ -74,11 +78,10 @@ pub struct Dataset {
     pub rows: Vec<Row>,
 }
 
-/// The least configuration: fewest bits set, then the smallest string.
-pub fn representative(configs: &[String]) -> Option<&String> {
-    configs
-        .iter()
-        .min_by_key(|c| (c.bytes().filter(|&b| b == b'1').count(), c.as_str()))
+/// The least configuration: fewest bits set, then the smallest bit
+/// string.
+pub fn representative(configs: &[Config]) -> Option<&Config> {
+    configs.iter().min_by_key(|c| (c.ones(), c.bits()))
 }
 
 /// Features as the models see them: ratios as stored, the instruction
@@ -99,9 +102,7 @@ impl Dataset {
         let all: Vec<Measured> = store
             .measured()?
             .into_iter()
-            .filter(|m| {
-                m.compiler_name == sel.compiler && m.size == sel.size && m.threads == sel.threads
-            })
+            .filter(|m| m.family == sel.compiler && m.size == sel.size && m.threads == sel.threads)
             .collect();
         if all.is_empty() {
             return Err(LearnError::Data(format!(
@@ -130,12 +131,12 @@ impl Dataset {
         for ((name, kid), ms) in &by_kernel {
             let Some(base) = ms
                 .iter()
-                .find(|m| m.original && m.status == "ok")
+                .find(|m| m.original && m.status == Status::Ok)
                 .and_then(|m| m.median)
             else {
                 continue;
             };
-            let feats = store.features(*kid, &sel.feature_backend, &sel.feature_size)?;
+            let feats = store.features(*kid, &sel.feature_backend, sel.feature_size)?;
             if feats.is_empty() {
                 continue;
             }
@@ -155,7 +156,7 @@ impl Dataset {
                 features: feats.iter().map(|(n, v)| feature_value(n, *v)).collect(),
                 baseline_seconds: base,
             });
-            for m in ms.iter().filter(|m| !m.original && m.status == "ok") {
+            for m in ms.iter().filter(|m| !m.original && m.status == Status::Ok) {
                 let (Some(t), Some(cfg)) = (m.median, representative(&m.configs)) else {
                     continue;
                 };
@@ -167,7 +168,7 @@ impl Dataset {
                     rows.push(Row {
                         kernel: k,
                         variant_id: m.variant_id,
-                        config: cfg.clone(),
+                        config: *cfg,
                         configs: m.configs.len(),
                         speedup: b / t,
                     });
@@ -219,9 +220,9 @@ impl Dataset {
     }
 
     /// The attribute vector of a kernel's features with a configuration.
-    pub fn attributes(features: &[f64], config: &str) -> Vec<f64> {
+    pub fn attributes(features: &[f64], config: &Config) -> Vec<f64> {
         let mut a = features.to_vec();
-        a.extend(config.bytes().map(|b| if b == b'1' { 1.0 } else { 0.0 }));
+        a.extend(config.features());
         a
     }
 
@@ -316,11 +317,11 @@ impl Dataset {
             });
             let mut seen = std::collections::BTreeSet::new();
             while seen.len() < variants.min(all.len()) {
-                let c = all[(rng.uniform() * all.len() as f64) as usize % all.len()].bits();
-                if !seen.insert(c.clone()) {
+                let c = all[(rng.uniform() * all.len() as f64) as usize % all.len()];
+                if !seen.insert(c.bits()) {
                     continue;
                 }
-                let t: Vec<f64> = c.bytes().map(|b| (b - b'0') as f64).collect();
+                let t = c.features();
                 let f = |j: usize| f.get(j).copied().unwrap_or(0.5);
                 // Tiling pays with poor locality (f0), parallelism with
                 // much work (f1), vectorization needs pre-vectorization.
@@ -356,12 +357,11 @@ mod tests {
 
     #[test]
     fn the_representative_is_the_least_configuration() {
-        let c = vec![
-            "011000000000".to_string(),
-            "000100000000".to_string(),
-            "001000000000".to_string(),
-        ];
-        assert_eq!(representative(&c).unwrap(), "000100000000");
+        let c: Vec<Config> = ["011000000000", "000100000000", "001000000000"]
+            .iter()
+            .map(|b| Config::from_bits(b).unwrap())
+            .collect();
+        assert_eq!(representative(&c).unwrap().bits(), "000100000000");
         assert!(representative(&[]).is_none());
     }
 

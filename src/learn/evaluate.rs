@@ -6,6 +6,7 @@
 use super::dataset::Dataset;
 use super::rng::Lcg;
 use super::{Kind, LearnError, Regressor};
+use crate::config::Config;
 use rayon::iter::{ParallelBridge, ParallelIterator};
 use serde::Serialize;
 
@@ -43,8 +44,9 @@ pub struct KernelScores {
     pub kernel: String,
     pub variants: usize,
     pub opt: f64,
-    /// The configuration of the best variant.
-    pub opt_config: String,
+    /// The configuration of the best variant (its bit string in JSON).
+    #[serde(serialize_with = "crate::config::as_bits::serialize")]
+    pub opt_config: Config,
     pub random: f64,
     /// Per model (in `Evaluation::models` order): its top-1 variant.
     pub one_shot: Vec<f64>,
@@ -204,9 +206,10 @@ pub fn ensemble(predicted: &[Vec<f64>], rows: &[usize]) -> Vec<f64> {
         .collect()
 }
 
-/// Bits in which two configurations (bit strings) differ.
-fn distance(a: &str, b: &str) -> usize {
-    a.bytes().zip(b.bytes()).filter(|(x, y)| x != y).count() + a.len().abs_diff(b.len())
+/// Bits in which two configurations differ.
+fn distance(a: &Config, b: &Config) -> usize {
+    let (a, b) = (a.bits(), b.bits());
+    a.bytes().zip(b.bytes()).filter(|(x, y)| x != y).count()
 }
 
 /// How many bits apart the diversified candidates must be.
@@ -219,7 +222,7 @@ pub const DIVERSE_BITS: usize = 3;
 /// to be good or bad together, so spending the runs on distinct regions
 /// of the space recovers more of Opt than the models' top-N do. Returns
 /// positions into `score` / `configs`.
-pub fn diverse(score: &[f64], configs: &[&str], n: usize, bits: usize) -> Vec<usize> {
+pub fn diverse(score: &[f64], configs: &[Config], n: usize, bits: usize) -> Vec<usize> {
     let all: Vec<usize> = (0..score.len()).collect();
     let order = ranking(&all, score);
     let mut out: Vec<usize> = Vec::new();
@@ -229,7 +232,7 @@ pub fn diverse(score: &[f64], configs: &[&str], n: usize, bits: usize) -> Vec<us
         }
         if out
             .iter()
-            .all(|&w| distance(configs[v], configs[w]) >= bits)
+            .all(|&w| distance(&configs[v], &configs[w]) >= bits)
         {
             out.push(v);
         }
@@ -293,7 +296,7 @@ pub fn score(d: &Dataset, models: &[Kind], predicted: &[Vec<f64>], opts: &Option
             .iter()
             .map(|c| s(c.0))
             .fold(f64::NEG_INFINITY, f64::max);
-        let configs: Vec<&str> = rows.iter().map(|&i| d.rows[i].config.as_str()).collect();
+        let configs: Vec<Config> = rows.iter().map(|&i| d.rows[i].config).collect();
         let picks = diverse(
             &ensemble(predicted, &rows),
             &configs,
@@ -308,7 +311,7 @@ pub fn score(d: &Dataset, models: &[Kind], predicted: &[Vec<f64>], opts: &Option
             kernel: d.kernels[k].name.clone(),
             variants: rows.len(),
             opt: s(best),
-            opt_config: d.rows[best].config.clone(),
+            opt_config: d.rows[best].config,
             random: acc / opts.random_draws.max(1) as f64,
             one_shot,
             n_shot,
@@ -339,7 +342,11 @@ pub fn predictions_csv(d: &Dataset, models: &[Kind], predicted: &[Vec<f64>]) -> 
     for (i, r) in d.rows.iter().enumerate() {
         out.push_str(&format!(
             "{},{},{},{},{}",
-            d.kernels[r.kernel].name, r.variant_id, r.config, r.configs, r.speedup
+            d.kernels[r.kernel].name,
+            r.variant_id,
+            r.config.bits(),
+            r.configs,
+            r.speedup
         ));
         for p in predicted {
             out.push_str(&format!(",{}", p[i]));
@@ -507,14 +514,9 @@ impl Evaluation {
             "\n### Best measured configuration per kernel\n\n| kernel | variants | speedup | configuration |\n|---|---:|---:|---|\n",
         );
         for k in &self.kernels {
-            let readable = k
-                .opt_config
-                .parse::<crate::config::Config>()
-                .map(|c| c.to_string())
-                .unwrap_or_else(|_| k.opt_config.clone());
             s += &format!(
-                "| {} | {} | {:.2} | `{readable}` |\n",
-                k.kernel, k.variants, k.opt
+                "| {} | {} | {:.2} | `{}` |\n",
+                k.kernel, k.variants, k.opt, k.opt_config
             );
         }
         s
@@ -559,7 +561,7 @@ mod tests {
         let r = |kernel, config: &str, speedup| Row {
             kernel,
             variant_id: 0,
-            config: config.into(),
+            config: Config::from_bits(config).unwrap(),
             configs: 1,
             speedup,
         };
@@ -612,7 +614,7 @@ mod tests {
         let e = score(&d, &[Kind::Lr, Kind::Ibk], &[p1, p2], &opts);
         let a = &e.kernels[0];
         assert_eq!(a.opt, 4.0);
-        assert_eq!(a.opt_config, "000000000001");
+        assert_eq!(a.opt_config.bits(), "000000000001");
         assert_eq!(a.one_shot, vec![0.5, 2.0]);
         // Top 2: p1 → rows 3, 2 → max(0.5, 2); p2 → rows 2, 3 → 2.
         assert_eq!(a.n_shot, vec![2.0, 2.0]);
@@ -665,7 +667,14 @@ mod tests {
     #[test]
     fn diversified_candidates_skip_near_neighbours_then_fill_in() {
         let score = [3.0, 2.0, 1.0, 0.0];
-        let configs = ["0000", "0001", "0011", "1111"];
+        // Bits 2 to 5 (tiles, wavefront), as 0000, 0001, 0011 and 1111.
+        let configs = [
+            "000000000000",
+            "000001000000",
+            "000011000000",
+            "001111000000",
+        ]
+        .map(|b| Config::from_bits(b).unwrap());
         assert_eq!(diverse(&score, &configs, 2, 2), vec![0, 2]);
         assert_eq!(diverse(&score, &configs, 3, 2), vec![0, 2, 3]);
         // Only 3 is 3 bits from 0; 1 fills the last place.

@@ -2,8 +2,9 @@
 //! on a new program — the feature schema it was trained with, and the
 //! machine and compiler its speedups were measured on.
 
-use super::dataset::{CONFIG_BITS, Dataset, Selection};
+use super::dataset::{Dataset, Selection};
 use super::{Kind, LearnError, Model, Regressor};
+use crate::config::Config;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
@@ -99,15 +100,9 @@ impl SavedModel {
         Ok(out)
     }
 
-    /// The predicted speedup of a configuration (bit form) for a program
-    /// with the given features (by name; every trained feature must be
-    /// present).
-    pub fn predict(&self, features: &[(String, f64)], config: &str) -> Result<f64, LearnError> {
-        if config.len() != CONFIG_BITS {
-            return Err(LearnError::Data(format!(
-                "configuration `{config}` is not {CONFIG_BITS} bits"
-            )));
-        }
+    /// The predicted speedup of a configuration for a program with the
+    /// given features (by name; every trained feature must be present).
+    pub fn predict(&self, features: &[(String, f64)], config: &Config) -> Result<f64, LearnError> {
         let f = self.features(features)?;
         Ok(self
             .target
@@ -144,6 +139,34 @@ mod tests {
             .cloned()
             .zip(d.kernels[0].features.iter().copied())
             .collect()
+    }
+
+    /// The shipped model files load with typed selections (compiler,
+    /// sizes) and are written back byte for byte as they are.
+    #[test]
+    fn the_shipped_models_load_and_are_written_back_unchanged() {
+        use crate::lab::compiler::Family;
+        use crate::lab::size::Size;
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("models");
+        for family in Family::ALL {
+            let dir = root.join(family.as_str());
+            for kind in Kind::ALL {
+                let path = SavedModel::path(&dir, kind);
+                let text = std::fs::read_to_string(&path).unwrap();
+                let m = SavedModel::load(&path).unwrap();
+                assert_eq!(m.selection.compiler, family);
+                assert_eq!(
+                    (m.selection.size, m.selection.feature_size),
+                    (Size::Medium, Size::Small)
+                );
+                assert_eq!(
+                    serde_json::to_string(&m).unwrap(),
+                    text.trim_end(),
+                    "{}",
+                    path.display()
+                );
+            }
+        }
     }
 
     #[test]

@@ -19,7 +19,7 @@ pub mod program;
 
 use crate::config::Config;
 use crate::frontend;
-use crate::lab::compiler::Compiler;
+use crate::lab::compiler::{Compiler, Family};
 use crate::lab::confine;
 use crate::lab::dump::{Dump, Tolerance};
 use crate::lab::runner::{self, Exit};
@@ -113,7 +113,7 @@ pub struct Options {
     pub configs: usize,
     /// Parameter sets per program.
     pub params: usize,
-    pub compilers: Vec<String>,
+    pub compilers: Vec<Family>,
     pub threads: Vec<usize>,
     pub cflags: Vec<String>,
     /// Findings go to `out/findings`, scratch files to `out/work`.
@@ -141,7 +141,7 @@ impl Default for Options {
             programs: 50,
             configs: 4,
             params: 3,
-            compilers: vec!["gcc".into(), "clang".into()],
+            compilers: vec![Family::Gcc, Family::Clang],
             threads: vec![1, 2],
             cflags: vec!["-O2".into()],
             out: PathBuf::from("polytune-fuzz"),
@@ -221,7 +221,7 @@ pub struct Finding {
     pub kind: String,
     pub program: usize,
     pub config: Option<String>,
-    pub compiler: Option<String>,
+    pub compiler: Option<Family>,
     pub detail: String,
     /// Features of the program and run that known bugs need (unsigned
     /// arithmetic in the SCoP, a parameter <= 0), to triage findings.
@@ -290,7 +290,7 @@ pub struct Summary {
     pub first: usize,
     pub configs: usize,
     pub params: usize,
-    pub compilers: Vec<String>,
+    pub compilers: Vec<Family>,
     pub threads: Vec<usize>,
     pub counts: Counts,
     /// Why pairs were left unchanged, with how often.
@@ -588,7 +588,7 @@ impl Ctx<'_> {
     ) -> Finding {
         let mut name = format!("{kind}-p{index:05}");
         if let Some(c) = compiler {
-            name.push_str(&format!("-{}", c.name));
+            name.push_str(&format!("-{}", c.name()));
         }
         if let Some((cfg, _)) = config {
             name.push_str(&format!("-{}", cfg.bits()));
@@ -645,7 +645,7 @@ impl Ctx<'_> {
         if let Some(c) = compiler {
             info.push_str(&format!(
                 "compiler: {} ({}) {}\n",
-                c.name,
+                c.name(),
                 c.version,
                 self.opts.cflags.join(" ")
             ));
@@ -663,7 +663,9 @@ impl Ctx<'_> {
         let _ = std::fs::write(dir.join("info.txt"), info);
         self.note(&format!(
             "fuzz: {kind}: program {index}{}{}: {} -> {}",
-            compiler.map(|c| format!(" {}", c.name)).unwrap_or_default(),
+            compiler
+                .map(|c| format!(" {}", c.name()))
+                .unwrap_or_default(),
             config.map(|(c, _)| format!(" {c}")).unwrap_or_default(),
             detail.lines().next().unwrap_or(""),
             dir.display()
@@ -672,7 +674,7 @@ impl Ctx<'_> {
             kind: kind.to_string(),
             program: index,
             config: config.map(|(c, _)| c.to_string()),
-            compiler: compiler.map(|c| c.name.clone()),
+            compiler: compiler.map(|c| c.family),
             detail: detail.to_string(),
             suspects,
             dir,
@@ -797,7 +799,7 @@ impl Ctx<'_> {
         let mut oracle = false;
         let mut original_failed = false;
         for comp in &self.compilers {
-            let orig_exe = work.join(format!("orig-{}", comp.name));
+            let orig_exe = work.join(format!("orig-{}", comp.name()));
             if let Err(e) = compile(comp, &opts.cflags, &prog, &orig_exe) {
                 original_failed = true;
                 res.findings.push(self.save(
@@ -861,7 +863,7 @@ impl Ctx<'_> {
             for (k, cfg) in configs.iter().enumerate() {
                 let Some(text) = &variants[k] else { continue };
                 let vsrc = work.join(format!("v{k}.c"));
-                let vexe = work.join(format!("v{k}-{}", comp.name));
+                let vexe = work.join(format!("v{k}-{}", comp.name()));
                 let _ = std::fs::write(&vsrc, text);
                 if let Err(e) = compile(comp, &opts.cflags, &vsrc, &vexe) {
                     broken[k] = true;
@@ -995,6 +997,9 @@ impl Ctx<'_> {
                     text,
                     skipped,
                     internal: Vec::new(),
+                    // The child does not say; the configuration asked for
+                    // it (the fuzzer builds every program with OpenMP).
+                    openmp: cfg.omp,
                 })
             }
             Ok(r) if r.exit == Exit::Timeout => Err((
@@ -1038,7 +1043,7 @@ pub fn run(opts: &Options) -> Result<Summary, FuzzError> {
     let compilers = opts
         .compilers
         .iter()
-        .map(|c| Compiler::detect(c, Some(opts.cflags.clone())))
+        .map(|&c| Compiler::detect(c, Some(opts.cflags.clone())))
         .collect::<Result<Vec<_>, _>>()?;
     let work = opts.out.join("work");
     std::fs::create_dir_all(&work).map_err(io_err(&work))?;

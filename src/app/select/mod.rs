@@ -7,6 +7,7 @@
 //! [`select`] prints nothing: it reports progress as [`Event`]s and
 //! returns a [`Report`] that the command line renders as text or JSON.
 
+use crate::config::Config;
 use crate::engine::model::EngineError;
 use crate::engine::space::{Variant, distinct_variants};
 use crate::frontend::SourceFile;
@@ -18,6 +19,7 @@ use crate::lab::dump::Tolerance;
 use crate::lab::harness::{Harness, OriginalError};
 use crate::lab::runner::{Protocol, interleaved_by, median};
 use crate::lab::scratch::Scratch;
+use crate::lab::size::Size;
 use crate::learn::dataset::representative;
 use crate::learn::evaluate::{DIVERSE_BITS, consensus, diverse, ensemble, ranking, round_robin};
 use crate::learn::rng::Lcg;
@@ -55,7 +57,7 @@ pub enum SelectionError {
 #[derive(Debug, Clone)]
 pub struct Setup {
     pub compiler: Compiler,
-    pub size: String,
+    pub size: Size,
     /// How the user's program is built and run.
     pub recipe: Recipe,
     pub tolerance: Tolerance,
@@ -110,7 +112,7 @@ pub fn select(
             .recipe
             .size
             .as_ref()
-            .map(|_| first.selection.feature_size.clone()),
+            .map(|_| first.selection.feature_size),
         ..setup.recipe.clone()
     };
     let features = characterize_instrumented(
@@ -132,14 +134,7 @@ pub fn select(
     let (variants, skipped) = distinct_variants(src, context)?;
     let r = rank(models, &features.values, &variants)?;
     let picks = r.candidates(setup.strategy, setup.shots.max(1), 1);
-    let config = |v: usize| {
-        variants[v]
-            .configs
-            .iter()
-            .find(|c| c.bits() == r.configs[v])
-            .copied()
-            .unwrap_or_default()
-    };
+    let config = |v: usize| r.configs[v];
     let mut report = Report {
         file: file.to_path_buf(),
         counters: features.values.len(),
@@ -148,9 +143,9 @@ pub fn select(
         models: models.len(),
         trained_compiler: first.compiler.clone(),
         trained_machine: first.machine.clone(),
-        compiler: setup.compiler.name.to_string(),
+        compiler: setup.compiler.family,
         flags: setup.compiler.flags.clone(),
-        size: setup.size.clone(),
+        size: setup.size,
         threads: setup.protocol.threads,
         warnings: skipped,
         original: None,
@@ -158,7 +153,7 @@ pub fn select(
             .iter()
             .map(|(v, why)| Candidate {
                 config: config(*v),
-                bits: r.configs[*v].clone(),
+                bits: r.configs[*v].bits(),
                 chosen_by: why.clone(),
                 predicted: (r.kinds.iter().zip(&r.predicted))
                     .map(|(&model, p)| Prediction {
@@ -200,11 +195,11 @@ pub fn select(
         report.text = header(format!(
             "configuration {} ({}), chosen by {why} without running it",
             config(*v),
-            r.configs[*v]
+            r.configs[*v].bits()
         )) + &variants[*v].text;
         report.choice = Choice {
             config: Some(config(*v)),
-            bits: Some(r.configs[*v].clone()),
+            bits: Some(r.configs[*v].bits()),
             reason: Reason::Predicted,
             chosen_by: Some(why.clone()),
             speedup: None,
@@ -238,7 +233,7 @@ pub fn select(
         let exe = format!("candidate-{i}");
         let instrumented = crate::engine::pipeline::instrumented(src, Some(&config(*v)), context)?;
         let path = write_source(&format!("{exe}-src"), &instrumented.text)?;
-        let omp = variants[*v].text.contains("#pragma omp");
+        let omp = variants[*v].openmp;
         let m = harness.measure(&path, &exe, &reference, omp, true);
         let run = Run::of(&m, base);
         progress(Event::Candidate {
@@ -313,7 +308,7 @@ pub fn select(
     progress(Event::Done);
     let how = format!(
         "{} {}, {}, {} threads",
-        setup.compiler.name,
+        setup.compiler.name(),
         setup.compiler.flags.join(" "),
         match &setup.recipe.size {
             Some(size) => format!("{size} size"),
@@ -327,14 +322,11 @@ pub fn select(
                 "configuration {} ({}), measured {s:.2}x faster than the original ({how})",
                 config(v),
                 r.configs[v]
-            )) + &measured_as(
-                &setup.recipe,
-                file,
-                variants[v].text.contains("#pragma omp"),
-            ) + &variants[v].text;
+            )) + &measured_as(&setup.recipe, file, variants[v].openmp)
+                + &variants[v].text;
             report.choice = Choice {
                 config: Some(config(v)),
-                bits: Some(r.configs[v].clone()),
+                bits: Some(r.configs[v].bits()),
                 reason: Reason::Measured,
                 chosen_by: None,
                 speedup: Some(s),
@@ -401,8 +393,8 @@ impl std::str::FromStr for Strategy {
 /// Predictions of every model for every variant.
 pub struct Ranking {
     pub kinds: Vec<Kind>,
-    /// The representative configuration (bit form) of each variant.
-    pub configs: Vec<String>,
+    /// The representative configuration of each variant.
+    pub configs: Vec<Config>,
     /// `predicted[m][v]`: model m's predicted speedup of variant v.
     pub predicted: Vec<Vec<f64>>,
 }
@@ -413,12 +405,9 @@ pub fn rank(
     features: &[(String, f64)],
     variants: &[Variant],
 ) -> Result<Ranking, LearnError> {
-    let configs: Vec<String> = variants
+    let configs: Vec<Config> = variants
         .iter()
-        .map(|v| {
-            let bits: Vec<String> = v.configs.iter().map(|c| c.bits()).collect();
-            representative(&bits).cloned().unwrap_or_default()
-        })
+        .map(|v| representative(&v.configs).copied().unwrap_or_default())
         .collect();
     let mut predicted = Vec::new();
     for m in models {
@@ -470,9 +459,8 @@ impl Ranking {
             }
             Strategy::Diverse => {
                 let e = ensemble(&self.predicted, &all);
-                let configs: Vec<&str> = self.configs.iter().map(String::as_str).collect();
                 let order = ranking(&all, &e);
-                for v in diverse(&e, &configs, shots, DIVERSE_BITS) {
+                for v in diverse(&e, &self.configs, shots, DIVERSE_BITS) {
                     let place = order.iter().position(|&w| w == v).unwrap_or(0);
                     out.push((v, format!("ensemble #{}", place + 1)));
                 }
@@ -580,7 +568,7 @@ mod tests {
         let n = p[0].len();
         Ranking {
             kinds: Kind::ALL[..p.len()].to_vec(),
-            configs: (0..n).map(|i| format!("{i:012b}")).collect(),
+            configs: Config::all()[..n].to_vec(),
             predicted: p,
         }
     }
@@ -633,7 +621,7 @@ mod tests {
     fn diverse_spends_the_second_run_far_from_the_first() {
         let mut r = ranking_of(vec![vec![3.0, 2.0, 1.0, 0.0], vec![3.0, 0.0, 1.0, 2.0]]);
         // Ensemble order 0, 2, 1, 3; only variant 3 is 3 bits from 0.
-        r.configs[3] = "000000000111".into();
+        r.configs[3] = Config::from_bits("000000000111").unwrap();
         let c = r.candidates(Strategy::Diverse, 2, 0);
         assert_eq!(
             c,

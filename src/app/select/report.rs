@@ -162,9 +162,9 @@ pub struct Report {
     pub trained_compiler: String,
     pub trained_machine: String,
     /// How the candidates were run (compiler and flags, size, threads).
-    pub compiler: String,
+    pub compiler: crate::lab::compiler::Family,
     pub flags: Vec<String>,
-    pub size: String,
+    pub size: crate::lab::size::Size,
     pub threads: usize,
     pub warnings: Vec<String>,
     /// The original's run (`None` with `--no-run`).

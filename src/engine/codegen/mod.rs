@@ -382,6 +382,8 @@ struct Printer<'a> {
     bodies: HashMap<usize, &'a Stmt>,
     prefix: String,
     out: String,
+    /// Whether an OpenMP directive was written.
+    openmp: bool,
 }
 
 impl Printer<'_> {
@@ -473,9 +475,11 @@ impl Printer<'_> {
             // loop, so a loop that is both gets the combined construct.
             (true, true) => {
                 let _ = writeln!(self.out, "{indent}#pragma omp parallel for simd");
+                self.openmp = true;
             }
             (true, false) => {
                 let _ = writeln!(self.out, "{indent}#pragma omp parallel for");
+                self.openmp = true;
             }
             // Literal pragmas: GCC ignores an ivdep that comes from a macro.
             (false, true) => self.out.push_str(SIMD_PRAGMA),
@@ -711,9 +715,18 @@ pub fn lower<'m, 'c>(
     })
 }
 
+/// The C text of a SCoP's new body.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Emitted {
+    pub text: String,
+    /// Whether it contains an OpenMP directive (it must be compiled with
+    /// OpenMP to run in parallel).
+    pub openmp: bool,
+}
+
 /// The C text replacing the body of `scop`, with the post-passes `config`
 /// asks for. `indent` is the SCoP's indentation.
-pub fn emit(scop: &Scop, lowered: &Lowered<'_, '_>, config: &Config, indent: &str) -> String {
+pub fn emit(scop: &Scop, lowered: &Lowered<'_, '_>, config: &Config, indent: &str) -> Emitted {
     let mut nodes = lowered.nodes.clone();
     if config.simd {
         mark_simd(&mut nodes, scop, lowered);
@@ -740,6 +753,7 @@ pub fn emit(scop: &Scop, lowered: &Lowered<'_, '_>, config: &Config, indent: &st
             "c".into()
         },
         out: String::new(),
+        openmp: false,
     };
     let _ = writeln!(p.out, "{indent}/* polytune: {config} */");
     p.out.push_str(&expr::helper_defines());
@@ -761,7 +775,10 @@ pub fn emit(scop: &Scop, lowered: &Lowered<'_, '_>, config: &Config, indent: &st
         }
     }
     p.out.push_str(&expr::helper_undefs());
-    p.out
+    Emitted {
+        text: p.out,
+        openmp: p.openmp,
+    }
 }
 
 /// C text of the run-time check: every parameter read as a `long`, so

@@ -1,0 +1,411 @@
+//! Reading: whether a measurement is stored, every measurement with what
+//! learning needs, features, and the exports (CSV, the compact dataset).
+
+use super::{Key, Measured, Store, StoreError, atomic};
+use crate::config::Config;
+use crate::lab::size::Size;
+use rusqlite::{Connection, OptionalExtension, params};
+use std::path::Path;
+
+impl Store {
+    /// Whether this measurement is already stored (resume).
+    pub fn has_measurement(&self, k: &Key) -> Result<bool, StoreError> {
+        Ok(self
+            .conn
+            .query_row(
+                "SELECT 1 FROM measurements WHERE variant_id = ?1 AND machine_id = ?2 AND compiler_id = ?3 AND size = ?4 AND threads = ?5",
+                params![k.variant, k.machine, k.compiler, k.size, k.threads],
+                |_| Ok(()),
+            )
+            .optional()?
+            .is_some())
+    }
+
+    /// The stored median of a measurement that succeeded.
+    pub fn median(&self, k: &Key) -> Result<Option<f64>, StoreError> {
+        Ok(self
+            .conn
+            .query_row(
+                "SELECT median FROM measurements WHERE variant_id = ?1 AND machine_id = ?2 AND compiler_id = ?3 AND size = ?4 AND threads = ?5 AND status = 'ok'",
+                params![k.variant, k.machine, k.compiler, k.size, k.threads],
+                |r| r.get::<_, Option<f64>>(0),
+            )
+            .optional()?
+            .flatten())
+    }
+
+    pub fn has_features(&self, kernel: i64, backend: &str, size: Size) -> Result<bool, StoreError> {
+        Ok(self
+            .conn
+            .query_row(
+                "SELECT 1 FROM features WHERE kernel_id = ?1 AND backend = ?2 AND size = ?3 LIMIT 1",
+                params![kernel, backend, size],
+                |_| Ok(()),
+            )
+            .optional()?
+            .is_some())
+    }
+
+    /// (measurement id, variant id, median) of every measurement, by id.
+    pub fn measurement_rows(&self) -> Result<Vec<(i64, i64, Option<f64>)>, StoreError> {
+        let mut stmt = self
+            .conn
+            .prepare("SELECT id, variant_id, median FROM measurements ORDER BY id")?;
+        let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// Every measurement, with what learning needs to know about it.
+    pub fn measured(&self) -> Result<Vec<Measured>, StoreError> {
+        let mut stmt = self.conn.prepare(&format!(
+            "SELECT k.id, k.name, v.id, v.original, c.name, c.version, c.flags, ma.cpu, ma.cores, ma.os,
+                    m.size, m.threads, m.status, m.median, {},
+                    COALESCE((SELECT group_concat(config, ',') FROM (SELECT config FROM variant_configs WHERE variant_id = v.id ORDER BY config)), '')
+             FROM measurements m JOIN variants v ON v.id = m.variant_id JOIN kernels k ON k.id = v.kernel_id
+             JOIN compilers c ON c.id = m.compiler_id JOIN machines ma ON ma.id = m.machine_id
+             ORDER BY k.name, k.id, v.id, c.name",
+            if self.has_baseline {
+                "m.baseline"
+            } else {
+                "NULL"
+            }
+        ))?;
+        let rows = stmt.query_map([], |r| {
+            let original = r.get::<_, i64>(3)? != 0;
+            // An original's "configuration" is the marker `original`.
+            let configs = if original {
+                Vec::new()
+            } else {
+                let text: String = r.get(15)?;
+                text.split(',')
+                    .filter(|c| !c.is_empty())
+                    .map(|c| {
+                        Config::from_bits(c).map_err(|e| {
+                            rusqlite::Error::FromSqlConversionFailure(
+                                15,
+                                rusqlite::types::Type::Text,
+                                Box::new(e),
+                            )
+                        })
+                    })
+                    .collect::<Result<_, _>>()?
+            };
+            Ok(Measured {
+                kernel_id: r.get(0)?,
+                kernel: r.get(1)?,
+                variant_id: r.get(2)?,
+                original,
+                compiler: {
+                    let (name, version): (String, String) = (r.get(4)?, r.get(5)?);
+                    if version.starts_with(&name) {
+                        version
+                    } else {
+                        format!("{name} {version}")
+                    }
+                },
+                family: r.get(4)?,
+                flags: r.get(6)?,
+                machine: format!(
+                    "{}, {} cores, {}",
+                    r.get::<_, String>(7)?,
+                    r.get::<_, i64>(8)?,
+                    r.get::<_, String>(9)?
+                ),
+                size: r.get(10)?,
+                threads: r.get(11)?,
+                status: r.get(12)?,
+                median: r.get(13)?,
+                baseline: r.get(14)?,
+                configs,
+            })
+        })?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// The stored features of a kernel for one back end and size.
+    pub fn features(
+        &self,
+        kernel: i64,
+        backend: &str,
+        size: Size,
+    ) -> Result<Vec<(String, f64)>, StoreError> {
+        let mut stmt = self.conn.prepare(
+            "SELECT name, value FROM features WHERE kernel_id = ?1 AND backend = ?2 AND size = ?3 ORDER BY name",
+        )?;
+        let rows = stmt.query_map(params![kernel, backend, size], |r| {
+            Ok((r.get(0)?, r.get(1)?))
+        })?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// Writes a copy of the database without the per-run samples (the
+    /// medians and spreads stay), compacted: the shippable dataset.
+    /// Returns the number of measurements in it.
+    pub fn compact_copy(&self, out: &Path) -> Result<i64, StoreError> {
+        // Built in a temporary file beside `out` and renamed over it only
+        // when complete: a full disk leaves no partial dataset. VACUUM INTO
+        // accepts the empty temporary file.
+        let mut n = 0;
+        atomic::replace_with(out, |tmp, _| {
+            let copy = || -> Result<i64, rusqlite::Error> {
+                self.conn
+                    .execute("VACUUM INTO ?1", params![tmp.to_string_lossy()])?;
+                let copy = Connection::open(tmp)?;
+                copy.execute_batch("DELETE FROM samples; PRAGMA journal_mode = DELETE; VACUUM;")?;
+                let n = copy.query_row("SELECT COUNT(*) FROM measurements", [], |r| r.get(0))?;
+                copy.close().map_err(|(_, e)| e)?;
+                Ok(n)
+            };
+            let result = copy();
+            // SQLite's side files of the copy (a failed VACUUM INTO leaves
+            // its journal behind).
+            for side in ["-journal", "-wal", "-shm"] {
+                let mut p = tmp.as_os_str().to_owned();
+                p.push(side);
+                let _ = std::fs::remove_file(std::path::PathBuf::from(p));
+            }
+            n = result.map_err(std::io::Error::other)?;
+            Ok(())
+        })
+        .map_err(|e| StoreError::Io(e.to_string()))?;
+        Ok(n)
+    }
+
+    /// Number of rows of a table (for reports and tests).
+    pub fn count(&self, table: &str) -> Result<i64, StoreError> {
+        let allowed = [
+            "machines",
+            "compilers",
+            "kernels",
+            "variants",
+            "variant_configs",
+            "measurements",
+            "samples",
+            "features",
+        ];
+        assert!(allowed.contains(&table), "unknown table {table}");
+        Ok(self
+            .conn
+            .query_row(&format!("SELECT COUNT(*) FROM {table}"), [], |r| r.get(0))?)
+    }
+
+    /// Every measurement joined with its kernel, variant configuration(s)
+    /// and compiler, as CSV.
+    /// A failure to write keeps its kind (a full disk stays one).
+    pub fn export_csv(&self, out: &mut dyn std::io::Write) -> std::io::Result<usize> {
+        self.write_csv(out)
+            .map_err(|e| match e.downcast::<std::io::Error>() {
+                Ok(io) => *io,
+                Err(other) => std::io::Error::other(other),
+            })
+    }
+
+    fn write_csv(
+        &self,
+        out: &mut dyn std::io::Write,
+    ) -> Result<usize, Box<dyn std::error::Error + Send + Sync>> {
+        let mut stmt = self.conn.prepare(
+            "SELECT k.name, v.code_hash, v.original, COALESCE((SELECT MIN(config) FROM variant_configs WHERE variant_id = v.id), ''),
+                    (SELECT COUNT(*) FROM variant_configs WHERE variant_id = v.id),
+                    c.name, c.version, m.size, m.threads, m.status, m.compile_seconds, m.median, m.spread
+             FROM measurements m JOIN variants v ON v.id = m.variant_id JOIN kernels k ON k.id = v.kernel_id
+             JOIN compilers c ON c.id = m.compiler_id ORDER BY k.name, v.id, c.name",
+        )?;
+        writeln!(
+            out,
+            "kernel,code_hash,original,config,configs,compiler,compiler_version,size,threads,status,compile_seconds,median,spread"
+        )?;
+        let mut n = 0;
+        let mut rows = stmt.query([])?;
+        while let Some(r) = rows.next()? {
+            let field = |s: String| {
+                if s.contains([',', '"', '\n']) {
+                    format!("\"{}\"", s.replace('"', "\"\""))
+                } else {
+                    s
+                }
+            };
+            let opt = |v: Option<f64>| v.map(|x| x.to_string()).unwrap_or_default();
+            writeln!(
+                out,
+                "{},{},{},{},{},{},{},{},{},{},{},{},{}",
+                field(r.get(0)?),
+                r.get::<_, String>(1)?,
+                r.get::<_, i64>(2)?,
+                field(r.get(3)?),
+                r.get::<_, i64>(4)?,
+                field(r.get(5)?),
+                field(r.get(6)?),
+                r.get::<_, String>(7)?,
+                r.get::<_, i64>(8)?,
+                r.get::<_, String>(9)?,
+                r.get::<_, f64>(10)?,
+                opt(r.get(11)?),
+                opt(r.get(12)?),
+            )?;
+            n += 1;
+        }
+        Ok(n)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::Machine;
+    use super::*;
+    use crate::lab::compiler::{Compiler, Family};
+    use crate::lab::verify::{Measurement, Status};
+
+    /// Typed rows go in and come out typed, and the columns hold the text
+    /// they always held (existing stores stay readable, new ones stay
+    /// readable by older builds).
+    #[test]
+    fn typed_rows_round_trip_with_the_same_text_columns() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut s = Store::open(&dir.path().join("t.sqlite")).unwrap();
+        let machine = s.machine_id(&Machine::this()).unwrap();
+        let kernel = s.kernel_id("gemm", "src").unwrap();
+        let original = s.original_id(kernel, "o").unwrap();
+        let configs = [
+            Config::from_bits("110000100011").unwrap(),
+            Config::from_bits("000000100000").unwrap(),
+        ];
+        let variant = s.variant_id(kernel, "v", &configs).unwrap();
+        let clang = Compiler {
+            family: Family::Clang,
+            program: "clang-19".into(),
+            version: "Debian clang version 19.1.7".into(),
+            flags: vec!["-O3".into()],
+        };
+        let compiler = s.compiler_id(&clang).unwrap();
+        let key = |variant| Key {
+            variant,
+            machine,
+            compiler,
+            size: Size::Small,
+            threads: 2,
+        };
+        let ran = |status| Measurement {
+            status,
+            detail: String::new(),
+            compile_seconds: 0.1,
+            timing: None,
+        };
+        s.record(&key(original), &ran(Status::Ok)).unwrap();
+        s.record_against(&key(variant), &ran(Status::WrongOutput), Some(0.5))
+            .unwrap();
+        s.record_features(kernel, "cachegrind", Size::Mini, &[("Ir".into(), 7.0)])
+            .unwrap();
+        assert!(s.has_measurement(&key(variant)).unwrap());
+        assert!(
+            !s.has_measurement(&Key {
+                size: Size::Medium,
+                ..key(variant)
+            })
+            .unwrap()
+        );
+        let rows = s.measured().unwrap();
+        assert_eq!(rows.len(), 2);
+        let (o, v) = (&rows[0], &rows[1]);
+        assert!(o.original && o.configs.is_empty());
+        assert_eq!(
+            (o.family, o.size, o.status),
+            (Family::Clang, Size::Small, Status::Ok)
+        );
+        assert_eq!(o.compiler, "clang Debian clang version 19.1.7");
+        assert_eq!(v.status, Status::WrongOutput);
+        // In the order of their bit strings.
+        assert_eq!(v.configs, [configs[1], configs[0]]);
+        assert!(s.has_features(kernel, "cachegrind", Size::Mini).unwrap());
+        assert!(!s.has_features(kernel, "cachegrind", Size::Small).unwrap());
+        assert_eq!(
+            s.features(kernel, "cachegrind", Size::Mini).unwrap(),
+            [("Ir".to_string(), 7.0)]
+        );
+        let text = |sql: &str| -> Vec<String> {
+            let mut stmt = s.conn.prepare(sql).unwrap();
+            stmt.query_map([], |r| r.get(0))
+                .unwrap()
+                .collect::<Result<_, _>>()
+                .unwrap()
+        };
+        assert_eq!(
+            text("SELECT config FROM variant_configs ORDER BY config"),
+            ["000000100000", "110000100011", "original"]
+        );
+        assert_eq!(
+            text("SELECT size || ' ' || status FROM measurements ORDER BY id"),
+            ["small ok", "small wrong-output"]
+        );
+        assert_eq!(text("SELECT name FROM compilers"), ["clang"]);
+        assert_eq!(text("SELECT size FROM features"), ["mini"]);
+    }
+
+    /// A store whose text is not what this build writes is refused with
+    /// the column's error, not misread.
+    #[test]
+    fn a_foreign_value_in_a_typed_column_is_an_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut s = Store::open(&dir.path().join("f.sqlite")).unwrap();
+        let machine = s.machine_id(&Machine::this()).unwrap();
+        let kernel = s.kernel_id("k", "h").unwrap();
+        let variant = s.variant_id(kernel, "v", &[Config::default()]).unwrap();
+        let compiler = s
+            .compiler_id(&Compiler {
+                family: Family::Gcc,
+                program: "gcc".into(),
+                version: "12".into(),
+                flags: Vec::new(),
+            })
+            .unwrap();
+        let key = Key {
+            variant,
+            machine,
+            compiler,
+            size: Size::Mini,
+            threads: 1,
+        };
+        let m = Measurement {
+            status: Status::Ok,
+            detail: String::new(),
+            compile_seconds: 0.0,
+            timing: None,
+        };
+        s.record(&key, &m).unwrap();
+        assert_eq!(s.measured().unwrap()[0].configs, [Config::default()]);
+        for (sql, what) in [
+            ("UPDATE measurements SET size = 'huge'", "huge"),
+            (
+                "UPDATE measurements SET size = 'mini', status = 'fine'",
+                "fine",
+            ),
+            (
+                "UPDATE measurements SET status = 'ok'; UPDATE compilers SET name = 'icc'",
+                "icc",
+            ),
+            (
+                "UPDATE compilers SET name = 'gcc'; UPDATE variant_configs SET config = 'omp=1'",
+                "omp=1",
+            ),
+        ] {
+            s.conn.execute_batch(sql).unwrap();
+            let e = s.measured().unwrap_err().to_string();
+            assert!(e.contains(what), "{sql}: {e}");
+        }
+    }
+
+    /// The shipped dataset reads as typed rows, unchanged.
+    #[test]
+    fn the_shipped_dataset_reads_typed() {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("models/dataset.sqlite");
+        let before = std::fs::read(&path).unwrap();
+        let s = Store::open_read_only(&path).unwrap();
+        let rows = s.measured().unwrap();
+        assert!(rows.len() > 10_000, "{}", rows.len());
+        assert!(rows.iter().all(|m| m.size == Size::Medium));
+        assert!(rows.iter().any(|m| m.family == Family::Clang));
+        assert!(rows.iter().all(|m| m.original == m.configs.is_empty()));
+        drop(s);
+        assert_eq!(std::fs::read(&path).unwrap(), before);
+    }
+}

@@ -1,0 +1,255 @@
+//! Recording: machines, compilers, kernels, variants with the
+//! configurations that produce them, measurements with their samples, and
+//! features. Each write is its own transaction.
+
+use super::{Key, Machine, Store, StoreError};
+use crate::config::Config;
+use crate::lab::compiler::Compiler;
+use crate::lab::size::Size;
+use crate::lab::verify::Measurement;
+use rusqlite::{OptionalExtension, ToSql, params};
+
+/// What `variant_configs` holds for an original program in place of a
+/// configuration.
+const ORIGINAL: &str = "original";
+
+impl Store {
+    /// A machine is its processor model and core count: sessions on the
+    /// same machine type resume one campaign even when the kernel release
+    /// differs (the release of the first session is the one recorded).
+    pub fn machine_id(&self, m: &Machine) -> Result<i64, StoreError> {
+        if let Some(id) = self
+            .conn
+            .query_row(
+                "SELECT id FROM machines WHERE cpu = ?1 AND cores = ?2 ORDER BY id LIMIT 1",
+                params![m.cpu, m.cores],
+                |r| r.get(0),
+            )
+            .optional()?
+        {
+            return Ok(id);
+        }
+        self.conn.execute(
+            "INSERT OR IGNORE INTO machines (cpu, cores, os) VALUES (?1, ?2, ?3)",
+            params![m.cpu, m.cores, m.os],
+        )?;
+        Ok(self.conn.query_row(
+            "SELECT id FROM machines WHERE cpu = ?1 AND cores = ?2 AND os = ?3",
+            params![m.cpu, m.cores, m.os],
+            |r| r.get(0),
+        )?)
+    }
+
+    pub fn compiler_id(&self, c: &Compiler) -> Result<i64, StoreError> {
+        let flags = c.flags.join(" ");
+        self.conn.execute(
+            "INSERT OR IGNORE INTO compilers (name, version, flags) VALUES (?1, ?2, ?3)",
+            params![c.family, c.version, flags],
+        )?;
+        Ok(self.conn.query_row(
+            "SELECT id FROM compilers WHERE name = ?1 AND version = ?2 AND flags = ?3",
+            params![c.family, c.version, flags],
+            |r| r.get(0),
+        )?)
+    }
+
+    pub fn kernel_id(&self, name: &str, source_hash: &str) -> Result<i64, StoreError> {
+        self.conn.execute(
+            "INSERT OR IGNORE INTO kernels (name, source_hash) VALUES (?1, ?2)",
+            params![name, source_hash],
+        )?;
+        Ok(self.conn.query_row(
+            "SELECT id FROM kernels WHERE name = ?1 AND source_hash = ?2",
+            params![name, source_hash],
+            |r| r.get(0),
+        )?)
+    }
+
+    /// Registers a kernel's original program.
+    pub fn original_id(&mut self, kernel: i64, code_hash: &str) -> Result<i64, StoreError> {
+        self.insert_variant(kernel, code_hash, true, &[ORIGINAL])
+    }
+
+    /// Registers a variant and the configurations that produce it.
+    pub fn variant_id(
+        &mut self,
+        kernel: i64,
+        code_hash: &str,
+        configs: &[Config],
+    ) -> Result<i64, StoreError> {
+        self.insert_variant(kernel, code_hash, false, configs)
+    }
+
+    fn insert_variant<C: ToSql>(
+        &mut self,
+        kernel: i64,
+        code_hash: &str,
+        original: bool,
+        configs: &[C],
+    ) -> Result<i64, StoreError> {
+        let tx = self.conn.transaction()?;
+        tx.execute(
+            "INSERT OR IGNORE INTO variants (kernel_id, code_hash, original) VALUES (?1, ?2, ?3)",
+            params![kernel, code_hash, original as i64],
+        )?;
+        let id: i64 = tx.query_row(
+            "SELECT id FROM variants WHERE kernel_id = ?1 AND code_hash = ?2",
+            params![kernel, code_hash],
+            |r| r.get(0),
+        )?;
+        for c in configs {
+            tx.execute(
+                "INSERT OR IGNORE INTO variant_configs (variant_id, config) VALUES (?1, ?2)",
+                params![id, c],
+            )?;
+        }
+        tx.commit()?;
+        Ok(id)
+    }
+
+    /// Writes one measurement and its samples atomically.
+    pub fn record(&mut self, k: &Key, m: &Measurement) -> Result<(), StoreError> {
+        self.record_against(k, m, None)
+    }
+
+    /// Writes a variant's measurement with the median of the original
+    /// timed in the same batch, which its speedup is relative to.
+    pub fn record_against(
+        &mut self,
+        k: &Key,
+        m: &Measurement,
+        baseline: Option<f64>,
+    ) -> Result<(), StoreError> {
+        let tx = self.conn.transaction()?;
+        tx.execute(
+            "INSERT OR REPLACE INTO measurements (variant_id, machine_id, compiler_id, size, threads, status, detail, compile_seconds, median, spread, baseline)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+            params![
+                k.variant,
+                k.machine,
+                k.compiler,
+                k.size,
+                k.threads,
+                m.status,
+                m.detail.chars().take(4000).collect::<String>(),
+                m.compile_seconds,
+                m.timing.as_ref().map(|t| t.median),
+                m.timing.as_ref().map(|t| t.spread),
+                baseline,
+            ],
+        )?;
+        let id = tx.last_insert_rowid();
+        if let Some(t) = &m.timing {
+            for (i, s) in t.samples.iter().enumerate() {
+                tx.execute(
+                    "INSERT INTO samples (measurement_id, k, seconds) VALUES (?1, ?2, ?3)",
+                    params![id, i as i64, s],
+                )?;
+            }
+        }
+        tx.commit()?;
+        Ok(())
+    }
+
+    /// Stores a kernel's feature vector atomically.
+    pub fn record_features(
+        &mut self,
+        kernel: i64,
+        backend: &str,
+        size: Size,
+        values: &[(String, f64)],
+    ) -> Result<(), StoreError> {
+        let tx = self.conn.transaction()?;
+        for (name, v) in values {
+            tx.execute(
+                "INSERT OR REPLACE INTO features (kernel_id, backend, size, name, value) VALUES (?1, ?2, ?3, ?4, ?5)",
+                params![kernel, backend, size, name, v],
+            )?;
+        }
+        tx.commit()?;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::lab::compiler::Family;
+    use crate::lab::verify::Status;
+    use rusqlite::Connection;
+
+    #[test]
+    fn a_new_kernel_release_is_the_same_machine() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = Store::open(&dir.path().join("m.sqlite")).unwrap();
+        let a = Machine {
+            cpu: "AMD EPYC".into(),
+            cores: 2,
+            os: "Linux 6.1".into(),
+        };
+        let b = Machine {
+            os: "Linux 6.18".into(),
+            ..a.clone()
+        };
+        let c = Machine {
+            cores: 4,
+            ..a.clone()
+        };
+        let ia = s.machine_id(&a).unwrap();
+        assert_eq!(s.machine_id(&b).unwrap(), ia);
+        assert_ne!(s.machine_id(&c).unwrap(), ia);
+        assert_eq!(s.count("machines").unwrap(), 2);
+    }
+
+    #[test]
+    fn records_once_and_refuses_newer_schemas() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("r.sqlite");
+        let mut s = Store::open(&path).unwrap();
+        let m = s.machine_id(&Machine::this()).unwrap();
+        assert_eq!(m, s.machine_id(&Machine::this()).unwrap());
+        let k = s.kernel_id("gemm", "abc").unwrap();
+        let v = s
+            .variant_id(
+                k,
+                "h1",
+                &[
+                    Config::from_bits("010000000000").unwrap(),
+                    Config::from_bits("110000000000").unwrap(),
+                ],
+            )
+            .unwrap();
+        assert_eq!(v, s.variant_id(k, "h1", &[]).unwrap());
+        let gcc = Compiler::detect(Family::Gcc, None).unwrap();
+        let key = Key {
+            variant: v,
+            machine: m,
+            compiler: s.compiler_id(&gcc).unwrap(),
+            size: Size::Mini,
+            threads: 2,
+        };
+        assert!(!s.has_measurement(&key).unwrap());
+        let meas = Measurement {
+            status: Status::Ok,
+            detail: String::new(),
+            compile_seconds: 0.1,
+            timing: None,
+        };
+        s.record(&key, &meas).unwrap();
+        assert!(s.has_measurement(&key).unwrap());
+        assert_eq!(s.count("measurements").unwrap(), 1);
+        assert_eq!(s.count("variant_configs").unwrap(), 2);
+        drop(s);
+        let conn = Connection::open(&path).unwrap();
+        conn.execute(
+            "UPDATE meta SET value = '99' WHERE key = 'schema_version'",
+            [],
+        )
+        .unwrap();
+        drop(conn);
+        assert!(matches!(
+            Store::open(&path),
+            Err(StoreError::NewerSchema { found: 99, .. })
+        ));
+    }
+}
