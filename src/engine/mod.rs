@@ -2,6 +2,7 @@
 //! it starts no process and prints nothing.
 
 pub mod codegen;
+pub mod driver;
 pub mod model;
 pub mod pipeline;
 pub mod space;

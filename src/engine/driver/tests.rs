@@ -1,0 +1,249 @@
+use super::signature::{Expr, FileScan, Kind, Scalar};
+use super::*;
+use crate::frontend::{Options, parse_source};
+use std::path::Path;
+
+fn source(text: &str) -> SourceFile {
+    parse_source(Path::new("kernel.c"), text.to_string(), &Options::default()).unwrap()
+}
+
+fn params(list: &[(&str, i64)]) -> Vec<(String, i64)> {
+    list.iter().map(|(n, v)| (n.to_string(), *v)).collect()
+}
+
+fn message(e: DriverError) -> String {
+    match e {
+        DriverError::Source(d) => format!(
+            "{}:{}: {} / {}",
+            d.line,
+            d.column,
+            d.message,
+            d.help.unwrap_or_default()
+        ),
+        other => other.to_string(),
+    }
+}
+
+const SYRK: &str = "\
+void kernel_syrk(int n, int m, double alpha, double beta, double C[n][n], double A[n][m])
+{
+#pragma scop
+  for (int i = 0; i < n; i++) {
+    for (int j = 0; j <= i; j++)
+      C[i][j] *= beta;
+    for (int k = 0; k < m; k++)
+      for (int j = 0; j <= i; j++)
+        C[i][j] += alpha * A[i][k] * A[j][k];
+  }
+#pragma endscop
+}
+";
+
+#[test]
+fn reads_the_signature_around_a_scop() {
+    let text = "#define DATA_TYPE double\ntypedef float real;\n/* f(int x) */\n\
+        int f(const long n, DATA_TYPE C[restrict n][n + 1], real *restrict x, double (*rows)[8],\n\
+        size_t k, double y[], struct s *bad, double **pp, char *names[4])\n{\n  x[0] = 0;\n}\n";
+    let scan = FileScan::new(text);
+    let f = scan.function_at(text.find("x[0]").unwrap()).unwrap();
+    assert_eq!(f.name, "f");
+    assert_eq!(f.returns, Ok("int".to_string()));
+    assert_eq!(f.internal, None);
+    let kinds: Vec<(&str, &Kind)> = f
+        .params
+        .iter()
+        .map(|p| (p.name.as_str(), &p.kind))
+        .collect();
+    let long = Scalar::Int {
+        spelling: "long".into(),
+        unsigned: false,
+    };
+    assert_eq!(kinds[0], ("n", &Kind::Scalar(long)));
+    let n = || Some(Expr::Var("n".into()));
+    let Kind::Array {
+        element, extents, ..
+    } = kinds[1].1
+    else {
+        panic!("{:?}", kinds[1])
+    };
+    assert_eq!(element, &Scalar::Float("double".into()));
+    assert_eq!(extents[0], n());
+    assert_eq!(extents[1].as_ref().unwrap().eval(&|_| Some(4)), Ok(Some(5)));
+    let Kind::Array {
+        element, extents, ..
+    } = kinds[2].1
+    else {
+        panic!("{:?}", kinds[2])
+    };
+    assert_eq!(
+        (element, extents.as_slice()),
+        (&Scalar::Float("float".into()), &[None][..])
+    );
+    let Kind::Array { extents, .. } = kinds[3].1 else {
+        panic!("{:?}", kinds[3])
+    };
+    assert_eq!(extents, &vec![None, Some(Expr::Num(8))]);
+    assert!(matches!(
+        kinds[4].1,
+        Kind::Scalar(Scalar::Int { unsigned: true, .. })
+    ));
+    assert!(matches!(kinds[5].1, Kind::Array { extents, .. } if extents == &vec![None]));
+    assert!(matches!(kinds[6].1, Kind::Other(w) if w.contains("struct")));
+    assert!(matches!(kinds[7].1, Kind::Other(w) if w.contains("pointer to pointers")));
+    assert!(matches!(kinds[8].1, Kind::Other(w) if w.contains("array of pointers")));
+    assert!(scan.function_at(0).is_none());
+    let st = "static inline void g(void) { int a; }\n";
+    let g = FileScan::new(st)
+        .function_at(st.find("int a").unwrap())
+        .unwrap();
+    assert_eq!((g.internal, g.params.len()), (Some("static"), 0));
+}
+
+#[test]
+fn finds_main_only_where_it_is_defined() {
+    assert!(has_main("int x;\nint main(void)\n{\n  return 0;\n}\n"));
+    assert!(has_main("int main(int argc, char **argv) { return argc; }"));
+    assert!(!has_main("/* int main(void) { } */\nvoid f(void) { }\n"));
+    assert!(!has_main("const char *s = \"int main() {}\";\n"));
+    assert!(!has_main("int main(void);\nvoid f(void) { main(); }\n"));
+    assert!(!has_main(SYRK));
+}
+
+#[test]
+fn sizes_vla_parameters_at_the_given_values() {
+    let d = generate(&source(SYRK), &params(&[("n", 20), ("m", 18)])).unwrap();
+    assert_eq!(d.functions, vec!["kernel_syrk"]);
+    assert!(d.defines.is_empty());
+    let sizes: Vec<(&str, &[i64], bool)> = d
+        .arrays
+        .iter()
+        .map(|a| (a.parameter.as_str(), a.extents.as_slice(), a.from_footprint))
+        .collect();
+    assert_eq!(
+        sizes,
+        vec![("C", &[20, 20][..], false), ("A", &[20, 18][..], false)]
+    );
+    assert!(
+        d.text.contains(
+            "void kernel_syrk(int, int, double, double, double [20][20], double [20][18]);"
+        ),
+        "{}",
+        d.text
+    );
+    assert!(d.text.contains("kernel_syrk(20, 18, 1.5, 1.2, (double (*)[20])polytune_buf0, (double (*)[18])polytune_buf1);"), "{}", d.text);
+    assert!(d.text.contains("int main(void)"));
+}
+
+#[test]
+fn sizes_pointers_from_the_footprint() {
+    let text = "void f(int n, const double *restrict x, double *restrict y, double (*B)[4])\n{\n\
+        #pragma scop\n  for (int i = 0; i < n; i++) {\n    y[i] = x[i + 2] + x[2 * i];\n    B[i + 1][3] = y[i];\n  }\n#pragma endscop\n}\n";
+    let d = generate(&source(text), &params(&[("n", 10)])).unwrap();
+    let sizes: Vec<(&str, &[i64], bool)> = d
+        .arrays
+        .iter()
+        .map(|a| (a.parameter.as_str(), a.extents.as_slice(), a.from_footprint))
+        .collect();
+    assert_eq!(
+        sizes,
+        vec![
+            ("x", &[19][..], true),
+            ("y", &[10][..], true),
+            ("B", &[11, 4][..], true)
+        ]
+    );
+    assert!(
+        d.text.contains("(const double *)polytune_buf0"),
+        "{}",
+        d.text
+    );
+    assert!(
+        d.text
+            .contains("void f(int, const double [19], double [10], double [11][4]);"),
+        "{}",
+        d.text
+    );
+}
+
+#[test]
+fn macros_take_the_files_define_or_a_param() {
+    let text = "#ifndef N\n#define N 100\n#endif\nvoid f(double A[N])\n{\n#pragma scop\n  for (int i = 0; i < N; i++)\n    A[i] = 0.5 * A[i];\n#pragma endscop\n}\n";
+    let d = generate(&source(text), &[]).unwrap();
+    assert_eq!(d.arrays[0].extents, vec![100]);
+    assert!(d.defines.is_empty());
+    let d = generate(&source(text), &params(&[("N", 7)])).unwrap();
+    assert_eq!(d.arrays[0].extents, vec![7]);
+    assert_eq!(d.defines, vec![("N".to_string(), 7)]);
+    // Unconditional: the compile line cannot change it.
+    let fixed = text.replace("#ifndef N\n", "").replace("#endif\n", "");
+    let e = message(generate(&source(&fixed), &params(&[("N", 7)])).unwrap_err());
+    assert!(e.contains("#defines N as 100 outside any #if"), "{e}");
+}
+
+#[test]
+fn refuses_what_it_cannot_drive() {
+    let ptr = "void f(int n, double *x)\n{\n  x[0] = 1.0;\n#pragma scop\n  for (int i = 0; i < n; i++)\n    x[i] = x[i] * 2.0;\n#pragma endscop\n}\n";
+    let e = message(generate(&source(ptr), &params(&[("n", 5)])).unwrap_err());
+    assert!(
+        e.starts_with("1:15: parameter `x` of `f` (double *x) has no extent"),
+        "{e}"
+    );
+    assert!(
+        e.contains("declare it as an array with extents, `double x[n]`, or write a main"),
+        "{e}"
+    );
+
+    let st = "struct s { int a; };\nvoid f(int n, struct s *p, double A[n])\n{\n#pragma scop\n  for (int i = 0; i < n; i++)\n    A[i] = 1.0;\n#pragma endscop\n}\n";
+    let e = message(generate(&source(st), &params(&[("n", 5)])).unwrap_err());
+    assert!(
+        e.contains("parameter `p` of `f` (struct s *p) is a struct, union or enum"),
+        "{e}"
+    );
+
+    let e = message(generate(&source(SYRK), &params(&[("n", 5)])).unwrap_err());
+    assert!(e.contains("`m`") && e.contains("--param m=VALUE"), "{e}");
+    let e = message(generate(&source(SYRK), &params(&[("n", 5), ("m", 4), ("q", 1)])).unwrap_err());
+    assert_eq!(
+        e,
+        "--param q: kernel.c has no kernel parameter or SCoP symbol of this name"
+    );
+    let e = message(generate(&source(SYRK), &params(&[("n", 5), ("n", 4)])).unwrap_err());
+    assert_eq!(e, "--param n: given twice");
+    let e = message(generate(&source(SYRK), &params(&[("n", 1 << 40), ("m", 4)])).unwrap_err());
+    assert!(e.contains("does not fit the type `int`"), "{e}");
+
+    let stat = SYRK.replace("void kernel_syrk", "static void kernel_syrk");
+    let e = message(generate(&source(&stat), &params(&[("n", 5), ("m", 4)])).unwrap_err());
+    assert!(e.contains("`kernel_syrk` is static"), "{e}");
+}
+
+#[test]
+fn refuses_a_call_out_of_bounds() {
+    let text = "void f(int n, double A[10], double B[n])\n{\n#pragma scop\n  for (int i = 0; i < n; i++)\n    A[i] = B[i - 1];\n#pragma endscop\n}\n";
+    let e = message(generate(&source(text), &params(&[("n", 12)])).unwrap_err());
+    assert!(
+        e.contains("accesses `A` at index 11 in dimension 1, whose extent is 10"),
+        "{e}"
+    );
+    let e = message(generate(&source(text), &params(&[("n", 5)])).unwrap_err());
+    assert!(e.contains("accesses `B` at index -1 in dimension 1"), "{e}");
+}
+
+#[test]
+fn one_call_per_function_in_file_order() {
+    let text = "void g(int n, double A[n])\n{\n#pragma scop\n  for (int i = 0; i < n; i++)\n    A[i] = 1.0;\n#pragma endscop\n\
+        #pragma scop\n  for (int i = 0; i < n; i++)\n    A[i] += 1.0;\n#pragma endscop\n}\n\
+        double h(int n, float s, float B[restrict static 3])\n{\n#pragma scop\n  for (int i = 0; i < 3; i++)\n    B[i] = s;\n#pragma endscop\n  return 0;\n}\n";
+    let d = generate(&source(text), &params(&[("n", 4)])).unwrap();
+    assert_eq!(d.functions, vec!["g", "h"]);
+    assert!(
+        d.text.contains("double h(int, float, float [3]);"),
+        "{}",
+        d.text
+    );
+    assert!(
+        d.text.contains("h(4, 1.5, (float *)polytune_buf1);"),
+        "{}",
+        d.text
+    );
+}
