@@ -48,6 +48,7 @@
 //! needed.
 
 mod emit;
+mod extent;
 mod signature;
 
 use crate::frontend::SourceFile;
@@ -381,15 +382,22 @@ pub fn generate(src: &SourceFile, params: &[(String, i64)]) -> Result<Driver, Dr
         defs.push((name.clone(), *v));
     }
     Ok(Driver {
-        text: emit::program(&src.path.display().to_string(), &calls),
+        text: emit::program(
+            &src.path.file_name().map_or_else(
+                || src.path.display().to_string(),
+                |n| n.to_string_lossy().into_owned(),
+            ),
+            params,
+            &calls,
+        ),
         functions: calls.iter().map(|c| c.name.clone()).collect(),
         defines: defs,
         arrays,
     })
 }
 
-fn e_names(e: &signature::Expr, out: &mut BTreeSet<String>) {
-    use signature::Expr;
+fn e_names(e: &extent::Expr, out: &mut BTreeSet<String>) {
+    use extent::Expr;
     match e {
         Expr::Var(n) => {
             out.insert(n.clone());
@@ -403,14 +411,30 @@ fn e_names(e: &signature::Expr, out: &mut BTreeSet<String>) {
     }
 }
 
-/// Whether `v` is a value of the integer type `spelling`.
+/// Whether `v` is a value of the integer type `spelling` (as on x86-64
+/// and AArch64 Linux: `int` 32 bits, `long` 64).
 fn fits(spelling: &str, unsigned: bool, v: i64) -> bool {
-    let narrow = !spelling.contains("long") && !spelling.ends_with("_t") || spelling.contains("32");
-    let (lo, hi) = match (unsigned, narrow) {
-        (true, true) => (0, u32::MAX as i64),
-        (true, false) => (0, i64::MAX),
-        (false, true) => (i32::MIN as i64, i32::MAX as i64),
-        (false, false) => (i64::MIN, i64::MAX),
+    let bits: u32 = if spelling == "_Bool" {
+        1
+    } else if spelling.contains("char") || spelling.contains("int8") {
+        8
+    } else if spelling.contains("short") || spelling.contains("int16") {
+        16
+    } else if spelling.contains("long")
+        || spelling.contains("64")
+        || spelling.contains("ptr")
+        || spelling == "size_t"
+    {
+        64
+    } else {
+        32
+    };
+    let (lo, hi) = match (unsigned, bits) {
+        (true, 64) => (0, i64::MAX),
+        (true, b) => (0, (1i64 << b) - 1),
+        (false, 1) => (0, 1),
+        (false, 64) => (i64::MIN, i64::MAX),
+        (false, b) => (-(1i64 << (b - 1)), (1i64 << (b - 1)) - 1),
     };
     (lo..=hi).contains(&v)
 }
