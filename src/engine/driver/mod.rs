@@ -182,8 +182,32 @@ pub fn generate(src: &SourceFile, params: &[(String, i64)]) -> Result<Driver, Dr
                 })
         };
         let is_param = |name: &str| f.params.iter().any(|p| p.name == name);
+        let regions: Vec<(usize, usize)> = scops
+            .iter()
+            .map(|s| (s.region.open.start, s.region.close.end))
+            .collect();
         for scop in scops {
             for p in &scop.parameters {
+                if is_param(p) && scan.may_modify(p, f.body, &regions) {
+                    return Err(at(
+                        scop.region.open.start,
+                        format!(
+                            "`{}` may modify its parameter `{p}` before the SCoP, so --param does not tell the SCoP's bounds",
+                            f.name
+                        ),
+                        "leave the parameter unchanged outside the SCoP, or write a main",
+                    ));
+                }
+                if !is_param(p) && !defines.contains_key(p.as_str()) && scan.declares(p) {
+                    return Err(at(
+                        scop.region.open.start,
+                        format!(
+                            "the SCoP reads the variable `{p}`, which is not a parameter of `{}`: a driver cannot set it",
+                            f.name
+                        ),
+                        &format!("make `{p}` a parameter of `{}`, or write a main", f.name),
+                    ));
+                }
                 if env(p).is_none() {
                     let (what, help) = if is_param(p) {
                         (
@@ -294,14 +318,7 @@ pub fn generate(src: &SourceFile, params: &[(String, i64)]) -> Result<Driver, Dr
                                         "an array with an inner extent polytune cannot read",
                                     ));
                                 }
-                                let outside = scan.mentions(
-                                    &p.name,
-                                    f.body,
-                                    &scops
-                                        .iter()
-                                        .map(|s| (s.region.open.start, s.region.close.end))
-                                        .collect::<Vec<_>>(),
-                                );
+                                let outside = scan.mentions(&p.name, f.body, &regions);
                                 if outside {
                                     return Err(at(
                                         p.at,

@@ -465,13 +465,83 @@ impl<'t> FileScan<'t> {
         (start, end): (usize, usize),
         skip: &[(usize, usize)],
     ) -> bool {
-        self.toks.iter().any(|t| {
-            t.kind == Tok::Ident
-                && t.word == name
-                && start <= t.start
-                && t.end <= end
-                && !skip.iter().any(|&(s, e)| s <= t.start && t.start < e)
+        !self.uses(name, (start, end), skip).is_empty()
+    }
+
+    /// Indices of the tokens that are identifier `name` in `[start, end)`
+    /// outside the ranges `skip`.
+    fn uses(
+        &self,
+        name: &str,
+        (start, end): (usize, usize),
+        skip: &[(usize, usize)],
+    ) -> Vec<usize> {
+        (0..self.toks.len())
+            .filter(|&k| {
+                let t = &self.toks[k];
+                t.kind == Tok::Ident
+                    && t.word == name
+                    && start <= t.start
+                    && t.end <= end
+                    && !skip.iter().any(|&(s, e)| s <= t.start && t.start < e)
+            })
+            .collect()
+    }
+
+    /// Whether `name` may be modified in `[start, end)` outside `skip`:
+    /// assigned (`=`, `+=`, ...), incremented, decremented, or its
+    /// address taken.
+    pub(super) fn may_modify(
+        &self,
+        name: &str,
+        range: (usize, usize),
+        skip: &[(usize, usize)],
+    ) -> bool {
+        let toks = &self.toks;
+        // The operator right after token `k`: adjacent punctuation.
+        let after = |k: usize| -> String {
+            let mut s = String::new();
+            let mut end = None;
+            for t in &toks[k + 1..] {
+                if end.is_some_and(|e| t.start != e)
+                    || !matches!(t.kind, Tok::Punct(_))
+                    || s.len() == 3
+                {
+                    break;
+                }
+                s.push_str(&t.word);
+                end = Some(t.end);
+            }
+            s
+        };
+        self.uses(name, range, skip).into_iter().any(|k| {
+            let next = after(k);
+            let assigned = next.starts_with("++")
+                || next.starts_with("--")
+                || (next.starts_with('=') && !next.starts_with("=="))
+                || ["+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "<<=", ">>="]
+                    .iter()
+                    .any(|op| next.starts_with(op));
+            let before = |j: usize| toks.get(k.wrapping_sub(j)).map(|t| t.word.as_str());
+            let prefixed = matches!(
+                (before(2), before(1)),
+                (Some("+"), Some("+")) | (Some("-"), Some("-"))
+            ) || before(1) == Some("&");
+            assigned || prefixed
         })
+    }
+
+    /// Whether the file declares `name` as a variable (a type word,
+    /// `extern` or `*` right before it), outside directives.
+    pub(super) fn declares(&self, name: &str) -> bool {
+        self.uses(name, (0, self.text.len()), &[])
+            .into_iter()
+            .any(|k| {
+                k > 0 && {
+                    let w = self.toks[k - 1].word.as_str();
+                    is_type_word(w) || w == "extern" || w == "*" || self.aliases.contains_key(w)
+                }
+            })
     }
 }
 

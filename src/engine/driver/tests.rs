@@ -234,6 +234,37 @@ fn refuses_what_it_cannot_drive() {
 }
 
 #[test]
+fn refuses_bounds_that_the_params_do_not_tell() {
+    let scop = "#pragma scop\n  for (int i = 0; i < n; i++)\n    A[i] = 1.0;\n#pragma endscop\n";
+    for change in ["n = 2 * n;", "n++;", "--n;", "n <<= 1;", "g(&n);"] {
+        let text =
+            format!("void g(int *);\nvoid f(int n, double A[n])\n{{\n  {change}\n{scop}}}\n");
+        let e = message(generate(&source(&text), &params(&[("n", 5)])).unwrap_err());
+        assert!(
+            e.contains("`f` may modify its parameter `n` before the SCoP"),
+            "{change}: {e}"
+        );
+    }
+    for fine in [
+        "int k = n + 1;",
+        "if (n == 3) return;",
+        "double s = A[n - 1];",
+    ] {
+        let text = format!("void f(int n, double A[n])\n{{\n  {fine}\n{scop}}}\n");
+        assert!(
+            generate(&source(&text), &params(&[("n", 5)])).is_ok(),
+            "{fine}"
+        );
+    }
+    let global = format!("int n;\nvoid f(double A[100])\n{{\n{scop}}}\n");
+    let e = message(generate(&source(&global), &params(&[("n", 5)])).unwrap_err());
+    assert!(
+        e.contains("the SCoP reads the variable `n`, which is not a parameter of `f`"),
+        "{e}"
+    );
+}
+
+#[test]
 fn refuses_a_call_out_of_bounds() {
     let text = "void f(int n, double A[10], double B[n])\n{\n#pragma scop\n  for (int i = 0; i < n; i++)\n    A[i] = B[i - 1];\n#pragma endscop\n}\n";
     let e = message(generate(&source(text), &params(&[("n", 12)])).unwrap_err());
