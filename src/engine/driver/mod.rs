@@ -16,8 +16,9 @@
 //!   a kernel function (its signature's spelling) or a symbol of a SCoP
 //!   that is not one (a macro such as `N`): such a value is returned in
 //!   [`Driver::defines`], for the kernel's compile line, and is refused
-//!   when the file `#define`s the name to another value outside every
-//!   `#if` (the compile line could not change it). A SCoP symbol without
+//!   when the file `#define`s the name to another value other than under
+//!   `#ifndef NAME` or `#if !defined(NAME)` (the compile line could not
+//!   change it). A SCoP symbol without
 //!   a `--param` takes the value of the file's `#define NAME number` when
 //!   it has one. A name that is none of these is refused (a typo).
 //! - **Scalars.** Integer parameters (`int`, `long`, `unsigned`, `size_t`,
@@ -390,7 +391,7 @@ pub fn generate(src: &SourceFile, params: &[(String, i64)]) -> Result<Driver, Dr
             return Err(DriverError::Param {
                 name: name.clone(),
                 message: format!(
-                    "{} #defines {name} as {} outside any #if, so the value {v} cannot reach the kernel; edit the #define, or put it under #ifndef {name}",
+                    "{} #defines {name} as {}, and not under #ifndef {name}: the value {v} cannot reach the kernel; edit the #define, or put it under #ifndef {name}",
                     src.path.display(),
                     values[0]
                 ),

@@ -156,23 +156,29 @@ impl<'t> FileScan<'t> {
     }
 
     /// `#define NAME <integer literal>` lines: each name with its values
-    /// and whether one of them is unconditional (outside every `#if`).
+    /// and whether one of them is fixed: not under `#ifndef NAME` (or
+    /// `#if !defined(NAME)`), so that `-DNAME=...` cannot change it.
     pub(super) fn defines(&self) -> HashMap<String, (Vec<i64>, bool)> {
         let mut out: HashMap<String, (Vec<i64>, bool)> = HashMap::new();
-        let mut depth = 0usize;
+        // The enclosing conditions, spaces removed.
+        let mut conditions: Vec<String> = Vec::new();
         for t in self.toks.iter().filter(|t| t.kind == Tok::Directive) {
             let words = directive_words(&self.text[t.start..t.end]);
             match words.first().map(String::as_str) {
-                Some("if" | "ifdef" | "ifndef") => depth += 1,
-                Some("endif") => depth = depth.saturating_sub(1),
+                Some("if" | "ifdef" | "ifndef") => conditions.push(words.concat()),
+                Some("endif") => {
+                    conditions.pop();
+                }
                 Some("define") if words.len() >= 3 => {
                     let value = words[2..].join("");
                     if let Some(v) =
                         integer_literal(value.trim_start_matches('(').trim_end_matches(')'))
                     {
-                        let e = out.entry(words[1].clone()).or_default();
+                        let name = &words[1];
+                        let guarded = conditions.iter().any(|c| guards(c, name));
+                        let e = out.entry(name.clone()).or_default();
                         e.0.push(v);
-                        e.1 |= depth == 0;
+                        e.1 |= !guarded;
                     }
                 }
                 _ => {}
@@ -574,6 +580,24 @@ fn is_type_word(w: &str) -> bool {
         || INT_TYPEDEFS.contains(&w)
         || matches!(w, "float" | "double" | "void")
         || QUALIFIERS.contains(&w)
+}
+
+/// Whether a condition (`ifndefN`, `if!defined(M)&&!defined(N)`, spaces
+/// removed) holds only when `name` is not defined.
+fn guards(condition: &str, name: &str) -> bool {
+    if condition.strip_prefix("ifndef") == Some(name) {
+        return true;
+    }
+    let Some(rest) = condition.strip_prefix("if") else {
+        return false;
+    };
+    [format!("!defined({name})"), format!("!defined{name}")]
+        .iter()
+        .any(|pat| {
+            rest.match_indices(pat.as_str()).any(|(i, _)| {
+                !rest[i + pat.len()..].starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_')
+            })
+        })
 }
 
 /// The words of a directive, without `#`, comments and line joins.

@@ -193,7 +193,23 @@ fn macros_take_the_files_define_or_a_param() {
     // Unconditional: the compile line cannot change it.
     let fixed = text.replace("#ifndef N\n", "").replace("#endif\n", "");
     let e = message(generate(&source(&fixed), &params(&[("N", 7)])).unwrap_err());
-    assert!(e.contains("#defines N as 100 outside any #if"), "{e}");
+    assert!(
+        e.contains("#defines N as 100, and not under #ifndef N"),
+        "{e}"
+    );
+    // Guarded as PolyBench guards its sizes.
+    let pb = text.replace(
+        "#ifndef N\n",
+        "#if !defined(M) && !defined (N)\n# ifdef SMALL\n#  define N 10\n# else\n",
+    );
+    let pb = pb.replace("#endif\n", "# endif\n#endif\n");
+    let d = generate(&source(&pb), &params(&[("N", 7)])).unwrap();
+    assert_eq!(d.defines, vec![("N".to_string(), 7)]);
+    // Two values and no --param: which one is not known.
+    let e = message(generate(&source(&pb), &[]).unwrap_err());
+    assert!(e.contains("give its value with --param N=VALUE"), "{e}");
+    let other = text.replace("#ifndef N", "#ifndef NX");
+    assert!(generate(&source(&other), &params(&[("N", 7)])).is_err());
 }
 
 #[test]
