@@ -312,6 +312,16 @@ impl<'t> FileScan<'t> {
             }
             k += 1;
         }
+        // A type name from elsewhere (a header): a word followed by the
+        // declarator.
+        if spec.is_empty()
+            && let (Some(t), Some(u)) = (toks.get(k), toks.get(k + 1))
+            && t.kind == Tok::Ident
+            && (u.kind == Tok::Ident || u.word == "*")
+        {
+            spec.push(t.word.as_str());
+            k += 1;
+        }
         let other = |why: &str| Param {
             name: toks
                 .iter()
@@ -391,7 +401,10 @@ impl<'t> FileScan<'t> {
             let why = if spec.is_empty() || spec == ["void"] {
                 "of type void or of no type".to_string()
             } else {
-                format!("of type `{}`, which polytune does not know", spec.join(" "))
+                format!(
+                    "of type `{}`, which polytune does not know (it reads int, long, unsigned, size_t, intN_t, float, double, and aliases of these the file defines)",
+                    spec.join(" ")
+                )
             };
             return Param {
                 name,

@@ -244,6 +244,13 @@ fn refuses_what_it_cannot_drive() {
     let e = message(generate(&source(SYRK), &params(&[("n", 1 << 40), ("m", 4)])).unwrap_err());
     assert!(e.contains("does not fit the type `int`"), "{e}");
 
+    let unknown = SYRK.replace("double C[n][n]", "real C[n][n]");
+    let e = message(generate(&source(&unknown), &params(&[("n", 5), ("m", 4)])).unwrap_err());
+    assert!(
+        e.contains("parameter `C` of `kernel_syrk` (real C[n][n]) is of type `real`, which polytune does not know"),
+        "{e}"
+    );
+
     let stat = SYRK.replace("void kernel_syrk", "static void kernel_syrk");
     let e = message(generate(&source(&stat), &params(&[("n", 5), ("m", 4)])).unwrap_err());
     assert!(e.contains("`kernel_syrk` is static"), "{e}");
