@@ -2,6 +2,7 @@
 //! it starts no process and prints nothing.
 
 pub mod codegen;
+pub mod driver;
 pub mod instrument;
 pub mod model;
 pub mod pipeline;

@@ -381,7 +381,7 @@ fn match_brackets(toks: &mut [Token]) {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Tok {
+pub(crate) enum Tok {
     Ident,
     Number,
     Literal,
@@ -391,14 +391,23 @@ enum Tok {
 }
 
 #[derive(Debug, Clone)]
-struct Token {
-    kind: Tok,
-    start: usize,
-    end: usize,
+pub(crate) struct Token {
+    pub(crate) kind: Tok,
+    pub(crate) start: usize,
+    pub(crate) end: usize,
     /// The spelling of an identifier or punctuator (empty otherwise).
-    word: String,
+    pub(crate) word: String,
     /// For an opening bracket: one past its closing bracket (0 if none).
-    close: usize,
+    pub(crate) close: usize,
+}
+
+/// The tokens of `text` (comments dropped, directives kept whole) with
+/// their brackets paired: the scan [`foreign`] uses, for other light
+/// scans of C text (the engine's driver reads function headers with it).
+pub(crate) fn tokens(text: &str) -> Vec<Token> {
+    let mut toks = lex(text);
+    match_brackets(&mut toks);
+    toks
 }
 
 /// Whether a backslash-newline starts at `i`; returns its length.

@@ -117,6 +117,8 @@ unsafe extern "C" {
     pub fn isl_map_from_union_map(m: *mut isl_union_map) -> *mut isl_map;
     pub fn isl_set_from_union_set(s: *mut isl_union_set) -> *mut isl_set;
     pub fn isl_set_dim(s: *mut isl_set, t: c_int) -> c_int;
+    pub fn isl_set_dim_min_val(s: *mut isl_set, pos: c_int) -> *mut isl_val;
+    pub fn isl_set_dim_max_val(s: *mut isl_set, pos: c_int) -> *mut isl_val;
     pub fn isl_map_dim(m: *mut isl_map, t: c_int) -> c_int;
     pub fn isl_map_free(m: *mut isl_map) -> *mut isl_map;
 

@@ -432,6 +432,51 @@ impl<'c> Set<'c> {
     }
 }
 
+/// The values one dimension of a set takes ([`Set::dim_range`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DimRange {
+    /// The set has no point.
+    Empty,
+    /// No finite bound, or one that does not fit in an `i64`.
+    Unbounded,
+    /// The least and the greatest value, inclusive.
+    Between(i64, i64),
+}
+
+impl<'c> Set<'c> {
+    /// The least and greatest value of set dimension `pos` over every
+    /// point of the set, whatever the parameters (fix them first for the
+    /// range at given parameter values).
+    pub fn dim_range(&self, pos: usize) -> Result<DimRange, IslError> {
+        assert!(pos < self.dims()?, "dimension {pos} out of the set's space");
+        let pos = pos as c_int;
+        // SAFETY: each call takes a fresh reference of the set and returns
+        // a value we own (or NULL, checked); `val_text` frees it.
+        let lo = self.val_text(unsafe { ffi::isl_set_dim_min_val(self.take(), pos) })?;
+        let hi = self.val_text(unsafe { ffi::isl_set_dim_max_val(self.take(), pos) })?;
+        if lo == "NaN" || hi == "NaN" {
+            return Ok(DimRange::Empty);
+        }
+        Ok(match (lo.parse::<i64>(), hi.parse::<i64>()) {
+            (Ok(l), Ok(h)) => DimRange::Between(l, h),
+            // infty, -infty, or too large.
+            _ => DimRange::Unbounded,
+        })
+    }
+
+    /// The text of a value isl returned, which is freed.
+    fn val_text(&self, v: *mut ffi::isl_val) -> Result<String, IslError> {
+        if v.is_null() {
+            return Err(self.ctx.take_error("dimension bound"));
+        }
+        // SAFETY: `v` is a live value we own; to_str only reads it.
+        let s = owned_string(unsafe { ffi::isl_val_to_str(v) });
+        // SAFETY: we own `v` and free it once.
+        unsafe { ffi::isl_val_free(v) };
+        s.ok_or_else(|| self.ctx.take_error("print a value"))
+    }
+}
+
 impl<'c> UnionSet<'c> {
     /// The set, when all its points live in one space.
     /// The parameter values for which the union has a point.
@@ -981,6 +1026,24 @@ pub fn normalize_map(ctx: &Ctx, text: &str) -> Result<String, IslError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn range_of_a_dimension_at_fixed_parameters() {
+        let ctx = Ctx::new();
+        let s = Set::parse(
+            &ctx,
+            "[n] -> { A[i, j] : n = 10 and 0 <= i < n and -1 <= j <= i + 2 }",
+        )
+        .unwrap();
+        assert_eq!(s.dim_range(0).unwrap(), DimRange::Between(0, 9));
+        assert_eq!(s.dim_range(1).unwrap(), DimRange::Between(-1, 11));
+        let open = Set::parse(&ctx, "[n] -> { A[i] : 0 <= i < n }").unwrap();
+        assert_eq!(open.dim_range(0).unwrap(), DimRange::Unbounded);
+        let none = Set::parse(&ctx, "{ A[i] : 0 <= i < 0 }").unwrap();
+        assert_eq!(none.dim_range(0).unwrap(), DimRange::Empty);
+        let huge = Set::parse(&ctx, "{ A[i] : 0 <= i <= 100000000000000000000 }").unwrap();
+        assert_eq!(huge.dim_range(0).unwrap(), DimRange::Unbounded);
+    }
 
     #[test]
     fn largest_coefficient_of_a_schedule_member() {
