@@ -5,3 +5,4 @@
 pub mod campaign;
 pub mod fuzz;
 pub mod select;
+pub mod verify_space;

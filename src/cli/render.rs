@@ -113,6 +113,58 @@ pub fn space_json(file: &Path, variants: &[Variant], total: usize, skipped: &[St
     })
 }
 
+/// A space's verification: per compiler the counts, then each failure.
+pub fn verification_text(r: &crate::app::verify_space::Report) -> String {
+    let mut o = format!(
+        "{}: {} distinct variants, {} builds verified at {} size on {} thread(s) in {:.0} s: {}\n",
+        r.file.display(),
+        r.variants,
+        r.builds,
+        r.size,
+        r.threads,
+        r.seconds,
+        if r.all_ok() { "all correct" } else { "FAILED" }
+    );
+    for c in &r.compilers {
+        let n = &c.counts;
+        if c.original != crate::lab::verify::Status::Ok {
+            o += &format!(
+                "  {} ({}): the original fails ({}: {}); its variants were not checked\n",
+                c.compiler,
+                c.version,
+                c.original.as_str(),
+                c.original_detail
+            );
+            continue;
+        }
+        o += &format!(
+            "  {} {} ({}): {} ok, {} wrong output, {} compile errors, {} crashes, {} timeouts\n",
+            c.compiler,
+            c.flags.join(" "),
+            c.version,
+            n.ok,
+            n.wrong_output,
+            n.compile_error,
+            n.crash,
+            n.timeout
+        );
+    }
+    for f in &r.failures {
+        o += &format!(
+            "  {} variant {} ({}) with {}: {}\n",
+            f.status.as_str(),
+            f.variant,
+            f.config,
+            f.compiler,
+            f.detail.lines().next().unwrap_or("")
+        );
+    }
+    if !r.failures.is_empty() {
+        o += "  (`polytune optimize FILE --config CONFIG` writes a failing variant; `space --emit DIR` writes them all)\n";
+    }
+    o
+}
+
 /// A loop nest `--detect` did not take, and why.
 #[cfg(feature = "detect")]
 pub fn rejection(path: &Path, r: &crate::frontend::detect::Rejection) -> String {
