@@ -3,7 +3,7 @@
 //! original.
 
 use super::args::{BuildArgs, OutputArgs, RunArgs, same_file};
-use super::progress::Progress;
+use super::progress::{Progress, counting};
 use super::render::{json_text, space_json, space_text, verification_text};
 use super::{ExitStatus, Reported, Ui};
 use crate::app::verify_space::{self, Event};
@@ -11,7 +11,6 @@ use crate::config::Config;
 use crate::frontend::{self, Options};
 use anyhow::{Context, Result};
 use std::path::PathBuf;
-use std::sync::Mutex;
 
 /// List the distinct programs of a file's optimization space (seconds to
 /// a minute per SCoP: every configuration is generated, nothing is
@@ -68,19 +67,11 @@ pub fn run(a: Args, ui: &Ui) -> Result<()> {
             pure_functions: a.pure.clone(),
         },
     )?;
-    let p = Mutex::new(Progress::new(ui));
-    p.lock().unwrap().doing("enumerating the space");
-    let (variants, skipped) = crate::engine::space::distinct_variants_with(
-        &src,
-        a.context.as_deref(),
-        &|e| {
-            let mut p = p.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-            p.set(e.done, e.total, "schedules computed and emitted", None, false);
-        },
-    )?;
-    p.into_inner()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
-        .finish();
+    let (variants, skipped) = counting(ui, "schedules computed and emitted", |progress| {
+        crate::engine::space::distinct_variants_with(&src, a.context.as_deref(), &|e| {
+            progress(e.done, e.total)
+        })
+    })?;
     for s in &skipped {
         ui.warn(s);
     }
