@@ -165,6 +165,78 @@ pub fn verification_text(r: &crate::app::verify_space::Report) -> String {
     o
 }
 
+/// A comparison as a table of speedups over the baseline, per kernel
+/// and their geometric means, then what failed.
+pub fn compare_text(r: &crate::app::compare::Report) -> String {
+    use crate::app::compare::Verdict;
+    let names: Vec<&str> = r.contenders.iter().map(|c| c.name.as_str()).collect();
+    let w = r
+        .kernels
+        .iter()
+        .map(|k| k.kernel.len())
+        .chain(["kernel".len(), "geomean".len()])
+        .max()
+        .unwrap_or(0);
+    let cols: Vec<usize> = names.iter().map(|n| n.len().max(6)).collect();
+    let mut o = format!(
+        "speedups over {} ({} size, {} thread(s), medians of {} alternating rounds)\n{:<w$} {:>10}",
+        names[0], r.size, r.threads, r.rounds, "kernel", "base (s)"
+    );
+    for (n, c) in names.iter().zip(&cols) {
+        o += &format!("  {n:>c$}");
+    }
+    o += "\n";
+    for k in &r.kernels {
+        o += &format!("{:<w$} ", k.kernel);
+        o += &match k.baseline_seconds {
+            Some(b) => format!("{b:>10.6}"),
+            None => format!("{:>10}", "-"),
+        };
+        for (e, c) in k.entries.iter().zip(&cols) {
+            let cell = match (e.verdict, e.speedup) {
+                (Verdict::Ok, Some(s)) => format!("{s:.2}"),
+                (Verdict::NotAvailable, _) => "n/a".to_string(),
+                (Verdict::WrongOutput, _) => "WRONG".to_string(),
+                _ => "fail".to_string(),
+            };
+            o += &format!("  {cell:>c$}");
+        }
+        o += "\n";
+    }
+    o += &format!("{:<w$} {:>10}", "geomean", "");
+    for (m, c) in r.geomean.iter().zip(&cols) {
+        let cell = m.speedup.map_or("n/a".to_string(), |s| format!("{s:.2}"));
+        o += &format!("  {cell:>c$}");
+    }
+    o += "\n";
+    for c in r.contenders.iter().filter(|c| !c.available) {
+        o += &format!("{}: not available: {}\n", c.name, c.detail);
+    }
+    for k in &r.kernels {
+        match k.choice.as_ref().map(|c| c.config) {
+            Some(Some(c)) => o += &format!("{}: polytune chose {c}\n", k.kernel),
+            Some(None) => o += &format!("{}: polytune kept the original\n", k.kernel),
+            None => {}
+        }
+        for e in &k.entries {
+            if !matches!(e.verdict, Verdict::Ok | Verdict::NotAvailable)
+                || (e.verdict == Verdict::NotAvailable
+                    && r.contenders.iter().any(|c| c.name == e.contender && c.available))
+            {
+                o += &format!(
+                    "{}: {}: {}{}{}\n",
+                    k.kernel,
+                    e.contender,
+                    e.verdict.as_str(),
+                    if e.detail.is_empty() { "" } else { ": " },
+                    e.detail
+                );
+            }
+        }
+    }
+    o
+}
+
 /// A loop nest `--detect` did not take, and why.
 #[cfg(feature = "detect")]
 pub fn rejection(path: &Path, r: &crate::frontend::detect::Rejection) -> String {
