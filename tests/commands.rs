@@ -89,7 +89,10 @@ fn train_and_evaluate_print_json() {
     assert_eq!(kernels, ["atax", "gemm", "mvt"]);
     assert!(v["variants"].as_u64().unwrap() > 10, "{v}");
     assert_eq!(v["target"], "log");
-    assert_eq!(v["compiler"].as_str().unwrap().split(' ').next(), Some("gcc"));
+    assert_eq!(
+        v["compiler"].as_str().unwrap().split(' ').next(),
+        Some("gcc")
+    );
 
     let o = polytune(&[
         "evaluate", "--db", db, "--models", "LR,IBk", "--shots", "2", "--json",
@@ -136,7 +139,10 @@ fn space_json_and_its_verification() {
     assert_eq!(r["size"], "mini");
     assert_eq!(r["failures"].as_array().unwrap().len(), 0);
     let c = &r["compilers"].as_array().unwrap()[0];
-    assert_eq!((c["compiler"].as_str(), c["original"].as_str()), (Some("gcc"), Some("ok")));
+    assert_eq!(
+        (c["compiler"].as_str(), c["original"].as_str()),
+        (Some("gcc"), Some("ok"))
+    );
     assert_eq!(c["counts"]["ok"].as_u64(), Some(distinct));
     assert!(
         progress.contains(&format!("[{distinct}/{distinct}] variant")),
@@ -223,7 +229,10 @@ fn compare_reports_every_contender() {
     assert_eq!(k["kernel"], "jacobi-1d-imper");
     assert!(k["baseline_seconds"].as_f64().unwrap() > 0.0, "{k}");
     let entries = k["entries"].as_array().unwrap();
-    for (e, (name, c)) in entries.iter().zip(names.iter().zip(v["contenders"].as_array().unwrap())) {
+    for (e, (name, c)) in entries
+        .iter()
+        .zip(names.iter().zip(v["contenders"].as_array().unwrap()))
+    {
         assert_eq!(e["contender"], *name);
         let verdict = e["verdict"].as_str().unwrap();
         if *name == "gcc -O3" || *name == "polytune" || c["available"] == true {

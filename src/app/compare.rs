@@ -30,7 +30,7 @@ pub enum Models {
     /// Trained for each kernel on the dataset without it, so that every
     /// kernel is a new program to the models that choose for it.
     LeaveOneOut {
-        dataset: Dataset,
+        dataset: Box<Dataset>,
         kinds: Vec<Kind>,
         target: Target,
     },
@@ -308,15 +308,15 @@ fn first_line(s: &str) -> String {
 
 impl Entry {
     fn new(contender: &str, verdict: Verdict, detail: String) -> Entry {
-    Entry {
-        contender: contender.to_string(),
-        verdict,
-        detail,
-        samples: Vec::new(),
-        seconds: None,
-        speedup: None,
+        Entry {
+            contender: contender.to_string(),
+            verdict,
+            detail,
+            samples: Vec::new(),
+            seconds: None,
+            speedup: None,
+        }
     }
-}
 }
 
 /// The models that choose for `kernel`.
@@ -329,11 +329,13 @@ fn models_for(models: &Models, kernel: &str) -> Result<Vec<SavedModel>, String> 
             target,
         } => {
             let d = if dataset.kernels.iter().any(|k| k.name == kernel) {
-                dataset
-                    .without_kernels(&[kernel.to_string()])
-                    .map_err(|e| e.to_string())?
+                std::borrow::Cow::Owned(
+                    dataset
+                        .without_kernels(&[kernel.to_string()])
+                        .map_err(|e| e.to_string())?,
+                )
             } else {
-                dataset.clone()
+                std::borrow::Cow::Borrowed(dataset.as_ref())
             };
             kinds
                 .iter()

@@ -82,7 +82,7 @@ pub fn run(a: Args, ui: &Ui) -> Result<()> {
             let dataset = crate::learn::dataset::Dataset::from_store(&store, &selection)
                 .with_context(|| format!("cannot read the dataset in {}", db.display()))?;
             Models::LeaveOneOut {
-                dataset,
+                dataset: Box::new(dataset),
                 kinds: crate::learn::Kind::ALL.to_vec(),
                 target: crate::learn::Target::LogSpeedup,
             }

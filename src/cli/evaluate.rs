@@ -1,8 +1,8 @@
 //! `polytune evaluate`: leave-one-benchmark-out evaluation of the models.
 
 use super::Ui;
-use super::progress::counting;
 use super::args::{DataArgs, same_file};
+use super::progress::counting;
 use super::render::{json_text, summary_json, summary_md};
 use crate::learn::evaluate::{self, Evaluation};
 use anyhow::{Context, Result};

@@ -221,7 +221,9 @@ pub fn compare_text(r: &crate::app::compare::Report) -> String {
         for e in &k.entries {
             if !matches!(e.verdict, Verdict::Ok | Verdict::NotAvailable)
                 || (e.verdict == Verdict::NotAvailable
-                    && r.contenders.iter().any(|c| c.name == e.contender && c.available))
+                    && r.contenders
+                        .iter()
+                        .any(|c| c.name == e.contender && c.available))
             {
                 o += &format!(
                     "{}: {}: {}{}{}\n",

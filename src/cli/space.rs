@@ -121,9 +121,10 @@ pub fn run(a: Args, ui: &Ui) -> Result<()> {
     let mut p = Progress::new(ui);
     p.doing("building and running the originals");
     let report = verify_space::verify(file, &variants, &setup, &mut |e| match e {
-        Event::Original { compiler, status } => {
-            p.note(format_args!("original with {compiler}: {}", status.as_str()))
-        }
+        Event::Original { compiler, status } => p.note(format_args!(
+            "original with {compiler}: {}",
+            status.as_str()
+        )),
         Event::Planned { builds } => p.set(0, builds, "starting", None, false),
         Event::Checked {
             done,

@@ -52,7 +52,11 @@ pub fn run(a: Args, ui: &Ui) -> Result<()> {
         let m = crate::learn::saved::SavedModel::train(kind, &d, a.data.target)?;
         let p = m.save(&output)?;
         let seconds = t.elapsed().as_secs_f64();
-        ui.note(format!("  {:4} {seconds:.1} s -> {}", kind.name(), p.display()));
+        ui.note(format!(
+            "  {:4} {seconds:.1} s -> {}",
+            kind.name(),
+            p.display()
+        ));
         written.push(json!({"model": kind.name(), "file": p, "seconds": seconds}));
     }
     if a.json.json {

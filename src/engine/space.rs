@@ -422,6 +422,10 @@ mod tests {
         seen.sort_by_key(|e| e.done);
         let total = src.scops.len() * 96;
         assert_eq!(seen.len(), total);
-        assert!(seen.iter().enumerate().all(|(i, e)| e.done == i + 1 && e.total == total));
+        assert!(
+            seen.iter()
+                .enumerate()
+                .all(|(i, e)| e.done == i + 1 && e.total == total)
+        );
     }
 }
