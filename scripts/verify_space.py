@@ -1,52 +1,27 @@
 #!/usr/bin/env python3
-"""Verifies the whole optimization space of corpus kernels.
+"""Verifies the whole optimization space of corpus kernels: a thin
+wrapper over `polytune space --verify` (every distinct variant built with
+each compiler, OpenMP on, run on two threads and compared with the
+original's output) that runs it on every kernel named (default: the whole
+corpus), prints the counts per kernel and in total, and exits non-zero on
+any compile error, crash, timeout or wrong output. `--keep DIR` writes
+the failing variants there.
 
-For each kernel: enumerate its distinct variants with `polytune space
---emit`, compile every one with each compiler (OpenMP on), run it on two
-threads, and compare its dump with the original program's. Prints the
-counts per kernel and in total; exits non-zero on any compile error,
-crash, timeout or wrong output. Failing variants are kept under --keep.
-
-    scripts/verify_space.py [--size mini] [--compilers gcc,clang] [--jobs 2] [KERNEL ...]
+    scripts/verify_space.py [--size mini] [--compilers gcc,clang] [--jobs 2]
+                            [--keep DIR] [--json FILE] [KERNEL ...]
 """
 import argparse
-import concurrent.futures as cf
 import json
 import os
 import shutil
 import subprocess
 import sys
 import tempfile
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from corpuslib import COMPILERS, ROOT, compare, compile_c, kernels, parse_dump, run  # noqa: E402
+from corpuslib import ROOT, kernels  # noqa: E402
 
-FLAGS = ["-O2", "-march=native", "-std=c99", "-fopenmp", "-w"]
-
-
-def polytune_binary():
-    exe = os.path.join(ROOT, "target", "release", "polytune")
-    subprocess.run(["cargo", "build", "--release", "--quiet"], cwd=ROOT, check=True)
-    return exe
-
-
-def check_variant(cc, path, size, reference):
-    exe = path + "." + os.path.basename(cc)
-    r = compile_c(cc, path, exe, size, FLAGS)
-    if r.returncode != 0:
-        return "compile-error", r.stderr[-2000:]
-    try:
-        r = run(exe, ["--dump"], threads=2, timeout=120)
-    except subprocess.TimeoutExpired:
-        return "timeout", ""
-    if r.returncode != 0:
-        return "crash", r.stderr[-2000:]
-    try:
-        d = compare(reference, parse_dump(r.stdout))
-    except ValueError as e:
-        return "wrong-output", str(e)
-    return ("wrong-output", d) if d else ("ok", "")
+STATUSES = ["ok", "compile_error", "crash", "timeout", "wrong_output"]
 
 
 def main():
@@ -54,69 +29,63 @@ def main():
     ap.add_argument("--size", default="mini", choices=["mini", "small", "medium", "large"])
     ap.add_argument("--compilers", default="gcc,clang")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
-    ap.add_argument("--keep", default=os.path.join(tempfile.gettempdir(), "polytune-verify-failures"))
+    ap.add_argument("--keep", help="write the failing variants to this directory")
     ap.add_argument("--json", help="write the per-kernel figures to this file")
+    ap.add_argument("--polytune", default=os.path.join(ROOT, "target", "release", "polytune"))
     ap.add_argument("names", nargs="*")
-    args = ap.parse_args()
-    compilers = [COMPILERS[c] for c in args.compilers.split(",")]
-    polytune = polytune_binary()
-    totals = {"kernels": 0, "variants": 0, "builds": 0, "ok": 0, "compile-error": 0, "crash": 0, "timeout": 0, "wrong-output": 0}
+    a = ap.parse_args()
+    if not os.path.exists(a.polytune):
+        subprocess.run(["cargo", "build", "--release", "--quiet"], cwd=ROOT, check=True)
+    totals = {"kernels": 0, "variants": 0, "builds": 0, "failed": 0, **{s: 0 for s in STATUSES}}
     report = []
-    for src in kernels(args.names):
+    for src in kernels(a.names):
         name = os.path.basename(src)[:-2]
-        t0 = time.time()
-        work = tempfile.mkdtemp(prefix=f"polytune-verify-{name}-")
-        r = subprocess.run([polytune, "space", src, "--emit", work, "--json"], capture_output=True, text=True)
-        if r.returncode != 0:
+        cmd = [a.polytune, "-q", "space", src, "--verify", "--json", "--size", a.size,
+               "--compiler", a.compilers, "--jobs", str(a.jobs)]
+        emitted = tempfile.mkdtemp(prefix="polytune-verify-") if a.keep else None
+        if emitted:
+            cmd += ["--emit", emitted]
+        r = subprocess.run(cmd, capture_output=True, text=True)
+        if r.returncode not in (0, 1) or not r.stdout:
             print(f"FAIL {name}: polytune space failed: {r.stderr.strip()}")
-            totals["compile-error"] += 1
+            totals["failed"] += 1
             continue
         space = json.loads(r.stdout)
+        v = space["verification"]
         for note in space.get("skipped", []):
             print(f"     note: {name}: {note}")
-        ref_exe = os.path.join(work, "original")
-        rc = compile_c("gcc", src, ref_exe, args.size, FLAGS)
-        if rc.returncode != 0:
-            print(f"FAIL {name}: original does not compile: {rc.stderr}")
-            continue
-        reference = parse_dump(run(ref_exe, ["--dump"], threads=1, timeout=600).stdout)
-        variants = [os.path.join(work, f"{name}.v{k}.c") for k in range(space["distinct"])]
-        counts = {"ok": 0, "compile-error": 0, "crash": 0, "timeout": 0, "wrong-output": 0}
-        failures = []
-        with cf.ThreadPoolExecutor(max_workers=args.jobs) as pool:
-            futs = {pool.submit(check_variant, cc, v, args.size, reference): (cc, v) for v in variants for cc in compilers}
-            for f in cf.as_completed(futs):
-                status, detail = f.result()
-                counts[status] += 1
-                if status != "ok":
-                    failures.append((futs[f], status, detail))
-        for (cc, v), status, detail in failures:
-            os.makedirs(args.keep, exist_ok=True)
-            shutil.copy(v, args.keep)
-            print(f"     {status} {os.path.basename(v)} with {cc}: {detail.strip()[:300]}")
-        shutil.rmtree(work, ignore_errors=True)
-        bad = len(failures)
-        print(
-            f"{'ok' if not bad else 'FAIL':4} {name:18} variants={space['distinct']:4}  builds={sum(counts.values()):4}  "
-            f"mismatches={counts['wrong-output']}  compile-errors={counts['compile-error']}  crashes={counts['crash']}  "
-            f"timeouts={counts['timeout']}  ({time.time() - t0:.0f}s)",
-            flush=True,
-        )
+        for c in v["compilers"]:
+            if c["original"] != "ok":
+                print(f"     {name}: the original fails with {c['compiler']}: {c['original_detail']}")
+        for f in v["failures"]:
+            print(f"     {f['status']} {name}.v{f['variant']}.c ({f['config']}) with "
+                  f"{f['compiler']}: {f['detail']}")
+            if emitted:
+                os.makedirs(a.keep, exist_ok=True)
+                shutil.copy(os.path.join(emitted, f"{name}.v{f['variant']}.c"), a.keep)
+        if emitted:
+            shutil.rmtree(emitted, ignore_errors=True)
+        counts = {s: sum(c["counts"][s] for c in v["compilers"]) for s in STATUSES}
+        bad = r.returncode != 0
+        print(f"{'FAIL' if bad else 'ok':4} {name:18} variants={v['variants']:4}  "
+              f"builds={v['builds']:4}  mismatches={counts['wrong_output']}  "
+              f"compile-errors={counts['compile_error']}  crashes={counts['crash']}  "
+              f"timeouts={counts['timeout']}  ({v['seconds']:.0f}s)", flush=True)
         totals["kernels"] += 1
-        totals["variants"] += space["distinct"]
-        totals["builds"] += sum(counts.values())
-        for k, v in counts.items():
-            totals[k] += v
-        report.append({"kernel": name, "variants": space["distinct"], **counts})
-    print(
-        f"total: {totals['kernels']} kernels, {totals['variants']} distinct variants, {totals['builds']} builds, "
-        f"{totals['ok']} ok, {totals['wrong-output']} mismatches, {totals['compile-error']} compile errors, "
-        f"{totals['crash']} crashes, {totals['timeout']} timeouts"
-    )
-    if args.json:
-        with open(args.json, "w") as f:
+        totals["variants"] += v["variants"]
+        totals["builds"] += v["builds"]
+        totals["failed"] += bad
+        for s in STATUSES:
+            totals[s] += counts[s]
+        report.append({"kernel": name, "variants": v["variants"], **counts})
+    print(f"total: {totals['kernels']} kernels, {totals['variants']} distinct variants, "
+          f"{totals['builds']} builds, {totals['ok']} ok, {totals['wrong_output']} mismatches, "
+          f"{totals['compile_error']} compile errors, {totals['crash']} crashes, "
+          f"{totals['timeout']} timeouts")
+    if a.json:
+        with open(a.json, "w") as f:
             json.dump({"totals": totals, "kernels": report}, f, indent=2)
-    sys.exit(0 if totals["ok"] == totals["builds"] else 1)
+    sys.exit(0 if totals["failed"] == 0 else 1)
 
 
 if __name__ == "__main__":

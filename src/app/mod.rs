@@ -3,5 +3,7 @@
 //! formats for the terminal.
 
 pub mod campaign;
+pub mod compare;
 pub mod fuzz;
 pub mod select;
+pub mod verify_space;

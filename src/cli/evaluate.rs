@@ -2,6 +2,7 @@
 
 use super::Ui;
 use super::args::{DataArgs, same_file};
+use super::progress::counting;
 use super::render::{json_text, summary_json, summary_md};
 use crate::learn::evaluate::{self, Evaluation};
 use anyhow::{Context, Result};
@@ -60,7 +61,9 @@ pub fn run(a: Args, ui: &Ui) -> Result<()> {
         ..Default::default()
     };
     let t = std::time::Instant::now();
-    let p = evaluate::predictions(&d, &opts)?;
+    let p = counting(ui, "leave-one-out folds", |progress| {
+        evaluate::predictions_with(&d, &opts, progress)
+    })?;
     let e = evaluate::score(&d, &opts.models, &p, &opts);
     let took = t.elapsed().as_secs_f64();
     ui.detail(format!("evaluated in {took:.1} s"));
@@ -82,7 +85,11 @@ pub fn run(a: Args, ui: &Ui) -> Result<()> {
             .map(|&j| d.feature_names[j].clone())
             .collect();
         let ds = d.with_features(&keep);
-        Some((keep, evaluate::evaluate(&ds, &opts)?))
+        let p = counting(ui, "leave-one-out folds on LR's features", |progress| {
+            evaluate::predictions_with(&ds, &opts, progress)
+        })?;
+        let e = evaluate::score(&ds, &opts.models, &p, &opts);
+        Some((keep, e))
     } else {
         None
     };

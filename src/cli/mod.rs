@@ -9,6 +9,7 @@
 mod args;
 mod characterize;
 mod collect;
+mod compare;
 mod evaluate;
 mod export;
 mod fuzz;
@@ -178,6 +179,7 @@ enum Command {
     Characterize(characterize::Args),
     Export(export::Args),
     Space(space::Args),
+    Compare(compare::Args),
     Scop(scop::Args),
 }
 
@@ -239,6 +241,7 @@ fn run(command: Command, ui: &Ui) -> anyhow::Result<()> {
         Command::Characterize(a) => characterize::run(a, ui),
         Command::Export(a) => export::run(a, ui),
         Command::Space(a) => space::run(a, ui),
+        Command::Compare(a) => compare::run(a, ui),
         Command::Scop(a) => scop::run(a, ui),
     }
 }

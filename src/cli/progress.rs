@@ -119,6 +119,28 @@ impl Drop for Progress {
     }
 }
 
+/// Runs `work`, which reports `(done, total)` from any thread, with a
+/// counter of `what` on standard error.
+pub fn counting<T>(
+    ui: &Ui,
+    what: &str,
+    work: impl FnOnce(&(dyn Fn(usize, usize) + Sync)) -> T,
+) -> T {
+    let p = std::sync::Mutex::new(Progress::new(ui));
+    p.lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .doing(what);
+    let out = work(&|done, total| {
+        p.lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .set(done, total, what, None, false)
+    });
+    p.into_inner()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .finish();
+    out
+}
+
 /// `1 h 05 min`, `12 min`, `40 s`.
 pub fn duration(seconds: f64) -> String {
     let s = seconds.max(0.0).round() as u64;

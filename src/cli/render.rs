@@ -113,6 +113,132 @@ pub fn space_json(file: &Path, variants: &[Variant], total: usize, skipped: &[St
     })
 }
 
+/// A space's verification: per compiler the counts, then each failure.
+pub fn verification_text(r: &crate::app::verify_space::Report) -> String {
+    let mut o = format!(
+        "{}: {} distinct variants, {} builds verified at {} size on {} thread(s) in {:.0} s: {}\n",
+        r.file.display(),
+        r.variants,
+        r.builds,
+        r.size,
+        r.threads,
+        r.seconds,
+        if r.all_ok() { "all correct" } else { "FAILED" }
+    );
+    for c in &r.compilers {
+        let n = &c.counts;
+        if c.original != crate::lab::verify::Status::Ok {
+            o += &format!(
+                "  {} ({}): the original fails ({}: {}); its variants were not checked\n",
+                c.compiler,
+                c.version,
+                c.original.as_str(),
+                c.original_detail
+            );
+            continue;
+        }
+        o += &format!(
+            "  {} {} ({}): {} ok, {} wrong output, {} compile errors, {} crashes, {} timeouts\n",
+            c.compiler,
+            c.flags.join(" "),
+            c.version,
+            n.ok,
+            n.wrong_output,
+            n.compile_error,
+            n.crash,
+            n.timeout
+        );
+    }
+    for f in &r.failures {
+        o += &format!(
+            "  {} variant {} ({}) with {}: {}\n",
+            f.status.as_str(),
+            f.variant,
+            f.config,
+            f.compiler,
+            f.detail.lines().next().unwrap_or("")
+        );
+    }
+    if !r.failures.is_empty() {
+        o += "  (`polytune optimize FILE --config CONFIG` writes a failing variant; `space --emit DIR` writes them all)\n";
+    }
+    o
+}
+
+/// A comparison as a table of speedups over the baseline, per kernel
+/// and their geometric means, then what failed.
+pub fn compare_text(r: &crate::app::compare::Report) -> String {
+    use crate::app::compare::Verdict;
+    let names: Vec<&str> = r.contenders.iter().map(|c| c.name.as_str()).collect();
+    let w = r
+        .kernels
+        .iter()
+        .map(|k| k.kernel.len())
+        .chain(["kernel".len(), "geomean".len()])
+        .max()
+        .unwrap_or(0);
+    let cols: Vec<usize> = names.iter().map(|n| n.len().max(6)).collect();
+    let mut o = format!(
+        "speedups over {} ({} size, {} thread(s), medians of {} alternating rounds)\n{:<w$} {:>10}",
+        names[0], r.size, r.threads, r.rounds, "kernel", "base (s)"
+    );
+    for (n, c) in names.iter().zip(&cols) {
+        o += &format!("  {n:>c$}");
+    }
+    o += "\n";
+    for k in &r.kernels {
+        o += &format!("{:<w$} ", k.kernel);
+        o += &match k.baseline_seconds {
+            Some(b) => format!("{b:>10.6}"),
+            None => format!("{:>10}", "-"),
+        };
+        for (e, c) in k.entries.iter().zip(&cols) {
+            let cell = match (e.verdict, e.speedup) {
+                (Verdict::Ok, Some(s)) => format!("{s:.2}"),
+                (Verdict::NotAvailable, _) => "n/a".to_string(),
+                (Verdict::WrongOutput, _) => "WRONG".to_string(),
+                _ => "fail".to_string(),
+            };
+            o += &format!("  {cell:>c$}");
+        }
+        o += "\n";
+    }
+    o += &format!("{:<w$} {:>10}", "geomean", "");
+    for (m, c) in r.geomean.iter().zip(&cols) {
+        let cell = m.speedup.map_or("n/a".to_string(), |s| format!("{s:.2}"));
+        o += &format!("  {cell:>c$}");
+    }
+    o += "\n";
+    for c in r.contenders.iter().filter(|c| !c.available) {
+        o += &format!("{}: not available: {}\n", c.name, c.detail);
+    }
+    for k in &r.kernels {
+        match k.choice.as_ref().map(|c| c.config) {
+            Some(Some(c)) => o += &format!("{}: polytune chose {c}\n", k.kernel),
+            Some(None) => o += &format!("{}: polytune kept the original\n", k.kernel),
+            None => {}
+        }
+        for e in &k.entries {
+            if !matches!(e.verdict, Verdict::Ok | Verdict::NotAvailable)
+                || (e.verdict == Verdict::NotAvailable
+                    && r.contenders
+                        .iter()
+                        .any(|c| c.name == e.contender && c.available))
+            {
+                o += &format!(
+                    "{}: {}: {}{}{}\n",
+                    k.kernel,
+                    e.contender,
+                    e.verdict.as_str(),
+                    if e.detail.is_empty() { "" } else { ": " },
+                    e.detail
+                );
+            }
+        }
+    }
+    o
+}
+
 /// A loop nest `--detect` did not take, and why.
 #[cfg(feature = "detect")]
 pub fn rejection(path: &Path, r: &crate::frontend::detect::Rejection) -> String {

@@ -1,8 +1,12 @@
-//! `polytune space`: the distinct programs of a file's space.
+//! `polytune space`: the distinct programs of a file's space, and with
+//! `--verify` every one of them built, run and checked against the
+//! original.
 
-use super::Ui;
-use super::args::{OutputArgs, same_file};
-use super::render::{json_text, space_json, space_text};
+use super::args::{BuildArgs, OutputArgs, RunArgs, same_file};
+use super::progress::{Progress, counting};
+use super::render::{json_text, space_json, space_text, verification_text};
+use super::{ExitStatus, Reported, Ui};
+use crate::app::verify_space::{self, Event};
 use crate::config::Config;
 use crate::frontend::{self, Options};
 use anyhow::{Context, Result};
@@ -10,11 +14,24 @@ use std::path::PathBuf;
 
 /// List the distinct programs of a file's optimization space (seconds to
 /// a minute per SCoP: every configuration is generated, nothing is
-/// compiled).
+/// compiled); with --verify, also build and run every one (minutes to an
+/// hour: one build and run per variant and compiler).
 ///
 /// Enumerates all 1536 configurations, generates each, and groups them
-/// by the hash of the generated code.
+/// by the hash of the generated code. --verify builds every distinct
+/// variant with each --compiler (OpenMP on), runs it once with `--dump`
+/// on --threads threads at --size (default mini) and compares its output
+/// with the original's; it exits 1 when any variant fails.
 #[derive(clap::Args)]
+#[command(
+    mut_arg("size", |a| a.default_value("mini")),
+    group(
+        clap::ArgGroup::new("verifying")
+            .args(["compiler", "cflags", "size", "threads", "timeout", "memory_limit", "jobs"])
+            .multiple(true)
+            .requires("verify")
+    )
+)]
 pub struct Args {
     /// C source file.
     file: PathBuf,
@@ -29,6 +46,17 @@ pub struct Args {
     /// Treat NAME as a pure function inside SCoPs (repeatable).
     #[arg(long = "pure", value_name = "NAME")]
     pure: Vec<String>,
+    /// Build every distinct variant with each compiler (--compiler
+    /// gcc,clang), run it and compare its output with the original's.
+    #[arg(long)]
+    verify: bool,
+    /// Builds and runs at once with --verify [default: the cores].
+    #[arg(long, value_name = "N")]
+    jobs: Option<usize>,
+    #[command(flatten)]
+    build: BuildArgs,
+    #[command(flatten)]
+    run: RunArgs,
 }
 
 pub fn run(a: Args, ui: &Ui) -> Result<()> {
@@ -36,10 +64,14 @@ pub fn run(a: Args, ui: &Ui) -> Result<()> {
     let src = frontend::parse_file(
         file,
         &Options {
-            pure_functions: a.pure,
+            pure_functions: a.pure.clone(),
         },
     )?;
-    let (variants, skipped) = crate::engine::space::distinct_variants(&src, a.context.as_deref())?;
+    let (variants, skipped) = counting(ui, "schedules computed and emitted", |progress| {
+        crate::engine::space::distinct_variants_with(&src, a.context.as_deref(), &|e| {
+            progress(e.done, e.total)
+        })
+    })?;
     for s in &skipped {
         ui.warn(s);
     }
@@ -67,9 +99,57 @@ pub fn run(a: Args, ui: &Ui) -> Result<()> {
         ));
     }
     let total = Config::all().len();
+    let mut json = space_json(file, &variants, total, &skipped);
+    if !a.verify {
+        return super::out(&if a.output.json {
+            json_text(&json)?
+        } else {
+            space_text(file, &variants, total)
+        });
+    }
+    let setup = verify_space::Setup {
+        compilers: a.build.compilers()?,
+        size: a.run.size,
+        include: a.build.include_for(file),
+        protocol: a.run.protocol(),
+        jobs: a.jobs.unwrap_or_else(|| {
+            std::thread::available_parallelism()
+                .map(|n| n.get())
+                .unwrap_or(1)
+        }),
+    };
+    let mut p = Progress::new(ui);
+    p.doing("building and running the originals");
+    let report = verify_space::verify(file, &variants, &setup, &mut |e| match e {
+        Event::Original { compiler, status } => p.note(format_args!(
+            "original with {compiler}: {}",
+            status.as_str()
+        )),
+        Event::Planned { builds } => p.set(0, builds, "starting", None, false),
+        Event::Checked {
+            done,
+            total,
+            variant,
+            compiler,
+            status,
+        } => p.set(
+            done,
+            total,
+            &format!("variant {variant} with {compiler}: {}", status.as_str()),
+            None,
+            status != crate::lab::verify::Status::Ok,
+        ),
+    })?;
+    p.finish();
+    json["verification"] = serde_json::to_value(&report)?;
     super::out(&if a.output.json {
-        json_text(&space_json(file, &variants, total, &skipped))?
+        json_text(&json)?
     } else {
-        space_text(file, &variants, total)
-    })
+        verification_text(&report)
+    })?;
+    if report.all_ok() {
+        Ok(())
+    } else {
+        Err(Reported(ExitStatus::Rejected).into())
+    }
 }

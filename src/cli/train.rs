@@ -2,8 +2,10 @@
 //! measurements.
 
 use super::Ui;
-use super::args::{DataArgs, models_dir};
+use super::args::{DataArgs, OutputArgs, models_dir};
+use super::render::json_text;
 use anyhow::Result;
+use serde_json::json;
 use std::path::PathBuf;
 
 /// Train the six speedup models on a campaign's measurements and write
@@ -24,6 +26,8 @@ pub struct Args {
     /// it, to try on it as on a new program.
     #[arg(long, value_name = "KERNEL")]
     exclude: Vec<String>,
+    #[command(flatten)]
+    json: OutputArgs,
 }
 
 pub fn run(a: Args, ui: &Ui) -> Result<()> {
@@ -42,16 +46,34 @@ pub fn run(a: Args, ui: &Ui) -> Result<()> {
         d.compiler,
         d.machine
     ));
+    let mut written = Vec::new();
     for kind in a.data.kinds() {
         let t = std::time::Instant::now();
         let m = crate::learn::saved::SavedModel::train(kind, &d, a.data.target)?;
         let p = m.save(&output)?;
+        let seconds = t.elapsed().as_secs_f64();
         ui.note(format!(
-            "  {:4} {:.1} s -> {}",
+            "  {:4} {seconds:.1} s -> {}",
             kind.name(),
-            t.elapsed().as_secs_f64(),
             p.display()
         ));
+        written.push(json!({"model": kind.name(), "file": p, "seconds": seconds}));
+    }
+    if a.json.json {
+        super::out(&json_text(&json!({
+            "db": a.db,
+            "output": output,
+            "compiler": d.compiler,
+            "flags": d.flags,
+            "machine": d.machine,
+            "size": d.selection.size,
+            "measured_threads": d.selection.threads,
+            "target": a.data.target.name(),
+            "kernels": d.kernels.iter().map(|k| &k.name).collect::<Vec<_>>(),
+            "excluded": a.exclude,
+            "variants": d.rows.len(),
+            "models": written,
+        }))?)?;
     }
     Ok(())
 }

@@ -153,6 +153,7 @@ fn part(
     configs: &[Config],
     share: std::ops::Range<usize>,
     indent: &str,
+    tick: &(dyn Fn() + Sync),
 ) -> Part {
     let mut bodies = Vec::new();
     let ctx = Ctx::new();
@@ -163,6 +164,7 @@ fn part(
         Ok(Err(e)) | Err(e) => {
             for p in share {
                 bodies.extend(users[p].iter().map(|&k| (k, Err(e.to_string()))));
+                tick();
             }
             return Part {
                 bodies,
@@ -204,6 +206,7 @@ fn part(
             };
             bodies.push((k, body));
         }
+        tick();
     }
     Part { bodies, exhausted }
 }
@@ -229,6 +232,25 @@ pub fn distinct_variants(
     src: &SourceFile,
     context: Option<&str>,
 ) -> Result<(Vec<Variant>, Vec<String>), EngineError> {
+    distinct_variants_with(src, context, &|_| {})
+}
+
+/// How far an enumeration is: `done` of `total` schedules (96 per SCoP)
+/// computed and emitted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Enumerated {
+    pub done: usize,
+    pub total: usize,
+}
+
+/// [`distinct_variants`], reporting its progress to `progress` (from the
+/// worker threads, in no particular order of calls but with `done`
+/// counting up): the space of a large kernel takes minutes.
+pub fn distinct_variants_with(
+    src: &SourceFile,
+    context: Option<&str>,
+    progress: &(dyn Fn(Enumerated) + Sync),
+) -> Result<(Vec<Variant>, Vec<String>), EngineError> {
     let configs = Config::all();
     let (keys, key_of) = keys_of(&configs);
     let mut users: Vec<Vec<usize>> = vec![Vec::new(); keys.len()];
@@ -241,6 +263,16 @@ pub fn distinct_variants(
     // Per configuration: whether a SCoP's new code has OpenMP.
     let mut openmp = vec![false; configs.len()];
     let mut skipped = Vec::new();
+    let total = src.scops.len() * keys.len();
+    let done = std::sync::atomic::AtomicUsize::new(0);
+    let tick = || {
+        let d = done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+        progress(Enumerated { done: d, total });
+    };
+    let skip_scop = || {
+        let d = done.fetch_add(keys.len(), std::sync::atomic::Ordering::Relaxed) + keys.len();
+        progress(Enumerated { done: d, total });
+    };
     for scop in &src.scops {
         let original = src.text[scop.region.body.start..scop.region.body.end].to_string();
         let unchanged = |bodies: &mut Vec<Vec<String>>| {
@@ -249,6 +281,7 @@ pub fn distinct_variants(
         if let Err(e) = crate::engine::pipeline::check_limits(scop) {
             skipped.push(format!("SCoP {} left unchanged: {e}", scop.index));
             unchanged(&mut bodies);
+            skip_scop();
             continue;
         }
         // Whether the SCoP has a model at all, once, before the workers
@@ -261,6 +294,7 @@ pub fn distinct_variants(
                 Ok(Err(e)) | Err(e) => {
                     skipped.push(format!("SCoP {} left unchanged: {e}", scop.index));
                     unchanged(&mut bodies);
+                    skip_scop();
                     continue;
                 }
             }
@@ -278,6 +312,7 @@ pub fn distinct_variants(
                     &configs,
                     share.clone(),
                     &indent,
+                    &tick,
                 )
             })
             .collect();
@@ -387,5 +422,18 @@ mod tests {
             (v, s.clone())
         };
         assert_eq!(view(&one), view(&four));
+        // The progress counts every schedule of every SCoP once.
+        let seen = std::sync::Mutex::new(Vec::new());
+        let with = distinct_variants_with(&src, None, &|e| seen.lock().unwrap().push(e)).unwrap();
+        assert_eq!(view(&with), view(&one));
+        let mut seen = seen.into_inner().unwrap();
+        seen.sort_by_key(|e| e.done);
+        let total = src.scops.len() * 96;
+        assert_eq!(seen.len(), total);
+        assert!(
+            seen.iter()
+                .enumerate()
+                .all(|(i, e)| e.done == i + 1 && e.total == total)
+        );
     }
 }

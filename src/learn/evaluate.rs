@@ -80,6 +80,17 @@ pub struct Evaluation {
 /// speedup for every row, made by that model trained without the row's
 /// kernel.
 pub fn predictions(d: &Dataset, opts: &Options) -> Result<Vec<Vec<f64>>, LearnError> {
+    predictions_with(d, opts, &|_, _| {})
+}
+
+/// [`predictions`], calling `progress(done, total)` as each of the
+/// `total` folds (one model, one held-out kernel) is through, from the
+/// worker threads.
+pub fn predictions_with(
+    d: &Dataset,
+    opts: &Options,
+    progress: &(dyn Fn(usize, usize) + Sync),
+) -> Result<Vec<Vec<f64>>, LearnError> {
     let by_kernel = d.rows_by_kernel();
     if by_kernel.iter().filter(|r| !r.is_empty()).count() < 2 {
         return Err(LearnError::Data(
@@ -130,8 +141,19 @@ pub fn predictions(d: &Dataset, opts: &Options) -> Result<Vec<Vec<f64>>, LearnEr
         .num_threads(opts.threads.max(1))
         .build()
         .map_err(std::io::Error::other)?;
-    let mut done: Vec<(usize, Fold)> =
-        pool.install(|| order.iter().par_bridge().map(|&j| (j, fold(j))).collect());
+    let through = std::sync::atomic::AtomicUsize::new(0);
+    let mut done: Vec<(usize, Fold)> = pool.install(|| {
+        order
+            .iter()
+            .par_bridge()
+            .map(|&j| {
+                let f = fold(j);
+                let n = through.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+                progress(n, jobs.len());
+                (j, f)
+            })
+            .collect()
+    });
     // The first failure in job order, whichever thread met it first.
     done.sort_by_key(|(j, _)| *j);
     let mut out = vec![vec![f64::NAN; d.rows.len()]; opts.models.len()];

@@ -1,0 +1,186 @@
+//! `polytune compare`: polytune beside gcc -O3, GCC Graphite and Clang
+//! Polly on the same kernels, verified and timed in alternation.
+
+use super::Ui;
+use super::args::{BuildArgs, OutputArgs, RunArgs, models_to_read};
+use super::progress::Progress;
+use super::render::{compare_text, json_text};
+use crate::app::compare::{self, Event, Models, Setup};
+use crate::app::select::{self, Strategy};
+use crate::lab::compiler::Compiler;
+use crate::learn::saved::SavedModel;
+use anyhow::{Context, Result};
+use std::path::PathBuf;
+
+/// Compare polytune with the other polyhedral optimizers on kernels
+/// (minutes per kernel: polytune's learned selection runs, then every
+/// contender is built, verified and timed --rounds times).
+///
+/// Contenders: gcc with --cflags (the baseline), Graphite
+/// (-floop-nest-optimize, and with -floop-parallelize-all
+/// -ftree-parallelize-loops), Polly (clang -mllvm -polly, and with
+/// -polly-parallel; "not available" without a clang that has it), with
+/// --compiler clang the original built with clang, and polytune: the
+/// learned `optimize`'s program built with --compiler and OpenMP. Every
+/// build's output is compared with the baseline's; the correct ones are
+/// timed in alternation (one run of each per round) and compared by
+/// their medians, with the geometric mean over the kernels (a failed or
+/// wrong contender counts as 1.0, the baseline it would fall back to).
+#[derive(clap::Args)]
+pub struct Args {
+    /// Kernel files in the corpus style.
+    #[arg(required = true)]
+    files: Vec<PathBuf>,
+    #[command(flatten)]
+    build: BuildArgs,
+    #[command(flatten)]
+    run: RunArgs,
+    /// Alternating timing rounds.
+    #[arg(long, default_value_t = 5, value_name = "N")]
+    rounds: usize,
+    /// polytune's candidates (besides the original).
+    #[arg(long, default_value_t = 6)]
+    shots: usize,
+    /// polytune's strategy (as in `optimize`).
+    #[arg(long, default_value = "multi-model")]
+    strategy: Strategy,
+    /// polytune's models [default: models/<compiler> here, else the
+    /// shipped ones].
+    #[arg(long, value_name = "DIR", conflicts_with = "db")]
+    model: Option<PathBuf>,
+    /// Train polytune's models for each kernel on this campaign's
+    /// measurements without that kernel (`train --exclude`), so that
+    /// every kernel is a new program to them (the shipped models have
+    /// seen every corpus kernel).
+    #[arg(long, value_name = "DB")]
+    db: Option<PathBuf>,
+    /// With --db: the measurements taken at this many OpenMP threads.
+    #[arg(long, value_name = "N", default_value_t = 2, requires = "db")]
+    measured_threads: i64,
+    #[command(flatten)]
+    output: OutputArgs,
+}
+
+pub fn run(a: Args, ui: &Ui) -> Result<()> {
+    let name = a.build.compiler_name()?;
+    let mine = a.build.compiler()?;
+    let flags = mine.flags.clone();
+    let gcc = Compiler::detect(crate::lab::compiler::Family::Gcc, Some(flags.clone()))?;
+    let clang =
+        Compiler::detect(crate::lab::compiler::Family::Clang, Some(flags)).map_err(|e| e.reason);
+    let models = match &a.db {
+        Some(db) => {
+            if !db.exists() {
+                anyhow::bail!("{} does not exist", db.display());
+            }
+            let store = crate::lab::store::Store::open_read_only(db)?;
+            let selection = crate::learn::dataset::Selection {
+                compiler: mine.family,
+                size: a.run.size,
+                threads: a.measured_threads,
+                ..Default::default()
+            };
+            let dataset = crate::learn::dataset::Dataset::from_store(&store, &selection)
+                .with_context(|| format!("cannot read the dataset in {}", db.display()))?;
+            Models::LeaveOneOut {
+                dataset: Box::new(dataset),
+                kinds: crate::learn::Kind::ALL.to_vec(),
+                target: crate::learn::Target::LogSpeedup,
+            }
+        }
+        None => {
+            let dir = a.model.clone().unwrap_or_else(|| models_to_read(name));
+            Models::Fixed(SavedModel::load_dir(&dir).with_context(|| {
+                format!(
+                    "no trained models for {} in {} (pass --model DIR or --db DATASET)",
+                    name.as_str(),
+                    dir.display()
+                )
+            })?)
+        }
+    };
+    // Every kernel's directory is on the include path of its builds.
+    let include = a.build.include_for(&a.files[0]);
+    let mut include: Vec<PathBuf> = include;
+    for f in &a.files[1..] {
+        for i in a.build.include_for(f) {
+            if !include.contains(&i) {
+                include.push(i);
+            }
+        }
+    }
+    let setup = Setup {
+        gcc,
+        clang,
+        select: select::Setup {
+            recipe: {
+                let mut r = crate::lab::build::Recipe::new(mine.clone(), &a.files[0]);
+                r.size = Some(a.run.size);
+                r.include = include.clone();
+                r
+            },
+            tolerance: crate::lab::dump::Tolerance::default(),
+            compiler: mine,
+            size: a.run.size,
+            protocol: a.run.protocol(),
+            strategy: a.strategy,
+            shots: a.shots,
+            no_run: false,
+            confirm_rounds: 7,
+        },
+        models,
+        size: a.run.size,
+        include,
+        protocol: a.run.protocol(),
+        rounds: a.rounds,
+    };
+    let mut p = Progress::new(ui);
+    let (mut done, mut total, mut end, mut kernel) = (0, 0, 0, String::new());
+    let report = compare::compare(&a.files, &setup, &mut |e| match e {
+        Event::Kernel { k, n, name, steps } => {
+            total = n * steps;
+            done = (k - 1) * steps;
+            end = k * steps;
+            kernel = name;
+            p.set(done, total, &format!("{kernel}: building"), None, false);
+        }
+        Event::Built { contender, verdict } => {
+            done = (done + 1).min(end);
+            p.set(
+                done,
+                total,
+                &format!("{kernel}: {contender}: {}", verdict.as_str()),
+                None,
+                verdict != compare::Verdict::Ok,
+            );
+        }
+        Event::Selecting(e) => match e {
+            select::Event::Started { candidates } => p.doing(&format!(
+                "{kernel}: polytune runs the original and {candidates} candidates"
+            )),
+            select::Event::Candidate { k, n, .. } => {
+                p.doing(&format!("{kernel}: polytune's candidate {k} of {n}"))
+            }
+            select::Event::HeadToHead { .. } => {
+                p.doing(&format!("{kernel}: polytune's head to head"))
+            }
+            _ => {}
+        },
+        Event::Round { round, rounds } => {
+            done = (done + 1).min(end);
+            p.set(
+                done,
+                total,
+                &format!("{kernel}: timing round {round} of {rounds}"),
+                None,
+                false,
+            );
+        }
+    })?;
+    p.finish();
+    super::out(&if a.output.json {
+        json_text(&report)?
+    } else {
+        compare_text(&report)
+    })
+}
