@@ -42,7 +42,13 @@
 //! - **Refused,** with the parameter named and what to write instead:
 //!   structs, unions, enums, pointers to pointers, arrays of pointers,
 //!   types polytune does not know, `static` or plain `inline` functions
-//!   (not callable from another file), return types it cannot spell.
+//!   (not callable from another file), return types it cannot spell, a
+//!   SCoP symbol without a value, a parameter of the SCoP's bounds the
+//!   function may modify outside its SCoPs (assigned, incremented, its
+//!   address taken), and a SCoP symbol that is a variable of the file
+//!   (the driver cannot set it).
+//! - Integers are checked against their type's range on LP64 (`int` 32
+//!   bits, `long` 64).
 //!
 //! [`has_main`] tells whether a file defines `main` (comments, strings
 //! and directives ignored), for the caller to decide whether a driver is
