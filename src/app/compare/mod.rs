@@ -482,6 +482,61 @@ mod tests {
         assert_eq!(geomean(&ks[2..], 1), None);
     }
 
+    /// Without clang, or with flags a compiler refuses, a contender is
+    /// "not available" with the reason, and the others stay.
+    #[test]
+    fn a_contender_this_machine_cannot_build_is_not_available() {
+        let Ok(gcc) = Compiler::detect("gcc", None) else {
+            return;
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let mut setup = Setup {
+            gcc: gcc.clone(),
+            clang: Err("not found on PATH".into()),
+            select: select::Setup {
+                compiler: gcc.clone(),
+                size: "mini".into(),
+                include: Vec::new(),
+                protocol: Protocol::default(),
+                strategy: select::Strategy::MultiModel,
+                shots: 1,
+                no_run: false,
+                confirm_rounds: 1,
+            },
+            models: Models::Fixed(Vec::new()),
+            size: "mini".into(),
+            include: Vec::new(),
+            protocol: Protocol::default(),
+            rounds: 1,
+        };
+        let p = plans(&setup, dir.path());
+        let names: Vec<&str> = p.iter().map(|p| p.info.name.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "gcc -O3",
+                "graphite",
+                "graphite-par",
+                "polly",
+                "polly-par",
+                "polytune"
+            ]
+        );
+        for p in &p[3..5] {
+            assert!(!p.info.available && p.compiler.is_none());
+            assert_eq!(p.info.detail, "not found on PATH");
+        }
+        assert!(p[0].info.available && p[5].info.available && p[5].learned);
+        setup.gcc.flags.push("-fno-such-option-anywhere".into());
+        let p = plans(&setup, dir.path());
+        assert!(!p[0].info.available);
+        assert!(
+            p[0].info.detail.contains("no-such-option"),
+            "{}",
+            p[0].info.detail
+        );
+    }
+
     #[test]
     fn verdicts_read_as_in_the_json() {
         assert_eq!(Verdict::of(Status::WrongOutput).as_str(), "wrong-output");
