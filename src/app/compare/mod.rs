@@ -20,8 +20,10 @@ use crate::lab::verify::{Bench, Status};
 use crate::learn::dataset::Dataset;
 use crate::learn::saved::SavedModel;
 use crate::learn::{Kind, Target};
-use serde::Serialize;
 use std::path::{Path, PathBuf};
+
+mod report;
+pub use report::*;
 
 /// Where polytune's models come from.
 pub enum Models {
@@ -51,131 +53,6 @@ pub struct Setup {
     pub protocol: Protocol,
     /// Alternating rounds of the timing.
     pub rounds: usize,
-}
-
-/// A contender: a name, a compiler and its flags.
-#[derive(Debug, Clone, Serialize)]
-pub struct Contender {
-    pub name: String,
-    pub compiler: String,
-    pub version: String,
-    pub flags: Vec<String>,
-    pub openmp: bool,
-    /// `false` when this machine cannot build it (then `detail` says why).
-    pub available: bool,
-    pub detail: String,
-}
-
-/// How a contender fared on a kernel.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Verdict {
-    /// Built, same output as the baseline, timed.
-    Ok,
-    /// This machine cannot build it.
-    NotAvailable,
-    /// polytune's selection failed, so there is no program.
-    SelectionFailed,
-    CompileError,
-    Crash,
-    Timeout,
-    WrongOutput,
-    /// Verified, then failed in a timed run.
-    TimingFailed,
-}
-
-impl Verdict {
-    fn of(s: Status) -> Verdict {
-        match s {
-            Status::Ok => Verdict::Ok,
-            Status::CompileError => Verdict::CompileError,
-            Status::Crash => Verdict::Crash,
-            Status::Timeout => Verdict::Timeout,
-            Status::WrongOutput => Verdict::WrongOutput,
-        }
-    }
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Verdict::Ok => "ok",
-            Verdict::NotAvailable => "not-available",
-            Verdict::SelectionFailed => "selection-failed",
-            Verdict::CompileError => "compile-error",
-            Verdict::Crash => "crash",
-            Verdict::Timeout => "timeout",
-            Verdict::WrongOutput => "wrong-output",
-            Verdict::TimingFailed => "timing-failed",
-        }
-    }
-}
-
-/// One contender on one kernel.
-#[derive(Debug, Clone, Serialize)]
-pub struct Entry {
-    pub contender: String,
-    pub verdict: Verdict,
-    /// The first line of why it failed; empty when it ran.
-    pub detail: String,
-    /// Kernel seconds of each round (ok only).
-    pub samples: Vec<f64>,
-    /// Their median.
-    pub seconds: Option<f64>,
-    /// The baseline's median over this one's.
-    pub speedup: Option<f64>,
-}
-
-/// One kernel, every contender.
-#[derive(Debug, Clone, Serialize)]
-pub struct Kernel {
-    pub kernel: String,
-    pub file: PathBuf,
-    /// The baseline's median seconds (`None`: it did not run, and the
-    /// kernel is left out of the means).
-    pub baseline_seconds: Option<f64>,
-    /// What polytune chose (`None` when its selection failed).
-    pub choice: Option<select::Choice>,
-    /// In the order of the report's contenders.
-    pub entries: Vec<Entry>,
-}
-
-/// A contender's geometric mean speedup over the kernels.
-#[derive(Debug, Clone, Serialize)]
-pub struct Mean {
-    pub contender: String,
-    /// A failed or wrong build counts as 1.0 (the baseline it would fall
-    /// back to); `None` when the contender never was available.
-    pub speedup: Option<f64>,
-}
-
-/// The whole comparison.
-#[derive(Debug, Clone, Serialize)]
-pub struct Report {
-    pub size: crate::lab::size::Size,
-    pub threads: usize,
-    pub rounds: usize,
-    /// The first is the baseline; the last is polytune.
-    pub contenders: Vec<Contender>,
-    pub kernels: Vec<Kernel>,
-    pub geomean: Vec<Mean>,
-}
-
-/// What the comparison is doing, as it goes.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Event {
-    /// Kernel `k` (from 1) of `n` starts; each has `steps` steps (builds
-    /// and rounds).
-    Kernel {
-        k: usize,
-        n: usize,
-        name: String,
-        steps: usize,
-    },
-    /// A contender was built and checked.
-    Built { contender: String, verdict: Verdict },
-    /// polytune's selection is under way.
-    Selecting(select::Event),
-    /// Round `round` (from 1) of the timing is through.
-    Round { round: usize, rounds: usize },
 }
 
 /// The build of one contender.
@@ -304,19 +181,6 @@ fn first_line(s: &str) -> String {
         .find(|l| !l.is_empty())
         .unwrap_or("")
         .to_string()
-}
-
-impl Entry {
-    fn new(contender: &str, verdict: Verdict, detail: String) -> Entry {
-        Entry {
-            contender: contender.to_string(),
-            verdict,
-            detail,
-            samples: Vec::new(),
-            seconds: None,
-            speedup: None,
-        }
-    }
 }
 
 /// The models that choose for `kernel`.
@@ -619,6 +483,62 @@ mod tests {
         assert_eq!(geomean(&ks, 0), Some(1.0));
         assert!((geomean(&ks, 1).unwrap() - 2.0).abs() < 1e-12);
         assert_eq!(geomean(&ks[2..], 1), None);
+    }
+
+    /// Without clang, or with flags a compiler refuses, a contender is
+    /// "not available" with the reason, and the others stay.
+    #[test]
+    fn a_contender_this_machine_cannot_build_is_not_available() {
+        let Ok(gcc) = Compiler::detect(crate::lab::compiler::Family::Gcc, None) else {
+            return;
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let mut setup = Setup {
+            gcc: gcc.clone(),
+            clang: Err("not found on PATH".into()),
+            select: select::Setup {
+                recipe: crate::lab::build::Recipe::new(gcc.clone(), std::path::Path::new("k.c")),
+                tolerance: crate::lab::dump::Tolerance::default(),
+                compiler: gcc.clone(),
+                size: crate::lab::size::Size::Mini,
+                protocol: Protocol::default(),
+                strategy: select::Strategy::MultiModel,
+                shots: 1,
+                no_run: false,
+                confirm_rounds: 1,
+            },
+            models: Models::Fixed(Vec::new()),
+            size: crate::lab::size::Size::Mini,
+            include: Vec::new(),
+            protocol: Protocol::default(),
+            rounds: 1,
+        };
+        let p = plans(&setup, dir.path());
+        let names: Vec<&str> = p.iter().map(|p| p.info.name.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "gcc -O3",
+                "graphite",
+                "graphite-par",
+                "polly",
+                "polly-par",
+                "polytune"
+            ]
+        );
+        for p in &p[3..5] {
+            assert!(!p.info.available && p.compiler.is_none());
+            assert_eq!(p.info.detail, "not found on PATH");
+        }
+        assert!(p[0].info.available && p[5].info.available && p[5].learned);
+        setup.gcc.flags.push("-fno-such-option-anywhere".into());
+        let p = plans(&setup, dir.path());
+        assert!(!p[0].info.available);
+        assert!(
+            p[0].info.detail.contains("no-such-option"),
+            "{}",
+            p[0].info.detail
+        );
     }
 
     #[test]
