@@ -185,13 +185,16 @@ fn campaign_train_evaluate_and_learned_optimize() {
     );
     let text = std::fs::read_to_string(&out_c).unwrap();
     assert!(text.starts_with("/* polytune: "), "{}", &text[..200]);
+    names_its_configuration_in_both_forms(&text);
     let exe = dir.path().join("gemm_opt");
     common::compile_variant("gcc", &out_c, &exe, "mini").unwrap();
     common::run_dump_threads(&exe).unwrap();
 
     // --no-run: the top prediction, no timing table.
     let out = polytune(&["optimize", &kernels[0], "--model", models_s, "--no-run"]);
-    assert!(String::from_utf8_lossy(&out.stdout).contains("without running it"));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("without running it"));
+    names_its_configuration_in_both_forms(&text);
     // The diversified ensemble: its best guess runs first.
     let out = polytune(&[
         "optimize",
@@ -231,6 +234,27 @@ fn campaign_train_evaluate_and_learned_optimize() {
 }
 
 /// The shipped dataset's bytes.
+/// A chosen program's header names its configuration readable, then as
+/// its bit string: `configuration fuse=...,uj=1 (010000000000)`. (The
+/// original kept names none.)
+fn names_its_configuration_in_both_forms(text: &str) {
+    let header = text.lines().next().unwrap_or("");
+    let Some(rest) = header.strip_prefix("/* polytune: configuration ") else {
+        assert!(header.contains("kept unchanged"), "{header}");
+        return;
+    };
+    let (readable, rest) = rest.split_once(" (").unwrap();
+    assert!(
+        readable.starts_with("fuse=") && readable.contains(",uj="),
+        "{header}"
+    );
+    let bits = &rest[..rest.find(')').unwrap()];
+    assert!(
+        bits.len() == 12 && bits.bytes().all(|b| b == b'0' || b == b'1'),
+        "{header}"
+    );
+}
+
 fn shipped() -> (std::path::PathBuf, Vec<u8>) {
     let p = root().join("models/dataset.sqlite");
     let bytes = std::fs::read(&p).unwrap();

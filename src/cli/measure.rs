@@ -109,7 +109,7 @@ pub fn run(a: Args, ui: &Ui) -> Result<()> {
         std::fs::create_dir_all(&variant_dir)?;
         let variant_path = variant_dir.join(name);
         std::fs::write(&variant_path, &outcome.text)?;
-        let var = harness.measure(&variant_path, "variant", &reference, c.omp, true);
+        let var = harness.measure(&variant_path, "variant", &reference, outcome.openmp, true);
         let speedup = match (&orig.timing, &var.timing) {
             (Some(o), Some(v)) if v.median > 0.0 => Some(o.median / v.median),
             _ => None,

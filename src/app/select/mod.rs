@@ -176,6 +176,14 @@ pub fn select(
         text: String::new(),
     };
     let header = |what: String| format!("/* polytune: {what} */\n");
+    // A chosen variant's header: its configuration readable and as bits.
+    let chosen = |v: usize, how: String| {
+        header(format!(
+            "configuration {} ({}), {how}",
+            config(v),
+            r.configs[v].bits()
+        ))
+    };
     if setup.no_run {
         // One model's top prediction; for multi-model, the variant the
         // models rank best together (the least sum of ranks).
@@ -192,11 +200,8 @@ pub fn select(
             return Err(LearnError::Data("no variant to choose from".into()).into());
         };
         progress(Event::Done);
-        report.text = header(format!(
-            "configuration {} ({}), chosen by {why} without running it",
-            config(*v),
-            r.configs[*v].bits()
-        )) + &variants[*v].text;
+        report.text =
+            chosen(*v, format!("chosen by {why} without running it")) + &variants[*v].text;
         report.choice = Choice {
             config: Some(config(*v)),
             bits: Some(r.configs[*v].bits()),
@@ -318,11 +323,10 @@ pub fn select(
     );
     match best {
         Some((v, s, _)) => {
-            report.text = header(format!(
-                "configuration {} ({}), measured {s:.2}x faster than the original ({how})",
-                config(v),
-                r.configs[v]
-            )) + &measured_as(&setup.recipe, file, variants[v].openmp)
+            report.text = chosen(
+                v,
+                format!("measured {s:.2}x faster than the original ({how})"),
+            ) + &measured_as(&setup.recipe, file, variants[v].openmp)
                 + &variants[v].text;
             report.choice = Choice {
                 config: Some(config(v)),
