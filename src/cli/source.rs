@@ -79,6 +79,7 @@ pub fn detect_options(
 /// The words of a compile line that tell the preprocessor something
 /// (what libclang needs to parse the file): `-I`, `-D`, `-U`, `-std=`,
 /// `-include`, `-isystem`, `-iquote`, with their values.
+#[cfg(feature = "detect")]
 pub fn preprocessor_flags(line: &[String]) -> Vec<String> {
     let mut out = Vec::new();
     let mut words = line.iter();
