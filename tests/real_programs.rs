@@ -221,3 +221,78 @@ fn a_wrong_temporary_that_the_program_never_prints_is_caught() {
     assert_eq!(wrong.status, Status::WrongOutput, "{}", wrong.detail);
     assert!(wrong.detail.contains("tmp"), "{}", wrong.detail);
 }
+
+/// A bare kernel (no `main`): polytune writes its driver from the
+/// signature and the footprint, and every command that runs the program
+/// builds with it; what it cannot size is refused with what to provide.
+#[test]
+fn a_bare_kernel_is_driven_by_a_generated_main() {
+    let root = common::root();
+    let v = json(&polytune(
+        &root,
+        &[
+            "measure",
+            "tests/fixtures/real/bare/syrk.c",
+            "--config",
+            "fuse=smart,tile=32x32x1,omp=1",
+            "--param",
+            "n=64,m=48",
+            "--json",
+        ],
+    ));
+    assert_eq!(v["original"]["status"], "ok", "{v}");
+    assert_eq!(v["variant"]["status"], "ok", "{v}");
+    let v = json(&polytune(
+        &root,
+        &[
+            "characterize",
+            "tests/fixtures/real/bare/heat.c",
+            "--param",
+            "n=40,tsteps=2",
+            "--json",
+        ],
+    ));
+    assert!(v.to_string().contains("PAPI_TOT_INS"), "{v}");
+    // A pointer of unknown extent: refused, unless the user asks for the
+    // footprint's size.
+    let args = [
+        "measure",
+        "tests/fixtures/real/bare/unknown.c",
+        "--param",
+        "n=100",
+    ];
+    let out = polytune(&root, &args);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("pointer of unknown extent") && err.contains("double x[n]"),
+        "{err}"
+    );
+    let mut args = args.to_vec();
+    args.extend(["--size-from-footprint", "--json"]);
+    assert_eq!(json(&polytune(&root, &args))["original"]["status"], "ok");
+    // Without the values, the error says which to give.
+    let out = polytune(&root, &["measure", "tests/fixtures/real/bare/syrk.c"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("--param"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // The driver itself, for the user to build with the kernel.
+    let out = polytune(
+        &root,
+        &[
+            "driver",
+            "tests/fixtures/real/bare/syrk.c",
+            "--param",
+            "n=8,m=4",
+        ],
+    );
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("int main(void)") && text.contains("kernel_syrk("),
+        "{text}"
+    );
+}

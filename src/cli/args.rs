@@ -122,24 +122,101 @@ pub struct ProgramArgs {
     /// Absolute tolerance when floating-point results are compared.
     #[arg(long, default_value_t = 1e-9)]
     pub atol: f64,
+    /// For a bare kernel (a file without `main`): the values of its
+    /// integer parameters, e.g. --param N=2000,M=1800; polytune writes a
+    /// driver that allocates the arrays, calls the kernel once, and is
+    /// built with it.
+    #[arg(long, value_name = "NAME=V,...", value_delimiter = ',', value_parser = parse_param)]
+    pub param: Vec<(String, i64)>,
+    /// For a bare kernel: size a pointer parameter of unknown extent
+    /// (`double *x`, `double x[]`) from the elements the kernel touches.
+    #[arg(long)]
+    pub size_from_footprint: bool,
+}
+
+pub fn parse_param(s: &str) -> Result<(String, i64), String> {
+    let (name, value) = s
+        .split_once('=')
+        .ok_or_else(|| format!("`{s}` is not NAME=VALUE"))?;
+    let value = value
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{value}` is not an integer"))?;
+    Ok((name.trim().to_string(), value))
 }
 
 impl ProgramArgs {
-    /// The recipe of `file` built with `compiler`: `-D<SIZE>_DATASET`
-    /// only for programs in the corpus style (which read it).
+    /// The recipe of `src` built with `compiler`: `-D<SIZE>_DATASET`
+    /// only for programs in the corpus style (which read it); for a bare
+    /// kernel, the driver polytune writes (into `scratch`, which must
+    /// outlive the recipe's builds) is built with it.
+    #[allow(clippy::too_many_arguments)]
     pub fn recipe(
         &self,
         compiler: Compiler,
-        file: &Path,
+        src: &crate::frontend::SourceFile,
         include: Vec<PathBuf>,
         size: crate::lab::size::Size,
-        corpus_style: bool,
         compile_line: &[String],
+        scratch: &Path,
+        ui: &super::Ui,
     ) -> Result<crate::lab::build::Recipe> {
+        let file = src.path.as_path();
         let mut r = crate::lab::build::Recipe::new(compiler, file);
-        r.size = corpus_style.then_some(size);
+        r.size = corpus_style(&src.text).then_some(size);
         r.include = include;
         r.extra = compile_line.to_vec();
+        let bare = !crate::engine::driver::has_main(&src.text) && self.build.is_none();
+        if bare {
+            let d =
+                crate::engine::driver::generate_with(src, &self.param, self.size_from_footprint)
+                    .map_err(|e| {
+                        anyhow::anyhow!(
+                            "{}: the file has no `main`, and polytune cannot write one: {e}",
+                            file.display()
+                        )
+                    })?;
+            let path = scratch.join("polytune_driver.c");
+            std::fs::write(&path, &d.text)?;
+            ui.detail(format!(
+                "{} has no `main`: driving {} with a generated main ({})",
+                file.display(),
+                d.functions.join(", "),
+                d.arrays
+                    .iter()
+                    .map(|a| format!(
+                        "{}{}",
+                        a.parameter,
+                        a.extents
+                            .iter()
+                            .map(|e| format!("[{e}]"))
+                            .collect::<String>()
+                    ))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
+            r.extra.push(path.display().to_string());
+            r.generated.push((
+                path.clone(),
+                format!(
+                    "the main polytune writes with `polytune driver {} --param {}`",
+                    file.display(),
+                    self.param
+                        .iter()
+                        .map(|(n, v)| format!("{n}={v}"))
+                        .collect::<Vec<_>>()
+                        .join(",")
+                ),
+            ));
+            r.extra
+                .extend(d.defines.iter().map(|(n, v)| format!("-D{n}={v}")));
+        } else if !self.param.is_empty() {
+            return Err(Usage(format!(
+                "--param is for a bare kernel (a file without `main`); {} has one: give the program's input with --run-args",
+                file.display()
+            ))
+            .into());
+        }
         r.build = self.build.clone();
         r.run = self.run.clone();
         if let Some(a) = &self.run_args {

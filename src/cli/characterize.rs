@@ -1,7 +1,7 @@
 //! `polytune characterize`: a program's (simulated) hardware counters.
 
 use super::Ui;
-use super::args::{BuildArgs, CompileLine, OutputArgs, ProgramArgs, corpus_style, memory_limit};
+use super::args::{BuildArgs, CompileLine, OutputArgs, ProgramArgs, memory_limit};
 use super::render::{counters_json, counters_text, json_text};
 use crate::lab::characterize::{Backend, characterize, characterize_instrumented};
 use crate::lab::scratch::Scratch;
@@ -43,7 +43,7 @@ pub struct Args {
     output: OutputArgs,
 }
 
-pub fn run(a: Args, _ui: &Ui) -> Result<()> {
+pub fn run(a: Args, ui: &Ui) -> Result<()> {
     let compiler = a.build.compiler()?;
     let dir = Scratch::new("characterize")?;
     let backend = if a.backend == "papi" {
@@ -77,11 +77,12 @@ pub fn run(a: Args, _ui: &Ui) -> Result<()> {
             }
             let recipe = a.program.recipe(
                 compiler,
-                &a.file,
+                &src,
                 a.build.include_for(&a.file),
                 a.size,
-                corpus_style(&src.text),
                 &a.compile_line.words,
+                dir.path(),
+                ui,
             )?;
             let copy = dir.path().join(a.file.file_name().unwrap_or_default());
             std::fs::write(

@@ -1,8 +1,6 @@
 //! `polytune measure`: compile, verify and time a program and a variant.
 
-use super::args::{
-    BuildArgs, CompileLine, ConfigArgs, OutputArgs, ProgramArgs, RunArgs, corpus_style,
-};
+use super::args::{BuildArgs, CompileLine, ConfigArgs, OutputArgs, ProgramArgs, RunArgs};
 use super::render::{json_text, measurement};
 use super::{Ui, out};
 use crate::frontend::{self, Options};
@@ -55,11 +53,12 @@ pub fn run(a: Args, ui: &Ui) -> Result<()> {
     let compiler = a.build.compiler()?;
     let recipe = a.program.recipe(
         compiler.clone(),
-        file,
+        &src,
         a.build.include_for(file),
         a.run.size,
-        corpus_style(&src.text),
         &a.compile_line.words,
+        dir.path(),
+        ui,
     )?;
     let harness = Harness {
         recipe,

@@ -10,6 +10,7 @@ mod args;
 mod characterize;
 mod collect;
 mod compare;
+mod driver;
 mod evaluate;
 mod export;
 mod fuzz;
@@ -177,6 +178,7 @@ enum Command {
     Train(train::Args),
     Evaluate(evaluate::Args),
     Characterize(characterize::Args),
+    Driver(driver::Args),
     Export(export::Args),
     Space(space::Args),
     Compare(compare::Args),
@@ -239,6 +241,7 @@ fn run(command: Command, ui: &Ui) -> anyhow::Result<()> {
         Command::Train(a) => train::run(a, ui),
         Command::Evaluate(a) => evaluate::run(a, ui),
         Command::Characterize(a) => characterize::run(a, ui),
+        Command::Driver(a) => driver::run(a, ui),
         Command::Export(a) => export::run(a, ui),
         Command::Space(a) => space::run(a, ui),
         Command::Compare(a) => compare::run(a, ui),

@@ -3,8 +3,7 @@
 
 use super::Ui;
 use super::args::{
-    BuildArgs, ConfigArgs, ProgramArgs, RunArgs, corpus_style, models_to_read, refuse_overwrite,
-    write_output,
+    BuildArgs, ConfigArgs, ProgramArgs, RunArgs, models_to_read, refuse_overwrite, write_output,
 };
 use super::progress::Progress;
 use super::source::SourceArgs;
@@ -32,7 +31,7 @@ use std::path::PathBuf;
 #[derive(clap::Args)]
 #[command(group(
     clap::ArgGroup::new("learned")
-        .args(["model", "shots", "strategy", "no_run", "json", "size", "threads", "timeout", "memory_limit", "compiler", "cflags", "run_args", "build", "run", "rtol", "atol"])
+        .args(["model", "shots", "strategy", "no_run", "json", "size", "threads", "timeout", "memory_limit", "compiler", "cflags", "run_args", "build", "run", "rtol", "atol", "param", "size_from_footprint"])
         .multiple(true)
         .conflicts_with("configuration")
 ))]
@@ -153,16 +152,19 @@ fn learned(a: &Args, src: &SourceFile, ui: &Ui) -> Result<Report> {
         )
     })?;
     ui.detail(format!("models from {}", dir.display()));
+    // A bare kernel's driver lives as long as the selection's builds.
+    let drivers = crate::lab::scratch::Scratch::new("driver")?;
     let setup = Setup {
         compiler: a.build.compiler()?,
         size: a.run.size,
         recipe: a.program.recipe(
             a.build.compiler()?,
-            &a.file,
+            src,
             a.build.include_for(&a.file),
             a.run.size,
-            corpus_style(&src.text),
             &a.source.clang_args,
+            drivers.path(),
+            ui,
         )?,
         tolerance: a.program.tolerance(),
         protocol: a.run.protocol(),

@@ -39,6 +39,9 @@ pub struct Recipe {
     pub run: Option<String>,
     /// The program's arguments (without `--run`).
     pub run_args: Vec<String>,
+    /// Files of the compile line that polytune wrote (a bare kernel's
+    /// driver), with what they are: a description names them by file name.
+    pub generated: Vec<(PathBuf, String)>,
 }
 
 impl Recipe {
@@ -53,6 +56,7 @@ impl Recipe {
             build: None,
             run: None,
             run_args: Vec::new(),
+            generated: Vec::new(),
         }
     }
 
@@ -137,7 +141,7 @@ impl Recipe {
     /// How the program is built and run, for a header comment: a command
     /// a user can type (the file named `FILE`).
     pub fn describe(&self, file: &str, openmp: bool) -> (String, String) {
-        let build = match &self.build {
+        let mut build = match &self.build {
             Some(cmd) => cmd
                 .replace(SRC, file)
                 .replace(EXE, "./a.out")
@@ -150,6 +154,15 @@ impl Recipe {
                 shell_words::join(words)
             }
         };
+        for (path, what) in &self.generated {
+            let name = path
+                .file_name()
+                .unwrap_or_default()
+                .to_string_lossy()
+                .into_owned();
+            build = build.replace(&path.display().to_string(), &name);
+            build.push_str(&format!(" ({name}: {what})"));
+        }
         let run = match &self.run {
             Some(cmd) => cmd.replace(EXE, "./a.out"),
             None => {

@@ -115,6 +115,17 @@ const FLOAT_VALUES: [&str; 2] = ["1.5", "1.2"];
 
 /// The driver for the kernel file `src` at the integer values `params`.
 pub fn generate(src: &SourceFile, params: &[(String, i64)]) -> Result<Driver, DriverError> {
+    generate_with(src, params, true)
+}
+
+/// [`generate`], with pointer parameters of unknown extent (`double *x`,
+/// `double x[]`) sized from the footprint only when `from_footprint`;
+/// otherwise they are refused (the user says what they hold).
+pub fn generate_with(
+    src: &SourceFile,
+    params: &[(String, i64)],
+    from_footprint: bool,
+) -> Result<Driver, DriverError> {
     let scan = FileScan::new(&src.text);
     let mut given: HashMap<&str, i64> = HashMap::new();
     for (name, v) in params {
@@ -323,6 +334,20 @@ pub fn generate(src: &SourceFile, params: &[(String, i64)]) -> Result<Driver, Dr
                                 if d > 0 {
                                     return Err(refuse(
                                         "an array with an inner extent polytune cannot read",
+                                    ));
+                                }
+                                if !from_footprint {
+                                    return Err(at(
+                                        p.at,
+                                        format!(
+                                            "parameter `{}` of `{}` ({}) is a pointer of unknown extent",
+                                            p.name, f.name, p.text
+                                        ),
+                                        &format!(
+                                            "declare it as an array with extents, `{} {}[n]`, write a main, or pass --size-from-footprint to size it from the elements the kernel touches",
+                                            element.spelling(),
+                                            p.name
+                                        ),
                                     ));
                                 }
                                 let outside = scan.mentions(&p.name, f.body, &regions);
