@@ -296,3 +296,59 @@ fn a_bare_kernel_is_driven_by_a_generated_main() {
         "{text}"
     );
 }
+
+/// `collect` measures programs outside the corpus style through the
+/// instrumentation: a PolyBench-style kernel with its compile line, the
+/// Makefile program with its build and run commands, a bare kernel with
+/// its driver; every variant verified, and a rerun resumes.
+#[test]
+fn collect_measures_real_programs() {
+    let root = common::root();
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("runs.sqlite");
+    let db = db.to_str().unwrap();
+    let u = "tests/fixtures/real/polybench4/utilities";
+    let atax = "tests/fixtures/real/polybench4/linear-algebra/kernels/atax/atax.c";
+    let runs: Vec<Vec<String>> = vec![
+        vec![
+            atax.into(),
+            "--".into(),
+            format!("-I{u}"),
+            format!("{u}/polybench.c"),
+            "-DMINI_DATASET".into(),
+            "-lm".into(),
+        ],
+        vec![
+            "tests/fixtures/real/makefile_app/kernel.c".into(),
+            "--build".into(),
+            "make -s -C tests/fixtures/real/makefile_app CC={cc} CFLAGS={cflags} KERNEL={src} EXE={exe}".into(),
+            "--run".into(),
+            "{exe} 32 3".into(),
+        ],
+        vec![
+            "tests/fixtures/real/bare/syrk.c".into(),
+            "--param".into(),
+            "n=24,m=20".into(),
+        ],
+    ];
+    for (k, extra) in runs.iter().enumerate() {
+        let mut args = vec![
+            "collect",
+            "--db",
+            db,
+            "--max-variants",
+            "2",
+            "--size",
+            "mini",
+            "--json",
+        ];
+        args.extend(extra.iter().map(String::as_str));
+        let v = json(&polytune(&root, &args));
+        assert_eq!(v["measured"], 3, "{k}: {v}");
+        assert_eq!(v["failed"], 0, "{k}: {v}");
+        // Resumed: nothing measured twice.
+        let v = json(&polytune(&root, &args));
+        assert_eq!(v["measured"], 0, "{k}: {v}");
+        assert_eq!(v["already_stored"], 3, "{k}: {v}");
+    }
+}

@@ -8,12 +8,16 @@
 
 use crate::engine::space::{code_hash, distinct_variants};
 use crate::frontend::{self, Options};
-use crate::lab::characterize::{Backend, characterize};
+use crate::lab::build::{Recipe, corpus_style};
+use crate::lab::characterize::{Backend, characterize, characterize_instrumented};
 use crate::lab::compiler::{Compiler, Family};
+use crate::lab::dump::{Dump, Tolerance};
+use crate::lab::harness::{Harness, OriginalError, Reference};
 use crate::lab::runner::Protocol;
 use crate::lab::scratch::Scratch;
 use crate::lab::size::Size;
 use crate::lab::store::{Key, Machine, Store};
+use crate::lab::verify::Measurement;
 use crate::lab::verify::{Bench, Status};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
@@ -38,6 +42,24 @@ pub struct Campaign {
     /// While this file exists the campaign waits before its next
     /// measurement (see `wait_while_paused`).
     pub pause_file: Option<PathBuf>,
+    /// How programs that are not in the corpus style are built and run
+    /// (they are measured through polytune's instrumentation).
+    pub program: Program,
+}
+
+/// How a campaign builds and runs the programs outside the corpus style
+/// (issue 17): one compile line, command line and tolerance for all.
+#[derive(Debug, Clone, Default)]
+pub struct Program {
+    /// The compile line after `--` (the kernel's directory is added).
+    pub extra: Vec<String>,
+    pub run_args: Vec<String>,
+    pub build: Option<String>,
+    pub run: Option<String>,
+    pub tolerance: Tolerance,
+    /// A bare kernel's parameter values (its generated driver).
+    pub params: Vec<(String, i64)>,
+    pub size_from_footprint: bool,
 }
 
 /// Why a campaign stopped.
@@ -51,6 +73,8 @@ pub enum CollectError {
     Engine(#[from] crate::engine::model::EngineError),
     #[error(transparent)]
     Io(#[from] std::io::Error),
+    #[error("{path}: {message}")]
+    Driver { path: String, message: String },
 }
 
 /// Counts of a finished (or resumed) campaign (the JSON of `collect
@@ -120,6 +144,7 @@ pub enum Event<'a> {
         name: &'a str,
         compiler: Family,
         status: Status,
+        detail: &'a str,
     },
     /// Program `done` of `total` was measured (`status`) or found stored
     /// (`None`); `eta` seconds of measuring are left at `each` per program.
@@ -206,17 +231,46 @@ pub fn run(
         let original = store.original_id(kernel, &code_hash(&src.text))?;
         let mut include = c.include.clone();
         include.push(path.parent().map(Path::to_path_buf).unwrap_or_default());
+        let corpus = corpus_style(&src.text);
+        // Outside the corpus style: the instrumented original, and the
+        // program's recipe (its driver for a bare kernel).
+        let (instrumented, recipe_base) = if corpus {
+            (None, None)
+        } else {
+            let d = work.join(format!("{name}-original"));
+            std::fs::create_dir_all(&d)?;
+            let file = d.join(path.file_name().unwrap_or_default());
+            std::fs::write(
+                &file,
+                crate::engine::pipeline::instrumented(src, None, None)?.text,
+            )?;
+            let recipe = recipe_for(c, path, src, &work, &name)?;
+            (Some(file), Some(recipe))
+        };
         if !store.has_features(kernel, "cachegrind", c.feature_size)? {
             let compiler = c.compilers.first().expect("at least one compiler");
-            match characterize(
-                path,
-                compiler,
-                c.feature_size,
-                &include,
-                Backend::Cachegrind,
-                &work,
-                &c.protocol.limits(),
-            ) {
+            let features = match (&instrumented, &recipe_base) {
+                (Some(file), Some(recipe)) => characterize_instrumented(
+                    file,
+                    &Recipe {
+                        compiler: compiler.clone(),
+                        ..recipe.clone()
+                    },
+                    src.scops.len(),
+                    &work,
+                    &c.protocol.limits(),
+                ),
+                _ => characterize(
+                    path,
+                    compiler,
+                    c.feature_size,
+                    &include,
+                    Backend::Cachegrind,
+                    &work,
+                    &c.protocol.limits(),
+                ),
+            };
+            match features {
                 Ok(f) => store.record_features(kernel, "cachegrind", c.feature_size, &f.values)?,
                 Err(e) => progress(Event::NoFeatures {
                     name: &name,
@@ -225,12 +279,29 @@ pub fn run(
             }
         }
         for compiler in &c.compilers {
-            let mut bench = Bench {
-                compiler: compiler.clone(),
-                size: c.size,
-                include: include.clone(),
-                protocol: c.protocol,
-                workdir: work.clone(),
+            let mut lab = match &recipe_base {
+                None => Lab::Corpus {
+                    bench: Bench {
+                        compiler: compiler.clone(),
+                        size: c.size,
+                        include: include.clone(),
+                        protocol: c.protocol,
+                        workdir: work.clone(),
+                    },
+                    reference: None,
+                },
+                Some(recipe) => Lab::Instrumented {
+                    harness: Harness {
+                        recipe: Recipe {
+                            compiler: compiler.clone(),
+                            ..recipe.clone()
+                        },
+                        protocol: c.protocol,
+                        tolerance: c.program.tolerance,
+                        workdir: work.clone(),
+                    },
+                    reference: Box::new(None),
+                },
             };
             let cid = store.compiler_id(compiler)?;
             let key = |variant| Key {
@@ -263,7 +334,7 @@ pub fn run(
                 name: &name,
                 compiler: compiler.family,
             });
-            let (m, reference) = bench.reference(path, true);
+            let (m, detail) = lab.original(path, instrumented.as_deref());
             if !stored {
                 store.record(&key(original), &m)?;
                 summary.measured += 1;
@@ -274,18 +345,19 @@ pub fn run(
                 Some(t) => Some(t.median),
                 None => store.median(&key(original))?,
             };
-            bench.protocol.slow_cutoff = c.slow_factor.zip(baseline).map(|(f, b)| f * b);
+            lab.set_slow_cutoff(c.slow_factor.zip(baseline).map(|(f, b)| f * b));
             done += 1;
-            let Some(reference) = reference.filter(|_| m.status == Status::Ok) else {
+            if m.status != Status::Ok {
                 progress(Event::OriginalFailed {
                     name: &name,
                     compiler: compiler.family,
                     status: m.status,
+                    detail: &detail,
                 });
                 summary.failed += 1;
                 done += variants.len();
                 continue;
-            };
+            }
             for v in variants {
                 let vid = store.variant_id(kernel, &v.hash, &v.configs)?;
                 let status = if store.has_measurement(&key(vid))? {
@@ -293,11 +365,8 @@ pub fn run(
                     None
                 } else {
                     wait_while_paused(c.pause_file.as_deref(), progress)?;
-                    let file = work.join(format!("{name}.c"));
-                    std::fs::write(&file, &v.text)?;
-                    let openmp = v.openmp;
                     let t = Instant::now();
-                    let (m, _) = bench.measure(&file, "variant", Some(&reference), openmp, true);
+                    let m = lab.variant(src, v, &work, &name)?;
                     spent += t.elapsed().as_secs_f64();
                     if m.status != Status::Ok {
                         summary.failed += 1;
@@ -327,6 +396,135 @@ pub fn run(
     }
     drop(scratch);
     Ok(summary)
+}
+
+/// The recipe of a kernel outside the corpus style, with the driver of
+/// a bare kernel written into `work`.
+fn recipe_for(
+    c: &Campaign,
+    path: &Path,
+    src: &crate::frontend::SourceFile,
+    work: &Path,
+    name: &str,
+) -> Result<Recipe, CollectError> {
+    let compiler = c.compilers.first().expect("at least one compiler").clone();
+    let mut r = Recipe::new(compiler, path);
+    r.include = c.include.clone();
+    r.extra = c.program.extra.clone();
+    r.run_args = c.program.run_args.clone();
+    r.build = c.program.build.clone();
+    r.run = c.program.run.clone();
+    if !crate::engine::driver::has_main(&src.text) && r.build.is_none() {
+        let d = crate::engine::driver::generate_with(
+            src,
+            &c.program.params,
+            c.program.size_from_footprint,
+        )
+        .map_err(|e| CollectError::Driver {
+            path: path.display().to_string(),
+            message: format!("the file has no `main`, and polytune cannot write one: {e}"),
+        })?;
+        let file = work.join(format!("{name}-driver.c"));
+        std::fs::write(&file, &d.text)?;
+        r.extra.push(file.display().to_string());
+        r.extra
+            .extend(d.defines.iter().map(|(n, v)| format!("-D{n}={v}")));
+    }
+    Ok(r)
+}
+
+/// How one kernel is measured with one compiler: through the corpus'
+/// protocol, or through polytune's instrumentation.
+enum Lab {
+    Corpus {
+        bench: Bench,
+        reference: Option<Dump>,
+    },
+    Instrumented {
+        harness: Harness,
+        reference: Box<Option<Reference>>,
+    },
+}
+
+impl Lab {
+    /// Measures the original (`instrumented`: its instrumented build) and
+    /// keeps its reference; the detail says why it failed.
+    fn original(&mut self, path: &Path, instrumented: Option<&Path>) -> (Measurement, String) {
+        match self {
+            Lab::Corpus { bench, reference } => {
+                let (m, r) = bench.reference(path, true);
+                *reference = r;
+                let detail = m.detail.clone();
+                (m, detail)
+            }
+            Lab::Instrumented { harness, reference } => {
+                match harness.reference(instrumented.unwrap_or(path), true) {
+                    Ok((m, r)) => {
+                        **reference = Some(r);
+                        (m, String::new())
+                    }
+                    Err(e) => {
+                        let status = match e {
+                            OriginalError::Build { .. } => Status::CompileError,
+                            OriginalError::Nondeterministic { .. } => Status::WrongOutput,
+                            _ => Status::Crash,
+                        };
+                        let detail = e.to_string();
+                        (
+                            Measurement {
+                                status,
+                                detail: detail.clone(),
+                                compile_seconds: 0.0,
+                                timing: None,
+                            },
+                            detail,
+                        )
+                    }
+                }
+            }
+        }
+    }
+
+    fn set_slow_cutoff(&mut self, cutoff: Option<f64>) {
+        match self {
+            Lab::Corpus { bench, .. } => bench.protocol.slow_cutoff = cutoff,
+            Lab::Instrumented { harness, .. } => harness.protocol.slow_cutoff = cutoff,
+        }
+    }
+
+    /// Measures variant `v` against the original's reference.
+    fn variant(
+        &self,
+        src: &crate::frontend::SourceFile,
+        v: &crate::engine::space::Variant,
+        work: &Path,
+        name: &str,
+    ) -> Result<Measurement, CollectError> {
+        Ok(match self {
+            Lab::Corpus { bench, reference } => {
+                let file = work.join(format!("{name}.c"));
+                std::fs::write(&file, &v.text)?;
+                bench
+                    .measure(&file, "variant", reference.as_ref(), v.openmp, true)
+                    .0
+            }
+            Lab::Instrumented { harness, reference } => {
+                let d = work.join(format!("{name}-variant"));
+                std::fs::create_dir_all(&d)?;
+                let file = d.join(src.path.file_name().unwrap_or_default());
+                let config = v.configs.first().copied().unwrap_or_default();
+                std::fs::write(
+                    &file,
+                    crate::engine::pipeline::instrumented(src, Some(&config), None)?.text,
+                )?;
+                let reference = reference
+                    .as_ref()
+                    .as_ref()
+                    .expect("measured after its original");
+                harness.measure(&file, "variant", reference, v.openmp, true)
+            }
+        })
+    }
 }
 
 #[cfg(test)]

@@ -244,10 +244,7 @@ pub struct CompileLine {
     pub words: Vec<String>,
 }
 
-/// Whether a program follows the corpus' protocol (its header).
-pub fn corpus_style(text: &str) -> bool {
-    text.contains("polytune_bench.h")
-}
+pub use crate::lab::build::corpus_style;
 
 /// How programs are run and timed (`measure`, `collect` and the learned
 /// `optimize`).

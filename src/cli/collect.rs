@@ -1,7 +1,7 @@
 //! `polytune collect`: a training campaign into a SQLite database.
 
 use super::Ui;
-use super::args::{BuildArgs, OutputArgs, RunArgs, corpus_include};
+use super::args::{BuildArgs, CompileLine, OutputArgs, ProgramArgs, RunArgs, corpus_include};
 use super::progress::Progress;
 use crate::app::campaign::Event;
 use crate::lab::runner::Protocol;
@@ -13,7 +13,11 @@ use std::path::PathBuf;
 ///
 /// Measures the original and every distinct variant of every kernel
 /// with every compiler: verified against the original's output, then
-/// timed. Results are written as they arrive; rerunning the same
+/// timed. Programs in the corpus style (polytune_bench.h) use its
+/// protocol; any other program is measured through polytune's
+/// instrumentation, built with the compile line after `--` (or --build)
+/// and run with --run-args (or --run); a bare kernel gets a driver
+/// (--param). Results are written as they arrive; rerunning the same
 /// command after an interruption skips what is stored.
 #[derive(clap::Args)]
 pub struct Args {
@@ -43,6 +47,10 @@ pub struct Args {
     /// other work use the machine without disturbing a timed run.
     #[arg(long, value_name = "FILE")]
     pause_file: Option<PathBuf>,
+    #[command(flatten)]
+    program: ProgramArgs,
+    #[command(flatten)]
+    compile_line: CompileLine,
     #[command(flatten)]
     output: OutputArgs,
 }
@@ -76,6 +84,18 @@ pub fn run(a: Args, ui: &Ui) -> Result<()> {
             .collect(),
         feature_size: crate::lab::size::Size::Small,
         pause_file: a.pause_file,
+        program: crate::app::campaign::Program {
+            extra: a.compile_line.words.clone(),
+            run_args: match &a.program.run_args {
+                Some(r) => crate::lab::build::split_args(r).map_err(super::Usage)?,
+                None => Vec::new(),
+            },
+            build: a.program.build.clone(),
+            run: a.program.run.clone(),
+            tolerance: a.program.tolerance(),
+            params: a.program.param.clone(),
+            size_from_footprint: a.program.size_from_footprint,
+        },
     };
     let mut p = Progress::new(ui);
     p.doing("enumerating the variants");
@@ -115,9 +135,15 @@ fn show(p: &mut Progress, e: Event) {
             name,
             compiler,
             status,
+            detail,
         } => p.note(format_args!(
-            "{name}: the original fails with {compiler} ({}); its variants are skipped",
-            status.as_str()
+            "{name}: the original fails with {compiler} ({}); its variants are skipped{}",
+            status.as_str(),
+            if detail.is_empty() {
+                String::new()
+            } else {
+                format!(":\n{}", detail.trim_end())
+            }
         )),
         Event::Variant {
             done,

@@ -175,6 +175,12 @@ impl Recipe {
     }
 }
 
+/// Whether a program follows the corpus' protocol (includes its header,
+/// polybench/include/polytune_bench.h).
+pub fn corpus_style(text: &str) -> bool {
+    text.contains("polytune_bench.h")
+}
+
 /// The directory of `file` (`.` for a bare file name).
 pub fn source_dir(file: &Path) -> PathBuf {
     match file.parent() {
