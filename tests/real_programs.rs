@@ -352,3 +352,24 @@ fn collect_measures_real_programs() {
         assert_eq!(v["already_stored"], 3, "{k}: {v}");
     }
 }
+
+/// An original that computes something else on every run cannot be a
+/// reference: said so, with what to do, and nothing is measured.
+#[test]
+fn a_nondeterministic_original_is_refused_with_the_reason() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("nondet.c");
+    std::fs::write(
+        &file,
+        "#include <stdio.h>\n#include <unistd.h>\ndouble a[100];\nint main(void) { int i; double s = getpid() % 1000;\n#pragma scop\nfor (i = 0; i < 100; i++) a[i] = s + i;\n#pragma endscop\nprintf(\"%f\\n\", a[5]); return 0; }\n",
+    )
+    .unwrap();
+    let out = polytune(dir.path(), &["measure", "nondet.c"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("different results from one run to the next"),
+        "{err}"
+    );
+    assert!(err.contains("deterministic"), "{err}");
+}
