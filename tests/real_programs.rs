@@ -361,7 +361,7 @@ fn a_nondeterministic_original_is_refused_with_the_reason() {
     let file = dir.path().join("nondet.c");
     std::fs::write(
         &file,
-        "#include <stdio.h>\n#include <unistd.h>\ndouble a[100];\nint main(void) { int i; double s = getpid() % 1000;\n#pragma scop\nfor (i = 0; i < 100; i++) a[i] = s + i;\n#pragma endscop\nprintf(\"%f\\n\", a[5]); return 0; }\n",
+        "#include <stdio.h>\n#include <unistd.h>\ndouble a[100];\nint main(void) { int i; double s = (double)getpid();\n#pragma scop\nfor (i = 0; i < 100; i++) a[i] = s + i;\n#pragma endscop\nprintf(\"%f\\n\", a[5]); return 0; }\n",
     )
     .unwrap();
     let out = polytune(dir.path(), &["measure", "nondet.c"]);
