@@ -280,7 +280,11 @@ impl Harness {
     }
 
     fn time(&self, exe: &Path) -> Result<Timing, Run> {
-        runner::time_by(&self.protocol, None, &mut || self.timed(exe))
+        self.time_with(exe, &self.protocol)
+    }
+
+    fn time_with(&self, exe: &Path, protocol: &Protocol) -> Result<Timing, Run> {
+        runner::time_by(protocol, None, &mut || self.timed(exe))
     }
 
     /// Builds `src` as `name`, verifies it against `reference` and times
@@ -337,7 +341,17 @@ impl Harness {
         }
         let mut m = verdict(Status::Ok, String::new());
         if time {
-            match self.time(&exe) {
+            // A variant whose recording run already took longer than the
+            // cutoff is far slower than its baseline: a few runs do.
+            let mut protocol = self.protocol;
+            if let Some(cut) = protocol.slow_cutoff
+                && side.seconds() > cut
+            {
+                protocol.warmup = 0;
+                protocol.min_runs = protocol.slow_runs.max(1);
+                protocol.max_runs = protocol.min_runs;
+            }
+            match self.time_with(&exe, &protocol) {
                 Ok(t) => m.timing = Some(t),
                 Err(run) => {
                     m.status = Status::Crash;
