@@ -12,7 +12,7 @@
 //! aliases, defines, uses), which reads best in one piece.
 
 use super::extent::{Expr, extent, integer_literal};
-use crate::frontend::pragmas::{Tok, Token, tokens};
+use crate::frontend::lex::{Tok, Token, tokens};
 use std::collections::HashMap;
 
 /// The scalar types a driver knows how to make.
