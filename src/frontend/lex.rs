@@ -225,4 +225,3 @@ fn directive_end(text: &str, mut i: usize) -> usize {
     }
     b.len()
 }
-

@@ -22,11 +22,11 @@ use crate::frontend::scop::{
     Access, Affine, Array, DivisionCheck, Formula, LONG_MAX, Region, ScheduleDim, Scop, Statement,
     UnsignedCheck,
 };
-use std::collections::{BTreeMap, HashMap, HashSet};
 use expr::Place;
 use loops::declared_iterator_type;
-use types::{MACRO, storage_range, type_of_spelling};
+use std::collections::{BTreeMap, HashMap, HashSet};
 pub(crate) use types::{CType, TypeScan, Types};
+use types::{MACRO, storage_range, type_of_spelling};
 
 /// Functions known to be pure (math library and PolyBench's macros).
 pub const PURE_FUNCTIONS: &[&str] = &[

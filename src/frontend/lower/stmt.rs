@@ -5,7 +5,14 @@ use super::expr::Piecewise;
 use super::*;
 
 impl Lowerer<'_> {
-    pub(super) fn assignment(&mut self, id: usize, span: Span, lhs: &Expr, op: AssignOp, rhs: &Expr) -> R<()> {
+    pub(super) fn assignment(
+        &mut self,
+        id: usize,
+        span: Span,
+        lhs: &Expr,
+        op: AssignOp,
+        rhs: &Expr,
+    ) -> R<()> {
         self.current_reads.clear();
         let write = self.target(lhs, op)?;
         self.value(rhs)?;
