@@ -3,35 +3,16 @@
 //! schedule, plus the parsed tree they came from. The front end builds it;
 //! the engine reads it through isl's textual notation.
 
+mod affine;
 pub mod ast;
 pub mod print;
 
-mod affine;
 use crate::isl::mangle;
 use ast::Span;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
 pub use affine::{Affine, Constraint, Formula, Term};
-
-impl Statement {
-    /// The original schedule's time vector of one instance.
-    pub fn time(&self, point: &[i64]) -> Vec<i64> {
-        self.schedule
-            .iter()
-            .map(|d| match *d {
-                ScheduleDim::Position(p) => p as i64,
-                ScheduleDim::Iterator { index, reversed } => {
-                    if reversed {
-                        -point[index]
-                    } else {
-                        point[index]
-                    }
-                }
-            })
-            .collect()
-    }
-}
 
 /// One dimension of the original 2d+1 schedule.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
@@ -72,6 +53,25 @@ impl Statement {
 
     fn tuple(&self) -> String {
         format!("{}[{}]", self.name(), isl_names(&self.iterators))
+    }
+}
+
+impl Statement {
+    /// The original schedule's time vector of one instance.
+    pub fn time(&self, point: &[i64]) -> Vec<i64> {
+        self.schedule
+            .iter()
+            .map(|d| match *d {
+                ScheduleDim::Position(p) => p as i64,
+                ScheduleDim::Iterator { index, reversed } => {
+                    if reversed {
+                        -point[index]
+                    } else {
+                        point[index]
+                    }
+                }
+            })
+            .collect()
     }
 }
 
