@@ -202,7 +202,7 @@ pub(super) fn shift(nodes: &[Node], var: &str, k: i64) -> Vec<Node> {
 }
 
 #[cfg(test)]
-mod marks {
+mod tests {
     use crate::frontend::{Options, parse_source};
     use std::path::Path;
 
