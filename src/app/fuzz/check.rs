@@ -319,19 +319,23 @@ impl Ctx<'_> {
         let mut broken = vec![false; configs.len()];
         let mut oracle = false;
         let mut original_failed = false;
+        // A finding against the original program built by `comp`.
+        let original = |comp: &Compiler, what: &str| {
+            self.save(
+                "original-failed",
+                index,
+                &generated,
+                None,
+                Some(comp),
+                what,
+                None,
+            )
+        };
         for comp in &self.compilers {
             let orig_exe = work.join(format!("orig-{}", comp.name()));
             if let Err(e) = compile(comp, &opts.cflags, &prog, &orig_exe) {
                 original_failed = true;
-                res.findings.push(self.save(
-                    "original-failed",
-                    index,
-                    &generated,
-                    None,
-                    Some(comp),
-                    &e,
-                    None,
-                ));
+                res.findings.push(original(comp, &e));
                 continue;
             }
             // The reference output at each parameter set.
@@ -368,15 +372,7 @@ impl Ctx<'_> {
                             Ok(r) => format!("{:?}: {}", r.exit, r.stderr),
                             Err(e) => e.to_string(),
                         };
-                        res.findings.push(self.save(
-                            "original-failed",
-                            index,
-                            &generated,
-                            None,
-                            Some(comp),
-                            &what,
-                            None,
-                        ));
+                        res.findings.push(original(comp, &what));
                         reference.push(None);
                     }
                 }

@@ -25,6 +25,7 @@ use std::collections::HashMap;
 use std::fmt::Write;
 
 use marks::{mark_omp, mark_simd, mark_unroll};
+pub use print::c_name;
 use print::{Printer, collect_bodies, guard_to_c, identifiers};
 use tree::{Node, convert};
 

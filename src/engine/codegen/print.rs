@@ -26,19 +26,7 @@ pub(super) struct Printer<'a> {
 
 impl Printer<'_> {
     pub(super) fn name(&self, isl_name: &str) -> String {
-        match isl_name.strip_prefix('c') {
-            Some(d) if !d.is_empty() && d.chars().all(|c| c.is_ascii_digit()) => {
-                format!("{}{d}", self.prefix)
-            }
-            _ => {
-                let name = isl::unmangle(isl_name);
-                if self.scop.unsigned_parameters.iter().any(|p| p == name) {
-                    format!("(long)({name})")
-                } else {
-                    name.to_string()
-                }
-            }
-        }
+        c_name(self.scop, &self.prefix, isl_name)
     }
 
     pub(super) fn c(&self, e: &AstExpr) -> String {
@@ -125,12 +113,16 @@ impl Printer<'_> {
         }
     }
 
-    fn header(&self, var: &str, init: &str, cond: &str, step: i64) -> String {
+    /// Writes the head of a loop, `for (...) {`, at `indent`.
+    fn open_for(&mut self, indent: &str, var: &str, init: &str, cond: &str, step: i64) {
         let inc = match step {
             1 => format!("{var}++"),
             s => format!("{var} += {s}"),
         };
-        format!("for (long {var} = {init}; {cond}; {inc})")
+        let _ = writeln!(
+            self.out,
+            "{indent}for (long {var} = {init}; {cond}; {inc}) {{"
+        );
     }
 
     fn for_loop(&mut self, l: &Loop, indent: &str) {
@@ -151,15 +143,12 @@ impl Printer<'_> {
             );
             // Main loop: blocks of u iterations, the inner loop jammed.
             self.pragmas(l, &ind);
-            let _ = writeln!(
-                self.out,
-                "{ind}{} {{",
-                self.header(
-                    &var,
-                    &lb_name,
-                    &format!("{var} <= {ub_name} - {}", u - 1),
-                    u
-                )
+            self.open_for(
+                &ind,
+                &var,
+                &lb_name,
+                &format!("{var} <= {ub_name} - {}", u - 1),
+                u,
             );
             let mut jammed = (**inner).clone();
             jammed.body = (0..u).flat_map(|k| shift(&inner.body, &l.var, k)).collect();
@@ -170,11 +159,7 @@ impl Printer<'_> {
             rest.unroll = 1;
             let start = format!("{ub_name} - ({ub_name} - {lb_name} + 1) % {u} + 1");
             self.pragmas(&rest, &ind);
-            let _ = writeln!(
-                self.out,
-                "{ind}{} {{",
-                self.header(&var, &start, &format!("{var} <= {ub_name}"), 1)
-            );
+            self.open_for(&ind, &var, &start, &format!("{var} <= {ub_name}"), 1);
             // The unjammed inner loop keeps its own marks (legal without jam).
             self.nodes(&rest.body, &format!("{ind}  "));
             let _ = writeln!(self.out, "{ind}}}");
@@ -191,15 +176,12 @@ impl Printer<'_> {
             let ind = format!("{indent}  ");
             let _ = writeln!(self.out, "{ind}const long {ub_name} = {};", self.c(&ub));
             self.pragmas(l, &ind);
-            let _ = writeln!(
-                self.out,
-                "{ind}{} {{",
-                self.header(
-                    &var,
-                    &self.c(&l.init),
-                    &format!("{var} <= {ub_name}"),
-                    l.step
-                )
+            self.open_for(
+                &ind,
+                &var,
+                &self.c(&l.init),
+                &format!("{var} <= {ub_name}"),
+                l.step,
             );
             self.nodes(&l.body, &format!("{ind}  "));
             let _ = writeln!(self.out, "{ind}}}");
@@ -207,13 +189,29 @@ impl Printer<'_> {
             return;
         }
         self.pragmas(l, indent);
-        let _ = writeln!(
-            self.out,
-            "{indent}{} {{",
-            self.header(&var, &self.c(&l.init), &self.c(&l.cond), l.step)
-        );
+        self.open_for(indent, &var, &self.c(&l.init), &self.c(&l.cond), l.step);
         self.nodes(&l.body, &format!("{indent}  "));
         let _ = writeln!(self.out, "{indent}}}");
+    }
+}
+
+/// The C spelling of a name in isl's AST of `scop`: a loop variable
+/// `cN` of isl becomes `{prefix}N`; a parameter of unsigned type is read
+/// as a `long` (its arithmetic must not wrap); any other name is the
+/// user's own, unmangled.
+pub fn c_name(scop: &Scop, prefix: &str, isl_name: &str) -> String {
+    match isl_name.strip_prefix('c') {
+        Some(d) if !d.is_empty() && d.chars().all(|c| c.is_ascii_digit()) => {
+            format!("{prefix}{d}")
+        }
+        _ => {
+            let name = isl::unmangle(isl_name);
+            if scop.unsigned_parameters.iter().any(|p| p == name) {
+                format!("(long)({name})")
+            } else {
+                name.to_string()
+            }
+        }
     }
 }
 

@@ -376,31 +376,20 @@ mod tests {
     #[test]
     fn the_suggested_fix_names_the_declared_type() {
         let fix = |d: &str, n: &str| restrict_declaration(&toks(d), n);
-        assert_eq!(fix("int **m1", "m1").unwrap(), "int **restrict m1");
-        assert_eq!(fix("double x[]", "x").unwrap(), "double x[restrict]");
-        assert_eq!(fix("double x[100]", "x").unwrap(), "double x[restrict 100]");
-        assert_eq!(
-            fix("double A[N][M]", "A").unwrap(),
-            "double A[restrict N][M]"
-        );
-        assert_eq!(
-            fix("double A[2*N][M+1]", "A").unwrap(),
-            "double A[restrict 2 * N][M + 1]"
-        );
-        assert_eq!(
-            fix("double (*p)[M]", "p").unwrap(),
-            "double (*restrict p)[M]"
-        );
-        assert_eq!(
-            fix("const double *p", "p").unwrap(),
-            "const double *restrict p"
-        );
-        assert_eq!(
-            fix("double *const p", "p").unwrap(),
-            "double *const restrict p"
-        );
-        assert_eq!(fix("double *q = r1", "q").unwrap(), "double *restrict q");
-        assert_eq!(fix("double *a, *b", "b").unwrap(), "double *restrict b");
+        for (declaration, name, fixed) in [
+            ("int **m1", "m1", "int **restrict m1"),
+            ("double x[]", "x", "double x[restrict]"),
+            ("double x[100]", "x", "double x[restrict 100]"),
+            ("double A[N][M]", "A", "double A[restrict N][M]"),
+            ("double A[2*N][M+1]", "A", "double A[restrict 2 * N][M + 1]"),
+            ("double (*p)[M]", "p", "double (*restrict p)[M]"),
+            ("const double *p", "p", "const double *restrict p"),
+            ("double *const p", "p", "double *const restrict p"),
+            ("double *q = r1", "q", "double *restrict q"),
+            ("double *a, *b", "b", "double *restrict b"),
+        ] {
+            assert_eq!(fix(declaration, name).as_deref(), Some(fixed));
+        }
         // A declarator hidden by a macro, or not a pointer: no suggestion.
         assert_eq!(fix("double POLYBENCH_2D(C, NI, NJ, ni, nj)", "C"), None);
         assert_eq!(fix("double s", "s"), None);

@@ -253,28 +253,19 @@ pub fn print_program(p: &Program) -> String {
     }
     let names: Vec<&str> = params.iter().map(|&v| p.vars[v].name.as_str()).collect();
     let _ = writeln!(out, "  init();\n  kernel({});", names.join(", "));
+    // `n` values of type `elem` from `first` on, printed as `name`.
+    let dump = |out: &mut String, elem: Elem, name: &str, first: &str, n: usize| {
+        let ty = elem.c_name().replace(' ', "_");
+        let _ = writeln!(out, "  dump_{ty}(\"{name}\", &{first}, {n}UL);");
+    };
     for a in &p.arrays {
         let n: usize = a.extents.iter().product();
         let zeros: String = a.extents.iter().map(|_| "[0]").collect();
-        let _ = writeln!(
-            out,
-            "  dump_{}(\"{}\", &{}{zeros}, {n}UL);",
-            a.elem.c_name().replace(' ', "_"),
-            a.name,
-            a.name
-        );
+        dump(&mut out, a.elem, &a.name, &format!("{}{zeros}", a.name), n);
     }
     for s in &p.scalars {
-        let _ = writeln!(
-            out,
-            "  dump_{}(\"{}\", &{}, 1UL);",
-            s.elem.c_name().replace(' ', "_"),
-            s.name,
-            s.name
-        );
+        dump(&mut out, s.elem, &s.name, &s.name, 1);
     }
     out.push_str("  return 0;\n}\n");
     out
 }
-
-// ---- generation ------------------------------------------------------------
