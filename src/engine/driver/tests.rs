@@ -12,6 +12,15 @@ fn params(list: &[(&str, i64)]) -> Vec<(String, i64)> {
     list.iter().map(|(n, v)| (n.to_string(), *v)).collect()
 }
 
+/// Each array parameter: its name, extents and whether they come from the
+/// footprint.
+fn sizes(d: &Driver) -> Vec<(&str, &[i64], bool)> {
+    d.arrays
+        .iter()
+        .map(|a| (a.parameter.as_str(), a.extents.as_slice(), a.from_footprint))
+        .collect()
+}
+
 /// The message with which the driver refuses `text` at the values `list`.
 fn refusal(text: &str, list: &[(&str, i64)]) -> String {
     message(generate(&source(text), &params(list)).unwrap_err())
@@ -126,11 +135,7 @@ fn sizes_vla_parameters_at_the_given_values() {
     let d = generate(&source(SYRK), &params(&[("n", 20), ("m", 18)])).unwrap();
     assert_eq!(d.functions, vec!["kernel_syrk"]);
     assert!(d.defines.is_empty());
-    let sizes: Vec<(&str, &[i64], bool)> = d
-        .arrays
-        .iter()
-        .map(|a| (a.parameter.as_str(), a.extents.as_slice(), a.from_footprint))
-        .collect();
+    let sizes = sizes(&d);
     assert_eq!(
         sizes,
         vec![("C", &[20, 20][..], false), ("A", &[20, 18][..], false)]
@@ -166,11 +171,7 @@ fn sizes_pointers_from_the_footprint() {
     let text = "void f(int n, const double *restrict x, double *restrict y, double (*B)[4])\n{\n\
         #pragma scop\n  for (int i = 0; i < n; i++) {\n    y[i] = x[i + 2] + x[2 * i];\n    B[i + 1][3] = y[i];\n  }\n#pragma endscop\n}\n";
     let d = generate(&source(text), &params(&[("n", 10)])).unwrap();
-    let sizes: Vec<(&str, &[i64], bool)> = d
-        .arrays
-        .iter()
-        .map(|a| (a.parameter.as_str(), a.extents.as_slice(), a.from_footprint))
-        .collect();
+    let sizes = sizes(&d);
     assert_eq!(
         sizes,
         vec![
