@@ -4,7 +4,7 @@
 //! everything outside the regions is never touched.
 
 use super::error::SpanError;
-use super::lex::{Tok, tokens};
+use super::lex::{Tok, directive_words, tokens};
 use super::pragmas;
 use crate::frontend::scop::Region;
 use crate::frontend::scop::ast::Span;
@@ -135,18 +135,11 @@ fn line_start(b: &[u8], mut i: usize) -> usize {
 }
 
 fn classify(line: &str) -> Directive {
-    // Drop a trailing comment, then split into words.
-    let code = line.split("//").next().unwrap_or("");
-    let code = code.split("/*").next().unwrap_or("");
-    let words: Vec<&str> = code
-        .trim_start_matches('#')
-        .split_whitespace()
-        .filter(|w| *w != "\\")
-        .collect();
+    let words = directive_words(line).unwrap_or_default();
     match words.as_slice() {
-        ["pragma", "scop"] => Directive::Scop,
-        ["pragma", "endscop"] => Directive::EndScop,
-        ["pragma", ..] => Directive::Pragma(format!("#{}", words.join(" "))),
+        [p, s] if p == "pragma" && s == "scop" => Directive::Scop,
+        [p, s] if p == "pragma" && s == "endscop" => Directive::EndScop,
+        [p, ..] if p == "pragma" => Directive::Pragma(format!("#{}", words.join(" "))),
         _ => Directive::Other,
     }
 }

@@ -17,7 +17,7 @@
 //! file whose definition contains one of them. Comments, string and
 //! character literals are skipped.
 
-use super::lex::{Tok, Token, tokens};
+use super::lex::{Tok, Token, directive_words, one_line, tokens};
 
 /// A pragma that is not polytune's, and the statement it applies to.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -172,45 +172,8 @@ fn shorten(s: &str) -> String {
     }
 }
 
-fn one_line(s: &str) -> String {
-    s.replace("\\\r\n", " ")
-        .replace("\\\n", " ")
-        .split_whitespace()
-        .collect::<Vec<_>>()
-        .join(" ")
-}
-
 fn is_operator_name(s: &str) -> bool {
     s == "_Pragma" || s == "__pragma"
-}
-
-/// The words of a directive line after `#`, comments removed and
-/// continuations joined; `None` if it is empty.
-fn directive_words(line: &str) -> Option<Vec<String>> {
-    let mut code = String::with_capacity(line.len());
-    let b = line.as_bytes();
-    let mut i = 0;
-    while i < b.len() {
-        if b[i] == b'/' && b.get(i + 1) == Some(&b'*') {
-            i = line[i + 2..]
-                .find("*/")
-                .map(|k| i + 2 + k + 2)
-                .unwrap_or(b.len());
-            code.push(' ');
-        } else if b[i] == b'/' && b.get(i + 1) == Some(&b'/') {
-            break;
-        } else if b[i] == b'\\' && matches!(b.get(i + 1), Some(b'\n' | b'\r')) {
-            i += 1;
-            code.push(' ');
-        } else {
-            let ch = line[i..].chars().next().unwrap_or(' ');
-            code.push(ch);
-            i += ch.len_utf8();
-        }
-    }
-    let code = code.trim_start().strip_prefix('#')?;
-    let words: Vec<String> = code.split_whitespace().map(str::to_string).collect();
-    (!words.is_empty()).then_some(words)
 }
 
 /// Names of the file's macros whose definition contains a pragma
