@@ -11,7 +11,7 @@ pub(super) struct Loop {
     pub(super) cond: AstExpr,
     pub(super) step: i64,
     pub(super) body: Vec<Node>,
-    /// Index of the loop's schedule in [`Lowered`], for its facts.
+    /// Index of the loop's schedule in [`super::Lowered`], for its facts.
     pub(super) info: Option<usize>,
     pub(super) omp: bool,
     pub(super) simd: bool,

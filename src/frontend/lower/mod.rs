@@ -86,7 +86,7 @@ struct Lowerer<'o> {
     pure: &'o HashSet<String>,
     /// The whole file, for the text of constructs in messages.
     text: &'o str,
-    /// C types of the names declared before the SCoP (see [`declared_types`]).
+    /// C types of the names declared before the SCoP (see [`TypeScan::visible_at`]).
     types: HashMap<String, (CType, String)>,
     unsigned: Vec<UnsignedCheck>,
     unsigned_seen: HashSet<(Vec<String>, Formula, Affine, i64, i64)>,

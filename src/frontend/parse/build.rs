@@ -34,7 +34,7 @@ impl<'n> Builder<'n> {
 
     /// A node over children at most `below` deep, within [`MAX_NESTING`]
     /// counted from the top of the SCoP. This bounds the tree exactly;
-    /// [`check_nesting`] only estimates it.
+    /// [`super::depth::check_nesting`] only estimates it.
     fn node(&self, kind: ExprKind, span: Span, below: usize) -> Result<Built, SpanError> {
         let depth = below + 1;
         if self.level + depth > MAX_NESTING {
