@@ -82,6 +82,10 @@ impl Frame {
 /// deep the parse tree will be, so that no input makes the parser recurse
 /// without bound or spend its time on a hopeless input. Sequential
 /// statements do not add up; only nesting counts.
+///
+/// It streams over the bytes rather than using the front end's scanner
+/// (`lex.rs`): the input may be a hopeless megabyte, and this check must
+/// stop it before anything is built for it.
 pub(super) fn check_nesting(text: &str, offset: usize) -> Result<(), SpanError> {
     let b = text.as_bytes();
     let mut frames = vec![Frame {
