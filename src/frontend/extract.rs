@@ -1,9 +1,10 @@
 //! Finds the `#pragma scop` ... `#pragma endscop` regions of a C file.
-//! A light lexer skips comments, strings and character literals so that a
-//! pragma in a comment is not taken for one; everything outside the
-//! regions is never touched.
+//! The front end's light C scanner (`lex.rs`) skips comments, strings and
+//! character literals so that a pragma in a comment is not taken for one;
+//! everything outside the regions is never touched.
 
 use super::error::SpanError;
+use super::lex::{Tok, directive_words, tokens};
 use super::pragmas;
 use crate::frontend::scop::Region;
 use crate::frontend::scop::ast::Span;
@@ -112,59 +113,18 @@ const NOT_REDERIVED: &str =
 const PRAGMA_HELP: &str = "remove the pragma to let polytune transform the loop nest (it adds OpenMP and vectorization pragmas itself where it proves them legal: --omp, --simd), or move the SCoP out of the statement the pragma applies to";
 
 /// Preprocessor lines outside comments and literals, with their spans
-/// (including the final newline, if any).
+/// (from the start of their line, including the final newline, if any).
 fn directives(text: &str) -> Vec<(Span, Directive)> {
     let b = text.as_bytes();
-    let mut out = Vec::new();
-    let mut i = 0;
-    let mut at_line_start = true;
-    while i < b.len() {
-        let c = b[i];
-        match c {
-            b'\n' => {
-                at_line_start = true;
-                i += 1;
-            }
-            b' ' | b'\t' | b'\r' | b'\x0c' | b'\x0b' => i += 1,
-            b'#' if at_line_start => {
-                let start = line_start(b, i);
-                let end = directive_end(b, i);
-                let kind = classify(&text[i..end]);
-                let end_nl = if end < b.len() { end + 1 } else { end };
-                out.push((Span { start, end: end_nl }, kind));
-                i = end_nl;
-                at_line_start = true;
-            }
-            b'/' if b.get(i + 1) == Some(&b'/') => {
-                while i < b.len() && b[i] != b'\n' {
-                    i += 1;
-                }
-            }
-            b'/' if b.get(i + 1) == Some(&b'*') => {
-                i += 2;
-                while i < b.len() && !(b[i] == b'*' && b.get(i + 1) == Some(&b'/')) {
-                    i += 1;
-                }
-                i = (i + 2).min(b.len());
-            }
-            b'"' | b'\'' => {
-                i += 1;
-                while i < b.len() && b[i] != c && b[i] != b'\n' {
-                    if b[i] == b'\\' {
-                        i += 1;
-                    }
-                    i += 1;
-                }
-                i = (i + 1).min(b.len());
-                at_line_start = false;
-            }
-            _ => {
-                at_line_start = false;
-                i += 1;
-            }
-        }
-    }
-    out
+    tokens(text)
+        .into_iter()
+        .filter(|t| t.kind == Tok::Directive)
+        .map(|t| {
+            let start = line_start(b, t.start);
+            let end = text[t.end..].find('\n').map_or(b.len(), |k| t.end + k + 1);
+            (Span { start, end }, classify(&text[t.start..t.end]))
+        })
+        .collect()
 }
 
 fn line_start(b: &[u8], mut i: usize) -> usize {
@@ -174,38 +134,12 @@ fn line_start(b: &[u8], mut i: usize) -> usize {
     i
 }
 
-/// End of a directive line (index of its newline), following `\` joins.
-fn directive_end(b: &[u8], mut i: usize) -> usize {
-    while i < b.len() {
-        if b[i] == b'\n' {
-            let mut k = i;
-            if k > 0 && b[k - 1] == b'\r' {
-                k -= 1;
-            }
-            if k > 0 && b[k - 1] == b'\\' {
-                i += 1;
-                continue;
-            }
-            return i;
-        }
-        i += 1;
-    }
-    b.len()
-}
-
 fn classify(line: &str) -> Directive {
-    // Drop a trailing comment, then split into words.
-    let code = line.split("//").next().unwrap_or("");
-    let code = code.split("/*").next().unwrap_or("");
-    let words: Vec<&str> = code
-        .trim_start_matches('#')
-        .split_whitespace()
-        .filter(|w| *w != "\\")
-        .collect();
+    let words = directive_words(line).unwrap_or_default();
     match words.as_slice() {
-        ["pragma", "scop"] => Directive::Scop,
-        ["pragma", "endscop"] => Directive::EndScop,
-        ["pragma", ..] => Directive::Pragma(format!("#{}", words.join(" "))),
+        [p, s] if p == "pragma" && s == "scop" => Directive::Scop,
+        [p, s] if p == "pragma" && s == "endscop" => Directive::EndScop,
+        [p, ..] if p == "pragma" => Directive::Pragma(format!("#{}", words.join(" "))),
         _ => Directive::Other,
     }
 }

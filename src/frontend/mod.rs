@@ -6,6 +6,7 @@
 pub mod detect;
 pub mod error;
 mod extract;
+pub(crate) mod lex;
 mod lower;
 mod parse;
 pub mod pragmas;

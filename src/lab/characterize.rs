@@ -9,7 +9,7 @@
 //! and from run to run, which also makes them testable.
 
 use super::compiler::Compiler;
-use super::confine::{self, Ending, Limits};
+use super::confine::{self, Ending, Limits, Outcome};
 use serde::Serialize;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -241,18 +241,7 @@ pub fn characterize_instrumented(
         }
     };
     let out = confine::run(&program, &args, &env, limits).map_err(CharacterizeError::NoValgrind)?;
-    check_ending(&out, "callgrind", limits)?;
-    if out.ending != Ending::Code(0) {
-        let err = out.stderr.into_text();
-        let why = err
-            .lines()
-            .find(|l| l.contains("Unrecognised instruction") || l.contains("terminating"))
-            .unwrap_or_else(|| err.lines().last().unwrap_or(""));
-        return Err(CharacterizeError::Run(why.to_string()));
-    }
-    let text =
-        std::fs::read_to_string(&out_file).map_err(|e| CharacterizeError::Parse(e.to_string()))?;
-    features_from_counts(&parse_cachegrind(&text)?)
+    features_from_counts(&callgrind_counts(out, &out_file, limits)?)
 }
 
 /// valgrind's arguments for a callgrind run with the cache and branch
@@ -295,6 +284,16 @@ fn run_cachegrind(
         limits,
     )
     .map_err(CharacterizeError::NoValgrind)?;
+    callgrind_counts(out, &out_file, limits)
+}
+
+/// The counts of a finished callgrind run that wrote `out_file`, or why
+/// it failed.
+fn callgrind_counts(
+    out: Outcome,
+    out_file: &Path,
+    limits: &Limits,
+) -> Result<Vec<(String, u64)>, CharacterizeError> {
     check_ending(&out, "callgrind", limits)?;
     if out.ending != Ending::Code(0) {
         let err = out.stderr.into_text();
@@ -305,7 +304,7 @@ fn run_cachegrind(
         return Err(CharacterizeError::Run(why.to_string()));
     }
     let text =
-        std::fs::read_to_string(&out_file).map_err(|e| CharacterizeError::Parse(e.to_string()))?;
+        std::fs::read_to_string(out_file).map_err(|e| CharacterizeError::Parse(e.to_string()))?;
     parse_cachegrind(&text)
 }
 

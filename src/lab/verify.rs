@@ -3,7 +3,7 @@
 //! A variant that fails in any way is recorded with its status and never
 //! selected.
 
-use super::compiler::Compiler;
+use super::compiler::{Compilation, Compiler};
 use super::confine;
 use super::dump::{Dump, Tolerance};
 use super::runner::{self, Exit, Protocol, Run, Timing};
@@ -76,6 +76,23 @@ pub struct Measurement {
     pub timing: Option<Timing>,
 }
 
+impl Measurement {
+    /// The executable `exe` and its compile time when the compilation `c`
+    /// succeeded, or the measurement of a program that did not compile.
+    pub fn built(c: Compilation, exe: PathBuf) -> Result<(PathBuf, f64), Measurement> {
+        if c.ok {
+            Ok((exe, c.seconds))
+        } else {
+            Err(Measurement {
+                status: Status::CompileError,
+                detail: c.stderr,
+                compile_seconds: c.seconds,
+                timing: None,
+            })
+        }
+    }
+}
+
 /// Where and how programs are built and run.
 #[derive(Debug, Clone)]
 pub struct Bench {
@@ -129,16 +146,7 @@ impl Bench {
         let c = self
             .compiler
             .compile(src, &exe, self.size, &self.include, openmp);
-        if c.ok {
-            Ok((exe, c.seconds))
-        } else {
-            Err(Measurement {
-                status: Status::CompileError,
-                detail: c.stderr,
-                compile_seconds: c.seconds,
-                timing: None,
-            })
-        }
+        Measurement::built(c, exe)
     }
 
     /// Builds and runs the original; its dump is the reference.

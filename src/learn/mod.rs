@@ -242,6 +242,21 @@ pub enum Model {
     Mlp(mlp::Mlp),
 }
 
+/// `$body` with `$m` bound to the model inside whichever variant `$model`
+/// is.
+macro_rules! each_model {
+    ($model:expr, $m:ident => $body:expr) => {
+        match $model {
+            Model::Lr($m) => $body,
+            Model::Svm($m) => $body,
+            Model::Ibk($m) => $body,
+            Model::KStar($m) => $body,
+            Model::M5p($m) => $body,
+            Model::Mlp($m) => $body,
+        }
+    };
+}
+
 impl Model {
     pub fn kind(&self) -> Kind {
         match self {
@@ -255,25 +270,11 @@ impl Model {
     }
 
     fn inner(&self) -> &dyn Regressor {
-        match self {
-            Model::Lr(m) => m,
-            Model::Svm(m) => m,
-            Model::Ibk(m) => m,
-            Model::KStar(m) => m,
-            Model::M5p(m) => m,
-            Model::Mlp(m) => m,
-        }
+        each_model!(self, m => m)
     }
 
     fn inner_mut(&mut self) -> &mut dyn Regressor {
-        match self {
-            Model::Lr(m) => m,
-            Model::Svm(m) => m,
-            Model::Ibk(m) => m,
-            Model::KStar(m) => m,
-            Model::M5p(m) => m,
-            Model::Mlp(m) => m,
-        }
+        each_model!(self, m => m)
     }
 }
 

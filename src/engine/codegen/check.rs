@@ -332,6 +332,19 @@ mod tests {
         AstExpr::Id(n.to_string())
     }
 
+    /// The condition `c` on `c0`, read by isl as the relation `a = c0`
+    /// under it, is `want`.
+    fn assert_same_relation(c: &str, want: &str) {
+        let ctx = Ctx::new();
+        let m = UnionMap::parse(
+            &ctx,
+            &format!("[m] -> {{ S0[a] -> [c0] : {c} and a = c0 }}"),
+        )
+        .unwrap();
+        let want = UnionMap::parse(&ctx, want).unwrap();
+        assert!(m.is_equal(&want).unwrap(), "{c}");
+    }
+
     #[test]
     fn bounds_become_conjunctions_isl_reads() {
         // c0 <= min(m + 1, -961 * floord(m + 30, 32))
@@ -356,18 +369,10 @@ mod tests {
         );
         let c = cond_text(&AstExpr::Op(AstOp::Le, vec![id("c0"), bound])).unwrap();
         assert_eq!(c, "c0 <= (m + 1) and c0 <= (-961 * floor((m + 30) / 32))");
-        let ctx = Ctx::new();
-        let m = UnionMap::parse(
-            &ctx,
-            &format!("[m] -> {{ S0[a] -> [c0] : {c} and a = c0 }}"),
-        )
-        .unwrap();
-        let want = UnionMap::parse(
-            &ctx,
+        assert_same_relation(
+            &c,
             "[m] -> { S0[a] -> [a] : a <= m + 1 and a <= -961 * floor((m + 30) / 32) }",
-        )
-        .unwrap();
-        assert!(m.is_equal(&want).unwrap());
+        );
     }
 
     #[test]
@@ -382,17 +387,9 @@ mod tests {
             ],
         );
         let c = cond_text(&AstExpr::Op(AstOp::Ge, vec![id("c0"), sel])).unwrap();
-        let ctx = Ctx::new();
-        let m = UnionMap::parse(
-            &ctx,
-            &format!("[m] -> {{ S0[a] -> [c0] : {c} and a = c0 }}"),
-        )
-        .unwrap();
-        let want = UnionMap::parse(
-            &ctx,
+        assert_same_relation(
+            &c,
             "[m] -> { S0[a] -> [a] : (m >= 2 and a >= m) or (m < 2 and a >= 1) }",
-        )
-        .unwrap();
-        assert!(m.is_equal(&want).unwrap(), "{c}");
+        );
     }
 }

@@ -2,7 +2,7 @@
 //! names (`n`, `N + 1`, `2 * m`), read from the front end's tokens.
 
 use super::signature::QUALIFIERS;
-use crate::frontend::pragmas::{Tok, Token};
+use crate::frontend::lex::{Tok, Token};
 
 /// An extent between brackets: a small integer expression.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -4,7 +4,7 @@
 //! something a driver cannot make. Also the file's `#define NAME number`
 //! lines and simple type aliases (`#define DATA_TYPE double`, `typedef
 //! double real;`). A light scan on the front end's tokens
-//! ([`crate::frontend::pragmas`]): it recognizes the declarations a
+//! (`frontend/lex.rs`): it recognizes the declarations a
 //! numerical kernel uses and classifies everything else as
 //! [`Kind::Other`], never as something it is not.
 //!
@@ -12,7 +12,7 @@
 //! aliases, defines, uses), which reads best in one piece.
 
 use super::extent::{Expr, extent, integer_literal};
-use crate::frontend::pragmas::{Tok, Token, tokens};
+use crate::frontend::lex::{Tok, Token, directive_words, one_line, tokens};
 use std::collections::HashMap;
 
 /// The scalar types a driver knows how to make.
@@ -115,7 +115,7 @@ impl<'t> FileScan<'t> {
         let mut aliases = HashMap::new();
         for (k, t) in toks.iter().enumerate() {
             if t.kind == Tok::Directive {
-                let words = directive_words(&text[t.start..t.end]);
+                let words = directive_words(&text[t.start..t.end]).unwrap_or_default();
                 let words: Vec<&str> = words.iter().map(String::as_str).collect();
                 if let ["define", name, words @ ..] = words.as_slice()
                     && !words.is_empty()
@@ -166,7 +166,7 @@ impl<'t> FileScan<'t> {
         // The enclosing conditions, spaces removed.
         let mut conditions: Vec<String> = Vec::new();
         for t in self.toks.iter().filter(|t| t.kind == Tok::Directive) {
-            let words = directive_words(&self.text[t.start..t.end]);
+            let words = directive_words(&self.text[t.start..t.end]).unwrap_or_default();
             match words.first().map(String::as_str) {
                 Some("if" | "ifdef" | "ifndef") => conditions.push(words.concat()),
                 Some("endif") => {
@@ -614,20 +614,4 @@ fn guards(condition: &str, name: &str) -> bool {
                 !rest[i + pat.len()..].starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_')
             })
         })
-}
-
-/// The words of a directive, without `#`, comments and line joins.
-fn directive_words(line: &str) -> Vec<String> {
-    let code = line.split("//").next().unwrap_or("");
-    let code = code.split("/*").next().unwrap_or("");
-    code.trim_start()
-        .trim_start_matches('#')
-        .split_whitespace()
-        .filter(|w| *w != "\\")
-        .map(str::to_string)
-        .collect()
-}
-
-fn one_line(s: &str) -> String {
-    s.split_whitespace().collect::<Vec<_>>().join(" ")
 }

@@ -12,6 +12,26 @@ fn params(list: &[(&str, i64)]) -> Vec<(String, i64)> {
     list.iter().map(|(n, v)| (n.to_string(), *v)).collect()
 }
 
+/// Each array parameter: its name, extents and whether they come from the
+/// footprint.
+fn sizes(d: &Driver) -> Vec<(&str, &[i64], bool)> {
+    d.arrays
+        .iter()
+        .map(|a| (a.parameter.as_str(), a.extents.as_slice(), a.from_footprint))
+        .collect()
+}
+
+/// The message with which the driver refuses `text` at the values `list`.
+fn refusal(text: &str, list: &[(&str, i64)]) -> String {
+    message(generate(&source(text), &params(list)).unwrap_err())
+}
+
+/// The driver refuses `text` at the values `list`, saying `needle`.
+fn assert_refused(text: &str, list: &[(&str, i64)], needle: &str) {
+    let e = refusal(text, list);
+    assert!(e.contains(needle), "{e}");
+}
+
 fn message(e: DriverError) -> String {
     match e {
         DriverError::Source(d) => format!(
@@ -115,11 +135,7 @@ fn sizes_vla_parameters_at_the_given_values() {
     let d = generate(&source(SYRK), &params(&[("n", 20), ("m", 18)])).unwrap();
     assert_eq!(d.functions, vec!["kernel_syrk"]);
     assert!(d.defines.is_empty());
-    let sizes: Vec<(&str, &[i64], bool)> = d
-        .arrays
-        .iter()
-        .map(|a| (a.parameter.as_str(), a.extents.as_slice(), a.from_footprint))
-        .collect();
+    let sizes = sizes(&d);
     assert_eq!(
         sizes,
         vec![("C", &[20, 20][..], false), ("A", &[20, 18][..], false)]
@@ -155,11 +171,7 @@ fn sizes_pointers_from_the_footprint() {
     let text = "void f(int n, const double *restrict x, double *restrict y, double (*B)[4])\n{\n\
         #pragma scop\n  for (int i = 0; i < n; i++) {\n    y[i] = x[i + 2] + x[2 * i];\n    B[i + 1][3] = y[i];\n  }\n#pragma endscop\n}\n";
     let d = generate(&source(text), &params(&[("n", 10)])).unwrap();
-    let sizes: Vec<(&str, &[i64], bool)> = d
-        .arrays
-        .iter()
-        .map(|a| (a.parameter.as_str(), a.extents.as_slice(), a.from_footprint))
-        .collect();
+    let sizes = sizes(&d);
     assert_eq!(
         sizes,
         vec![
@@ -192,10 +204,10 @@ fn macros_take_the_files_define_or_a_param() {
     assert_eq!(d.defines, vec![("N".to_string(), 7)]);
     // Unconditional: the compile line cannot change it.
     let fixed = text.replace("#ifndef N\n", "").replace("#endif\n", "");
-    let e = message(generate(&source(&fixed), &params(&[("N", 7)])).unwrap_err());
-    assert!(
-        e.contains("#defines N as 100, and not under #ifndef N"),
-        "{e}"
+    assert_refused(
+        &fixed,
+        &[("N", 7)],
+        "#defines N as 100, and not under #ifndef N",
     );
     // Guarded as PolyBench guards its sizes.
     let pb = text.replace(
@@ -215,7 +227,7 @@ fn macros_take_the_files_define_or_a_param() {
 #[test]
 fn refuses_what_it_cannot_drive() {
     let ptr = "void f(int n, double *x)\n{\n  x[0] = 1.0;\n#pragma scop\n  for (int i = 0; i < n; i++)\n    x[i] = x[i] * 2.0;\n#pragma endscop\n}\n";
-    let e = message(generate(&source(ptr), &params(&[("n", 5)])).unwrap_err());
+    let e = refusal(ptr, &[("n", 5)]);
     assert!(
         e.starts_with("1:15: parameter `x` of `f` (double *x) has no extent"),
         "{e}"
@@ -226,34 +238,36 @@ fn refuses_what_it_cannot_drive() {
     );
 
     let st = "struct s { int a; };\nvoid f(int n, struct s *p, double A[n])\n{\n#pragma scop\n  for (int i = 0; i < n; i++)\n    A[i] = 1.0;\n#pragma endscop\n}\n";
-    let e = message(generate(&source(st), &params(&[("n", 5)])).unwrap_err());
-    assert!(
-        e.contains("parameter `p` of `f` (struct s *p) is a struct, union or enum"),
-        "{e}"
+    assert_refused(
+        st,
+        &[("n", 5)],
+        "parameter `p` of `f` (struct s *p) is a struct, union or enum",
     );
 
-    let e = message(generate(&source(SYRK), &params(&[("n", 5)])).unwrap_err());
+    let e = refusal(SYRK, &[("n", 5)]);
     assert!(e.contains("`m`") && e.contains("--param m=VALUE"), "{e}");
-    let e = message(generate(&source(SYRK), &params(&[("n", 5), ("m", 4), ("q", 1)])).unwrap_err());
+    let e = refusal(SYRK, &[("n", 5), ("m", 4), ("q", 1)]);
     assert_eq!(
         e,
         "--param q: kernel.c has no kernel parameter or SCoP symbol of this name"
     );
-    let e = message(generate(&source(SYRK), &params(&[("n", 5), ("n", 4)])).unwrap_err());
+    let e = refusal(SYRK, &[("n", 5), ("n", 4)]);
     assert_eq!(e, "--param n: given twice");
-    let e = message(generate(&source(SYRK), &params(&[("n", 1 << 40), ("m", 4)])).unwrap_err());
-    assert!(e.contains("does not fit the type `int`"), "{e}");
+    assert_refused(
+        SYRK,
+        &[("n", 1 << 40), ("m", 4)],
+        "does not fit the type `int`",
+    );
 
     let unknown = SYRK.replace("double C[n][n]", "real C[n][n]");
-    let e = message(generate(&source(&unknown), &params(&[("n", 5), ("m", 4)])).unwrap_err());
-    assert!(
-        e.contains("parameter `C` of `kernel_syrk` (real C[n][n]) is of type `real`, which polytune does not know"),
-        "{e}"
+    assert_refused(
+        &unknown,
+        &[("n", 5), ("m", 4)],
+        "parameter `C` of `kernel_syrk` (real C[n][n]) is of type `real`, which polytune does not know",
     );
 
     let stat = SYRK.replace("void kernel_syrk", "static void kernel_syrk");
-    let e = message(generate(&source(&stat), &params(&[("n", 5), ("m", 4)])).unwrap_err());
-    assert!(e.contains("`kernel_syrk` is static"), "{e}");
+    assert_refused(&stat, &[("n", 5), ("m", 4)], "`kernel_syrk` is static");
 }
 
 #[test]
@@ -262,7 +276,7 @@ fn refuses_bounds_that_the_params_do_not_tell() {
     for change in ["n = 2 * n;", "n++;", "--n;", "n <<= 1;", "g(&n);"] {
         let text =
             format!("void g(int *);\nvoid f(int n, double A[n])\n{{\n  {change}\n{scop}}}\n");
-        let e = message(generate(&source(&text), &params(&[("n", 5)])).unwrap_err());
+        let e = refusal(&text, &[("n", 5)]);
         assert!(
             e.contains("`f` may modify its parameter `n` before the SCoP"),
             "{change}: {e}"
@@ -280,23 +294,22 @@ fn refuses_bounds_that_the_params_do_not_tell() {
         );
     }
     let global = format!("int n;\nvoid f(double A[100])\n{{\n{scop}}}\n");
-    let e = message(generate(&source(&global), &params(&[("n", 5)])).unwrap_err());
-    assert!(
-        e.contains("the SCoP reads the variable `n`, which is not a parameter of `f`"),
-        "{e}"
+    assert_refused(
+        &global,
+        &[("n", 5)],
+        "the SCoP reads the variable `n`, which is not a parameter of `f`",
     );
 }
 
 #[test]
 fn refuses_a_call_out_of_bounds() {
     let text = "void f(int n, double A[10], double B[n])\n{\n#pragma scop\n  for (int i = 0; i < n; i++)\n    A[i] = B[i - 1];\n#pragma endscop\n}\n";
-    let e = message(generate(&source(text), &params(&[("n", 12)])).unwrap_err());
-    assert!(
-        e.contains("accesses `A` at index 11 in dimension 1, whose extent is 10"),
-        "{e}"
+    assert_refused(
+        text,
+        &[("n", 12)],
+        "accesses `A` at index 11 in dimension 1, whose extent is 10",
     );
-    let e = message(generate(&source(text), &params(&[("n", 5)])).unwrap_err());
-    assert!(e.contains("accesses `B` at index -1 in dimension 1"), "{e}");
+    assert_refused(text, &[("n", 5)], "accesses `B` at index -1 in dimension 1");
 }
 
 #[test]

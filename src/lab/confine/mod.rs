@@ -23,8 +23,16 @@
 //! Without `setpriv` and `prlimit` on the PATH the memory limit is applied
 //! right after the program started (a window of a few microseconds) and
 //! the program does not die with a SIGKILLed polytune.
+//!
+//! `limits.rs` holds the limits, `captured.rs` the capped output and
+//! `sweep.rs` the search for orphans in /proc.
 
-use std::collections::HashSet;
+mod captured;
+mod limits;
+mod sweep;
+
+pub use captured::Captured;
+pub use limits::{Limits, MemoryLimit, default_memory_limit, show_bytes};
 use std::ffi::{OsStr, OsString};
 use std::io::Read;
 use std::os::unix::process::CommandExt;
@@ -33,8 +41,9 @@ use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, OnceLock, mpsc};
 use std::time::{Duration, Instant};
+use sweep::sweep;
 
-use rustix::process::{Pid, Resource, Rlimit, Signal, WaitOptions};
+use rustix::process::{Pid, Resource, Rlimit, Signal};
 
 /// Bytes of standard output kept by default (a dump is kept up to a
 /// bound that depends on the dataset size: `verify::dump_cap`).
@@ -51,86 +60,6 @@ const GRACE: Duration = Duration::from_secs(2);
 /// it starts.
 const TOKEN_VAR: &str = "POLYTUNE_CONFINED";
 
-/// What a confined program may use.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Limits {
-    pub timeout: Duration,
-    /// Address-space limit in bytes (`None`: only polytune's own limit).
-    pub memory: Option<u64>,
-    pub stdout_cap: usize,
-    pub stderr_cap: usize,
-}
-
-impl Limits {
-    /// A deadline and a memory limit, with the default output caps.
-    pub fn new(timeout: Duration, memory: Option<u64>) -> Limits {
-        Limits {
-            timeout,
-            memory,
-            stdout_cap: STDOUT_CAP,
-            stderr_cap: STDERR_CAP,
-        }
-    }
-
-    /// Limits for compilers and other tools: [`TOOL_TIMEOUT`] and the
-    /// default memory limit.
-    pub fn tool() -> Limits {
-        Limits::new(TOOL_TIMEOUT, Some(default_memory_limit()))
-    }
-}
-
-/// Half of the machine's memory: the default address-space limit.
-pub fn default_memory_limit() -> u64 {
-    let s = rustix::system::sysinfo();
-    let total = (s.totalram as u64).saturating_mul(u64::from(s.mem_unit.max(1)));
-    (total / 2).max(256 << 20)
-}
-
-/// An address-space limit as given on the command line: `4G`, `512M`,
-/// `1073741824`, or `none`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct MemoryLimit(pub Option<u64>);
-
-impl std::str::FromStr for MemoryLimit {
-    type Err = String;
-    fn from_str(s: &str) -> Result<MemoryLimit, String> {
-        let t = s.trim();
-        if matches!(t.to_ascii_lowercase().as_str(), "none" | "unlimited") {
-            return Ok(MemoryLimit(None));
-        }
-        let bad = || format!("`{s}` is not a memory size (expected e.g. 4G, 512M, or none)");
-        let lower = t.to_ascii_lowercase();
-        let body = lower
-            .strip_suffix("ib")
-            .or_else(|| lower.strip_suffix('b'))
-            .unwrap_or(&lower);
-        let (digits, shift) = match body.chars().last() {
-            Some('k') => (&body[..body.len() - 1], 10),
-            Some('m') => (&body[..body.len() - 1], 20),
-            Some('g') => (&body[..body.len() - 1], 30),
-            Some('t') => (&body[..body.len() - 1], 40),
-            _ => (body, 0),
-        };
-        let n: u64 = digits.trim().parse().map_err(|_| bad())?;
-        let bytes = n.checked_mul(1u64 << shift).ok_or_else(bad)?;
-        if bytes < (16 << 20) {
-            return Err(format!(
-                "a memory limit of {s} is too small to run a program (at least 16M)"
-            ));
-        }
-        Ok(MemoryLimit(Some(bytes)))
-    }
-}
-
-/// `1.5 GiB`, `512 MiB`.
-pub fn show_bytes(b: u64) -> String {
-    if b >= 1 << 30 {
-        format!("{:.1} GiB", b as f64 / (1u64 << 30) as f64)
-    } else {
-        format!("{} MiB", b >> 20)
-    }
-}
-
 /// How a confined program ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Ending {
@@ -138,82 +67,6 @@ pub enum Ending {
     Signal(i32),
     /// Killed at the deadline.
     Timeout,
-}
-
-/// What was kept of one output stream.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Captured {
-    /// The head (up to the cap), then, when bytes were dropped, the last
-    /// [`TAIL`] bytes.
-    head: Vec<u8>,
-    tail: std::collections::VecDeque<u8>,
-    /// Bytes neither in the head nor in the tail.
-    pub dropped: u64,
-    /// The head takes no more (it reached the cap, or memory ran out).
-    closed: bool,
-}
-
-impl Captured {
-    /// Whether anything was dropped.
-    pub fn truncated(&self) -> bool {
-        self.dropped > 0
-    }
-
-    fn push(&mut self, mut data: &[u8], cap: usize) {
-        if !self.closed && self.head.len() < cap {
-            let n = data.len().min(cap - self.head.len());
-            // Grow no further than the cap and room for the gap's line
-            // and the tail, so that `into_text` never reallocates; when
-            // memory runs out first, keep no more.
-            if self.head.len() + n > self.head.capacity() {
-                let most = cap + TAIL + 128;
-                let want = (self.head.capacity() * 2).clamp(self.head.len() + n, most);
-                if self.head.try_reserve_exact(want - self.head.len()).is_err() {
-                    self.closed = true;
-                }
-            }
-            if !self.closed {
-                self.head.extend_from_slice(&data[..n]);
-                data = &data[n..];
-            }
-        }
-        if data.is_empty() {
-            return;
-        }
-        if data.len() >= TAIL {
-            self.dropped += (self.tail.len() + data.len() - TAIL) as u64;
-            self.tail.clear();
-            self.tail.extend(&data[data.len() - TAIL..]);
-        } else {
-            self.tail.extend(data);
-            let over = self.tail.len().saturating_sub(TAIL);
-            self.dropped += over as u64;
-            self.tail.drain(..over);
-        }
-    }
-
-    /// The kept bytes as text; a gap is marked by a line saying how many
-    /// bytes were dropped.
-    pub fn into_text(self) -> String {
-        let text = |v: Vec<u8>| {
-            String::from_utf8(v).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into())
-        };
-        let mut head = self.head;
-        let (mut tail, mut dropped) = (self.tail, self.dropped);
-        // Room for the rest (already there when the head is full).
-        if !tail.is_empty() && head.try_reserve_exact(tail.len() + 128).is_err() {
-            dropped += tail.len() as u64;
-            tail.clear();
-        }
-        let mut s = text(head);
-        if dropped > 0 || !tail.is_empty() {
-            s.push_str(&format!(
-                "\n[polytune: {dropped} bytes of this output dropped]\n"
-            ));
-            s.push_str(&text(tail.into()));
-        }
-        s
-    }
 }
 
 /// The outcome of one confined run.
@@ -502,90 +355,6 @@ where
     })
 }
 
-/// One line of /proc/PID/stat: state, parent, process group.
-struct ProcStat {
-    pid: i32,
-    state: u8,
-    ppid: i32,
-    pgrp: i32,
-}
-
-fn processes() -> Vec<ProcStat> {
-    let Ok(dir) = std::fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    dir.filter_map(|e| {
-        let e = e.ok()?;
-        let pid: i32 = e.file_name().to_str()?.parse().ok()?;
-        let stat = std::fs::read_to_string(e.path().join("stat")).ok()?;
-        // The command name may contain anything; the fields follow its
-        // last parenthesis.
-        let rest = &stat[stat.rfind(')')? + 1..];
-        let mut f = rest.split_whitespace();
-        let state = f.next()?.bytes().next()?;
-        let ppid = f.next()?.parse().ok()?;
-        let pgrp = f.next()?.parse().ok()?;
-        Some(ProcStat {
-            pid,
-            state,
-            ppid,
-            pgrp,
-        })
-    })
-    .collect()
-}
-
-/// Whether the environment of `pid` has the token variable starting with
-/// `prefix`.
-fn has_token(pid: i32, prefix: &str) -> bool {
-    let Ok(env) = std::fs::read(format!("/proc/{pid}/environ")) else {
-        return false;
-    };
-    let want = format!("{TOKEN_VAR}={prefix}");
-    env.split(|&b| b == 0)
-        .any(|v| v.starts_with(want.as_bytes()))
-}
-
-/// Kills and reaps every process of the groups `pgids` and every orphan
-/// re-parented to polytune whose token starts with `token`, until none is
-/// left (or two seconds passed: a process in uninterruptible sleep).
-/// Returns how many distinct processes were found alive.
-fn sweep(pgids: &[i32], token: &str) -> usize {
-    let me = rustix::process::getpid().as_raw_nonzero().get();
-    let mut alive = HashSet::new();
-    let start = Instant::now();
-    loop {
-        let mut pending = false;
-        for p in processes() {
-            let ours = pgids.contains(&p.pgrp) || (p.ppid == me && has_token(p.pid, token));
-            if !ours || p.pid == me {
-                continue;
-            }
-            pending = true;
-            let Some(pid) = Pid::from_raw(p.pid) else {
-                continue;
-            };
-            if p.state != b'Z' {
-                alive.insert(p.pid);
-                let _ = rustix::process::kill_process(pid, Signal::KILL);
-            }
-            if p.ppid == me {
-                let _ = rustix::process::waitpid(Some(pid), WaitOptions::NOHANG);
-            }
-        }
-        for &g in pgids {
-            if let Some(g) = Pid::from_raw(g) {
-                let _ = rustix::process::kill_process_group(g, Signal::KILL);
-            }
-        }
-        if !pending || start.elapsed() > Duration::from_secs(2) {
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(1));
-    }
-    alive.len()
-}
-
 /// Kills every confined program (and what it started) and removes every
 /// live scratch directory when polytune gets SIGINT, SIGTERM or SIGHUP,
 /// then ends polytune by that signal. For the CLI: a library leaves signals
@@ -614,6 +383,7 @@ pub fn clean_up_on_signals() -> std::io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rustix::process::WaitOptions;
 
     fn sh(script: &str, limits: &Limits) -> Outcome {
         run(Path::new("/bin/sh"), ["-c", script], &[], limits).unwrap()
@@ -624,35 +394,6 @@ mod tests {
             .ok()
             .and_then(|s| s[s.rfind(')')? + 2..].bytes().next())
             .is_some_and(|state| state != b'Z')
-    }
-
-    #[test]
-    fn memory_limits_parse() {
-        let p = |s: &str| s.parse::<MemoryLimit>().map(|m| m.0);
-        assert_eq!(p("4G"), Ok(Some(4 << 30)));
-        assert_eq!(p("512MiB"), Ok(Some(512 << 20)));
-        assert_eq!(p("1073741824"), Ok(Some(1 << 30)));
-        assert_eq!(p("none"), Ok(None));
-        assert!(p("lots").is_err());
-        assert!(p("1k").is_err());
-        assert!(default_memory_limit() >= 256 << 20);
-    }
-
-    #[test]
-    fn a_capped_stream_keeps_its_head_and_tail() {
-        let mut c = Captured::default();
-        c.push(b"head", 8);
-        c.push(&vec![b'x'; 3 * TAIL], 8);
-        c.push(b"end", 8);
-        assert!(c.truncated());
-        assert_eq!(c.dropped, (3 * TAIL + 4 + 3 - 8 - TAIL) as u64);
-        let t = c.into_text();
-        assert!(t.starts_with("headxxxx\n[polytune: "), "{}", &t[..40]);
-        assert!(t.ends_with("xxend"));
-        let mut c = Captured::default();
-        c.push(b"short", 8);
-        assert!(!c.truncated());
-        assert_eq!(c.into_text(), "short");
     }
 
     #[test]

@@ -2,6 +2,12 @@
 //! trained on all kernels but one and ranks the held-out kernel's
 //! variants; the measured speedups of what it would have picked are
 //! compared with the best in the space (Opt) and with random picks.
+//!
+//! The selection strategies (what a model's predictions make a selection
+//! measure) are in `strategy.rs`; the tables in `table.rs`.
+
+mod strategy;
+mod table;
 
 use super::dataset::Dataset;
 use super::rng::Lcg;
@@ -9,6 +15,8 @@ use super::{Kind, LearnError, Regressor};
 use crate::config::Config;
 use rayon::iter::{ParallelBridge, ParallelIterator};
 use serde::Serialize;
+pub use strategy::{DIVERSE_BITS, consensus, diverse, ensemble, ranking, round_robin};
+pub use table::predictions_csv;
 
 /// What to evaluate and how.
 #[derive(Debug, Clone)]
@@ -166,110 +174,6 @@ pub fn predictions_with(
     Ok(out)
 }
 
-/// Indices of `rows` ordered by predicted speedup, best first (ties keep
-/// the dataset order, so the ranking is deterministic).
-pub fn ranking(rows: &[usize], predicted: &[f64]) -> Vec<usize> {
-    let mut r = rows.to_vec();
-    r.sort_by(|&a, &b| predicted[b].total_cmp(&predicted[a]).then(a.cmp(&b)));
-    r
-}
-
-/// Multi-model candidates: every model's best guess, then every model's
-/// second, … until `n` distinct variants (what the learned `optimize`
-/// runs); each with the (model index, depth) pairs that chose it.
-pub fn round_robin(rankings: &[Vec<usize>], n: usize) -> Vec<(usize, Vec<(usize, usize)>)> {
-    let mut out: Vec<(usize, Vec<(usize, usize)>)> = Vec::new();
-    let longest = rankings.iter().map(Vec::len).max().unwrap_or(0);
-    for depth in 0..longest {
-        for (m, r) in rankings.iter().enumerate() {
-            let Some(&v) = r.get(depth) else { continue };
-            if let Some(c) = out.iter_mut().find(|c| c.0 == v) {
-                c.1.push((m, depth));
-            } else if out.len() < n {
-                out.push((v, vec![(m, depth)]));
-            }
-        }
-        if out.len() >= n {
-            break;
-        }
-    }
-    out
-}
-
-/// The row the models rank best together: the least sum of ranks over
-/// the models (ties to the earlier row). What `optimize --no-run` picks
-/// with multi-model.
-pub fn consensus(predicted: &[Vec<f64>], rows: &[usize]) -> Option<usize> {
-    let mut total = vec![0usize; rows.len()];
-    let at: std::collections::HashMap<usize, usize> =
-        rows.iter().enumerate().map(|(j, &i)| (i, j)).collect();
-    for p in predicted {
-        for (rank, i) in ranking(rows, p).into_iter().enumerate() {
-            total[at[&i]] += rank;
-        }
-    }
-    (0..rows.len())
-        .min_by_key(|&j| (total[j], rows[j]))
-        .map(|j| rows[j])
-}
-
-/// Below this a predicted speedup is treated as this (linear models can
-/// predict zero or less; a log must not blow up).
-const FLOOR: f64 = 1e-3;
-
-/// The six models as one: the mean of their log predicted speedups, per
-/// variant. A log mean lets no single model's scale dominate.
-pub fn ensemble(predicted: &[Vec<f64>], rows: &[usize]) -> Vec<f64> {
-    rows.iter()
-        .map(|&i| {
-            predicted.iter().map(|p| p[i].max(FLOOR).ln()).sum::<f64>()
-                / predicted.len().max(1) as f64
-        })
-        .collect()
-}
-
-/// Bits in which two configurations differ.
-fn distance(a: &Config, b: &Config) -> usize {
-    let (a, b) = (a.bits(), b.bits());
-    a.bytes().zip(b.bytes()).filter(|(x, y)| x != y).count()
-}
-
-/// How many bits apart the diversified candidates must be.
-pub const DIVERSE_BITS: usize = 3;
-
-/// Diversified candidates: the ensemble's best variant, then the next
-/// best that differs from every one taken in at least `bits` bits of its
-/// configuration, … until `n`; if the space runs out of such variants the
-/// rest are filled in ensemble order. Near neighbours of a good guess tend
-/// to be good or bad together, so spending the runs on distinct regions
-/// of the space recovers more of Opt than the models' top-N do. Returns
-/// positions into `score` / `configs`.
-pub fn diverse(score: &[f64], configs: &[Config], n: usize, bits: usize) -> Vec<usize> {
-    let all: Vec<usize> = (0..score.len()).collect();
-    let order = ranking(&all, score);
-    let mut out: Vec<usize> = Vec::new();
-    for &v in &order {
-        if out.len() >= n {
-            break;
-        }
-        if out
-            .iter()
-            .all(|&w| distance(&configs[v], &configs[w]) >= bits)
-        {
-            out.push(v);
-        }
-    }
-    for &v in &order {
-        if out.len() >= n {
-            break;
-        }
-        if !out.contains(&v) {
-            out.push(v);
-        }
-    }
-    out
-}
-
 /// The arithmetic of the paper's tables, from predictions.
 pub fn score(d: &Dataset, models: &[Kind], predicted: &[Vec<f64>], opts: &Options) -> Evaluation {
     let mut kernels = Vec::new();
@@ -351,33 +255,6 @@ pub fn score(d: &Dataset, models: &[Kind], predicted: &[Vec<f64>], opts: &Option
     }
 }
 
-/// Leave-one-out predictions as CSV: one line per variant with its
-/// kernel, configuration, weight, measured speedup and every model's
-/// predicted speedup.
-pub fn predictions_csv(d: &Dataset, models: &[Kind], predicted: &[Vec<f64>]) -> String {
-    let mut out = String::from("kernel,variant_id,config,configs,speedup");
-    for m in models {
-        out.push(',');
-        out.push_str(m.name());
-    }
-    out.push('\n');
-    for (i, r) in d.rows.iter().enumerate() {
-        out.push_str(&format!(
-            "{},{},{},{},{}",
-            d.kernels[r.kernel].name,
-            r.variant_id,
-            r.config.bits(),
-            r.configs,
-            r.speedup
-        ));
-        for p in predicted {
-            out.push_str(&format!(",{}", p[i]));
-        }
-        out.push('\n');
-    }
-    out
-}
-
 /// Predictions and scores in one go.
 pub fn evaluate(d: &Dataset, opts: &Options) -> Result<Evaluation, LearnError> {
     let p = predictions(d, opts)?;
@@ -393,180 +270,6 @@ pub fn means(v: &[f64]) -> (f64, f64) {
     let a = v.iter().sum::<f64>() / n;
     let g = (v.iter().map(|x| x.ln()).sum::<f64>() / n).exp();
     (a, g)
-}
-
-/// A column of the tables: a name and a value per kernel.
-type Column = (String, Vec<f64>);
-
-impl Evaluation {
-    fn columns(&self, n_shot: bool) -> Vec<Column> {
-        let mut c = vec![
-            (
-                "Opt".to_string(),
-                self.kernels.iter().map(|k| k.opt).collect(),
-            ),
-            (
-                "Random".to_string(),
-                self.kernels.iter().map(|k| k.random).collect(),
-            ),
-        ];
-        for (m, name) in self.models.iter().enumerate() {
-            c.push((
-                name.clone(),
-                self.kernels
-                    .iter()
-                    .map(|k| if n_shot { k.n_shot[m] } else { k.one_shot[m] })
-                    .collect(),
-            ));
-        }
-        // Multi-model 1-shot is the models' consensus; N-shot the best of
-        // every model's top-1 (the paper's).
-        c.push((
-            "multi-model".to_string(),
-            self.kernels
-                .iter()
-                .map(|k| if n_shot { k.multi } else { k.consensus })
-                .collect(),
-        ));
-        if n_shot {
-            c.push((
-                format!("multi-model ×{}", self.shots),
-                self.kernels.iter().map(|k| k.multi_n).collect(),
-            ));
-        }
-        c.push((
-            "diverse".to_string(),
-            self.kernels
-                .iter()
-                .map(|k| if n_shot { k.diverse_n } else { k.diverse })
-                .collect(),
-        ));
-        c
-    }
-
-    /// Per-kernel value as a percentage of that kernel's Opt.
-    fn percent(&self, col: &[f64]) -> Vec<f64> {
-        col.iter()
-            .zip(&self.kernels)
-            .map(|(v, k)| 100.0 * v / k.opt)
-            .collect()
-    }
-
-    /// Mean over kernels of each model's and multi-model's % of Opt.
-    pub fn summary(&self) -> Vec<(String, f64, f64, f64, f64)> {
-        let one = self.columns(false);
-        let n = self.columns(true);
-        let mut out = Vec::new();
-        for (name, col) in n.iter().skip(1) {
-            let single = one.iter().find(|c| &c.0 == name).map(|c| c.1.clone());
-            let (s1, p1) = match &single {
-                Some(c) => (means(c).0, means(&self.percent(c)).0),
-                None => (f64::NAN, f64::NAN),
-            };
-            out.push((
-                name.clone(),
-                s1,
-                p1,
-                means(col).0,
-                means(&self.percent(col)).0,
-            ));
-        }
-        out
-    }
-
-    /// The tables as Markdown: speedups over the original and as % of
-    /// Opt, for 1-shot and for N-shot with multi-model (paper Tables 8–13).
-    pub fn markdown(&self) -> String {
-        let mut s = String::new();
-        for (title, n_shot) in [("1-shot", false), (&*format!("{}-shot", self.shots), true)] {
-            let cols = self.columns(n_shot);
-            for pct in [false, true] {
-                s += &format!(
-                    "\n### {title}: {}\n\n",
-                    if pct {
-                        "% of Opt"
-                    } else {
-                        "speedup over the original"
-                    }
-                );
-                s += "| kernel |";
-                for (n, _) in &cols {
-                    s += &format!(" {n} |");
-                }
-                s += "\n|---|";
-                s += &"---:|".repeat(cols.len());
-                s += "\n";
-                let vals: Vec<Vec<f64>> = cols
-                    .iter()
-                    .map(|(_, c)| if pct { self.percent(c) } else { c.clone() })
-                    .collect();
-                for (k, ks) in self.kernels.iter().enumerate() {
-                    s += &format!("| {} |", ks.kernel);
-                    for v in &vals {
-                        s += &if pct {
-                            format!(" {:.0} |", v[k])
-                        } else {
-                            format!(" {:.2} |", v[k])
-                        };
-                    }
-                    s += "\n";
-                }
-                for (label, geo) in [("mean", false), ("geomean", true)] {
-                    s += &format!("| **{label}** |");
-                    for v in &vals {
-                        let (a, g) = means(v);
-                        let x = if geo { g } else { a };
-                        s += &if pct {
-                            format!(" {x:.0} |")
-                        } else {
-                            format!(" {x:.2} |")
-                        };
-                    }
-                    s += "\n";
-                }
-            }
-        }
-        s
-    }
-
-    /// The best measured configuration of every kernel (the paper's
-    /// Tables 3–4), in readable form.
-    pub fn best_configurations(&self) -> String {
-        let mut s = String::from(
-            "\n### Best measured configuration per kernel\n\n| kernel | variants | speedup | configuration |\n|---|---:|---:|---|\n",
-        );
-        for k in &self.kernels {
-            s += &format!(
-                "| {} | {} | {:.2} | `{}` |\n",
-                k.kernel, k.variants, k.opt, k.opt_config
-            );
-        }
-        s
-    }
-
-    /// One line per kernel and column, for spreadsheets.
-    pub fn csv(&self) -> String {
-        let mut s = String::from("kernel,variants,column,shots,speedup,percent_of_opt\n");
-        for (n_shot, shots) in [(false, 1), (true, self.shots)] {
-            for (name, col) in self.columns(n_shot) {
-                if n_shot && (name == "Opt" || name == "Random") {
-                    continue;
-                }
-                for (k, v) in self.kernels.iter().zip(&col) {
-                    s += &format!(
-                        "{},{},{},{},{:.6},{:.3}\n",
-                        k.kernel,
-                        k.variants,
-                        name,
-                        shots,
-                        v,
-                        100.0 * v / k.opt
-                    );
-                }
-            }
-        }
-        s
-    }
 }
 
 #[cfg(test)]
@@ -675,43 +378,5 @@ mod tests {
             "{best}"
         );
         assert!(e.csv().lines().count() > 10);
-    }
-
-    #[test]
-    fn round_robin_fills_with_deeper_guesses_when_models_agree() {
-        let r = vec![vec![5, 1, 2], vec![5, 2, 1]];
-        let c = round_robin(&r, 3);
-        assert_eq!(c.iter().map(|x| x.0).collect::<Vec<_>>(), vec![5, 1, 2]);
-        assert_eq!(c[0].1, vec![(0, 0), (1, 0)]);
-        assert_eq!(round_robin(&r, 10).len(), 3);
-    }
-
-    #[test]
-    fn diversified_candidates_skip_near_neighbours_then_fill_in() {
-        let score = [3.0, 2.0, 1.0, 0.0];
-        // Bits 2 to 5 (tiles, wavefront), as 0000, 0001, 0011 and 1111.
-        let configs = [
-            "000000000000",
-            "000001000000",
-            "000011000000",
-            "001111000000",
-        ]
-        .map(|b| Config::from_bits(b).unwrap());
-        assert_eq!(diverse(&score, &configs, 2, 2), vec![0, 2]);
-        assert_eq!(diverse(&score, &configs, 3, 2), vec![0, 2, 3]);
-        // Only 3 is 3 bits from 0; 1 fills the last place.
-        assert_eq!(diverse(&score, &configs, 3, 3), vec![0, 3, 1]);
-        assert_eq!(diverse(&score, &configs, 9, 0), vec![0, 1, 2, 3]);
-        // The ensemble ignores a model's non-positive predictions' size.
-        let e = ensemble(&[vec![2.0, -5.0], vec![2.0, 0.0]], &[0, 1]);
-        assert!((e[0] - 2f64.ln()).abs() < 1e-12 && e[1] == FLOOR.ln());
-    }
-
-    #[test]
-    fn ranking_is_deterministic_on_ties() {
-        assert_eq!(
-            ranking(&[4, 2, 7], &[0.0, 0.0, 1.0, 0.0, 1.0, 0.0, 0.0, 0.5]),
-            vec![2, 4, 7]
-        );
     }
 }

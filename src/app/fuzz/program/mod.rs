@@ -1,0 +1,253 @@
+//! The fuzzer's own small language of SCoPs: its syntax tree, a random
+//! generator and the printer to a complete C program (parameters from
+//! `argv`, deterministic initialization, the SCoP in a function, every
+//! array printed in the `lab::dump` format). The tree is here; the
+//! printer is `print.rs`, the generator `random.rs`.
+
+mod print;
+mod random;
+
+pub use print::{init_value, lhs_elem, print_a, print_program, scalar_init};
+pub use random::{GenOptions, generate, random_params};
+
+/// The C integer types of iterators, parameters and literals.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IntTy {
+    Int,
+    Long,
+    UInt,
+    ULong,
+}
+
+impl IntTy {
+    pub fn c_name(self) -> &'static str {
+        match self {
+            IntTy::Int => "int",
+            IntTy::Long => "long",
+            IntTy::UInt => "unsigned",
+            IntTy::ULong => "unsigned long",
+        }
+    }
+
+    pub fn suffix(self) -> &'static str {
+        match self {
+            IntTy::Int => "",
+            IntTy::Long => "L",
+            IntTy::UInt => "U",
+            IntTy::ULong => "UL",
+        }
+    }
+
+    pub fn bits(self) -> u32 {
+        match self {
+            IntTy::Int | IntTy::UInt => 32,
+            IntTy::Long | IntTy::ULong => 64,
+        }
+    }
+
+    pub fn signed(self) -> bool {
+        matches!(self, IntTy::Int | IntTy::Long)
+    }
+
+    /// C's usual arithmetic conversions (LP64; every operand is at least
+    /// `int`, so no promotion is needed).
+    pub fn common(a: IntTy, b: IntTy) -> IntTy {
+        if a == b {
+            return a;
+        }
+        if a.signed() == b.signed() {
+            return if a.bits() >= b.bits() { a } else { b };
+        }
+        let (s, u) = if a.signed() { (a, b) } else { (b, a) };
+        if u.bits() >= s.bits() {
+            u
+        } else {
+            // A wider signed type holds every value of the unsigned one.
+            s
+        }
+    }
+}
+
+/// Element type of an array or scalar.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Elem {
+    /// `long`: exact, and the interpreter rejects any signed overflow.
+    Long,
+    /// `unsigned long`: exact, wraps.
+    ULong,
+    /// `double`: compared within a tolerance.
+    Double,
+}
+
+impl Elem {
+    pub fn c_name(self) -> &'static str {
+        match self {
+            Elem::Long => "long",
+            Elem::ULong => "unsigned long",
+            Elem::Double => "double",
+        }
+    }
+}
+
+/// An integer expression: loop bound, condition operand or subscript.
+#[derive(Debug, Clone, PartialEq)]
+pub enum AExpr {
+    /// A literal of a type (negative only for signed types).
+    Lit(i64, IntTy),
+    /// An iterator or parameter.
+    Var(usize),
+    Neg(Box<AExpr>),
+    Add(Box<AExpr>, Box<AExpr>),
+    Sub(Box<AExpr>, Box<AExpr>),
+    /// `c * e` with an `int` constant.
+    Mul(i64, Box<AExpr>),
+    /// `e / d`, C's truncating division by a positive `int` constant.
+    Div(Box<AExpr>, i64),
+    Min(Box<AExpr>, Box<AExpr>),
+    Max(Box<AExpr>, Box<AExpr>),
+    Cast(IntTy, Box<AExpr>),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CmpOp {
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    Eq,
+    Ne,
+}
+
+impl CmpOp {
+    fn symbol(self) -> &'static str {
+        match self {
+            CmpOp::Lt => "<",
+            CmpOp::Le => "<=",
+            CmpOp::Gt => ">",
+            CmpOp::Ge => ">=",
+            CmpOp::Eq => "==",
+            CmpOp::Ne => "!=",
+        }
+    }
+}
+
+/// An affine condition (loop bounds and `if`s).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Cond {
+    Cmp(CmpOp, AExpr, AExpr),
+    And(Box<Cond>, Box<Cond>),
+    Or(Box<Cond>, Box<Cond>),
+    Not(Box<Cond>),
+}
+
+/// An array element access.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Access {
+    pub array: usize,
+    pub subs: Vec<AExpr>,
+}
+
+/// A value expression, all of one element type (that of the statement).
+#[derive(Debug, Clone, PartialEq)]
+pub enum VExpr {
+    Read(Access),
+    Scalar(usize),
+    Int(i64),
+    Float(f64),
+    /// An iterator or parameter, cast to the element type.
+    Index(usize),
+    Add(Box<VExpr>, Box<VExpr>),
+    Sub(Box<VExpr>, Box<VExpr>),
+    Mul(Box<VExpr>, Box<VExpr>),
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Lhs {
+    Array(Access),
+    Scalar(usize),
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Loop {
+    pub var: usize,
+    pub init: AExpr,
+    pub cond: Cond,
+    /// Non-zero.
+    pub step: i64,
+    pub body: Vec<Stmt>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Stmt {
+    For(Loop),
+    If {
+        cond: Cond,
+        then: Vec<Stmt>,
+        other: Option<Vec<Stmt>>,
+    },
+    Assign {
+        lhs: Lhs,
+        /// `+=` instead of `=`.
+        add: bool,
+        rhs: VExpr,
+    },
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Var {
+    pub name: String,
+    pub ty: IntTy,
+    pub param: bool,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Array {
+    pub name: String,
+    pub elem: Elem,
+    pub rank: usize,
+    /// Decided after interpretation (every access in bounds).
+    pub extents: Vec<usize>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Scalar {
+    pub name: String,
+    pub elem: Elem,
+}
+
+/// A generated program and the parameter values it is legal at.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Program {
+    pub vars: Vec<Var>,
+    pub arrays: Vec<Array>,
+    pub scalars: Vec<Scalar>,
+    pub body: Vec<Stmt>,
+    /// One value per parameter (in `params()` order), per set.
+    pub param_sets: Vec<Vec<i64>>,
+    /// Deepest loop nest.
+    pub depth: usize,
+}
+
+impl Program {
+    /// Parameter variable indices, in `argv` order.
+    pub fn params(&self) -> Vec<usize> {
+        (0..self.vars.len())
+            .filter(|&v| self.vars[v].param)
+            .collect()
+    }
+
+    /// Command-line arguments of one parameter set.
+    pub fn args(&self, set: usize) -> Vec<String> {
+        self.param_sets[set].iter().map(|v| v.to_string()).collect()
+    }
+
+    /// `n=3 m=0`.
+    pub fn describe_params(&self, set: usize) -> String {
+        self.params()
+            .iter()
+            .zip(&self.param_sets[set])
+            .map(|(&v, x)| format!("{}={x}", self.vars[v].name))
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+}

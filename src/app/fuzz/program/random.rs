@@ -1,0 +1,497 @@
+//! The random generator of programs and of their parameter values.
+
+use super::super::Rng;
+use super::*;
+
+const ITER_NAMES: [&str; 4] = ["i", "j", "k", "l"];
+const PARAM_NAMES: [&str; 3] = ["n", "m", "q"];
+
+fn pick_int_ty(rng: &mut Rng, unsigned_share: f64) -> IntTy {
+    let x = rng.unit();
+    if x < unsigned_share * 0.7 {
+        IntTy::ULong
+    } else if x < unsigned_share {
+        IntTy::UInt
+    } else if x < unsigned_share + (1.0 - unsigned_share) * 0.2 {
+        IntTy::Int
+    } else {
+        IntTy::Long
+    }
+}
+
+/// What the generator may use (to look past known bugs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GenOptions {
+    /// Unsigned iterators, parameters, literals and casts.
+    pub unsigned: bool,
+    /// Parameter values 0 and below.
+    pub nonpositive: bool,
+}
+
+impl Default for GenOptions {
+    fn default() -> Self {
+        GenOptions {
+            unsigned: true,
+            nonpositive: true,
+        }
+    }
+}
+
+struct Gen<'r> {
+    rng: &'r mut Rng,
+    opts: GenOptions,
+    p: Program,
+    scope: Vec<usize>,
+    max_depth: usize,
+    stmts: usize,
+}
+
+/// A random program, before its arrays are sized.
+pub fn generate(rng: &mut Rng, opts: GenOptions) -> Program {
+    let ushare = if opts.unsigned { 1.0 } else { 0.0 };
+    let max_depth = 1 + rng.below(4);
+    let mut p = Program {
+        vars: Vec::new(),
+        arrays: Vec::new(),
+        scalars: Vec::new(),
+        body: Vec::new(),
+        param_sets: Vec::new(),
+        depth: 0,
+    };
+    for name in PARAM_NAMES.iter().take(1 + rng.below(3)) {
+        let ty = pick_int_ty(rng, 0.2 * ushare);
+        p.vars.push(Var {
+            name: name.to_string(),
+            ty,
+            param: true,
+        });
+    }
+    // One element type for the whole program half of the time, so that
+    // statements have something to read.
+    let uniform = rng.chance(0.5);
+    let pick_elem = |rng: &mut Rng| match rng.below(3) {
+        0 => Elem::Long,
+        1 => Elem::ULong,
+        _ => Elem::Double,
+    };
+    let first = pick_elem(rng);
+    for (k, name) in ["A", "B", "C", "D"]
+        .iter()
+        .take(2 + rng.below(3))
+        .enumerate()
+    {
+        let elem = if uniform || k == 0 {
+            first
+        } else {
+            pick_elem(rng)
+        };
+        let rank = 1 + rng.below(3.min(max_depth.max(1)));
+        p.arrays.push(Array {
+            name: name.to_string(),
+            elem,
+            rank,
+            extents: vec![1; rank],
+        });
+    }
+    for name in ["s0", "s1"].iter().take(rng.below(3)) {
+        let elem = if uniform { first } else { pick_elem(rng) };
+        p.scalars.push(Scalar {
+            name: name.to_string(),
+            elem,
+        });
+    }
+    let mut g = Gen {
+        rng,
+        opts,
+        p,
+        scope: Vec::new(),
+        max_depth,
+        stmts: 0,
+    };
+    let nests = 1 + g.rng.below(3);
+    let mut body = Vec::new();
+    for _ in 0..nests {
+        if g.rng.chance(0.1) {
+            body.push(g.assign());
+        } else {
+            body.push(g.for_loop(0));
+        }
+    }
+    g.p.body = body;
+    g.p
+}
+
+impl Gen<'_> {
+    fn params(&self) -> Vec<usize> {
+        self.p.params()
+    }
+
+    fn lit(&mut self, lo: i64, hi: i64) -> AExpr {
+        let v = lo + self.rng.below((hi - lo + 1) as usize) as i64;
+        if v < 0 {
+            AExpr::Lit(v, IntTy::Int)
+        } else if self.rng.chance(0.12) {
+            let t = [IntTy::Long, IntTy::UInt, IntTy::ULong][self.rng.below(3)];
+            AExpr::Lit(v, if self.opts.unsigned { t } else { IntTy::Long })
+        } else {
+            AExpr::Lit(v, IntTy::Int)
+        }
+    }
+
+    fn param(&mut self) -> AExpr {
+        let ps = self.params();
+        AExpr::Var(ps[self.rng.below(ps.len())])
+    }
+
+    fn outer(&mut self) -> Option<AExpr> {
+        if self.scope.is_empty() {
+            None
+        } else {
+            Some(AExpr::Var(self.scope[self.rng.below(self.scope.len())]))
+        }
+    }
+
+    fn plus_const(&mut self, e: AExpr, lo: i64, hi: i64) -> AExpr {
+        let c = lo + self.rng.below((hi - lo + 1) as usize) as i64;
+        match c {
+            0 => e,
+            c if c > 0 => AExpr::Add(Box::new(e), Box::new(self.lit(c, c))),
+            c => AExpr::Sub(Box::new(e), Box::new(self.lit(-c, -c))),
+        }
+    }
+
+    /// A lower end of an iteration range.
+    fn low(&mut self, may_minmax: bool) -> AExpr {
+        match self.rng.below(9) {
+            0..=2 => self.lit(0, 1),
+            3 => self.lit(-2, 3),
+            4 => {
+                let p = self.param();
+                AExpr::Neg(Box::new(p))
+            }
+            5 => {
+                let p = self.param();
+                self.plus_const(p, -3, 1)
+            }
+            6 | 7 => match self.outer() {
+                Some(o) => self.plus_const(o, -1, 2),
+                None => self.lit(0, 2),
+            },
+            _ => match self.outer() {
+                Some(o) if may_minmax => {
+                    let o = self.plus_const(o, -2, 0);
+                    let l = self.lit(0, 1);
+                    AExpr::Max(Box::new(l), Box::new(o))
+                }
+                _ => self.lit(0, 0),
+            },
+        }
+    }
+
+    /// An upper end of an iteration range.
+    fn high(&mut self, may_minmax: bool) -> AExpr {
+        match self.rng.below(12) {
+            0..=3 => {
+                let p = self.param();
+                self.plus_const(p, -2, 2)
+            }
+            4 => self.lit(0, 12),
+            5 => {
+                // An unsigned literal bound: `i < 5UL` (C compares unsigned).
+                let v = self.rng.below(10) as i64;
+                let t = [IntTy::ULong, IntTy::UInt][self.rng.below(2)];
+                AExpr::Lit(v, if self.opts.unsigned { t } else { IntTy::Long })
+            }
+            6 | 7 => match self.outer() {
+                Some(o) => self.plus_const(o, 0, 3),
+                None => self.lit(3, 10),
+            },
+            8 => match self.outer() {
+                Some(o) if may_minmax => {
+                    let p = self.param();
+                    let o = self.plus_const(o, 0, 2);
+                    AExpr::Min(Box::new(p), Box::new(o))
+                }
+                _ => self.param(),
+            },
+            9 => {
+                let p = self.param();
+                AExpr::Mul(2, Box::new(p))
+            }
+            10 if self.rng.chance(0.3) => {
+                let p = self.param();
+                AExpr::Div(Box::new(p), 2 + self.rng.below(2) as i64)
+            }
+            10 => self.param(),
+            _ => {
+                let p = self.param();
+                let c = [IntTy::Long, IntTy::ULong, IntTy::Int][self.rng.below(3)];
+                let c = if self.opts.unsigned || c.signed() {
+                    c
+                } else {
+                    IntTy::Long
+                };
+                AExpr::Cast(c, Box::new(p))
+            }
+        }
+    }
+
+    fn for_loop(&mut self, depth: usize) -> Stmt {
+        let d = self.scope.len();
+        let var = self.p.vars.len();
+        let name = format!("{}{}", ITER_NAMES[d.min(3)], self.stmts);
+        self.stmts += 1;
+        let ty = pick_int_ty(self.rng, if self.opts.unsigned { 0.15 } else { 0.0 });
+        self.p.vars.push(Var {
+            name,
+            ty,
+            param: false,
+        });
+        let step = match self.rng.below(20) {
+            0..=13 => 1,
+            14..=16 => -1,
+            17 => 2,
+            18 => -2,
+            _ => 3,
+        };
+        let unit = step == 1 || step == -1;
+        let (init, cond) = if step > 0 {
+            let init = self.low(unit);
+            let hi = self.high(true);
+            let op = if self.rng.chance(0.6) {
+                CmpOp::Lt
+            } else {
+                CmpOp::Le
+            };
+            let mut c = Cond::Cmp(op, AExpr::Var(var), hi);
+            if self.rng.chance(0.12) {
+                let h2 = self.high(true);
+                c = Cond::And(
+                    Box::new(c),
+                    Box::new(Cond::Cmp(CmpOp::Lt, AExpr::Var(var), h2)),
+                );
+            }
+            (init, c)
+        } else {
+            let init = self.high(unit);
+            let lo = self.low(true);
+            let op = if self.rng.chance(0.6) {
+                CmpOp::Ge
+            } else {
+                CmpOp::Gt
+            };
+            (init, Cond::Cmp(op, AExpr::Var(var), lo))
+        };
+        self.scope.push(var);
+        self.p.depth = self.p.depth.max(self.scope.len());
+        let body = self.body(depth + 1);
+        self.scope.pop();
+        Stmt::For(Loop {
+            var,
+            init,
+            cond,
+            step,
+            body,
+        })
+    }
+
+    fn body(&mut self, depth: usize) -> Vec<Stmt> {
+        let n = 1 + self.rng.below(3);
+        let mut v = Vec::new();
+        for _ in 0..n {
+            let x = self.rng.unit();
+            if depth < self.max_depth && x < 0.45 {
+                v.push(self.for_loop(depth));
+            } else if x < 0.6 && depth > 0 {
+                let cond = self.cond(0);
+                let then = self.body_flat();
+                let other = if self.rng.chance(0.3) {
+                    Some(self.body_flat())
+                } else {
+                    None
+                };
+                v.push(Stmt::If { cond, then, other });
+            } else {
+                v.push(self.assign());
+            }
+        }
+        v
+    }
+
+    fn body_flat(&mut self) -> Vec<Stmt> {
+        (0..1 + self.rng.below(2)).map(|_| self.assign()).collect()
+    }
+
+    fn operand(&mut self) -> AExpr {
+        match self.rng.below(6) {
+            0..=2 => match self.outer() {
+                Some(o) => o,
+                None => self.param(),
+            },
+            3 => self.param(),
+            4 => self.lit(-1, 6),
+            _ => match self.outer() {
+                Some(o) => {
+                    let p = self.outer().unwrap_or_else(|| self.param());
+                    AExpr::Add(Box::new(o), Box::new(p))
+                }
+                None => self.lit(0, 3),
+            },
+        }
+    }
+
+    fn cond(&mut self, nest: usize) -> Cond {
+        let x = self.rng.unit();
+        if nest < 2 && x < 0.15 {
+            Cond::And(Box::new(self.cond(nest + 1)), Box::new(self.cond(nest + 1)))
+        } else if nest < 2 && x < 0.25 {
+            Cond::Or(Box::new(self.cond(nest + 1)), Box::new(self.cond(nest + 1)))
+        } else if nest < 2 && x < 0.3 {
+            Cond::Not(Box::new(self.cond(nest + 1)))
+        } else {
+            let op = [
+                CmpOp::Lt,
+                CmpOp::Le,
+                CmpOp::Gt,
+                CmpOp::Ge,
+                CmpOp::Eq,
+                CmpOp::Ne,
+            ][self.rng.below(6)];
+            let a = self.operand();
+            let b = self.operand();
+            let b = self.plus_const(b, -2, 2);
+            Cond::Cmp(op, a, b)
+        }
+    }
+
+    fn subscript(&mut self) -> AExpr {
+        match self.rng.below(10) {
+            0..=5 => match self.outer() {
+                Some(o) => self.plus_const(o, -1, 1),
+                None => self.lit(0, 3),
+            },
+            6 => match self.outer() {
+                Some(o) => AExpr::Mul(2, Box::new(o)),
+                None => self.lit(0, 3),
+            },
+            7 => match self.outer() {
+                Some(o) => {
+                    let o2 = self.outer().expect("scope is not empty");
+                    AExpr::Add(Box::new(o), Box::new(o2))
+                }
+                None => self.lit(0, 3),
+            },
+            8 => match self.outer() {
+                Some(o) if self.rng.chance(0.2) => AExpr::Div(Box::new(o), 2),
+                Some(o) => o,
+                None => self.lit(0, 3),
+            },
+            _ => {
+                if self.rng.chance(0.5) {
+                    self.lit(0, 2)
+                } else {
+                    let p = self.param();
+                    self.plus_const(p, -1, 1)
+                }
+            }
+        }
+    }
+
+    fn access(&mut self, array: usize) -> Access {
+        let rank = self.p.arrays[array].rank;
+        Access {
+            array,
+            subs: (0..rank).map(|_| self.subscript()).collect(),
+        }
+    }
+
+    fn assign(&mut self) -> Stmt {
+        let to_scalar = !self.p.scalars.is_empty() && self.rng.chance(0.2);
+        let lhs = if to_scalar {
+            Lhs::Scalar(self.rng.below(self.p.scalars.len()))
+        } else {
+            let a = self.rng.below(self.p.arrays.len());
+            Lhs::Array(self.access(a))
+        };
+        let elem = lhs_elem(&self.p, &lhs);
+        let add = self.rng.chance(if to_scalar { 0.7 } else { 0.25 });
+        let rhs = self.value(elem, 0);
+        Stmt::Assign { lhs, add, rhs }
+    }
+
+    fn leaf(&mut self, elem: Elem) -> VExpr {
+        let arrays: Vec<usize> = (0..self.p.arrays.len())
+            .filter(|&a| self.p.arrays[a].elem == elem)
+            .collect();
+        let scalars: Vec<usize> = (0..self.p.scalars.len())
+            .filter(|&s| self.p.scalars[s].elem == elem)
+            .collect();
+        match self.rng.below(10) {
+            0..=5 if !arrays.is_empty() => {
+                let a = arrays[self.rng.below(arrays.len())];
+                VExpr::Read(self.access(a))
+            }
+            6 if !scalars.is_empty() => VExpr::Scalar(scalars[self.rng.below(scalars.len())]),
+            7 => match self.outer() {
+                Some(AExpr::Var(v)) => VExpr::Index(v),
+                _ => {
+                    let ps = self.params();
+                    VExpr::Index(ps[self.rng.below(ps.len())])
+                }
+            },
+            _ => self.constant(elem),
+        }
+    }
+
+    fn constant(&mut self, elem: Elem) -> VExpr {
+        match elem {
+            Elem::Double => VExpr::Float([0.5, 1.5, 2.0, 0.25, -1.0, 3.0][self.rng.below(6)]),
+            _ => VExpr::Int(self.rng.below(7) as i64 - 1),
+        }
+    }
+
+    fn value(&mut self, elem: Elem, nest: usize) -> VExpr {
+        if nest >= 2 || self.rng.chance(0.3) {
+            return self.leaf(elem);
+        }
+        let a = self.value(elem, nest + 1);
+        match self.rng.below(5) {
+            0 | 1 => VExpr::Add(Box::new(a), Box::new(self.value(elem, nest + 1))),
+            2 => VExpr::Sub(Box::new(a), Box::new(self.value(elem, nest + 1))),
+            3 if elem != Elem::Long => {
+                VExpr::Mul(Box::new(a), Box::new(self.value(elem, nest + 1)))
+            }
+            _ => {
+                let c = self.constant(elem);
+                VExpr::Mul(Box::new(a), Box::new(c))
+            }
+        }
+    }
+}
+
+/// Random parameter values for `p` (0, 1 and negative ones included;
+/// unsigned parameters never negative), scaled to its depth.
+pub fn random_params(rng: &mut Rng, p: &Program, opts: GenOptions) -> Vec<i64> {
+    let top: i64 = match p.depth {
+        0 | 1 => 60,
+        2 => 30,
+        3 => 10,
+        _ => 6,
+    };
+    p.params()
+        .iter()
+        .map(|&v| {
+            let signed = p.vars[v].ty.signed();
+            let x = rng.below(100);
+            let val = match x {
+                0..=14 => 0,
+                15..=27 => 1,
+                28..=42 => -(1 + rng.below(4) as i64),
+                43..=67 => 2 + rng.below(7) as i64,
+                _ => 2 + rng.below(top as usize - 1) as i64,
+            };
+            let val = if !signed && val < 0 { -val } else { val };
+            if opts.nonpositive { val } else { val.max(1) }
+        })
+        .collect()
+}

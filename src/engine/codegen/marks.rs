@@ -1,0 +1,266 @@
+//! The post-passes: SIMD marks on vectorizable innermost loops, OpenMP on
+//! the outermost parallel loop of each nest, unroll-and-jam of the two
+//! innermost loops; each asks [`Lowered`] for the dependence fact it rests
+//! on.
+
+use crate::frontend::scop::{Affine, Scop, Term};
+use crate::isl::{AstExpr, AstOp};
+
+use super::tree::{Loop, Node, contains_loop, for_each_stmt};
+use super::{Fact, Lowered, expr};
+
+/// An isl AST expression as an affine expression, when it is one.
+fn affine_of(e: &AstExpr) -> Option<Affine> {
+    Some(match e {
+        AstExpr::Int(v) => Affine::constant(*v),
+        AstExpr::Id(n) => Affine::var(n),
+        AstExpr::Op(AstOp::Add, a) => affine_of(&a[0])?.add_scaled(&affine_of(&a[1])?, 1)?,
+        AstExpr::Op(AstOp::Sub, a) => affine_of(&a[0])?.add_scaled(&affine_of(&a[1])?, -1)?,
+        AstExpr::Op(AstOp::Minus, a) => affine_of(&a[0])?.scale(-1)?,
+        AstExpr::Op(AstOp::Mul, a) => {
+            let (x, y) = (affine_of(&a[0])?, affine_of(&a[1])?);
+            match (x.as_constant(), y.as_constant()) {
+                (Some(k), _) => y.scale(k)?,
+                (_, Some(k)) => x.scale(k)?,
+                _ => return None,
+            }
+        }
+        _ => return None,
+    })
+}
+
+/// Coefficient of loop variable `var` in `subscript` once the statement's
+/// iterators are replaced by `args`; `None` when it cannot be told.
+fn stride(
+    subscript: &Affine,
+    iterators: &[String],
+    args: &[Option<Affine>],
+    var: &str,
+) -> Option<i64> {
+    let mut c = 0i64;
+    for (t, &k) in &subscript.terms {
+        match t {
+            Term::Var(name) => {
+                if let Some(j) = iterators.iter().position(|i| i == name) {
+                    c += k * args[j].as_ref()?.coefficient(var);
+                }
+            }
+            Term::FloorDiv(e, _) => {
+                let touches = e.variables().any(|v| {
+                    iterators
+                        .iter()
+                        .position(|i| i == v)
+                        .is_some_and(|j| args[j].as_ref().is_none_or(|a| a.coefficient(var) != 0))
+                });
+                if touches {
+                    return None;
+                }
+            }
+        }
+    }
+    Some(c)
+}
+
+/// Whether every array access under `l` is contiguous or invariant along
+/// its variable (stride 0 or 1 in the last subscript, 0 elsewhere).
+fn unit_stride(l: &Loop, scop: &Scop) -> bool {
+    let mut ok = true;
+    for_each_stmt(&l.body, &mut |id, args| {
+        let st = &scop.statements[id];
+        let args: Vec<Option<Affine>> = args.iter().map(affine_of).collect();
+        for a in st.reads.iter().chain(&st.writes) {
+            let n = a.subscripts.len();
+            for (k, s) in a.subscripts.iter().enumerate() {
+                match stride(s, &st.iterators, &args, &l.var) {
+                    Some(0) => {}
+                    Some(1) if k + 1 == n => {}
+                    _ => ok = false,
+                }
+            }
+        }
+    });
+    ok
+}
+
+/// Step 7: SIMD marks on parallel, unit-stride innermost loops.
+pub(super) fn mark_simd(nodes: &mut [Node], scop: &Scop, lw: &Lowered<'_, '_>) {
+    for n in nodes {
+        match n {
+            Node::For(l) => {
+                if contains_loop(&l.body) {
+                    mark_simd(&mut l.body, scop, lw);
+                } else if l.step == 1 && unit_stride(l, scop) && lw.holds(l.info, Fact::Parallel) {
+                    l.simd = true;
+                }
+            }
+            Node::If { then, other, .. } => {
+                mark_simd(then, scop, lw);
+                mark_simd(other, scop, lw);
+            }
+            Node::Stmt { .. } => {}
+        }
+    }
+}
+
+/// Step 8: OpenMP on the outermost parallel loop of each nest.
+pub(super) fn mark_omp(nodes: &mut [Node], lw: &Lowered<'_, '_>) {
+    for n in nodes {
+        match n {
+            Node::For(l) => {
+                if lw.holds(l.info, Fact::Parallel) {
+                    l.omp = true;
+                } else {
+                    mark_omp(&mut l.body, lw);
+                }
+            }
+            Node::If { then, other, .. } => {
+                mark_omp(then, lw);
+                mark_omp(other, lw);
+            }
+            Node::Stmt { .. } => {}
+        }
+    }
+}
+
+/// Inclusive upper bound of a loop whose condition is `var <= ub` or
+/// `var < ub`.
+pub(super) fn upper_bound(l: &Loop) -> Option<AstExpr> {
+    match &l.cond {
+        AstExpr::Op(AstOp::Le, a) if a[0] == AstExpr::Id(l.var.clone()) => Some(a[1].clone()),
+        AstExpr::Op(AstOp::Lt, a) if a[0] == AstExpr::Id(l.var.clone()) => {
+            Some(expr::plus(&a[1], -1))
+        }
+        _ => None,
+    }
+}
+
+/// Step 9: unroll-and-jam of the two innermost loops when they are
+/// permutable, the inner bounds do not depend on the outer loop, and the
+/// nest is perfect.
+pub(super) fn mark_unroll(nodes: &mut [Node], factor: u8, lw: &Lowered<'_, '_>) {
+    for n in nodes {
+        match n {
+            Node::For(l) => {
+                let candidate = match l.body.as_slice() {
+                    [Node::For(inner)] => {
+                        !contains_loop(&inner.body)
+                            && inner.step == 1
+                            && l.step == 1
+                            && !expr::mentions(&inner.init, &l.var)
+                            && !expr::mentions(&inner.cond, &l.var)
+                            && upper_bound(l).is_some()
+                            && lw.holds(inner.info, Fact::JamWithParent)
+                    }
+                    _ => false,
+                };
+                if candidate {
+                    l.unroll = factor;
+                    if let [Node::For(inner)] = l.body.as_mut_slice()
+                        && !lw.holds(inner.info, Fact::ParallelAfterJam)
+                    {
+                        inner.simd = false;
+                        inner.omp = false;
+                    }
+                } else {
+                    mark_unroll(&mut l.body, factor, lw);
+                }
+            }
+            Node::If { then, other, .. } => {
+                mark_unroll(then, factor, lw);
+                mark_unroll(other, factor, lw);
+            }
+            Node::Stmt { .. } => {}
+        }
+    }
+}
+
+/// Replaces `var` by `var + k` in a subtree.
+pub(super) fn shift(nodes: &[Node], var: &str, k: i64) -> Vec<Node> {
+    let by = expr::plus(&AstExpr::Id(var.to_string()), k);
+    let sub = |e: &AstExpr| expr::substitute(e, var, &by);
+    nodes
+        .iter()
+        .map(|n| match n {
+            Node::For(l) => {
+                let mut l2 = (**l).clone();
+                l2.init = sub(&l.init);
+                l2.cond = sub(&l.cond);
+                l2.body = shift(&l.body, var, k);
+                Node::For(Box::new(l2))
+            }
+            Node::If { cond, then, other } => Node::If {
+                cond: sub(cond),
+                then: shift(then, var, k),
+                other: shift(other, var, k),
+            },
+            Node::Stmt { id, args } => Node::Stmt {
+                id: *id,
+                args: args.iter().map(sub).collect(),
+            },
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::frontend::{Options, parse_source};
+    use std::path::Path;
+
+    fn generate(body: &str, config: &str) -> String {
+        let text = format!(
+            "void f(int n, int t_steps, double x[99], double y[99], double A[99][99]) {{ int t, i, j;\n#pragma scop\n{body}\n#pragma endscop\n}}\n"
+        );
+        let src = parse_source(Path::new("t.c"), text, &Options::default()).unwrap();
+        crate::engine::pipeline::optimize(&src, &config.parse().unwrap(), None)
+            .unwrap()
+            .text
+    }
+
+    #[test]
+    fn a_loop_carrying_a_dependence_is_never_parallel() {
+        let out = generate(
+            "for (t = 0; t < t_steps; t++) { for (i = 1; i < n - 1; i++) y[i] = x[i - 1] + x[i + 1]; for (i = 1; i < n - 1; i++) x[i] = y[i]; }",
+            "fuse=max,omp=1,simd=1",
+        );
+        let lines: Vec<&str> = out.lines().collect();
+        let t_loop = lines
+            .iter()
+            .position(|l| l.contains("c0 < t_steps"))
+            .unwrap();
+        assert!(!lines[t_loop - 1].contains("omp"), "{out}");
+        assert_eq!(
+            out.matches("#pragma omp parallel for simd").count(),
+            2,
+            "{out}"
+        );
+    }
+
+    #[test]
+    fn reductions_are_not_vectorized_by_promise() {
+        let out = generate(
+            "for (i = 0; i < n; i++) for (j = 0; j < n; j++) x[i] += A[i][j];",
+            "fuse=smart,simd=1,omp=1",
+        );
+        // The j loop carries the reduction: no ivdep on it; i is parallel.
+        assert!(!out.contains("GCC ivdep"), "{out}");
+        assert!(out.contains("#pragma omp parallel for\n"), "{out}");
+    }
+
+    #[test]
+    fn unroll_and_jam_needs_permutability() {
+        // (i, j) with a (1, -1) dependence: interchange, hence jam, is illegal.
+        let out = generate(
+            "for (i = 1; i < n; i++) for (j = 0; j < n - 1; j++) A[i][j] = A[i - 1][j + 1] + 1;",
+            "fuse=smart,uj=4",
+        );
+        assert!(
+            !out.contains("c0 += 4") && !out.contains("c1 += 4"),
+            "{out}"
+        );
+        let out = generate(
+            "for (i = 0; i < n; i++) for (j = 0; j < n; j++) x[i] += A[i][j];",
+            "fuse=smart,uj=4",
+        );
+        assert!(out.contains("c0 += 4"), "{out}");
+    }
+}

@@ -1,0 +1,260 @@
+//! The printer: the marked tree written as C, with each statement's text
+//! from the SCoP's parsed body and its iterators replaced.
+
+use crate::frontend::scop::Scop;
+use crate::frontend::scop::ast::{Stmt, StmtKind};
+use crate::frontend::scop::print::{
+    PREC_ADDITIVE, PREC_ATOM, assignment_to_c, expr_to_c_with, local_part_to_c,
+};
+use crate::isl::{self, AstExpr, AstOp};
+use std::collections::{HashMap, HashSet};
+use std::fmt::Write;
+
+use super::expr;
+use super::marks::{shift, upper_bound};
+use super::tree::{Loop, Node};
+
+/// Everything the printer needs.
+pub(super) struct Printer<'a> {
+    pub(super) scop: &'a Scop,
+    pub(super) bodies: HashMap<usize, &'a Stmt>,
+    pub(super) prefix: String,
+    pub(super) out: String,
+    /// Whether an OpenMP directive was written.
+    pub(super) openmp: bool,
+}
+
+impl Printer<'_> {
+    pub(super) fn name(&self, isl_name: &str) -> String {
+        c_name(self.scop, &self.prefix, isl_name)
+    }
+
+    pub(super) fn c(&self, e: &AstExpr) -> String {
+        expr::to_c(e, &|n| self.name(n))
+    }
+
+    pub(super) fn nodes(&mut self, nodes: &[Node], indent: &str) {
+        for n in nodes {
+            match n {
+                Node::For(l) => self.for_loop(l, indent),
+                Node::If { cond, then, other } => {
+                    let _ = writeln!(self.out, "{indent}if ({}) {{", self.c(cond));
+                    self.nodes(then, &format!("{indent}  "));
+                    if other.is_empty() {
+                        let _ = writeln!(self.out, "{indent}}}");
+                    } else {
+                        let _ = writeln!(self.out, "{indent}}} else {{");
+                        self.nodes(other, &format!("{indent}  "));
+                        let _ = writeln!(self.out, "{indent}}}");
+                    }
+                }
+                Node::Stmt { id, args } => self.stmt(*id, args, indent),
+            }
+        }
+    }
+
+    fn stmt(&mut self, id: usize, args: &[AstExpr], indent: &str) {
+        let st = &self.scop.statements[id];
+        // Each value with the precedence the statement printer needs:
+        // sums and products count as additive (safe for both), anything
+        // else that is not atomic is parenthesized here.
+        let texts: Vec<(String, u8)> = args
+            .iter()
+            .map(|a| match a {
+                AstExpr::Int(v) if *v >= 0 => (v.to_string(), PREC_ATOM),
+                AstExpr::Id(_) => (self.c(a), PREC_ATOM),
+                AstExpr::Op(AstOp::Add | AstOp::Sub | AstOp::Mul, _) => (self.c(a), PREC_ADDITIVE),
+                _ => (format!("({})", self.c(a)), PREC_ATOM),
+            })
+            .collect();
+        let casts = &self.scop.iterator_casts;
+        let subst = |name: &str| {
+            let k = st.iterators.iter().position(|i| i == name)?;
+            Some(match casts.get(name) {
+                // The original iterator's type, so that its value means
+                // in the statement what it meant in the original.
+                Some(ty) => (format!("(({ty})({}))", texts[k].0), PREC_ATOM),
+                None => texts[k].clone(),
+            })
+        };
+        let line = match self.bodies.get(&id).map(|s| &s.kind) {
+            Some(StmtKind::Assign { lhs, op, rhs, .. }) => assignment_to_c(lhs, *op, rhs, &subst),
+            Some(StmtKind::Local { parts, .. }) => {
+                // One line, its own block: the block's variables stay
+                // private to this instance (unroll-and-jam copies included).
+                let c = |e: &crate::frontend::scop::ast::Expr| expr_to_c_with(e, &subst);
+                let inner: Vec<String> = parts
+                    .iter()
+                    .map(|p| format!("{};", local_part_to_c(p, &c)))
+                    .collect();
+                let _ = writeln!(self.out, "{indent}{{ {} }}", inner.join(" "));
+                return;
+            }
+            _ => format!("/* missing statement S{id} */"),
+        };
+        let _ = writeln!(self.out, "{indent}{line};");
+    }
+
+    fn pragmas(&mut self, l: &Loop, indent: &str) {
+        match (l.omp, l.simd) {
+            // Nothing may stand between an OpenMP loop directive and its
+            // loop, so a loop that is both gets the combined construct.
+            (true, true) => {
+                let _ = writeln!(self.out, "{indent}#pragma omp parallel for simd");
+                self.openmp = true;
+            }
+            (true, false) => {
+                let _ = writeln!(self.out, "{indent}#pragma omp parallel for");
+                self.openmp = true;
+            }
+            // Literal pragmas: GCC ignores an ivdep that comes from a macro.
+            (false, true) => self.out.push_str(SIMD_PRAGMA),
+            (false, false) => {}
+        }
+    }
+
+    /// Writes the head of a loop, `for (...) {`, at `indent`.
+    fn open_for(&mut self, indent: &str, var: &str, init: &str, cond: &str, step: i64) {
+        let inc = match step {
+            1 => format!("{var}++"),
+            s => format!("{var} += {s}"),
+        };
+        let _ = writeln!(
+            self.out,
+            "{indent}for (long {var} = {init}; {cond}; {inc}) {{"
+        );
+    }
+
+    fn for_loop(&mut self, l: &Loop, indent: &str) {
+        let var = self.name(&l.var);
+        if l.unroll > 1
+            && let (Some(ub), [Node::For(inner)]) = (upper_bound(l), l.body.as_slice())
+        {
+            let u = l.unroll as i64;
+            let lb_name = format!("{var}_lb");
+            let ub_name = format!("{var}_ub");
+            let _ = writeln!(self.out, "{indent}{{");
+            let ind = format!("{indent}  ");
+            let _ = writeln!(
+                self.out,
+                "{ind}const long {lb_name} = {}, {ub_name} = {};",
+                self.c(&l.init),
+                self.c(&ub)
+            );
+            // Main loop: blocks of u iterations, the inner loop jammed.
+            self.pragmas(l, &ind);
+            self.open_for(
+                &ind,
+                &var,
+                &lb_name,
+                &format!("{var} <= {ub_name} - {}", u - 1),
+                u,
+            );
+            let mut jammed = (**inner).clone();
+            jammed.body = (0..u).flat_map(|k| shift(&inner.body, &l.var, k)).collect();
+            self.for_loop(&jammed, &format!("{ind}  "));
+            let _ = writeln!(self.out, "{ind}}}");
+            // Remainder: the last (count mod u) iterations, unjammed.
+            let mut rest = l.clone();
+            rest.unroll = 1;
+            let start = format!("{ub_name} - ({ub_name} - {lb_name} + 1) % {u} + 1");
+            self.pragmas(&rest, &ind);
+            self.open_for(&ind, &var, &start, &format!("{var} <= {ub_name}"), 1);
+            // The unjammed inner loop keeps its own marks (legal without jam).
+            self.nodes(&rest.body, &format!("{ind}  "));
+            let _ = writeln!(self.out, "{ind}}}");
+            let _ = writeln!(self.out, "{indent}}}");
+            return;
+        }
+        if l.simd
+            && let Some(ub) = upper_bound(l)
+        {
+            // GCC drops `ivdep` when it folds a `<= min(..) - 1` style
+            // condition; a bound computed before the loop keeps it.
+            let ub_name = format!("{var}_ub");
+            let _ = writeln!(self.out, "{indent}{{");
+            let ind = format!("{indent}  ");
+            let _ = writeln!(self.out, "{ind}const long {ub_name} = {};", self.c(&ub));
+            self.pragmas(l, &ind);
+            self.open_for(
+                &ind,
+                &var,
+                &self.c(&l.init),
+                &format!("{var} <= {ub_name}"),
+                l.step,
+            );
+            self.nodes(&l.body, &format!("{ind}  "));
+            let _ = writeln!(self.out, "{ind}}}");
+            let _ = writeln!(self.out, "{indent}}}");
+            return;
+        }
+        self.pragmas(l, indent);
+        self.open_for(indent, &var, &self.c(&l.init), &self.c(&l.cond), l.step);
+        self.nodes(&l.body, &format!("{indent}  "));
+        let _ = writeln!(self.out, "{indent}}}");
+    }
+}
+
+/// The C spelling of a name in isl's AST of `scop`: a loop variable
+/// `cN` of isl becomes `{prefix}N`; a parameter of unsigned type is read
+/// as a `long` (its arithmetic must not wrap); any other name is the
+/// user's own, unmangled.
+pub fn c_name(scop: &Scop, prefix: &str, isl_name: &str) -> String {
+    match isl_name.strip_prefix('c') {
+        Some(d) if !d.is_empty() && d.chars().all(|c| c.is_ascii_digit()) => {
+            format!("{prefix}{d}")
+        }
+        _ => {
+            let name = isl::unmangle(isl_name);
+            if scop.unsigned_parameters.iter().any(|p| p == name) {
+                format!("(long)({name})")
+            } else {
+                name.to_string()
+            }
+        }
+    }
+}
+
+pub(super) fn collect_bodies<'a>(stmts: &'a [Stmt], out: &mut HashMap<usize, &'a Stmt>) {
+    for s in stmts {
+        match &s.kind {
+            StmtKind::Assign { id, .. } | StmtKind::Local { id, .. } => {
+                out.insert(*id, s);
+            }
+            StmtKind::For(l) => collect_bodies(std::slice::from_ref(&l.body), out),
+            StmtKind::If { then, other, .. } => {
+                collect_bodies(std::slice::from_ref(then), out);
+                if let Some(o) = other {
+                    collect_bodies(std::slice::from_ref(o), out);
+                }
+            }
+            StmtKind::Block(v) => collect_bodies(v, out),
+            _ => {}
+        }
+    }
+}
+
+/// Identifiers of the SCoP, to keep generated names clear of them.
+pub(super) fn identifiers(scop: &Scop) -> HashSet<String> {
+    let mut ids: HashSet<String> = scop.parameters.iter().cloned().collect();
+    ids.extend(scop.arrays.iter().map(|a| a.name.clone()));
+    for s in &scop.statements {
+        ids.extend(s.iterators.iter().cloned());
+    }
+    ids.extend(scop.local_names());
+    ids
+}
+
+/// C text of the run-time check: every parameter read as a `long`, so
+/// that its arithmetic neither overflows an `int` nor wraps unsigned.
+pub(super) fn guard_to_c(cond: &AstExpr) -> String {
+    expr::to_c(cond, &|n| format!("(long)({})", isl::unmangle(n)))
+}
+
+/// The SIMD mark in the dialect of the compiler that builds the code: no
+/// loop-carried dependence, vectorize without run-time alias checks.
+const SIMD_PRAGMA: &str = "#if defined(__clang__)\n\
+#pragma clang loop vectorize(assume_safety) interleave(enable)\n\
+#elif defined(__GNUC__)\n\
+#pragma GCC ivdep\n\
+#endif\n";

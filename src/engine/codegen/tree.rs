@@ -1,0 +1,128 @@
+//! The generated code as an owned tree (isl's AST converted), which the
+//! post-passes mark and the printer writes.
+
+use crate::isl::{AstExpr, AstNode, AstOp, IslError};
+
+/// A loop of the generated code.
+#[derive(Debug, Clone)]
+pub(super) struct Loop {
+    pub(super) var: String,
+    pub(super) init: AstExpr,
+    pub(super) cond: AstExpr,
+    pub(super) step: i64,
+    pub(super) body: Vec<Node>,
+    /// Index of the loop's schedule in [`super::Lowered`], for its facts.
+    pub(super) info: Option<usize>,
+    pub(super) omp: bool,
+    pub(super) simd: bool,
+    pub(super) unroll: u8,
+}
+
+/// The generated code before it is printed.
+#[derive(Debug, Clone)]
+pub(super) enum Node {
+    For(Box<Loop>),
+    If {
+        cond: AstExpr,
+        then: Vec<Node>,
+        other: Vec<Node>,
+    },
+    /// Statement `id` with the values of its original iterators.
+    Stmt {
+        id: usize,
+        args: Vec<AstExpr>,
+    },
+}
+
+pub(super) fn convert(n: AstNode, out: &mut Vec<Node>) -> Result<(), IslError> {
+    match n {
+        AstNode::For {
+            iterator,
+            init,
+            cond,
+            inc,
+            body,
+            info,
+        } => {
+            let AstExpr::Int(step) = inc else {
+                return Err(IslError {
+                    message: format!("non-constant loop increment {inc:?}"),
+                });
+            };
+            let mut b = Vec::new();
+            convert(*body, &mut b)?;
+            out.push(Node::For(Box::new(Loop {
+                var: iterator,
+                init,
+                cond,
+                step,
+                body: b,
+                info,
+                omp: false,
+                simd: false,
+                unroll: 1,
+            })));
+        }
+        AstNode::If { cond, then, other } => {
+            let mut t = Vec::new();
+            convert(*then, &mut t)?;
+            let mut o = Vec::new();
+            if let Some(e) = other {
+                convert(*e, &mut o)?;
+            }
+            out.push(Node::If {
+                cond,
+                then: t,
+                other: o,
+            });
+        }
+        AstNode::Block(v) => {
+            for c in v {
+                convert(c, out)?;
+            }
+        }
+        AstNode::Mark { body, .. } => convert(*body, out)?,
+        AstNode::User(AstExpr::Op(AstOp::Call, args)) => {
+            let id = match &args[0] {
+                AstExpr::Id(name) => name.strip_prefix('S').and_then(|k| k.parse().ok()),
+                _ => None,
+            };
+            let Some(id) = id else {
+                return Err(IslError {
+                    message: format!("unexpected statement {:?}", args[0]),
+                });
+            };
+            out.push(Node::Stmt {
+                id,
+                args: args[1..].to_vec(),
+            });
+        }
+        AstNode::User(e) => {
+            return Err(IslError {
+                message: format!("unexpected user expression {e:?}"),
+            });
+        }
+    }
+    Ok(())
+}
+
+pub(super) fn contains_loop(nodes: &[Node]) -> bool {
+    nodes.iter().any(|n| match n {
+        Node::For(_) => true,
+        Node::If { then, other, .. } => contains_loop(then) || contains_loop(other),
+        Node::Stmt { .. } => false,
+    })
+}
+
+pub(super) fn for_each_stmt(nodes: &[Node], f: &mut dyn FnMut(usize, &[AstExpr])) {
+    for n in nodes {
+        match n {
+            Node::For(l) => for_each_stmt(&l.body, f),
+            Node::If { then, other, .. } => {
+                for_each_stmt(then, f);
+                for_each_stmt(other, f);
+            }
+            Node::Stmt { id, args } => f(*id, args),
+        }
+    }
+}

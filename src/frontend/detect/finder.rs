@@ -1,0 +1,451 @@
+//! Which statements qualify: the walk over function bodies that finds
+//! runs of consecutive statements free of what is not static control
+//! (see the module's documentation for the list).
+
+use super::*;
+
+/// Walks function bodies and collects candidate regions.
+pub(super) struct Finder<'a> {
+    pub(super) path: &'a Path,
+    pub(super) text: &'a str,
+    pub(super) pure: &'a HashSet<String>,
+    /// The user's pragmas.
+    pub(super) pragmas: &'a [Pragma],
+    pub(super) assume_no_alias: bool,
+    /// The current function's local arrays whose address may be taken
+    /// (used other than as `a[i]...[k]`): only these can be reached
+    /// through a pointer.
+    pub(super) escaping: HashSet<String>,
+    /// The current function's variables assigned as a whole (`p = ...`)
+    /// or whose address is taken.
+    pub(super) reassigned: HashSet<String>,
+    pub(super) regions: Vec<Region>,
+    pub(super) rejected: Vec<Rejection>,
+    pub(super) function: String,
+}
+
+/// Why a construct disqualifies its statement, and where it is.
+pub(super) struct Why {
+    line: usize,
+    column: usize,
+    reason: String,
+    /// A user's pragma: reported once for the outermost nest it blocks,
+    /// not again for each nest inside.
+    pragma: bool,
+}
+
+impl Why {
+    pub(super) fn at(n: &Node, reason: impl Into<String>) -> Why {
+        Why {
+            line: n.line,
+            column: n.column,
+            reason: reason.into(),
+            pragma: false,
+        }
+    }
+}
+
+fn contains_loop(n: &Node) -> bool {
+    matches!(n.kind, Kind::For | Kind::While | Kind::Do) || n.children.iter().any(contains_loop)
+}
+
+pub(super) fn any(n: &Node, f: &dyn Fn(&Node) -> bool) -> Option<Node> {
+    if f(n) {
+        return Some(n.clone());
+    }
+    n.children.iter().find_map(|c| any(c, f))
+}
+
+/// The variable an access is through: `A` of `A[i][j]`.
+pub(super) fn base(n: &Node) -> Option<&Node> {
+    match n.kind {
+        Kind::DeclRef => Some(n),
+        Kind::Subscript => n.children.first().and_then(base),
+        Kind::Other if n.children.len() == 1 => base(&n.children[0]),
+        _ => None,
+    }
+}
+
+fn is_deref(n: &Node) -> bool {
+    n.kind == Kind::Unary && matches!(n.op.as_deref(), Some("*") | Some("&"))
+}
+
+/// Whether an expression mentions a variable (not only constants).
+fn has_variable(n: &Node) -> bool {
+    any(n, &|x| {
+        x.kind == Kind::DeclRef && x.var.as_ref().is_some_and(|v| v.variable)
+    })
+    .is_some()
+}
+
+impl Finder<'_> {
+    fn snippet(&self, n: &Node) -> String {
+        let s = self.text.get(n.start..n.end).unwrap_or("");
+        let s: String = s.split_whitespace().collect::<Vec<_>>().join(" ");
+        if s.chars().count() > 60 {
+            format!("{}...", s.chars().take(57).collect::<String>())
+        } else {
+            s
+        }
+    }
+
+    fn line_of(&self, offset: usize) -> usize {
+        self.text[..offset.min(self.text.len())]
+            .matches('\n')
+            .count()
+            + 1
+    }
+
+    /// End of a statement, its `;` included (libclang's extents stop
+    /// before it).
+    fn stmt_end(&self, n: &Node) -> usize {
+        let b = self.text.as_bytes();
+        if n.end == 0 || n.end > b.len() || b[n.end - 1] == b'}' || b[n.end - 1] == b';' {
+            return n.end.min(b.len());
+        }
+        let mut i = n.end;
+        while i < b.len() {
+            match b[i] {
+                b' ' | b'\t' | b'\r' | b'\n' => i += 1,
+                b'/' if b.get(i + 1) == Some(&b'*') => {
+                    i = self.text[i + 2..]
+                        .find("*/")
+                        .map(|k| i + 2 + k + 2)
+                        .unwrap_or(b.len())
+                }
+                b';' => return i + 1,
+                _ => break,
+            }
+        }
+        n.end
+    }
+
+    /// Scans a block: its qualifying runs become regions; the statements
+    /// that do not qualify are searched for inner blocks.
+    pub(super) fn block(&mut self, b: &Node) {
+        let mut run: Vec<&Node> = Vec::new();
+        for s in &b.children {
+            match self.pragma(s).and_then(|()| self.stmt(s)) {
+                Ok(()) => run.push(s),
+                Err(why) => {
+                    self.flush(&mut run);
+                    if contains_loop(s) {
+                        self.reject(&[s], why);
+                    }
+                    self.descend(s);
+                }
+            }
+        }
+        self.flush(&mut run);
+    }
+
+    fn descend(&mut self, s: &Node) {
+        for c in &s.children {
+            if c.kind == Kind::Compound {
+                self.block(c);
+            } else if matches!(
+                c.kind,
+                Kind::For | Kind::While | Kind::Do | Kind::If | Kind::Label | Kind::Switch
+            ) {
+                self.descend(c);
+            }
+        }
+    }
+
+    fn reject(&mut self, stmts: &[&Node], why: Why) {
+        let (first, last) = (stmts[0], stmts[stmts.len() - 1]);
+        let r = Rejection {
+            function: self.function.clone(),
+            first_line: first.line,
+            last_line: self.line_of(self.stmt_end(last).saturating_sub(1)),
+            line: why.line,
+            column: why.column,
+            reason: why.reason,
+        };
+        if why.pragma
+            && self.rejected.iter().any(|o| {
+                o.reason == r.reason && o.first_line <= r.first_line && r.last_line <= o.last_line
+            })
+        {
+            return;
+        }
+        self.rejected.push(r);
+    }
+
+    /// The variables of `s` named only inside a macro body (`#define
+    /// ETA alpha`): the front end, which reads the text, sees the macro's
+    /// name as a loop-invariant parameter instead.
+    pub(super) fn hidden_variables(&self, s: &Node) -> Vec<Node> {
+        let end = self.stmt_end(s);
+        let mut out = Vec::new();
+        fn walk(n: &Node, hidden: &dyn Fn(&Node) -> bool, out: &mut Vec<Node>) {
+            if hidden(n) {
+                out.push(n.clone());
+            }
+            n.children.iter().for_each(|c| walk(c, hidden, out));
+        }
+        walk(
+            s,
+            &|x| {
+                x.kind == Kind::DeclRef
+                    && x.var.as_ref().is_some_and(|v| v.variable)
+                    && !x.spelled.is_some_and(|o| {
+                        s.start <= o && o < end && self.identifier_at(o) == Some(x.name.as_str())
+                    })
+            },
+            &mut out,
+        );
+        out
+    }
+
+    /// The identifier that starts at byte `o` of the text.
+    pub(super) fn identifier_at(&self, o: usize) -> Option<&str> {
+        let rest = self.text.get(o..)?;
+        let n = rest
+            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '$'))
+            .unwrap_or(rest.len());
+        (n > 0).then(|| &rest[..n])
+    }
+
+    /// A statement the user's pragma bears on does not qualify: the
+    /// pragma is inside it, in front of it, or in front of a statement
+    /// that encloses it.
+    pub(super) fn pragma(&self, s: &Node) -> Result<(), Why> {
+        let end = self.stmt_end(s);
+        let Some(p) = pragmas::blocking(self.pragmas, s.start, end) else {
+            return Ok(());
+        };
+        let relation = if s.start <= p.start && p.start < end {
+            "is inside this loop nest"
+        } else if p.target.is_some_and(|(t, _)| t == s.start) {
+            "applies to this loop nest"
+        } else {
+            "applies to a statement that encloses this loop nest"
+        };
+        Err(Why {
+            line: p.line,
+            column: p.column,
+            reason: format!(
+                "left unchanged: the user's `{}` at {}:{} {relation}; polytune does not re-derive what it promises (remove the pragma to let polytune transform the nest)",
+                p.text,
+                self.path.display(),
+                p.line
+            ),
+            pragma: true,
+        })
+    }
+
+    fn flush(&mut self, run: &mut Vec<&Node>) {
+        let stmts = std::mem::take(run);
+        if !stmts.iter().any(|s| contains_loop(s)) {
+            return;
+        }
+        if let Err(why) = self.region_checks(&stmts) {
+            self.reject(&stmts, why);
+            return;
+        }
+        let parts = stmts
+            .iter()
+            .map(|s| {
+                let end = self.stmt_end(s);
+                Stmt {
+                    start: s.start,
+                    end,
+                    first_line: s.line,
+                    last_line: self.line_of(end.saturating_sub(1)),
+                    has_loop: contains_loop(s),
+                }
+            })
+            .collect();
+        self.regions.extend(Region::of(&self.function, parts));
+    }
+
+    /// Does one statement qualify on its own?
+    fn stmt(&self, s: &Node) -> Result<(), Why> {
+        match s.kind {
+            // A straight-line block may declare variables of its own
+            // (the front end makes it one statement; its variables are
+            // private to each execution).
+            Kind::Compound if s.children.iter().any(|c| c.kind == Kind::Decl) => {
+                for c in &s.children {
+                    match c.kind {
+                        Kind::Decl if c.children.iter().all(|v| v.kind == Kind::VarDecl) => {}
+                        Kind::Decl => self.stmt(c)?,
+                        Kind::For | Kind::While | Kind::Do | Kind::If | Kind::Compound => {
+                            return Err(Why::at(
+                                c,
+                                "a block that declares variables and also has loops or conditions (declare them before the loop nest)",
+                            ));
+                        }
+                        _ => self.stmt(c)?,
+                    }
+                }
+                Ok(())
+            }
+            Kind::Compound => s.children.iter().try_for_each(|c| self.stmt(c)),
+            Kind::Null => Ok(()),
+            Kind::For => {
+                if s.children.len() != 4 {
+                    return Err(Why::at(
+                        s,
+                        "`for` loop without an initialization, a condition or a step",
+                    ));
+                }
+                for header in &s.children[..3] {
+                    self.bound(header, "loop bound")?;
+                }
+                self.stmt(&s.children[3])
+            }
+            Kind::If => {
+                self.bound(&s.children[0], "`if` condition")?;
+                s.children[1..].iter().try_for_each(|c| self.stmt(c))
+            }
+            Kind::While => Err(Why::at(
+                s,
+                "`while` loop: its trip count is not static (write it as a `for` loop with affine bounds)",
+            )),
+            Kind::Do => Err(Why::at(
+                s,
+                "`do` ... `while` loop: its trip count is not static",
+            )),
+            Kind::Goto => Err(Why::at(s, "`goto` (control flow is not static)")),
+            Kind::Break => Err(Why::at(
+                s,
+                "`break`: an early exit makes the trip count data-dependent",
+            )),
+            Kind::Continue => Err(Why::at(s, "`continue`: control flow is not static")),
+            Kind::Return => Err(Why::at(s, "`return` inside the nest: an early exit")),
+            Kind::Switch => Err(Why::at(s, "`switch` (control flow is not static)")),
+            Kind::Label => Err(Why::at(s, "a label (a possible `goto` target)")),
+            Kind::Decl => Err(Why::at(
+                s,
+                "a declaration (declare the variable before the loop nest)",
+            )),
+            Kind::Asm => Err(Why::at(s, "inline assembly")),
+            Kind::Binary if s.op.as_deref() == Some("=") => self.expr(s),
+            Kind::CompoundAssign => self.expr(s),
+            Kind::Unary if matches!(s.op.as_deref(), Some("++" | "--" | "post++" | "post--")) => {
+                self.expr(s)
+            }
+            Kind::Call => {
+                self.expr(s)?;
+                Err(Why::at(s, format!("call to `{}` as a statement", s.name)))
+            }
+            _ => Err(Why::at(
+                s,
+                format!("statement `{}` is not an assignment", self.snippet(s)),
+            )),
+        }
+    }
+
+    /// A loop header part or condition: must not read memory or call.
+    pub(super) fn bound(&self, e: &Node, what: &str) -> Result<(), Why> {
+        if let Some(m) = any(e, &|x| {
+            matches!(x.kind, Kind::Subscript | Kind::Call | Kind::Member) || is_deref(x)
+        }) {
+            return Err(Why::at(
+                &m,
+                format!("data-dependent {what}: `{}` reads memory", self.snippet(&m)),
+            ));
+        }
+        if let Some(v) = any(e, &|x| {
+            x.kind == Kind::DeclRef && x.var.as_ref().is_some_and(|v| v.variable && !v.integer)
+        }) {
+            return Err(Why::at(
+                &v,
+                format!("{what} uses `{}`, which is not an integer variable", v.name),
+            ));
+        }
+        self.expr(e)
+    }
+
+    /// An expression: pure calls, no pointer tricks, affine-looking subscripts.
+    fn expr(&self, e: &Node) -> Result<(), Why> {
+        match e.kind {
+            Kind::Call if !self.pure.contains(&e.name) => {
+                return Err(Why::at(
+                    e,
+                    format!(
+                        "call to `{}`, which may have side effects (pass --pure {} if it has none)",
+                        e.name, e.name
+                    ),
+                ));
+            }
+            Kind::Unary if e.op.as_deref() == Some("*") => {
+                return Err(Why::at(
+                    e,
+                    format!("pointer dereference `{}` (may alias)", self.snippet(e)),
+                ));
+            }
+            Kind::Unary if e.op.as_deref() == Some("&") => {
+                return Err(Why::at(e, format!("address-of `{}`", self.snippet(e))));
+            }
+            Kind::Unary | Kind::Binary | Kind::CompoundAssign if e.op.is_none() => {
+                return Err(Why::at(
+                    e,
+                    format!(
+                        "`{}` comes from a macro polytune cannot see through",
+                        self.snippet(e)
+                    ),
+                ));
+            }
+            Kind::Member => {
+                return Err(Why::at(
+                    e,
+                    format!("struct member access `{}`", self.snippet(e)),
+                ));
+            }
+            Kind::Subscript => {
+                if let Some(idx) = e.children.get(1) {
+                    self.subscript(idx)?;
+                }
+            }
+            _ => {}
+        }
+        e.children.iter().try_for_each(|c| self.expr(c))
+    }
+
+    pub(super) fn subscript(&self, idx: &Node) -> Result<(), Why> {
+        if let Some(m) = any(idx, &|x| {
+            matches!(x.kind, Kind::Subscript | Kind::Call | Kind::Member) || is_deref(x)
+        }) {
+            return Err(Why::at(
+                idx,
+                format!(
+                    "data-dependent subscript `{}`: `{}` reads memory",
+                    self.snippet(idx),
+                    self.snippet(&m)
+                ),
+            ));
+        }
+        if let Some(m) = any(idx, &|x| {
+            x.kind == Kind::Binary
+                && matches!(x.op.as_deref(), Some("*" | "/" | "%"))
+                && x.children.len() == 2
+                && has_variable(&x.children[0])
+                && has_variable(&x.children[1])
+        }) {
+            return Err(Why::at(
+                idx,
+                format!(
+                    "non-affine subscript `{}`: `{}` combines two variables",
+                    self.snippet(idx),
+                    self.snippet(&m)
+                ),
+            ));
+        }
+        if let Some(v) = any(idx, &|x| {
+            x.kind == Kind::DeclRef && x.var.as_ref().is_some_and(|v| v.variable && !v.integer)
+        }) {
+            return Err(Why::at(
+                &v,
+                format!(
+                    "subscript `{}` uses `{}`, which is not an integer variable",
+                    self.snippet(idx),
+                    v.name
+                ),
+            ));
+        }
+        Ok(())
+    }
+}
