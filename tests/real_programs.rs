@@ -139,6 +139,24 @@ fn characterization_counts_the_region_of_any_program() {
     assert!(text.contains("PAPI_TOT_INS"), "{text}");
 }
 
+#[test]
+fn a_corpus_kernel_calling_sqrt_needs_no_compile_line() {
+    // The corpus' own build links the math library; the instrumented
+    // build of a corpus-style program must too.
+    let args = [
+        "characterize",
+        "polybench/solvers/cholesky.c",
+        "--size",
+        "mini",
+        "--json",
+    ];
+    let v = json(&polytune(&common::root(), &args));
+    assert!(v["features"]["PAPI_TOT_INS"].as_f64().unwrap() > 0.0, "{v}");
+    // Only the region is counted, not the instrumentation's clock (reached
+    // through an indirect jump): the region has no indirect branch.
+    assert_eq!(v["features"]["CG_BR_IND"].as_f64(), Some(0.0), "{v}");
+}
+
 fn makefile_args(run: &str) -> Vec<String> {
     vec![
         "measure".into(),

@@ -112,15 +112,17 @@ __attribute__((unused)) static void polytune_rt_begin(int k)
 {
   if (polytune_rt_mode < 0)
     polytune_rt_start();
-  POLYTUNE_RT_TOGGLE();
   polytune_rt_t0[k] = polytune_rt_now();
+  /* Counting (characterization) starts after the clock is read and stops
+     before it is read again: the clock's code is not the region's. */
+  POLYTUNE_RT_TOGGLE();
 }
 
 __attribute__((unused)) static void polytune_rt_end(int k)
 {
+  POLYTUNE_RT_TOGGLE();
   polytune_rt_seconds[k] += polytune_rt_now() - polytune_rt_t0[k];
   polytune_rt_count[k]++;
-  POLYTUNE_RT_TOGGLE();
 }
 
 __attribute__((unused)) static int polytune_rt_dumping(int k)

@@ -85,6 +85,12 @@ impl Recipe {
         }
         args.extend([src.into(), "-o".into(), exe.into()]);
         args.extend(self.extra.iter().map(OsString::from));
+        if self.size.is_some() {
+            // A corpus-style program is built as the corpus builds it
+            // (`Compiler::compile`), with the math library: cholesky,
+            // correlation and gramschmidt call `sqrt`.
+            args.push("-lm".into());
+        }
         args
     }
 
@@ -252,6 +258,17 @@ mod tests {
             "gcc -O3 -iquote linear-algebra/kernels/2mm 2mm.opt.c -o a.out -Iutilities utilities/polybench.c -lm"
         );
         assert_eq!(run, "./a.out");
+    }
+
+    #[test]
+    fn a_corpus_style_program_links_the_math_library() {
+        let mut r = Recipe::new(gcc(), Path::new("polybench/solvers/cholesky.c"));
+        r.size = Some(crate::lab::size::Size::Small);
+        let (build, _) = r.describe("cholesky.c", false);
+        assert_eq!(
+            build,
+            "gcc -O3 -DSMALL_DATASET -iquote polybench/solvers cholesky.c -o a.out -lm"
+        );
     }
 
     #[test]
