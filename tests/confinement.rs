@@ -141,7 +141,9 @@ fn a_setsid_child_does_not_survive_the_timeout() {
 /// unbounded buffer aborts on a failed allocation, exit 134).
 fn flood_costs_bounded_memory(fixture: &str) {
     let s = Sandbox::new();
-    let args = measure(fixture, "3");
+    // The fixture floods when it has an argument.
+    let mut args = measure(fixture, "3");
+    args.extend(["--run-args".into(), "flood".into()]);
     let err = s.fails(
         &["prlimit", "--as=1073741824", "--"],
         &strs(&args),
@@ -163,7 +165,9 @@ fn a_stderr_flood_costs_bounded_memory() {
 #[test]
 fn characterize_has_a_deadline() {
     let s = Sandbox::new();
-    let f = fixture("r1_hang.c");
+    // (A program that hangs after its kernel is characterized: the
+    // simulated run stops after the kernel.)
+    let f = fixture("hang_before_kernel.c");
     let err = s.fails(
         &[],
         &[
@@ -185,7 +189,7 @@ fn characterize_has_a_deadline() {
 #[test]
 fn optimize_no_run_has_a_deadline() {
     let s = Sandbox::new();
-    let f = fixture("r1_hang.c");
+    let f = fixture("hang_before_kernel.c");
     let err = s.fails(
         &[],
         &[
@@ -321,14 +325,14 @@ fn an_output_longer_than_the_cap_is_not_verified() {
 #[test]
 fn failing_measure_and_characterize_leave_no_directory() {
     let s = Sandbox::new();
-    let f = root().join("tests/fixtures/broken/compile_error.c");
+    let f = root().join("tests/fixtures/broken/compile_error_scop.c");
     let f = f.to_str().unwrap();
     let err = s.fails(
         &[],
         &["measure", f, "--size", "mini"],
         Duration::from_secs(10),
     );
-    assert!(err.contains("does not run correctly"), "{err}");
+    assert!(err.contains("does not build"), "{err}");
     let err = s.fails(
         &[],
         &["characterize", f, "--size", "mini"],

@@ -146,19 +146,7 @@ struct ScanPrinter<'a> {
 
 impl ScanPrinter<'_> {
     fn name(&self, isl_name: &str) -> String {
-        match isl_name.strip_prefix('c') {
-            Some(d) if !d.is_empty() && d.chars().all(|c| c.is_ascii_digit()) => {
-                format!("polytune_rt_c{d}")
-            }
-            _ => {
-                let name = isl::unmangle(isl_name);
-                if self.scop.unsigned_parameters.iter().any(|p| p == name) {
-                    format!("(long)({name})")
-                } else {
-                    name.to_string()
-                }
-            }
-        }
+        crate::engine::codegen::c_name(self.scop, "polytune_rt_c", isl_name)
     }
 
     fn c(&self, e: &AstExpr) -> String {

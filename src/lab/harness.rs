@@ -82,16 +82,7 @@ impl Harness {
     ) -> Result<(PathBuf, f64), Measurement> {
         let exe = self.workdir.join(name);
         let c = self.recipe.build(src, &exe, openmp, &[]);
-        if c.ok {
-            Ok((exe, c.seconds))
-        } else {
-            Err(Measurement {
-                status: Status::CompileError,
-                detail: c.stderr,
-                compile_seconds: c.seconds,
-                timing: None,
-            })
-        }
+        Measurement::built(c, exe)
     }
 
     /// One run of `exe`, its record read from the side file.
@@ -190,6 +181,12 @@ impl Harness {
             }
             let side = match side {
                 Ok(s) => s,
+                Err(SideError::Missing) if run.exit != Exit::Code(0) => {
+                    return Err(OriginalError::Run {
+                        command,
+                        why: describe_failure(&run),
+                    });
+                }
                 Err(SideError::Missing) => {
                     return Err(OriginalError::Unreached {
                         command,
