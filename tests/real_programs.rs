@@ -178,6 +178,48 @@ fn a_makefile_program_whose_kernel_runs_many_times_is_measured() {
     let v = json(&polytune(&common::root(), &args));
     assert_eq!(v["original"]["status"], "ok", "{v}");
     assert_eq!(v["variant"]["status"], "ok", "{v}");
+    // Learned optimize (candidates built by make, verified, timed) and
+    // characterization through the same commands.
+    let build = "make -s -C tests/fixtures/real/makefile_app CC={cc} CFLAGS={cflags} KERNEL={src} EXE={exe}";
+    let v = json(&polytune(
+        &common::root(),
+        &[
+            "optimize",
+            "tests/fixtures/real/makefile_app/kernel.c",
+            "--build",
+            build,
+            "--run",
+            "{exe} 48 4",
+            "--shots",
+            "2",
+            "--json",
+            "-q",
+        ],
+    ));
+    assert_eq!(v["original"]["status"], "ok", "{v}");
+    for c in v["candidates"].as_array().unwrap() {
+        assert_eq!(c["run"]["status"], "ok", "{c}");
+    }
+    assert!(
+        v["program"]
+            .as_str()
+            .unwrap()
+            .contains("measured as `make -s"),
+        "{v}"
+    );
+    let v = json(&polytune(
+        &common::root(),
+        &[
+            "characterize",
+            "tests/fixtures/real/makefile_app/kernel.c",
+            "--build",
+            build,
+            "--run",
+            "{exe} 32 3",
+            "--json",
+        ],
+    ));
+    assert!(v.to_string().contains("PAPI_TOT_INS"), "{v}");
     // A run that never reaches the kernel (zero time steps) is an error
     // that says so.
     let args = makefile_args("{exe} 48 0");
@@ -297,6 +339,41 @@ fn a_bare_kernel_is_driven_by_a_generated_main() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+    // The learned optimize, with runs and without.
+    let v = json(&polytune(
+        &root,
+        &[
+            "optimize",
+            "tests/fixtures/real/bare/syrk.c",
+            "--param",
+            "n=48,m=40",
+            "--shots",
+            "2",
+            "--json",
+            "-q",
+        ],
+    ));
+    assert_eq!(v["original"]["status"], "ok", "{v}");
+    for c in v["candidates"].as_array().unwrap() {
+        assert_eq!(c["run"]["status"], "ok", "{c}");
+    }
+    let out = polytune(
+        &root,
+        &[
+            "optimize",
+            "tests/fixtures/real/bare/syrk.c",
+            "--param",
+            "n=48,m=40",
+            "--no-run",
+            "-q",
+        ],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("void kernel_syrk"));
     // The driver itself, for the user to build with the kernel.
     let out = polytune(
         &root,
