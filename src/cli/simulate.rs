@@ -8,7 +8,7 @@ use super::render::json_text;
 use crate::learn::evaluate;
 use crate::learn::search::Strategy;
 use crate::learn::search::simulate::{self, Simulation};
-use anyhow::Result;
+use anyhow::{Context, Result};
 use serde_json::json;
 use std::fmt::Write as _;
 use std::path::PathBuf;
@@ -44,6 +44,11 @@ pub struct Args {
     /// Output format.
     #[arg(long, default_value = "md", value_parser = ["md", "csv", "json"])]
     format: String,
+    /// Read the leave-one-out predictions from FILE, as `evaluate
+    /// --predictions FILE` wrote them for the same dataset and models,
+    /// instead of training the folds again.
+    #[arg(long, value_name = "FILE")]
+    predictions: Option<PathBuf>,
     /// Draw every strategy's mean curve into FILE (SVG).
     #[arg(long, value_name = "FILE.svg")]
     plot: Option<PathBuf>,
@@ -57,9 +62,16 @@ pub fn run(a: Args, ui: &Ui) -> Result<()> {
         ..Default::default()
     };
     let t = std::time::Instant::now();
-    let p = counting(ui, "leave-one-out folds", |progress| {
-        evaluate::predictions_with(&d, &eo, progress)
-    })?;
+    let p = match &a.predictions {
+        Some(f) => {
+            let text = std::fs::read_to_string(f)
+                .with_context(|| format!("cannot read {}", f.display()))?;
+            simulate::read_predictions(&d, &eo.models, &text)?
+        }
+        None => counting(ui, "leave-one-out folds", |progress| {
+            evaluate::predictions_with(&d, &eo, progress)
+        })?,
+    };
     let opts = simulate::Options {
         strategies: a.strategies.clone(),
         budget: a.budget,

@@ -279,6 +279,49 @@ pub fn simulate(
     })
 }
 
+/// Leave-one-out predictions read back from the CSV that `evaluate
+/// --predictions` writes (kernel, variant_id, …, one column per model):
+/// per model in `kinds` order, per row of `d`. Every row of `d` must be
+/// there, and every model's column.
+pub fn read_predictions(d: &Dataset, kinds: &[Kind], csv: &str) -> Result<Vec<Vec<f64>>, LearnError> {
+    let bad = |m: String| LearnError::Data(format!("predictions file: {m}"));
+    let mut lines = csv.lines();
+    let head: Vec<&str> = lines.next().ok_or_else(|| bad("empty".into()))?.split(',').collect();
+    let cols: Vec<usize> = kinds
+        .iter()
+        .map(|k| {
+            head.iter()
+                .position(|h| *h == k.name())
+                .ok_or_else(|| bad(format!("no column for model {}", k.name())))
+        })
+        .collect::<Result<_, _>>()?;
+    let mut at = std::collections::HashMap::new();
+    for line in lines.filter(|l| !l.is_empty()) {
+        let f: Vec<&str> = line.split(',').collect();
+        let id: i64 = f
+            .get(1)
+            .and_then(|v| v.parse().ok())
+            .ok_or_else(|| bad(format!("bad line `{line}`")))?;
+        let p: Vec<f64> = cols
+            .iter()
+            .map(|&c| f.get(c).and_then(|v| v.parse().ok()))
+            .collect::<Option<_>>()
+            .ok_or_else(|| bad(format!("bad line `{line}`")))?;
+        at.insert((f[0].to_string(), id), p);
+    }
+    let mut out = vec![vec![0.0; d.rows.len()]; kinds.len()];
+    for (i, r) in d.rows.iter().enumerate() {
+        let name = &d.kernels[r.kernel].name;
+        let p = at
+            .get(&(name.clone(), r.variant_id))
+            .ok_or_else(|| bad(format!("no prediction for {name} variant {}", r.variant_id)))?;
+        for (m, v) in p.iter().enumerate() {
+            out[m][i] = *v;
+        }
+    }
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -328,5 +371,10 @@ mod tests {
         assert_eq!(s.strategies[2].runs_per_kernel, 3);
         assert_eq!(s.landscapes.len(), 5);
         assert!(s.landscapes.iter().all(|l| l.within[0] > 0.0));
+        // Predictions written by `evaluate --predictions` read back whole.
+        let csv = evaluate::predictions_csv(&d, &eo.models, &p);
+        assert_eq!(read_predictions(&d, &eo.models, &csv).unwrap(), p);
+        let e = read_predictions(&d, &[Kind::Svm], &csv).unwrap_err();
+        assert!(e.to_string().contains("no column for model SVM"), "{e}");
     }
 }
