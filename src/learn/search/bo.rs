@@ -126,8 +126,8 @@ impl Searcher for Bo {
         let mut top = f64::NEG_INFINITY;
         for &v in &open {
             let (mu, sd) = gp.predict(&self.coords[v]);
-            let a = expected_improvement(mu + self.prior_mean[v], sd, best)
-                * self.feasible(v, history);
+            let a =
+                expected_improvement(mu + self.prior_mean[v], sd, best) * self.feasible(v, history);
             if a > top {
                 top = a;
                 pick_v = v;

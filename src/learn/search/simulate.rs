@@ -135,6 +135,9 @@ impl KernelSpace {
     }
 }
 
+/// One run's curve and its model's last lengthscales.
+type RunResult = (Vec<f64>, Option<[f64; FIELDS]>);
+
 /// One run's best-so-far % of Opt after 1…budget evaluations (the last
 /// value held when the space runs out first), and the last lengthscales.
 fn one_run(
@@ -143,7 +146,7 @@ fn one_run(
     strategy: Strategy,
     seed: u64,
     budget: usize,
-) -> (Vec<f64>, Option<[f64; FIELDS]>) {
+) -> RunResult {
     let space = Space {
         kinds,
         configs: &ks.configs,
@@ -184,7 +187,13 @@ pub fn simulate(
         .filter(|(_, rows)| !rows.is_empty())
         .map(|(k, rows)| KernelSpace::of(d, predicted, k, rows))
         .collect();
-    let runs = |st: Strategy| if st.randomized() { opts.seeds.max(1) } else { 1 };
+    let runs = |st: Strategy| {
+        if st.randomized() {
+            opts.seeds.max(1)
+        } else {
+            1
+        }
+    };
     // Jobs: (strategy, kernel, seed); the slow ones (Bayesian
     // optimization) first, so the threads finish together.
     let mut jobs: Vec<(usize, usize, u64)> = Vec::new();
@@ -202,23 +211,22 @@ pub fn simulate(
         .map_err(std::io::Error::other)?;
     let through = std::sync::atomic::AtomicUsize::new(0);
     let total = jobs.len();
-    let mut done: Vec<((usize, usize, u64), (Vec<f64>, Option<[f64; FIELDS]>))> =
-        pool.install(|| {
-            jobs.par_iter()
-                .map(|&(si, k, seed)| {
-                    let r = one_run(&spaces[k], kinds, opts.strategies[si], seed, budget);
-                    let n = through.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
-                    progress(n, total);
-                    ((si, k, seed), r)
-                })
-                .collect()
-        });
+    let mut done: Vec<((usize, usize, u64), RunResult)> = pool.install(|| {
+        jobs.par_iter()
+            .map(|&(si, k, seed)| {
+                let r = one_run(&spaces[k], kinds, opts.strategies[si], seed, budget);
+                let n = through.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+                progress(n, total);
+                ((si, k, seed), r)
+            })
+            .collect()
+    });
     done.sort_by_key(|(j, _)| *j);
     let mut strategies = Vec::new();
     for (si, &st) in opts.strategies.iter().enumerate() {
         let mut kernels = Vec::new();
         for (k, ks) in spaces.iter().enumerate() {
-            let these: Vec<&(Vec<f64>, Option<[f64; FIELDS]>)> = done
+            let these: Vec<&RunResult> = done
                 .iter()
                 .filter(|((s, kk, _), _)| *s == si && *kk == k)
                 .map(|(_, r)| r)
@@ -283,10 +291,18 @@ pub fn simulate(
 /// --predictions` writes (kernel, variant_id, …, one column per model):
 /// per model in `kinds` order, per row of `d`. Every row of `d` must be
 /// there, and every model's column.
-pub fn read_predictions(d: &Dataset, kinds: &[Kind], csv: &str) -> Result<Vec<Vec<f64>>, LearnError> {
+pub fn read_predictions(
+    d: &Dataset,
+    kinds: &[Kind],
+    csv: &str,
+) -> Result<Vec<Vec<f64>>, LearnError> {
     let bad = |m: String| LearnError::Data(format!("predictions file: {m}"));
     let mut lines = csv.lines();
-    let head: Vec<&str> = lines.next().ok_or_else(|| bad("empty".into()))?.split(',').collect();
+    let head: Vec<&str> = lines
+        .next()
+        .ok_or_else(|| bad("empty".into()))?
+        .split(',')
+        .collect();
     let cols: Vec<usize> = kinds
         .iter()
         .map(|k| {
@@ -358,7 +374,11 @@ mod tests {
         for (k, c) in e.kernels.iter().zip(&dv.kernels) {
             assert_eq!(c.percent[5], 100.0 * k.diverse_n / k.opt, "{}", k.kernel);
         }
-        let pct: Vec<f64> = e.kernels.iter().map(|k| 100.0 * k.multi_n / k.opt).collect();
+        let pct: Vec<f64> = e
+            .kernels
+            .iter()
+            .map(|k| 100.0 * k.multi_n / k.opt)
+            .collect();
         assert_eq!(mm.mean[5], means(&pct).0);
         // Curves never fall, and reach 100 at most.
         for st in &s.strategies {
