@@ -20,12 +20,13 @@ use crate::learn::rng::Lcg;
 
 /// Initial design with the learned prior: the ensemble's diversified
 /// top picks. `simulate` on the shipped dataset, mean % of Opt at 6 / 12
-/// evaluations (gcc; the lengthscale prior of gp.rs): 1 → 84.1 / 91.2,
-/// 2 → 83.1 / 91.1, 3 → 82.5 / 90.3, 4 → 88.6 / 92.4, 6 → 89.1 / 93.3
-/// (with lengthscales fixed at 2 instead of fitted, 4 → 87.9 / 94.6 and
-/// 6 → 89.1 / 92.9). The learned picks beat the process's while it has
-/// only a few points; a πBO weighting of EI by the ensemble (β 3 to 100)
-/// did not help at 2.
+/// evaluations, gcc, with a Gamma(2, 1) lengthscale prior: 1 pick →
+/// 84.1 / 91.2, 2 → 83.1 / 91.1, 3 → 82.5 / 90.3, 4 → 87.7 / 92.1, 6 →
+/// 89.1 / 93.3; with gp.rs's firmer prior, 4 → 88.6 / 92.4 (clang 83.9 /
+/// 92.1, against diverse's 84.3 / 87.6). The learned picks beat the
+/// process's own while it has only a few points. A πBO weighting of EI by
+/// the ensemble (EI × exp(−β Δprior / n), β 3 to 100) after 2 picks did
+/// not help (80–83 / 90–92).
 pub const INITIAL_PRIOR: usize = 4;
 /// Initial design without: random variants.
 pub const INITIAL_RANDOM: usize = 3;
