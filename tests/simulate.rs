@@ -148,6 +148,17 @@ fn simulate_renders_markdown_csv_and_a_plot() {
     assert_eq!(csv.lines().count(), 1 + 3 * 5 * 12);
     let bad = polytune(&["simulate", "--db", db, "--strategies", "best"]);
     assert_eq!(bad.status.code(), Some(2));
+    let bad = polytune(&[
+        "simulate",
+        "--db",
+        db,
+        "--models",
+        "LR",
+        "--strategies",
+        "model:IBk",
+    ]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("among --models"));
 }
 
 /// The same on the whole shipped dataset, both compilers, all six models

@@ -61,6 +61,17 @@ pub fn run(a: Args, ui: &Ui) -> Result<()> {
         target: a.data.target,
         ..Default::default()
     };
+    if let Some(Strategy::Model(k)) = a
+        .strategies
+        .iter()
+        .find(|s| matches!(s, Strategy::Model(k) if !eo.models.contains(k)))
+    {
+        return Err(super::Usage(format!(
+            "strategy model:{} needs that model among --models",
+            k.name()
+        ))
+        .into());
+    }
     let t = std::time::Instant::now();
     let p = match &a.predictions {
         Some(f) => {
