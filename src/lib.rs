@@ -6,7 +6,8 @@
 //! - [`cli`]: the command line, the only place that formats text and
 //!   chooses exit codes;
 //! - [`app`]: what the commands do (campaigns, learned selection, fuzzing);
-//! - [`learn`]: the speedup models, the dataset, leave-one-out evaluation;
+//! - [`learn`]: the speedup models, the dataset, leave-one-out evaluation,
+//!   the search strategies and their simulation;
 //! - [`lab`]: compiling, running, verifying, timing, storing;
 //! - [`engine`]: one configuration applied to a file's SCoPs (model,
 //!   dependences, transformations, code generation, the space);

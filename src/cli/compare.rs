@@ -42,7 +42,7 @@ pub struct Args {
     #[arg(long, default_value_t = 6)]
     shots: usize,
     /// polytune's strategy (as in `optimize`).
-    #[arg(long, default_value = "multi-model")]
+    #[arg(long, default_value = "multi-model", value_parser = Strategy::parse_planned)]
     strategy: Strategy,
     /// polytune's models [default: models/<compiler> here, else the
     /// shipped ones].

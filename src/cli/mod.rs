@@ -19,6 +19,7 @@ mod optimize;
 mod progress;
 mod render;
 mod scop;
+mod simulate;
 mod source;
 mod space;
 mod train;
@@ -177,6 +178,7 @@ enum Command {
     Collect(collect::Args),
     Train(train::Args),
     Evaluate(evaluate::Args),
+    Simulate(simulate::Args),
     Characterize(characterize::Args),
     Driver(driver::Args),
     Export(export::Args),
@@ -240,6 +242,7 @@ fn run(command: Command, ui: &Ui) -> anyhow::Result<()> {
         Command::Collect(a) => collect::run(a, ui),
         Command::Train(a) => train::run(a, ui),
         Command::Evaluate(a) => evaluate::run(a, ui),
+        Command::Simulate(a) => simulate::run(a, ui),
         Command::Characterize(a) => characterize::run(a, ui),
         Command::Driver(a) => driver::run(a, ui),
         Command::Export(a) => export::run(a, ui),

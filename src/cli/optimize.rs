@@ -90,7 +90,7 @@ struct LearnedArgs {
 }
 
 fn parse_strategy(s: &str) -> Result<Strategy, String> {
-    s.parse()
+    Strategy::parse_planned(s)
 }
 
 pub fn run(a: Args, ui: &Ui) -> Result<()> {

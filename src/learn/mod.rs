@@ -23,6 +23,7 @@ pub mod plot;
 pub mod rng;
 pub mod saved;
 pub mod scale;
+pub mod search;
 pub mod svr;
 
 use serde::{Deserialize, Serialize};

@@ -265,6 +265,63 @@ pub fn model_bars(e: &Evaluation, path: &Path) -> Result<(), LearnError> {
     write(path, &s)
 }
 
+/// Curves over evaluations 1…N (best-so-far % of Opt of each search
+/// strategy, say), one colour each, with a legend.
+pub fn curves(
+    title: &str,
+    y_label: &str,
+    series: &[(String, Vec<f64>)],
+    path: &Path,
+) -> Result<(), LearnError> {
+    const COLORS: [&str; 10] = [
+        "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
+        "#bcbd22", "#17becf",
+    ];
+    let n = series.iter().map(|s| s.1.len()).max().unwrap_or(0);
+    if n == 0 {
+        return Err(LearnError::Data("no curve to plot".into()));
+    }
+    let axis = Axis::new(0.0, 100.0, false);
+    let mut s = open(title);
+    axis.draw(&mut s, y_label);
+    let x = |i: usize| LEFT + (i as f64 + 0.5) / n as f64 * (W - LEFT - RIGHT);
+    for i in (0..n).filter(|i| (i + 1) % 5 == 0 || *i == 0) {
+        let _ = writeln!(
+            s,
+            "<text x=\"{:.1}\" y=\"{}\" text-anchor=\"middle\">{}</text>",
+            x(i),
+            H - BOTTOM + 16.0,
+            i + 1
+        );
+    }
+    for (k, (name, ys)) in series.iter().enumerate() {
+        let color = COLORS[k % COLORS.len()];
+        let points: Vec<String> = ys
+            .iter()
+            .enumerate()
+            .map(|(i, &y)| format!("{:.1},{:.1}", x(i), axis.y(y)))
+            .collect();
+        let ly = H - BOTTOM - 14.0 * (series.len() - k) as f64;
+        let _ = writeln!(
+            s,
+            "<polyline fill=\"none\" stroke=\"{color}\" stroke-width=\"2\" points=\"{}\"/><line x1=\"{}\" x2=\"{}\" y1=\"{ly:.1}\" y2=\"{ly:.1}\" stroke=\"{color}\" stroke-width=\"2\"/><text x=\"{}\" y=\"{:.1}\">{}</text>",
+            points.join(" "),
+            W - RIGHT - 150.0,
+            W - RIGHT - 130.0,
+            W - RIGHT - 125.0,
+            ly + 4.0,
+            esc(name)
+        );
+    }
+    let _ = writeln!(
+        s,
+        "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">unique evaluations</text>\n</svg>",
+        (LEFT + W - RIGHT) / 2.0,
+        H - 20.0
+    );
+    write(path, &s)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

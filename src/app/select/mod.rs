@@ -21,9 +21,8 @@ use crate::lab::runner::{Protocol, interleaved_by, median};
 use crate::lab::scratch::Scratch;
 use crate::lab::size::Size;
 use crate::learn::dataset::representative;
-use crate::learn::evaluate::{DIVERSE_BITS, consensus, diverse, ensemble, ranking, round_robin};
-use crate::learn::rng::Lcg;
 use crate::learn::saved::SavedModel;
+use crate::learn::search::Space;
 use crate::learn::{Kind, LearnError};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -360,39 +359,8 @@ fn measured_as(recipe: &Recipe, file: &Path, openmp: bool) -> String {
     format!("/* polytune: measured as `{build}` then `{run}` */\n").replace("*/ */", "* / */")
 }
 
-/// How candidates are picked.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Strategy {
-    /// Each model's best guess in turn, then each model's second, … (the
-    /// paper's multi-model).
-    MultiModel,
-    /// The six models' ensemble (mean log prediction), its best variant
-    /// first, then the next best at least a few configuration bits away
-    /// from every one taken: the runs go to distinct regions of the space.
-    Diverse,
-    /// One model's top N.
-    Model(Kind),
-    /// N variants drawn at random (a baseline).
-    Random,
-}
-
-impl std::str::FromStr for Strategy {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Strategy, String> {
-        match s {
-            "multi-model" => Ok(Strategy::MultiModel),
-            "random" => Ok(Strategy::Random),
-            "diverse" => Ok(Strategy::Diverse),
-            _ => match s.strip_prefix("model:") {
-                Some(name) => Kind::parse(name).map(Strategy::Model),
-                None => Err(format!(
-                    "unknown strategy `{s}`: expected multi-model, diverse, model:NAME (NAME one of {}) or random",
-                    Kind::ALL.map(Kind::name).join(", ")
-                )),
-            },
-        }
-    }
-}
+/// How candidates are picked: the strategies of [`crate::learn::search`].
+pub use crate::learn::search::Strategy;
 
 /// Predictions of every model for every variant.
 pub struct Ranking {
@@ -430,67 +398,24 @@ pub fn rank(
 }
 
 impl Ranking {
+    /// The space as the search strategies see it.
+    pub fn space(&self) -> Space<'_> {
+        Space {
+            kinds: &self.kinds,
+            configs: &self.configs,
+            predicted: &self.predicted,
+        }
+    }
+
     /// The variant with the least sum of ranks over all models.
     pub fn consensus(&self) -> Option<usize> {
-        let all: Vec<usize> = (0..self.configs.len()).collect();
-        consensus(&self.predicted, &all)
+        self.space().consensus()
     }
 
     /// Up to `shots` distinct variants (indices) to run, best guess first,
     /// each with the models that chose it.
     pub fn candidates(&self, strategy: Strategy, shots: usize, seed: u64) -> Vec<(usize, String)> {
-        let all: Vec<usize> = (0..self.configs.len()).collect();
-        let mut out: Vec<(usize, String)> = Vec::new();
-        let add = |v: usize, why: String, out: &mut Vec<(usize, String)>| {
-            if let Some(c) = out.iter_mut().find(|c| c.0 == v) {
-                c.1 = format!("{}, {why}", c.1);
-            } else {
-                out.push((v, why));
-            }
-        };
-        match strategy {
-            Strategy::MultiModel => {
-                let ranks: Vec<Vec<usize>> =
-                    self.predicted.iter().map(|p| ranking(&all, p)).collect();
-                // Agreement between models costs no extra run.
-                for (v, by) in round_robin(&ranks, shots) {
-                    let why: Vec<String> = by
-                        .iter()
-                        .map(|&(m, depth)| format!("{} #{}", self.kinds[m].name(), depth + 1))
-                        .collect();
-                    out.push((v, why.join(", ")));
-                }
-            }
-            Strategy::Diverse => {
-                let e = ensemble(&self.predicted, &all);
-                let order = ranking(&all, &e);
-                for v in diverse(&e, &self.configs, shots, DIVERSE_BITS) {
-                    let place = order.iter().position(|&w| w == v).unwrap_or(0);
-                    out.push((v, format!("ensemble #{}", place + 1)));
-                }
-            }
-            Strategy::Model(kind) => {
-                if let Some(m) = self.kinds.iter().position(|&k| k == kind) {
-                    for (i, v) in ranking(&all, &self.predicted[m])
-                        .into_iter()
-                        .take(shots)
-                        .enumerate()
-                    {
-                        add(v, format!("{} #{}", kind.name(), i + 1), &mut out);
-                    }
-                }
-            }
-            Strategy::Random => {
-                let mut rng = Lcg::new(seed);
-                let mut pool = all.clone();
-                while out.len() < shots && !pool.is_empty() {
-                    let i = ((rng.uniform() * pool.len() as f64) as usize).min(pool.len() - 1);
-                    let v = pool.swap_remove(i);
-                    add(v, "random".into(), &mut out);
-                }
-            }
-        }
-        out
+        self.space().plan(strategy, shots, seed)
     }
 }
 

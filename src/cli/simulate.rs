@@ -1,0 +1,266 @@
+//! `polytune simulate`: search strategies replayed over a campaign's
+//! measured space, running nothing; its text, CSV and JSON renderings.
+
+use super::Ui;
+use super::args::DataArgs;
+use super::progress::counting;
+use super::render::json_text;
+use crate::learn::evaluate;
+use crate::learn::search::Strategy;
+use crate::learn::search::simulate::{self, Simulation};
+use anyhow::{Context, Result};
+use serde_json::json;
+use std::fmt::Write as _;
+use std::path::PathBuf;
+
+/// The strategies simulated without --strategies.
+const DEFAULT: &str = "multi-model,diverse,random,local,bo-plain,bo";
+
+/// Replays search strategies over a campaign's measured space, running
+/// nothing: each kernel held out in turn (the models trained without it,
+/// as `evaluate` does), each strategy proposing unique variants up to a
+/// budget, answered from the measurements; randomized strategies over
+/// several seeds. Reports best-so-far % of Opt against evaluations, the
+/// evaluations needed to reach 90/95/99/100% of Opt, and how peaked each
+/// kernel's landscape is.
+#[derive(clap::Args)]
+pub struct Args {
+    /// Results database of a campaign.
+    #[arg(long)]
+    db: PathBuf,
+    #[command(flatten)]
+    data: DataArgs,
+    /// Comma-separated strategies: multi-model, diverse, model:NAME,
+    /// random, local, bo (Bayesian optimization with the learned prior),
+    /// bo-plain (without it).
+    #[arg(long, value_delimiter = ',', default_value = DEFAULT)]
+    strategies: Vec<Strategy>,
+    /// Unique evaluations per run.
+    #[arg(long, default_value_t = 30)]
+    budget: usize,
+    /// Runs (seeds) of each randomized strategy per kernel.
+    #[arg(long, default_value_t = 30)]
+    seeds: usize,
+    /// Output format.
+    #[arg(long, default_value = "md", value_parser = ["md", "csv", "json"])]
+    format: String,
+    /// Read the leave-one-out predictions from FILE, as `evaluate
+    /// --predictions FILE` wrote them for the same dataset and models,
+    /// instead of training the folds again.
+    #[arg(long, value_name = "FILE")]
+    predictions: Option<PathBuf>,
+    /// Draw every strategy's mean curve into FILE (SVG).
+    #[arg(long, value_name = "FILE.svg")]
+    plot: Option<PathBuf>,
+}
+
+pub fn run(a: Args, ui: &Ui) -> Result<()> {
+    let d = a.data.dataset(&a.db)?;
+    let eo = evaluate::Options {
+        models: a.data.kinds(),
+        target: a.data.target,
+        ..Default::default()
+    };
+    if let Some(Strategy::Model(k)) = a
+        .strategies
+        .iter()
+        .find(|s| matches!(s, Strategy::Model(k) if !eo.models.contains(k)))
+    {
+        return Err(super::Usage(format!(
+            "strategy model:{} needs that model among --models",
+            k.name()
+        ))
+        .into());
+    }
+    let t = std::time::Instant::now();
+    let p = match &a.predictions {
+        Some(f) => {
+            let text = std::fs::read_to_string(f)
+                .with_context(|| format!("cannot read {}", f.display()))?;
+            simulate::read_predictions(&d, &eo.models, &text)?
+        }
+        None => counting(ui, "leave-one-out folds", |progress| {
+            evaluate::predictions_with(&d, &eo, progress)
+        })?,
+    };
+    let opts = simulate::Options {
+        strategies: a.strategies.clone(),
+        budget: a.budget,
+        seeds: a.seeds,
+        threads: eo.threads,
+    };
+    let s = counting(ui, "simulated runs", |progress| {
+        simulate::simulate(&d, &eo.models, &p, &opts, progress)
+    })?;
+    let took = t.elapsed().as_secs_f64();
+    ui.detail(format!("simulated in {took:.1} s"));
+    if let Some(path) = &a.plot {
+        let series: Vec<(String, Vec<f64>)> = s
+            .strategies
+            .iter()
+            .map(|c| (c.strategy.clone(), c.mean.clone()))
+            .collect();
+        crate::learn::plot::curves(
+            &format!(
+                "{}: best so far, mean % of Opt over {} kernels",
+                d.selection.compiler,
+                s.landscapes.len()
+            ),
+            "% of Opt",
+            &series,
+            path,
+        )?;
+    }
+    let text = match a.format.as_str() {
+        "csv" => csv(&s),
+        "json" => json_text(&json!({
+            "machine": d.machine, "compiler": d.compiler, "flags": d.flags,
+            "kernels": d.kernels.len(), "variants": d.rows.len(), "seconds": took,
+            "simulation": s,
+        }))?,
+        _ => {
+            let mut o = format!(
+                "## Simulated search: {} ({}), {}\n\n{} kernels, {} verified variants; each kernel held out in turn, the models ({}) trained without it; {} unique evaluations per run, {} seeds for randomized strategies; simulated in {:.1} s.\n",
+                d.compiler,
+                d.flags,
+                d.machine,
+                d.kernels.len(),
+                d.rows.len(),
+                s.models.join(", "),
+                s.budget,
+                s.seeds,
+                took
+            );
+            o += &markdown(&s);
+            o
+        }
+    };
+    super::out(&text)
+}
+
+/// The budgets shown in the summary table.
+fn shown(budget: usize) -> Vec<usize> {
+    let mut b: Vec<usize> = [1, 3, 6, 12, 20, 30]
+        .into_iter()
+        .filter(|&b| b <= budget)
+        .collect();
+    if b.last() != Some(&budget) {
+        b.push(budget);
+    }
+    b
+}
+
+fn na(v: f64, budget: usize) -> String {
+    if v > budget as f64 {
+        format!(">{budget}")
+    } else {
+        format!("{v:.1}")
+    }
+}
+
+/// The tables: summary, per kernel at 6 and 12 evaluations, evaluations
+/// to reach each threshold, landscapes and the fields that matter.
+pub fn markdown(s: &Simulation) -> String {
+    let mut o = String::new();
+    let bs = shown(s.budget);
+    o += "\n### Mean % of Opt (arithmetic / geometric over kernels) after N evaluations\n\n| strategy | runs |";
+    for b in &bs {
+        let _ = write!(o, " {b} |");
+    }
+    o += "\n|---|---:|";
+    o += &"---:|".repeat(bs.len());
+    o += "\n";
+    for c in &s.strategies {
+        let _ = write!(o, "| {} | {} |", c.strategy, c.runs_per_kernel);
+        for &b in &bs {
+            let _ = write!(o, " {:.1} / {:.1} |", c.mean[b - 1], c.geomean[b - 1]);
+        }
+        o += "\n";
+    }
+    o += "\n### Evaluations to reach a share of Opt (mean over kernels and runs; a run that never does counts as budget + 1), and the share of runs that do\n\n| strategy |";
+    for t in &s.thresholds {
+        let _ = write!(o, " {t:.0}% | reached {t:.0}% |");
+    }
+    o += "\n|---|";
+    o += &"---:|---:|".repeat(s.thresholds.len());
+    o += "\n";
+    for c in &s.strategies {
+        let _ = write!(o, "| {} |", c.strategy);
+        for (e, r) in c.evaluations_to.iter().zip(&c.reached) {
+            let _ = write!(o, " {} | {:.0}% |", na(*e, s.budget), 100.0 * r);
+        }
+        o += "\n";
+    }
+    for b in [6, 12].into_iter().filter(|&b| b <= s.budget) {
+        let _ = write!(
+            o,
+            "\n### % of Opt per kernel after {b} evaluations\n\n| kernel |"
+        );
+        for c in &s.strategies {
+            let _ = write!(o, " {} |", c.strategy);
+        }
+        o += "\n|---|";
+        o += &"---:|".repeat(s.strategies.len());
+        o += "\n";
+        for (k, l) in s.landscapes.iter().enumerate() {
+            let _ = write!(o, "| {} |", l.kernel);
+            for c in &s.strategies {
+                let _ = write!(o, " {:.0} |", c.kernels[k].percent[b - 1]);
+            }
+            o += "\n";
+        }
+    }
+    o += "\n### Landscapes: share of each kernel's variants within 5/10/20% of Opt\n\n| kernel | variants | Opt | ≤5% | ≤10% | ≤20% |\n|---|---:|---:|---:|---:|---:|\n";
+    for l in &s.landscapes {
+        let _ = writeln!(
+            o,
+            "| {} | {} | {:.2} | {:.1}% | {:.1}% | {:.1}% |",
+            l.kernel,
+            l.variants,
+            l.opt,
+            100.0 * l.within[0],
+            100.0 * l.within[1],
+            100.0 * l.within[2]
+        );
+    }
+    for c in &s.strategies {
+        if c.kernels.iter().all(|k| k.lengthscales.is_none()) {
+            continue;
+        }
+        let _ = write!(
+            o,
+            "\n### Fields that matter ({}): lengthscales of the last fit, shortest first\n\n| kernel | fields |\n|---|---|\n",
+            c.strategy
+        );
+        for k in &c.kernels {
+            let Some(l) = k.lengthscales else { continue };
+            let mut f: Vec<(usize, f64)> = l.iter().copied().enumerate().collect();
+            f.sort_by(|a, b| a.1.total_cmp(&b.1));
+            let text: Vec<String> = f
+                .iter()
+                .take(4)
+                .map(|(i, v)| format!("{} {v:.2}", s.fields[*i]))
+                .collect();
+            let _ = writeln!(o, "| {} | {} |", k.kernel, text.join(", "));
+        }
+    }
+    o
+}
+
+/// One line per strategy, kernel (or mean, geomean) and budget.
+pub fn csv(s: &Simulation) -> String {
+    let mut o = String::from("strategy,kernel,evaluations,percent_of_opt\n");
+    for c in &s.strategies {
+        for k in &c.kernels {
+            for (b, p) in k.percent.iter().enumerate() {
+                let _ = writeln!(o, "{},{},{},{p:.4}", c.strategy, k.kernel, b + 1);
+            }
+        }
+        for (name, v) in [("mean", &c.mean), ("geomean", &c.geomean)] {
+            for (b, p) in v.iter().enumerate() {
+                let _ = writeln!(o, "{},{name},{},{p:.4}", c.strategy, b + 1);
+            }
+        }
+    }
+    o
+}

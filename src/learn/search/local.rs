@@ -1,0 +1,53 @@
+//! Greedy local search, a model-free baseline: start at a random variant,
+//! then always measure an unmeasured variant nearest (fewest differing
+//! configuration fields, ties at random) to the best measured so far.
+//! When a neighbourhood is used up the next nearest ring follows, so the
+//! search restarts by itself farther away.
+
+use super::fields::{FIELDS, coordinates, differing};
+use super::{Observation, Searcher, Space, pick};
+use crate::learn::rng::Lcg;
+
+pub struct Local {
+    coords: Vec<[f64; FIELDS]>,
+    rng: Lcg,
+}
+
+impl Local {
+    pub fn new(space: Space<'_>, seed: u64) -> Local {
+        Local {
+            coords: space.configs.iter().map(coordinates).collect(),
+            rng: Lcg::new(seed),
+        }
+    }
+}
+
+impl Searcher for Local {
+    fn next(&mut self, history: &[Observation]) -> Option<usize> {
+        let n = self.coords.len();
+        let mut measured = vec![false; n];
+        for o in history {
+            measured[o.variant] = true;
+        }
+        let open: Vec<usize> = (0..n).filter(|&v| !measured[v]).collect();
+        if open.is_empty() {
+            return None;
+        }
+        // The incumbent: the fastest feasible variant so far (the earliest
+        // on ties).
+        let best = history
+            .iter()
+            .filter_map(|o| o.speedup.map(|s| (o.variant, s)))
+            .fold(None::<(usize, f64)>, |b, (v, s)| match b {
+                Some((_, bs)) if bs >= s => b,
+                _ => Some((v, s)),
+            });
+        let Some((inc, _)) = best else {
+            return Some(open[pick(&mut self.rng, open.len())]);
+        };
+        let d = |v: usize| differing(&self.coords[v], &self.coords[inc]);
+        let nearest = open.iter().map(|&v| d(v)).min()?;
+        let ring: Vec<usize> = open.into_iter().filter(|&v| d(v) == nearest).collect();
+        Some(ring[pick(&mut self.rng, ring.len())])
+    }
+}

@@ -1,0 +1,400 @@
+//! Replays search strategies over a space measured beforehand (Kernel
+//! Tuner's simulation mode), running nothing: each kernel is held out in
+//! turn — the models' predictions for it come from models trained
+//! without it, exactly the folds of [`crate::learn::evaluate`] — and each
+//! strategy proposes unique variants one by one, answered from the
+//! measurements, up to a budget. A strategy that draws at random is
+//! replayed with several seeds.
+//!
+//! Reported per strategy and kernel: the best-so-far speedup as % of the
+//! kernel's Opt after 1…budget evaluations (mean over seeds), the
+//! evaluations needed to reach 90/95/99/100% of Opt, and on average over
+//! kernels (arithmetic and geometric); per kernel, how peaked its
+//! landscape is (the share of variants within 5/10/20% of Opt).
+
+use super::fields::{FIELDS, NAMES};
+use super::{Observation, Space, Strategy, run};
+use crate::config::Config;
+use crate::learn::dataset::Dataset;
+use crate::learn::evaluate::means;
+use crate::learn::{Kind, LearnError};
+use rayon::prelude::*;
+use serde::Serialize;
+
+/// The thresholds of "evaluations to reach", in % of Opt.
+pub const THRESHOLDS: [f64; 4] = [90.0, 95.0, 99.0, 100.0];
+
+/// What to simulate.
+#[derive(Debug, Clone)]
+pub struct Options {
+    pub strategies: Vec<Strategy>,
+    /// Unique evaluations per run.
+    pub budget: usize,
+    /// Seeds for the strategies that draw at random (1, 2, … seeds).
+    pub seeds: usize,
+    pub threads: usize,
+}
+
+/// One kernel's curve for one strategy.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct KernelCurve {
+    pub kernel: String,
+    /// Mean over runs of the best-so-far % of Opt after 1…budget
+    /// evaluations.
+    pub percent: Vec<f64>,
+    /// Per threshold: the mean evaluations to reach it, a run that never
+    /// does counting as budget + 1.
+    pub evaluations_to: Vec<f64>,
+    /// Per threshold: the share of runs that reach it within the budget.
+    pub reached: Vec<f64>,
+    /// Lengthscales per configuration field of the last fit (Bayesian
+    /// optimization, first seed): the shorter, the more the field
+    /// matters.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lengthscales: Option<[f64; FIELDS]>,
+}
+
+/// One strategy over every kernel.
+#[derive(Debug, Clone, Serialize)]
+pub struct StrategyCurves {
+    pub strategy: String,
+    pub runs_per_kernel: usize,
+    pub kernels: Vec<KernelCurve>,
+    /// Over kernels, at each budget: arithmetic and geometric means of
+    /// the % of Opt.
+    pub mean: Vec<f64>,
+    pub geomean: Vec<f64>,
+    /// Over kernels, per threshold: mean evaluations to reach it and the
+    /// share of runs that do.
+    pub evaluations_to: Vec<f64>,
+    pub reached: Vec<f64>,
+}
+
+/// How peaked a kernel's landscape is.
+#[derive(Debug, Clone, Serialize)]
+pub struct Landscape {
+    pub kernel: String,
+    pub variants: usize,
+    pub opt: f64,
+    /// Shares of its variants within 5, 10 and 20% of Opt.
+    pub within: [f64; 3],
+}
+
+/// A whole simulation.
+#[derive(Debug, Clone, Serialize)]
+pub struct Simulation {
+    pub models: Vec<String>,
+    pub budget: usize,
+    pub seeds: usize,
+    pub thresholds: Vec<f64>,
+    pub fields: Vec<String>,
+    pub strategies: Vec<StrategyCurves>,
+    pub landscapes: Vec<Landscape>,
+}
+
+/// One kernel's space, owned: configurations, predictions, truth.
+struct KernelSpace {
+    name: String,
+    configs: Vec<Config>,
+    predicted: Vec<Vec<f64>>,
+    speedup: Vec<Option<f64>>,
+    opt: f64,
+}
+
+impl KernelSpace {
+    fn of(d: &Dataset, predicted: &[Vec<f64>], k: usize, rows: &[usize]) -> KernelSpace {
+        let speedup: Vec<Option<f64>> = rows.iter().map(|&i| Some(d.rows[i].speedup)).collect();
+        KernelSpace {
+            name: d.kernels[k].name.clone(),
+            configs: rows.iter().map(|&i| d.rows[i].config).collect(),
+            predicted: predicted
+                .iter()
+                .map(|p| rows.iter().map(|&i| p[i]).collect())
+                .collect(),
+            opt: speedup
+                .iter()
+                .flatten()
+                .copied()
+                .fold(f64::NEG_INFINITY, f64::max),
+            speedup,
+        }
+    }
+
+    fn landscape(&self) -> Landscape {
+        let ok: Vec<f64> = self.speedup.iter().flatten().copied().collect();
+        let share = |f: f64| {
+            ok.iter().filter(|&&s| s >= (1.0 - f) * self.opt).count() as f64
+                / self.speedup.len().max(1) as f64
+        };
+        Landscape {
+            kernel: self.name.clone(),
+            variants: self.speedup.len(),
+            opt: self.opt,
+            within: [share(0.05), share(0.10), share(0.20)],
+        }
+    }
+}
+
+/// One run's curve and its model's last lengthscales.
+type RunResult = (Vec<f64>, Option<[f64; FIELDS]>);
+
+/// One run's best-so-far % of Opt after 1…budget evaluations (the last
+/// value held when the space runs out first), and the last lengthscales.
+fn one_run(
+    ks: &KernelSpace,
+    kinds: &[Kind],
+    strategy: Strategy,
+    seed: u64,
+    budget: usize,
+) -> RunResult {
+    let space = Space {
+        kinds,
+        configs: &ks.configs,
+        predicted: &ks.predicted,
+    };
+    let mut s = space.searcher(strategy, seed);
+    let history: Vec<Observation> = run(&mut *s, budget, &mut |v| ks.speedup[v]);
+    let mut best = 0.0f64;
+    let mut curve = Vec::with_capacity(budget);
+    for o in &history {
+        if let Some(v) = o.speedup {
+            best = best.max(v);
+        }
+        curve.push(100.0 * best / ks.opt);
+    }
+    while curve.len() < budget {
+        curve.push(curve.last().copied().unwrap_or(0.0));
+    }
+    (curve, s.lengthscales())
+}
+
+/// Replays `opts.strategies` over the dataset's kernels, with the
+/// leave-one-out `predicted` speedups of [`crate::learn::evaluate::predictions`]
+/// (per model in `kinds` order, per row). `progress(done, total)` is
+/// called from the worker threads as runs finish.
+pub fn simulate(
+    d: &Dataset,
+    kinds: &[Kind],
+    predicted: &[Vec<f64>],
+    opts: &Options,
+    progress: &(dyn Fn(usize, usize) + Sync),
+) -> Result<Simulation, LearnError> {
+    let budget = opts.budget.max(1);
+    let spaces: Vec<KernelSpace> = d
+        .rows_by_kernel()
+        .iter()
+        .enumerate()
+        .filter(|(_, rows)| !rows.is_empty())
+        .map(|(k, rows)| KernelSpace::of(d, predicted, k, rows))
+        .collect();
+    let runs = |st: Strategy| {
+        if st.randomized() {
+            opts.seeds.max(1)
+        } else {
+            1
+        }
+    };
+    // Jobs: (strategy, kernel, seed); the slow ones (Bayesian
+    // optimization) first, so the threads finish together.
+    let mut jobs: Vec<(usize, usize, u64)> = Vec::new();
+    for (si, &st) in opts.strategies.iter().enumerate() {
+        for k in 0..spaces.len() {
+            for seed in 1..=runs(st) as u64 {
+                jobs.push((si, k, seed));
+            }
+        }
+    }
+    jobs.sort_by_key(|&(si, _, _)| !matches!(opts.strategies[si], Strategy::Bo { .. }));
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(opts.threads.max(1))
+        .build()
+        .map_err(std::io::Error::other)?;
+    let through = std::sync::atomic::AtomicUsize::new(0);
+    let total = jobs.len();
+    let mut done: Vec<((usize, usize, u64), RunResult)> = pool.install(|| {
+        jobs.par_iter()
+            .map(|&(si, k, seed)| {
+                let r = one_run(&spaces[k], kinds, opts.strategies[si], seed, budget);
+                let n = through.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+                progress(n, total);
+                ((si, k, seed), r)
+            })
+            .collect()
+    });
+    done.sort_by_key(|(j, _)| *j);
+    let mut strategies = Vec::new();
+    for (si, &st) in opts.strategies.iter().enumerate() {
+        let mut kernels = Vec::new();
+        for (k, ks) in spaces.iter().enumerate() {
+            let these: Vec<&RunResult> = done
+                .iter()
+                .filter(|((s, kk, _), _)| *s == si && *kk == k)
+                .map(|(_, r)| r)
+                .collect();
+            let n = these.len() as f64;
+            let percent: Vec<f64> = (0..budget)
+                .map(|b| these.iter().map(|r| r.0[b]).sum::<f64>() / n)
+                .collect();
+            let first = |r: &Vec<f64>, t: f64| r.iter().position(|&p| p >= t - 1e-9);
+            let evaluations_to = THRESHOLDS
+                .iter()
+                .map(|&t| {
+                    these
+                        .iter()
+                        .map(|r| first(&r.0, t).map_or(budget + 1, |b| b + 1) as f64)
+                        .sum::<f64>()
+                        / n
+                })
+                .collect();
+            let reached = THRESHOLDS
+                .iter()
+                .map(|&t| these.iter().filter(|r| first(&r.0, t).is_some()).count() as f64 / n)
+                .collect();
+            kernels.push(KernelCurve {
+                kernel: ks.name.clone(),
+                percent,
+                evaluations_to,
+                reached,
+                lengthscales: these.first().and_then(|r| r.1),
+            });
+        }
+        let at = |b: usize| -> Vec<f64> { kernels.iter().map(|k| k.percent[b]).collect() };
+        let avg = |f: &dyn Fn(&KernelCurve) -> f64| -> f64 {
+            kernels.iter().map(f).sum::<f64>() / kernels.len().max(1) as f64
+        };
+        strategies.push(StrategyCurves {
+            strategy: st.name(),
+            runs_per_kernel: runs(st),
+            mean: (0..budget).map(|b| means(&at(b)).0).collect(),
+            geomean: (0..budget).map(|b| means(&at(b)).1).collect(),
+            evaluations_to: (0..THRESHOLDS.len())
+                .map(|t| avg(&|k| k.evaluations_to[t]))
+                .collect(),
+            reached: (0..THRESHOLDS.len())
+                .map(|t| avg(&|k| k.reached[t]))
+                .collect(),
+            kernels,
+        });
+    }
+    Ok(Simulation {
+        models: kinds.iter().map(|k| k.name().to_string()).collect(),
+        budget,
+        seeds: opts.seeds,
+        thresholds: THRESHOLDS.to_vec(),
+        fields: NAMES.iter().map(|s| s.to_string()).collect(),
+        strategies,
+        landscapes: spaces.iter().map(KernelSpace::landscape).collect(),
+    })
+}
+
+/// Leave-one-out predictions read back from the CSV that `evaluate
+/// --predictions` writes (kernel, variant_id, …, one column per model):
+/// per model in `kinds` order, per row of `d`. Every row of `d` must be
+/// there, and every model's column.
+pub fn read_predictions(
+    d: &Dataset,
+    kinds: &[Kind],
+    csv: &str,
+) -> Result<Vec<Vec<f64>>, LearnError> {
+    let bad = |m: String| LearnError::Data(format!("predictions file: {m}"));
+    let mut lines = csv.lines();
+    let head: Vec<&str> = lines
+        .next()
+        .ok_or_else(|| bad("empty".into()))?
+        .split(',')
+        .collect();
+    let cols: Vec<usize> = kinds
+        .iter()
+        .map(|k| {
+            head.iter()
+                .position(|h| *h == k.name())
+                .ok_or_else(|| bad(format!("no column for model {}", k.name())))
+        })
+        .collect::<Result<_, _>>()?;
+    let mut at = std::collections::HashMap::new();
+    for line in lines.filter(|l| !l.is_empty()) {
+        let f: Vec<&str> = line.split(',').collect();
+        let id: i64 = f
+            .get(1)
+            .and_then(|v| v.parse().ok())
+            .ok_or_else(|| bad(format!("bad line `{line}`")))?;
+        let p: Vec<f64> = cols
+            .iter()
+            .map(|&c| f.get(c).and_then(|v| v.parse().ok()))
+            .collect::<Option<_>>()
+            .ok_or_else(|| bad(format!("bad line `{line}`")))?;
+        at.insert((f[0].to_string(), id), p);
+    }
+    let mut out = vec![vec![0.0; d.rows.len()]; kinds.len()];
+    for (i, r) in d.rows.iter().enumerate() {
+        let name = &d.kernels[r.kernel].name;
+        let p = at
+            .get(&(name.clone(), r.variant_id))
+            .ok_or_else(|| bad(format!("no prediction for {name} variant {}", r.variant_id)))?;
+        for (m, v) in p.iter().enumerate() {
+            out[m][i] = *v;
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::learn::evaluate;
+
+    #[test]
+    fn at_six_evaluations_multi_model_is_evaluates_multi_model_x6() {
+        let d = Dataset::synthetic(5, 40, 4, 3);
+        let eo = evaluate::Options {
+            models: vec![Kind::Lr, Kind::Ibk, Kind::M5p],
+            threads: 2,
+            ..Default::default()
+        };
+        let p = evaluate::predictions(&d, &eo).unwrap();
+        let e = evaluate::score(&d, &eo.models, &p, &eo);
+        let s = simulate(
+            &d,
+            &eo.models,
+            &p,
+            &Options {
+                strategies: vec![Strategy::MultiModel, Strategy::Diverse, Strategy::Random],
+                budget: 8,
+                seeds: 3,
+                threads: 2,
+            },
+            &|_, _| {},
+        )
+        .unwrap();
+        let mm = &s.strategies[0];
+        for (k, c) in e.kernels.iter().zip(&mm.kernels) {
+            assert_eq!(c.percent[5], 100.0 * k.multi_n / k.opt, "{}", k.kernel);
+        }
+        let dv = &s.strategies[1];
+        for (k, c) in e.kernels.iter().zip(&dv.kernels) {
+            assert_eq!(c.percent[5], 100.0 * k.diverse_n / k.opt, "{}", k.kernel);
+        }
+        let pct: Vec<f64> = e
+            .kernels
+            .iter()
+            .map(|k| 100.0 * k.multi_n / k.opt)
+            .collect();
+        assert_eq!(mm.mean[5], means(&pct).0);
+        // Curves never fall, and reach 100 at most.
+        for st in &s.strategies {
+            for k in &st.kernels {
+                assert!(k.percent.windows(2).all(|w| w[0] <= w[1]));
+                assert!(k.percent.iter().all(|&p| p <= 100.0 + 1e-9));
+                assert_eq!(k.percent.len(), 8);
+            }
+        }
+        assert_eq!(s.strategies[2].runs_per_kernel, 3);
+        assert_eq!(s.landscapes.len(), 5);
+        assert!(s.landscapes.iter().all(|l| l.within[0] > 0.0));
+        // Predictions written by `evaluate --predictions` read back whole.
+        let csv = evaluate::predictions_csv(&d, &eo.models, &p);
+        assert_eq!(read_predictions(&d, &eo.models, &csv).unwrap(), p);
+        let e = read_predictions(&d, &[Kind::Svm], &csv).unwrap_err();
+        assert!(e.to_string().contains("no column for model SVM"), "{e}");
+    }
+}

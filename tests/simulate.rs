@@ -1,0 +1,173 @@
+//! `polytune simulate` end to end: at budget 6 it reproduces `evaluate`'s
+//! multi-model ×6 and diverse figures exactly (the same dataset, the same
+//! leave-one-out folds), on a trimmed copy of the shipped dataset so the
+//! test takes seconds; the full shipped dataset behind `--ignored`.
+
+mod common;
+
+use common::root;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn polytune(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_polytune"))
+        .args(args)
+        .output()
+        .expect("run polytune")
+}
+
+fn json(o: &Output) -> Value {
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    serde_json::from_slice(&o.stdout).expect("JSON on standard output")
+}
+
+/// The shipped dataset cut down to three kernels and every twelfth
+/// variant.
+fn tiny_dataset(dir: &Path) -> PathBuf {
+    let db = dir.join("tiny.sqlite");
+    std::fs::copy(root().join("models/dataset.sqlite"), &db).unwrap();
+    let c = rusqlite::Connection::open(&db).unwrap();
+    c.execute_batch(
+        "CREATE TEMP TABLE gone AS SELECT m.id AS id FROM measurements m
+           JOIN variants v ON v.id = m.variant_id JOIN kernels k ON k.id = v.kernel_id
+           WHERE k.name NOT IN ('gemm', 'atax', 'mvt') OR (v.original = 0 AND v.id % 12 != 0);
+         DELETE FROM samples WHERE measurement_id IN (SELECT id FROM gone);
+         DELETE FROM measurements WHERE id IN (SELECT id FROM gone);",
+    )
+    .unwrap();
+    db
+}
+
+/// `simulate` at budget 6 against `evaluate --shots 6`: per kernel and on
+/// average, multi-model ×6 and diverse, to the last bit.
+fn reproduces_evaluate(db: &str, compiler: &str, models: &str) {
+    let e = json(&polytune(&[
+        "evaluate",
+        "--db",
+        db,
+        "--compiler",
+        compiler,
+        "--models",
+        models,
+        "--shots",
+        "6",
+        "--json",
+    ]));
+    let s = json(&polytune(&[
+        "simulate",
+        "--db",
+        db,
+        "--compiler",
+        compiler,
+        "--models",
+        models,
+        "--strategies",
+        "multi-model,diverse,random",
+        "--budget",
+        "6",
+        "--seeds",
+        "2",
+        "--format",
+        "json",
+    ]));
+    let ek = e["evaluation"]["kernels"].as_array().unwrap();
+    let st = s["simulation"]["strategies"].as_array().unwrap();
+    assert_eq!(st[0]["strategy"], "multi-model");
+    assert_eq!(st[1]["strategy"], "diverse");
+    assert_eq!(st[2]["runs_per_kernel"], 2);
+    for (column, curves) in [("multi_n", &st[0]), ("diverse_n", &st[1])] {
+        let sk = curves["kernels"].as_array().unwrap();
+        assert_eq!(sk.len(), ek.len());
+        for (k, c) in ek.iter().zip(sk) {
+            assert_eq!(k["kernel"], c["kernel"]);
+            let want = 100.0 * k[column].as_f64().unwrap() / k["opt"].as_f64().unwrap();
+            assert_eq!(c["percent"][5].as_f64().unwrap(), want, "{column} {k}");
+            assert_eq!(c["percent"].as_array().unwrap().len(), 6);
+        }
+    }
+    let summary = e["summary"].as_array().unwrap();
+    for (row, curves) in [("multi-model ×6", &st[0]), ("diverse", &st[1])] {
+        let r = summary.iter().find(|r| r["model"] == row).unwrap();
+        assert_eq!(
+            curves["mean"][5].as_f64().unwrap(),
+            r["n_shot_pct_opt"].as_f64().unwrap(),
+            "{row}"
+        );
+    }
+}
+
+#[test]
+fn simulate_at_six_reproduces_evaluates_multi_model_x6() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = tiny_dataset(dir.path());
+    reproduces_evaluate(db.to_str().unwrap(), "gcc", "LR,IBk,K*");
+}
+
+#[test]
+fn simulate_renders_markdown_csv_and_a_plot() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = tiny_dataset(dir.path());
+    let db = db.to_str().unwrap();
+    let svg = dir.path().join("curves.svg");
+    let common = [
+        "simulate",
+        "--db",
+        db,
+        "--models",
+        "LR,IBk",
+        "--strategies",
+        "multi-model,local,bo",
+        "--budget",
+        "12",
+        "--seeds",
+        "3",
+    ];
+    let mut args = common.to_vec();
+    args.extend(["--plot", svg.to_str().unwrap()]);
+    let o = polytune(&args);
+    assert_eq!(o.status.code(), Some(0));
+    let md = String::from_utf8_lossy(&o.stdout);
+    assert!(md.contains("| bo | 1 |"), "{md}");
+    assert!(md.contains("### % of Opt per kernel after 12 evaluations"));
+    assert!(md.contains("Fields that matter (bo)"), "{md}");
+    assert!(std::fs::read_to_string(&svg).unwrap().contains("<polyline"));
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(e.contains("simulated runs"), "{e}");
+    let mut args = common.to_vec();
+    args.extend(["--format", "csv"]);
+    let o = polytune(&args);
+    let csv = String::from_utf8_lossy(&o.stdout);
+    assert!(csv.starts_with("strategy,kernel,evaluations,percent_of_opt\n"));
+    // 3 strategies × (3 kernels + mean + geomean) × 12 budgets.
+    assert_eq!(csv.lines().count(), 1 + 3 * 5 * 12);
+    let bad = polytune(&["simulate", "--db", db, "--strategies", "best"]);
+    assert_eq!(bad.status.code(), Some(2));
+    let bad = polytune(&[
+        "simulate",
+        "--db",
+        db,
+        "--models",
+        "LR",
+        "--strategies",
+        "model:IBk",
+    ]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("among --models"));
+}
+
+/// The same on the whole shipped dataset, both compilers, all six models
+/// (minutes: `cargo test --release --test simulate -- --ignored`).
+#[test]
+#[ignore]
+fn simulate_reproduces_evaluate_on_the_shipped_dataset() {
+    let db = root().join("models/dataset.sqlite");
+    for compiler in ["gcc", "clang"] {
+        reproduces_evaluate(db.to_str().unwrap(), compiler, "LR,SVM,IBk,K*,M5P,MLP");
+    }
+}
