@@ -4,7 +4,7 @@
 # an instrumented build (a timer and a dump of what it writes around each
 # SCoP region, the original run twice); before it, the corpus programs
 # timed and dumped themselves (polytune_bench.h). This script times whole
-# runs of `polytune optimize KERNEL -o /dev/null --shots 3 --size small -q`
+# runs of `polytune optimize KERNEL -o /dev/null --shots 3 --size "${SIZE:-small}" -q`
 # (shipped models) with the baseline binary (667681e, the commit before)
 # and the current one, alternately (the order swapped every round), and
 # prints per kernel the median wall time of each and the ratio new/base,
@@ -21,6 +21,7 @@
 #              the baseline in a temporary git worktree)
 #   BASELINE   the baseline commit (default 667681e)
 #   R          rounds (default 5)
+#   SIZE       the dataset size of the runs (default small)
 # Leaves nothing behind: the worktree and temporary files are removed on
 # any exit. The baseline is built in a temporary copy of this checkout's
 # target directory (so isl is not rebuilt: about 1 GB of disk for a while).
@@ -76,7 +77,7 @@ done
 
 run() { # run NAME BIN KERNEL: one whole run, its wall time appended to the log
     local t0=$EPOCHREALTIME
-    "$2" optimize "$3" -o /dev/null --shots 3 --size small -q
+    "$2" optimize "$3" -o /dev/null --shots 3 --size "${SIZE:-small}" -q
     echo "$3 $1 $t0 $EPOCHREALTIME" >>"$tmp/times"
 }
 for ((r = 1; r <= R; r++)); do

@@ -173,6 +173,21 @@ pub fn instrumented(
     Ok(outcome)
 }
 
+/// The measurement build of `variant`, a program the engine wrote from
+/// `src` (its SCoP regions in `src`'s order), without transforming again;
+/// `None` when its regions do not match `src`'s.
+pub fn instrumented_variant(
+    src: &SourceFile,
+    variant: &str,
+) -> Result<Option<String>, EngineError> {
+    match crate::frontend::region_bodies(variant) {
+        Some(bodies) if bodies.len() == src.scops.len() => {
+            Ok(Some(instrument::instrument(src, &bodies)?))
+        }
+        _ => Ok(None),
+    }
+}
+
 /// Every SCoP's new body under `config` (its old one where the engine
 /// could not transform it), with the reasons; the text is left empty.
 fn transform_all(

@@ -149,6 +149,19 @@ pub fn is_scop_pragma(line: &str) -> bool {
     )
 }
 
+/// The bodies of the `#pragma scop` regions of `text`, in order (`None`
+/// when its regions do not parse): what a program written from this file
+/// put in each SCoP's place.
+pub fn region_bodies(text: &str) -> Option<Vec<String>> {
+    let regions = extract::regions(text).ok()?;
+    Some(
+        regions
+            .iter()
+            .map(|r| text[r.body.start..r.body.end].to_string())
+            .collect(),
+    )
+}
+
 /// The text without its `#pragma scop` / `#pragma endscop` lines.
 pub fn strip_scop_pragmas(text: &str) -> String {
     text.split_inclusive('\n')

@@ -254,7 +254,12 @@ impl Harness {
             timing: None,
         };
         if time {
-            match self.time(&exe) {
+            // The two recording runs warmed the machine up.
+            let protocol = Protocol {
+                warmup: 0,
+                ..self.protocol
+            };
+            match self.time_with(&exe, &protocol) {
                 Ok(t) => m.timing = Some(t),
                 Err(run) => {
                     return Err(OriginalError::Run {
@@ -274,10 +279,6 @@ impl Harness {
                 exe,
             },
         ))
-    }
-
-    fn time(&self, exe: &Path) -> Result<Timing, Run> {
-        self.time_with(exe, &self.protocol)
     }
 
     fn time_with(&self, exe: &Path, protocol: &Protocol) -> Result<Timing, Run> {

@@ -235,8 +235,16 @@ pub fn select(
     let mut faster: Vec<(usize, f64, String, bool)> = Vec::new();
     for (i, (v, _)) in picks.iter().enumerate() {
         let exe = format!("candidate-{i}");
-        let instrumented = crate::engine::pipeline::instrumented(src, Some(&config(*v)), context)?;
-        let path = write_source(&format!("{exe}-src"), &instrumented.text)?;
+        // The variant's own text, instrumented (the engine is not run
+        // again); transformed anew only if its regions cannot be found.
+        let instrumented =
+            match crate::engine::pipeline::instrumented_variant(src, &variants[*v].text)? {
+                Some(text) => text,
+                None => {
+                    crate::engine::pipeline::instrumented(src, Some(&config(*v)), context)?.text
+                }
+            };
+        let path = write_source(&format!("{exe}-src"), &instrumented)?;
         let omp = variants[*v].openmp;
         let m = harness.measure(&path, &exe, &reference, omp, true);
         let run = Run::of(&m, base);
