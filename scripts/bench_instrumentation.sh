@@ -95,10 +95,11 @@ for line in open(sys.argv[1]):
     k, which, t0, t1 = line.split()
     times.setdefault(k, {}).setdefault(which, []).append(float(t1) - float(t0))
 ratios = []
-print(f"{'kernel':<40} {'base s':>8} {'new s':>8} {'new/base':>9}  (medians of {len(times[k]['new'])} runs)")
+print(f"{'kernel':<40} {'base s':>8} {'new s':>8} {'new/base':>9}  (medians of {len(times[k]['new'])} runs; base and new ranges)")
 for k, t in times.items():
     b, n = statistics.median(t["base"]), statistics.median(t["new"])
     ratios.append(n / b)
-    print(f"{k:<40} {b:8.2f} {n:8.2f} {n / b:9.3f}")
+    spread = lambda xs: f"{min(xs):.2f}-{max(xs):.2f}"
+    print(f"{k:<40} {b:8.2f} {n:8.2f} {n / b:9.3f}  {spread(t['base'])} {spread(t['new'])}")
 print(f"{'geometric mean':<40} {'':8} {'':8} {math.exp(statistics.fmean(map(math.log, ratios))):9.3f}")
 EOF
