@@ -546,6 +546,30 @@ fn macros_and_comments_in_expressions() {
     );
 }
 
+/// Macros whose expansions are expressions of constants (`#define N
+/// (2*M-1)`) bound nests as parameters; a macro that hides a write
+/// (`BUMP(count)`) is still rejected; the transformed nests compute the
+/// original's result.
+#[test]
+fn constant_macros_bound_nests() {
+    let d = detect_file(
+        &root().join("tests/fixtures/detect/constant_macros.c"),
+        &options(),
+    )
+    .unwrap();
+    assert_eq!(
+        regions_of(&d),
+        [("init", 15, 17), ("smooth", 22, 24), ("main", 39, 41)],
+        "{:?}",
+        d.rejected
+    );
+    assert_eq!(d.rejected.len(), 1, "{:?}", d.rejected);
+    let r = &d.rejected[0];
+    assert_eq!((r.function.as_str(), r.line), ("counted", 30));
+    assert!(r.reason.contains("BUMP(count)"), "{}", r.reason);
+    runs_like_the_original("constant_macros.c", None);
+}
+
 const CONFIGS: [&str; 4] = [
     "fuse=smart,tile=1x1x1,wave=0,omp=0,prevec=1,simd=0,uj=1",
     "fuse=max,tile=32x32x1,wave=0,omp=1,prevec=0,simd=1,uj=2",

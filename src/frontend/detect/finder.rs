@@ -56,6 +56,19 @@ pub(super) fn any(n: &Node, f: &dyn Fn(&Node) -> bool) -> Option<Node> {
     n.children.iter().find_map(|c| any(c, f))
 }
 
+/// Whether `n` is built of constants only: no variable, no call, no
+/// memory read (literals, enumerators, `sizeof` and operators on them).
+pub(super) fn constant(n: &Node) -> bool {
+    any(n, &|x| {
+        matches!(
+            x.kind,
+            Kind::Call | Kind::Subscript | Kind::Member | Kind::CompoundAssign
+        ) || is_deref(x)
+            || (x.kind == Kind::DeclRef && !x.var.as_ref().is_some_and(|v| !v.variable))
+    })
+    .is_none()
+}
+
 /// The variable an access is through: `A` of `A[i][j]`.
 pub(super) fn base(n: &Node) -> Option<&Node> {
     match n.kind {
@@ -380,6 +393,12 @@ impl Finder<'_> {
             Kind::Unary if e.op.as_deref() == Some("&") => {
                 return Err(Why::at(e, format!("address-of `{}`", self.snippet(e))));
             }
+            // A macro whose expansion is built of constants only
+            // (`#define MKMAX (2*MSIZE-1)`) is a compile-time constant:
+            // the front end reads its name as a parameter, and no
+            // operator hidden in it can write (an assignment, `++` or
+            // `--` needs a variable to write to).
+            Kind::Unary | Kind::Binary if e.op.is_none() && constant(e) => return Ok(()),
             Kind::Unary | Kind::Binary | Kind::CompoundAssign if e.op.is_none() => {
                 return Err(Why::at(
                     e,
