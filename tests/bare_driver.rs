@@ -156,3 +156,106 @@ fn the_corpus_programs_have_a_main() {
         assert!(has_main(&text), "{f}");
     }
 }
+
+/// A kernel without pragmas and with pointers to VLA rows: `driver` and
+/// the learned `optimize` find it with --detect, size its pointers from
+/// the footprint, and the header of the output says how to rebuild the
+/// driver (with --detect and --size-from-footprint, no empty `-I`).
+#[test]
+fn a_detected_kernel_is_driven_and_its_header_rebuilds_the_driver() {
+    let bin = env!("CARGO_BIN_EXE_polytune");
+    let dir = tempfile::tempdir().unwrap();
+    let kernel = dir.path().join("conv_vla_rows.c");
+    std::fs::copy(fixture("conv_vla_rows.c"), &kernel).unwrap();
+    let polytune = |args: &[&str]| {
+        Command::new(bin)
+            .args(args)
+            .current_dir(dir.path())
+            .output()
+            .unwrap()
+    };
+    // Without the footprint the row count is unknown: refused, with the way out.
+    let out = polytune(&[
+        "driver",
+        "conv_vla_rows.c",
+        "--detect",
+        "--param",
+        "h=40,w=50",
+    ]);
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("--size-from-footprint"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = polytune(&[
+        "driver",
+        "conv_vla_rows.c",
+        "--detect",
+        "--param",
+        "h=40,w=50",
+        "--size-from-footprint",
+        "-o",
+        "driver.c",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // Kernel and driver under AddressSanitizer: no access outside the arrays.
+    let exe = dir.path().join("conv");
+    let built = Command::new("gcc")
+        .args([
+            "-O1",
+            "-g",
+            "-fsanitize=address",
+            "conv_vla_rows.c",
+            "driver.c",
+            "-o",
+        ])
+        .arg(&exe)
+        .current_dir(dir.path())
+        .status()
+        .unwrap();
+    assert!(built.success());
+    let run = Command::new(&exe).output().unwrap();
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let out = polytune(&[
+        "optimize",
+        "conv_vla_rows.c",
+        "--detect",
+        "--param",
+        "h=40",
+        "--param",
+        "w=50",
+        "--size-from-footprint",
+        "--shots",
+        "1",
+        "-q",
+        "-o",
+        "out.c",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = std::fs::read_to_string(dir.path().join("out.c")).unwrap();
+    let header = text.lines().nth(1).unwrap();
+    assert!(
+        header.contains(
+            "`polytune driver conv_vla_rows.c --detect --param h=40,w=50 --size-from-footprint`"
+        ),
+        "{header}"
+    );
+    assert!(header.contains("-I ."), "{header}");
+    assert!(
+        !header.contains("-I ''") && !header.contains("polybench/include"),
+        "{header}"
+    );
+}

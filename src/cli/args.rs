@@ -84,15 +84,22 @@ impl BuildArgs {
     }
 
     /// The include path for `file`: the extra directories, the file's own
-    /// and the corpus header's.
+    /// (`.` for a file named without a directory, never an empty `-I ''`)
+    /// and, for a program that includes the corpus header, that header's.
     pub fn include_for(&self, file: &Path) -> Vec<PathBuf> {
         let mut include = self.include.clone();
-        include.push(
-            file.parent()
-                .map(|p| p.to_path_buf())
-                .unwrap_or_else(|| PathBuf::from(".")),
-        );
-        include.push(corpus_include());
+        include.push(match file.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+            _ => PathBuf::from("."),
+        });
+        // Only the corpus's programs need it; elsewhere it would only
+        // lengthen the compile line written into the output's header.
+        let corpus_style = std::fs::read_to_string(file)
+            .map(|t| t.contains("polytune_bench.h"))
+            .unwrap_or(true);
+        if corpus_style {
+            include.push(corpus_include());
+        }
         include
     }
 }
@@ -199,13 +206,24 @@ impl ProgramArgs {
             r.generated.push((
                 path.clone(),
                 format!(
-                    "the main polytune writes with `polytune driver {} --param {}`",
+                    "the main polytune writes with `polytune driver {}{} --param {}{}`",
                     file.display(),
+                    // A text that is not the file's was marked by --detect.
+                    if std::fs::read_to_string(file).is_ok_and(|t| t != src.text) {
+                        " --detect"
+                    } else {
+                        ""
+                    },
                     self.param
                         .iter()
                         .map(|(n, v)| format!("{n}={v}"))
                         .collect::<Vec<_>>()
-                        .join(",")
+                        .join(","),
+                    if self.size_from_footprint {
+                        " --size-from-footprint"
+                    } else {
+                        ""
+                    }
                 ),
             ));
             r.extra

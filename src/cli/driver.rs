@@ -2,7 +2,6 @@
 
 use super::Ui;
 use super::args::write_output;
-use crate::frontend::{self, Options};
 use anyhow::Result;
 use std::path::PathBuf;
 
@@ -14,8 +13,14 @@ use std::path::PathBuf;
 /// the kernel once. Build it with the kernel: `cc kernel.c driver.c`.
 #[derive(clap::Args)]
 pub struct Args {
-    /// The kernel's C file (with `#pragma scop` regions).
+    /// The kernel's C file (with `#pragma scop` regions, or found with
+    /// --detect).
     file: PathBuf,
+    #[command(flatten)]
+    source: super::source::SourceArgs,
+    /// Extra include directories for --detect.
+    #[arg(short = 'I', value_name = "DIR")]
+    include: Vec<PathBuf>,
     /// Values of the integer parameters, e.g. --param N=2000,M=1800.
     #[arg(long, value_name = "NAME=V,...", value_delimiter = ',', value_parser = super::args::parse_param)]
     param: Vec<(String, i64)>,
@@ -29,7 +34,7 @@ pub struct Args {
 }
 
 pub fn run(a: Args, ui: &Ui) -> Result<()> {
-    let src = frontend::parse_file(&a.file, &Options::default())?;
+    let src = a.source.load(&a.file, &a.include, ui)?;
     let d = crate::engine::driver::generate_with(&src, &a.param, a.size_from_footprint)?;
     if !d.defines.is_empty() {
         ui.warn(format!(
