@@ -64,7 +64,7 @@ pub(super) fn constant(n: &Node) -> bool {
             x.kind,
             Kind::Call | Kind::Subscript | Kind::Member | Kind::CompoundAssign
         ) || is_deref(x)
-            || (x.kind == Kind::DeclRef && !x.var.as_ref().is_some_and(|v| !v.variable))
+            || (x.kind == Kind::DeclRef && x.var.as_ref().is_none_or(|v| v.variable))
     })
     .is_none()
 }
