@@ -468,3 +468,26 @@ fn a_nondeterministic_original_is_refused_with_the_reason() {
     );
     assert!(err.contains("deterministic"), "{err}");
 }
+
+/// A kernel that the program's own threads call at the same time: the
+/// instrumentation sees two executions overlap and the run is refused
+/// with the reason (before: a crash in the recording, two threads writing
+/// one buffer); with the program's threads set to 1 it is measured.
+#[test]
+fn a_region_run_by_several_threads_at_once_is_refused() {
+    let file = "tests/fixtures/real/threads/kernel_per_thread.c";
+    let out = polytune(&common::root(), &["measure", file, "--", "-fopenmp"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("ran a SCoP region on several threads at once") && !err.contains("exit Code"),
+        "{err}"
+    );
+    // Without OpenMP the same program runs its kernel from one thread.
+    let out = polytune(&common::root(), &["measure", file, "--json", "-q"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

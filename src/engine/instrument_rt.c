@@ -50,6 +50,14 @@ static polytune_rt_size polytune_rt_limit = (polytune_rt_size)256 << 20;
 struct polytune_rt_rest { int region; const char *name; int kind; long execs, n; double sum, wsum, abs; unsigned long long hash; };
 static struct polytune_rt_rest polytune_rt_rests[64];
 static int polytune_rt_nrests;
+/* Executions under way (from begin to after), and whether two ever
+   overlapped: a region run by several of the program's own threads at
+   once (the kernel called inside its parallel region) cannot be timed or
+   recorded one execution at a time, and the run says so. */
+static int polytune_rt_inside;
+static int polytune_rt_overlap;
+/* Whether this thread is the one recording (only one ever is). */
+static __thread int polytune_rt_recording;
 
 static double polytune_rt_now(void)
 {
@@ -77,18 +85,21 @@ static void polytune_rt_finish(void)
     else if (polytune_rt_last_len[k])
       polytune_rt_fwrite(polytune_rt_last[k], 1, polytune_rt_last_len[k], polytune_rt_file);
   }
+  if (__atomic_load_n(&polytune_rt_overlap, __ATOMIC_RELAXED))
+    polytune_rt_fprintf(polytune_rt_file, "concurrent\n");
   polytune_rt_fprintf(polytune_rt_file, "done\n");
   polytune_rt_fclose(polytune_rt_file);
   polytune_rt_file = 0;
 }
 
-static void polytune_rt_start(void)
+/* Reads the run's settings and opens the side file: the mode to run in. */
+static int polytune_rt_start(void)
 {
+  int mode = 0;
   const char *side = polytune_rt_getenv("POLYTUNE_SIDE");
   const char *dump = polytune_rt_getenv("POLYTUNE_DUMP");
   const char *stop = polytune_rt_getenv("POLYTUNE_STOP_AFTER");
   const char *limit = polytune_rt_getenv("POLYTUNE_DUMP_LIMIT");
-  polytune_rt_mode = 0;
   if (stop)
     for (; *stop >= '0' && *stop <= '9'; stop++)
       polytune_rt_stop_after = polytune_rt_stop_after * 10 + (*stop - '0');
@@ -103,15 +114,25 @@ static void polytune_rt_start(void)
       polytune_rt_fprintf(polytune_rt_file, "polytune-side 1 %d\n", POLYTUNE_RT_REGIONS);
       polytune_rt_atexit(polytune_rt_finish);
       if (dump && dump[0] == '1')
-        polytune_rt_mode = 1;
+        mode = 1;
     }
   }
+  return mode;
 }
 
 __attribute__((unused)) static void polytune_rt_begin(int k)
 {
-  if (polytune_rt_mode < 0)
-    polytune_rt_start();
+  static int starting;
+  if (__atomic_fetch_add(&polytune_rt_inside, 1, __ATOMIC_ACQ_REL) != 0)
+    __atomic_store_n(&polytune_rt_overlap, 1, __ATOMIC_SEQ_CST);
+  if (__atomic_load_n(&polytune_rt_mode, __ATOMIC_ACQUIRE) < 0) {
+    /* One thread starts; another arriving at the same time waits for it. */
+    if (__atomic_exchange_n(&starting, 1, __ATOMIC_ACQ_REL) == 0)
+      __atomic_store_n(&polytune_rt_mode, polytune_rt_start(), __ATOMIC_RELEASE);
+    else
+      while (__atomic_load_n(&polytune_rt_mode, __ATOMIC_ACQUIRE) < 0)
+        ;
+  }
   polytune_rt_t0[k] = polytune_rt_now();
   /* Counting (characterization) starts after the clock is read and stops
      before it is read again: the clock's code is not the region's. */
@@ -127,8 +148,11 @@ __attribute__((unused)) static void polytune_rt_end(int k)
 
 __attribute__((unused)) static int polytune_rt_dumping(int k)
 {
-  if (polytune_rt_mode != 1)
+  /* Once two executions have overlapped, none records any more: at most
+     the one that started recording alone finishes. */
+  if (polytune_rt_mode != 1 || __atomic_load_n(&polytune_rt_overlap, __ATOMIC_SEQ_CST))
     return 0;
+  polytune_rt_recording = 1;
   polytune_rt_region = k;
   polytune_rt_name = 0;
   polytune_rt_last_len[k] = 0;
@@ -278,8 +302,12 @@ __attribute__((unused)) static void polytune_rt_i(long long v)
 __attribute__((unused)) static void polytune_rt_after(int k)
 {
   (void)k;
-  polytune_rt_close();
-  polytune_rt_region = -1;
+  if (polytune_rt_recording) {
+    polytune_rt_close();
+    polytune_rt_region = -1;
+    polytune_rt_recording = 0;
+  }
+  __atomic_fetch_sub(&polytune_rt_inside, 1, __ATOMIC_ACQ_REL);
   if (polytune_rt_stop_after > 0 && ++polytune_rt_total >= polytune_rt_stop_after) {
     polytune_rt_finish();
     polytune_rt_exit_now(0);

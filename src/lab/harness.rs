@@ -56,6 +56,8 @@ pub enum OriginalError {
         "the program failed when run as\n  {command}\n  {why}\n  help: give its arguments with --run-args, or its command with --run"
     )]
     Run { command: String, why: String },
+    #[error("run as\n  {command}\n  {0}", SideError::Concurrent)]
+    Concurrent { command: String },
     #[error(
         "the program ran as\n  {command}\n  but never reached {what}\n  help: run it with arguments that reach the kernel (--run-args)"
     )]
@@ -187,6 +189,7 @@ impl Harness {
                         why: describe_failure(&run),
                     });
                 }
+                Err(SideError::Concurrent) => return Err(OriginalError::Concurrent { command }),
                 Err(SideError::Missing) => {
                     return Err(OriginalError::Unreached {
                         command,

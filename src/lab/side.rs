@@ -10,6 +10,7 @@
 //! rest K ARRAY i|f EXECS N ...              executions past the first 1000, added up
 //! time K SECONDS COUNT                      region K's total time and executions
 //! lost K                                    region K's last values were over the limit
+//! concurrent                                two executions overlapped (several threads)
 //! begin rK.ARRAY [bits] / values / end rK.ARRAY    the last execution in full
 //! done
 //! ```
@@ -73,6 +74,10 @@ pub enum SideError {
     Missing,
     #[error("the measurement record ends early: the program did not exit normally")]
     Incomplete,
+    #[error(
+        "the program ran a SCoP region on several threads at once (the kernel is called inside the program's own parallel region): polytune cannot time or verify its executions one by one\n  help: measure a build whose kernel is called from one thread (e.g. with the program's threads set to 1), or mark a region inside the kernel's parallel loop instead"
+    )]
+    Concurrent,
     #[error("malformed measurement record at line {line}: {message}")]
     Malformed { line: usize, message: String },
 }
@@ -116,6 +121,7 @@ impl Side {
         }
         let mut side = Side::default();
         let mut done = false;
+        let mut concurrent = false;
         let mut open: Option<(String, Values)> = None;
         for (k, line) in text.lines().enumerate() {
             let bad = |message: &str| SideError::Malformed {
@@ -162,6 +168,7 @@ impl Side {
                     open = Some((name.to_string(), Values::Doubles(Vec::new())))
                 }
                 ["done"] => done = true,
+                ["concurrent"] => concurrent = true,
                 ["sum" | "rest", k, e, name, kind, rest @ ..] => {
                     // sum K EXEC ARRAY KIND N ... / rest K ARRAY KIND EXECS N ...
                     let n = rest.first().ok_or_else(|| bad("no count"))?;
@@ -197,6 +204,9 @@ impl Side {
         }
         if !done || open.is_some() {
             return Err(SideError::Incomplete);
+        }
+        if concurrent {
+            return Err(SideError::Concurrent);
         }
         Ok(side)
     }
@@ -349,6 +359,10 @@ mod tests {
     #[test]
     fn incomplete_and_missing_records_are_errors() {
         assert_eq!(Side::parse(""), Err(SideError::Missing));
+        assert_eq!(
+            Side::parse(&RECORD.replace("done", "concurrent\ndone")),
+            Err(SideError::Concurrent)
+        );
         assert_eq!(
             Side::parse(&RECORD[..RECORD.len() - 5]),
             Err(SideError::Incomplete)
