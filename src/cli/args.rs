@@ -115,8 +115,10 @@ pub struct ProgramArgs {
     /// Build command of a program built by its own build system, run by
     /// /bin/sh in this directory: {src} is the C file polytune built (the
     /// original instrumented, or a variant), {exe} the executable it must
-    /// write, {cc} the compiler, {cflags} its flags. E.g. --build "make
-    /// -C app KERNEL={src} EXE={exe} CC={cc}".
+    /// write, {cc} the compiler, {cflags} its flags (one word after `=`,
+    /// as in CFLAGS={cflags}; separate words elsewhere). E.g. --build
+    /// "make -C app KERNEL={src} EXE={exe} CC={cc} CFLAGS={cflags}" or
+    /// --build "{cc} {cflags} {src} io.c -o {exe}".
     #[arg(long, value_name = "CMD")]
     pub build: Option<String>,
     /// Run command, {exe} the executable (default: the executable with

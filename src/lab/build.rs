@@ -106,15 +106,14 @@ impl Recipe {
                 if openmp {
                     cflags.push("-fopenmp".into());
                 }
-                cflags.push(format!(
-                    "-iquote {}",
-                    shell_words::quote(&self.source_dir.to_string_lossy())
-                ));
-                let line = cmd
-                    .replace(SRC, &quote(src))
-                    .replace(EXE, &quote(exe))
-                    .replace(CC, &quote(&self.compiler.program))
-                    .replace(CFLAGS, &shell_words::quote(&cflags.join(" ")));
+                cflags.push("-iquote".into());
+                cflags.push(self.source_dir.to_string_lossy().into_owned());
+                let line = fill_cflags(
+                    &cmd.replace(SRC, &quote(src))
+                        .replace(EXE, &quote(exe))
+                        .replace(CC, &quote(&self.compiler.program)),
+                    &cflags,
+                );
                 let shell = Compiler {
                     program: PathBuf::from("/bin/sh"),
                     flags: Vec::new(),
@@ -148,11 +147,10 @@ impl Recipe {
     /// a user can type (the file named `FILE`).
     pub fn describe(&self, file: &str, openmp: bool) -> (String, String) {
         let mut build = match &self.build {
-            Some(cmd) => cmd
+            Some(cmd) => fill_cflags(cmd, &self.compiler.flags)
                 .replace(SRC, file)
                 .replace(EXE, "./a.out")
-                .replace(CC, &quote(&self.compiler.program))
-                .replace(CFLAGS, &shell_words::quote(&self.compiler.flags.join(" "))),
+                .replace(CC, &quote(&self.compiler.program)),
             None => {
                 let args = self.compile_args(Path::new(file), Path::new("a.out"), openmp, &[]);
                 let mut words = vec![self.compiler.program.to_string_lossy().into_owned()];
@@ -183,6 +181,37 @@ impl Recipe {
 
 /// Whether a program follows the corpus' protocol (includes its header,
 /// polybench/include/polytune_bench.h).
+/// `cmd` with each `{cflags}` replaced by the flags: one shell word where
+/// it is a variable's value (`make CFLAGS={cflags}`), separate words
+/// elsewhere (`{cc} {cflags} {src}`), each quoted as the shell needs.
+fn fill_cflags(cmd: &str, flags: &[String]) -> String {
+    // A word of these characters needs no quotes (shell_words quotes
+    // `-march=native` for its `=`, harmless but noisy in a header).
+    let plain = |f: &str| {
+        !f.is_empty()
+            && f.chars()
+                .all(|c| c.is_ascii_alphanumeric() || "-_=./,:+@%".contains(c))
+    };
+    let words: Vec<String> = flags
+        .iter()
+        .map(|f| match plain(f) {
+            true => f.clone(),
+            false => shell_words::quote(f).into_owned(),
+        })
+        .collect();
+    let separate = words.join(" ");
+    let one = shell_words::quote(&separate).into_owned();
+    let mut out = String::new();
+    let mut rest = cmd;
+    while let Some(at) = rest.find(CFLAGS) {
+        out.push_str(&rest[..at]);
+        out.push_str(if out.ends_with('=') { &one } else { &separate });
+        rest = &rest[at + CFLAGS.len()..];
+    }
+    out.push_str(rest);
+    out
+}
+
 pub fn corpus_style(text: &str) -> bool {
     text.contains("polytune_bench.h")
 }
@@ -279,6 +308,20 @@ mod tests {
         assert_eq!(program, PathBuf::from("/bin/sh"));
         assert_eq!(args, ["-c", "'/tmp/a b/exe' 40 --quiet"]);
         assert_eq!(split_args("-n 'a b' c").unwrap(), ["-n", "a b", "c"]);
+        let flags = [
+            "-O3".to_string(),
+            "-march=native".into(),
+            "-iquote".into(),
+            "a b".into(),
+        ];
+        let line = fill_cflags("make CFLAGS={cflags} && {cc} {cflags} x.c", &flags);
+        assert!(
+            line.ends_with("&& {cc} -O3 -march=native -iquote 'a b' x.c"),
+            "{line}"
+        );
+        // The variable's value is one word, which the shell splits back.
+        let words = split_args(line.split(" && ").next().unwrap()).unwrap();
+        assert_eq!(words, ["make", "CFLAGS=-O3 -march=native -iquote 'a b'"]);
         assert!(split_args("'open").is_err());
     }
 }
