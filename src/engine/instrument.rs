@@ -88,7 +88,7 @@ fn record(scop: &Scop, indent: &str) -> Result<String, EngineError> {
         .iter()
         .filter(|a| a.written && !locals.contains(&a.name))
     {
-        let element = format!("{}{}", a.name, "[0]".repeat(a.rank));
+        let element = scop.element_c(&a.name, &vec!["0".to_string(); a.rank]);
         let _ = writeln!(
             out,
             "{indent}polytune_rt_array(\"{}\", POLYTUNE_RT_FLOATING({element}));",
@@ -198,11 +198,10 @@ impl ScanPrinter<'_> {
                             AstExpr::Id(a) => isl::unmangle(a).to_string(),
                             other => self.c(other),
                         };
-                        let subs: String = args[1..]
-                            .iter()
-                            .map(|s| format!("[{}]", self.c(s)))
-                            .collect();
-                        format!("{indent}POLYTUNE_RT_PUT({array}{subs});")
+                        let subs: Vec<String> = args[1..].iter().map(|s| self.c(s)).collect();
+                        // A delinearized array is one-dimensional in C.
+                        let element = self.scop.element_c(&array, &subs);
+                        format!("{indent}POLYTUNE_RT_PUT({element});")
                     }
                     other => format!("{indent}/* unexpected element {other:?} */"),
                 };

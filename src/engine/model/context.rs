@@ -80,7 +80,9 @@ pub fn run_time_check(scop: &Scop, context: Option<&str>) -> Result<Option<Strin
 
 /// The context intersected with the model's assumptions: for each C
 /// division, the parameter values where its dividend is never negative;
-/// for each value of unsigned type, those where it stays in its range.
+/// for each value of unsigned type, those where it stays in its range;
+/// for each inner subscript of a delinearized array, those where it stays
+/// within its dimension's size.
 /// An error names the first assumption that leaves no parameter value.
 fn assumed_context<'c>(
     ctx: &'c Ctx,
@@ -114,6 +116,21 @@ fn assumed_context<'c>(
             );
             (c.violations(params), c.span, why)
         }))
+        .chain(
+            scop.delinearized
+                .iter()
+                .flat_map(|d| &d.checks)
+                .map(|c| {
+                    let why = format!(
+                        "`{}` is read as an array with rows of `{}` elements, and its subscript `{}` in that dimension leaves [0, {})",
+                        c.array,
+                        c.size,
+                        isl::unmangle_text(&c.value.to_string()),
+                        c.size
+                    );
+                    (c.violations(params), c.span, why)
+                }),
+        )
         .collect();
     for (text, span, why) in checks {
         let bad = UnionSet::parse(ctx, &text)?.intersect_params(&assumed)?;

@@ -1,0 +1,208 @@
+//! Linearized subscripts (`a[lda*j + i]`, `u[(i*n + j)*m + k]`): the
+//! subscript of a one-dimensional access that is a polynomial of degree 2
+//! or more is lowered to that polynomial; once the whole SCoP is lowered,
+//! every access of such an array is split with one common shape
+//! ([`delinearize`]), and the inner subscripts' ranges become assumptions.
+
+use super::types::{literal_type, type_of_spelling};
+use super::*;
+use crate::frontend::scop::delinearize::{self, Delinearized, ExtentCheck, Polynomial};
+
+/// The subscript as a polynomial; `None` for anything else (divisions,
+/// calls, ...: the affine lowering says what is wrong with it).
+fn polynomial(e: &Expr) -> Option<Polynomial> {
+    match &e.kind {
+        ExprKind::Int { value, .. } => Some(Polynomial::constant(*value)),
+        ExprKind::Ident(n) => Some(Polynomial::var(n)),
+        ExprKind::Unary {
+            op: UnOp::Plus,
+            expr,
+        } => polynomial(expr),
+        ExprKind::Unary {
+            op: UnOp::Neg,
+            expr,
+        } => Polynomial::default().add_scaled(&polynomial(expr)?, -1),
+        // A conversion that keeps every value (no narrow type).
+        ExprKind::Cast { ty, expr } if widening(ty) => polynomial(expr),
+        ExprKind::Binary { op, lhs, rhs } => {
+            let (a, b) = (polynomial(lhs)?, polynomial(rhs)?);
+            match op {
+                BinOp::Add => a.add_scaled(&b, 1),
+                BinOp::Sub => a.add_scaled(&b, -1),
+                BinOp::Mul => a.mul(&b),
+                _ => None,
+            }
+        }
+        _ => None,
+    }
+}
+
+/// An access whose subscript is linearized.
+pub(super) struct LinearAccess {
+    pub(super) array: String,
+    /// The whole access and its subscript.
+    pub(super) access: Span,
+    pub(super) subscript: Span,
+    pub(super) poly: Polynomial,
+}
+
+/// `int`, `long`, `long long` (signed), spelled in any usual way.
+fn widening(ty: &str) -> bool {
+    match type_of_spelling(ty) {
+        CType::Long | CType::LLong => true,
+        CType::Int => matches!(ty.trim(), "int" | "signed" | "signed int"),
+        _ => false,
+    }
+}
+
+impl Lowerer<'_> {
+    /// The subscript of a one-dimensional access when it is a polynomial
+    /// of degree 2 or more in iterators and parameters, its names checked
+    /// (parameters recorded) as the affine lowering checks them; `None`
+    /// when it is not such a polynomial.
+    pub(super) fn linearized(&mut self, e: &Expr) -> R<Option<Polynomial>> {
+        match polynomial(e) {
+            Some(p) if p.degree() >= 2 => {
+                self.signed_leaves(e, e)?;
+                Ok(Some(p))
+            }
+            _ => Ok(None),
+        }
+    }
+
+    /// Every value of a linearized subscript must have a signed type:
+    /// its arithmetic is then that of the integers (C leaves signed
+    /// overflow undefined), so the split means what the C code computes.
+    fn signed_leaves(&mut self, e: &Expr, whole: &Expr) -> R<()> {
+        let unsigned = |what: String| {
+            SpanError::new(
+                whole.span,
+                format!(
+                    "linearized subscript `{}`: {what}, and polytune delinearizes signed arithmetic only",
+                    self.text[whole.span.start..whole.span.end].trim()
+                ),
+            )
+            .help("declare its variables `int` or `long`, or cast them, e.g. `(long)n * i + j`")
+        };
+        match &e.kind {
+            ExprKind::Ident(name) => {
+                let (_, t) = self.piecewise(e, Place::Subscript)?;
+                if t.maybe_unsigned() {
+                    let why = if t == CType::Unknown {
+                        format!("polytune does not see the declaration of `{name}`")
+                    } else {
+                        format!("`{name}` has an unsigned type")
+                    };
+                    return Err(unsigned(why));
+                }
+                Ok(())
+            }
+            ExprKind::Int { value, text } if literal_type(text, *value).maybe_unsigned() => {
+                Err(unsigned(format!("`{text}` is unsigned")))
+            }
+            ExprKind::Unary { expr, .. } | ExprKind::Cast { expr, .. } => {
+                self.signed_leaves(expr, whole)
+            }
+            ExprKind::Binary { lhs, rhs, .. } => {
+                self.signed_leaves(lhs, whole)?;
+                self.signed_leaves(rhs, whole)
+            }
+            _ => Ok(()),
+        }
+    }
+}
+
+/// Splits every access of each array that has a linearized subscript
+/// with one shape per array, and returns the shapes with the ranges the
+/// inner subscripts must keep; `text` is the whole file, for messages.
+pub(super) fn delinearize_arrays(
+    statements: &mut [Statement],
+    linear: &[LinearAccess],
+    iterators: &HashSet<String>,
+    text: &str,
+) -> R<Vec<Delinearized>> {
+    let mut names: Vec<&String> = Vec::new();
+    for l in linear {
+        if !names.contains(&&l.array) {
+            names.push(&l.array);
+        }
+    }
+    let mut out = Vec::new();
+    for array in names {
+        let first = linear
+            .iter()
+            .find(|l| &l.array == array)
+            .expect("the name comes from the list");
+        let refuse = |why: String| {
+            let words: Vec<&str> = text[first.subscript.start..first.subscript.end]
+                .split_whitespace()
+                .collect();
+            SpanError::new(
+                first.access,
+                format!(
+                    "non-affine subscript `{}`: the accesses of `{array}` cannot be read as one multi-dimensional array: {why}",
+                    words.join(" ")
+                ),
+            )
+            .help(format!(
+                "index `{array}` with the same row length everywhere (`{array}[i*n + j]`), or declare it with several dimensions"
+            ))
+        };
+        // Every access of the array, in statement order.
+        let mut places: Vec<(usize, bool, usize)> = Vec::new();
+        let mut polys = Vec::new();
+        for (si, st) in statements.iter().enumerate() {
+            for (write, list) in [(false, &st.reads), (true, &st.writes)] {
+                for (k, a) in list.iter().enumerate().filter(|(_, a)| &a.array == array) {
+                    let p = match linear.iter().find(|l| &l.array == array && l.access == a.span)
+                    {
+                        Some(l) => l.poly.clone(),
+                        None => a
+                            .subscripts
+                            .first()
+                            .and_then(Polynomial::from_affine)
+                            .ok_or_else(|| {
+                                refuse("one of its subscripts divides".to_string())
+                            })?,
+                    };
+                    places.push((si, write, k));
+                    polys.push(p);
+                }
+            }
+        }
+        let shape = delinearize::delinearize(&polys, &|v| iterators.contains(v)).map_err(refuse)?;
+        let mut checks: Vec<ExtentCheck> = Vec::new();
+        for ((si, write, k), subs) in places.into_iter().zip(shape.subscripts) {
+            let st = &mut statements[si];
+            let access = if write {
+                &mut st.writes[k]
+            } else {
+                &mut st.reads[k]
+            };
+            access.subscripts = subs.clone();
+            let span = access.span;
+            for (value, size) in subs[1..].iter().zip(&shape.sizes) {
+                let c = ExtentCheck {
+                    iterators: st.iterators.clone(),
+                    domain: st.domain.clone(),
+                    value: value.clone(),
+                    size: size.clone(),
+                    array: array.clone(),
+                    span,
+                };
+                if !checks.iter().any(|o| {
+                    (&o.iterators, &o.domain, &o.value, &o.size)
+                        == (&c.iterators, &c.domain, &c.value, &c.size)
+                }) {
+                    checks.push(c);
+                }
+            }
+        }
+        out.push(Delinearized {
+            array: array.clone(),
+            sizes: shape.sizes,
+            checks,
+        });
+    }
+    Ok(out)
+}
