@@ -247,4 +247,22 @@ mod tests {
         assert!(out.contains("#line 1 \"t.c\""));
         assert!(out.contains("#line 4 \"t.c\"\n#pragma endscop"), "{out}");
     }
+
+    #[test]
+    fn a_delinearized_array_is_recorded_through_its_c_subscript() {
+        let src = source(
+            "void f(int n, int lda, double *a) { int i, j;\n#pragma scop\nfor (j = 0; j < n; j++) for (i = 0; i < n; i++) a[lda*j + i] = 0;\n#pragma endscop\n}\n",
+        );
+        let body =
+            src.text[src.scops[0].region.body.start..src.scops[0].region.body.end].to_string();
+        let out = instrument(&src, &[body]).unwrap();
+        assert!(
+            out.contains("POLYTUNE_RT_FLOATING(a[lda * (0) + (0)])"),
+            "{out}"
+        );
+        assert!(
+            out.contains("POLYTUNE_RT_PUT(a[lda * (polytune_rt_c0) + (polytune_rt_c1)]);"),
+            "{out}"
+        );
+    }
 }

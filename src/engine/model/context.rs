@@ -282,6 +282,27 @@ mod tests {
     }
 
     #[test]
+    fn delinearized_subscripts_stay_within_their_rows() {
+        let text = "void f(int n, int lda, double *a) { int i, j;\n#pragma scop\nfor (j = 0; j < n; j++) for (i = 0; i < n; i++) a[lda*j + i + 1] = a[lda*(j + 1) + i];\n#pragma endscop\n}\n";
+        let s = parse_source(Path::new("t.c"), text.to_string(), &Options::default())
+            .unwrap()
+            .scops
+            .remove(0);
+        // i + 1 < lda for i up to n - 1; row j + 1 has no bound.
+        assert_eq!(
+            run_time_check(&s, None).unwrap().unwrap(),
+            "[n, lda] -> {  : n > 0 and lda > n }"
+        );
+        // No row length fits: refused, with the access and the reason.
+        let e = run_time_check(&s, Some("[n, lda] -> { : n >= 10 and lda <= 5 }")).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("`a` is read as an array with rows of `lda` elements, and its subscript `i` in that dimension leaves [0, lda), for every parameter value"),
+            "{e}"
+        );
+    }
+
+    #[test]
     fn user_context() {
         let ctx = Ctx::new();
         let s = scop("for (i = 0; i < n; i++) x[i] = 0;");

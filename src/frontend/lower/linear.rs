@@ -206,3 +206,107 @@ pub(super) fn delinearize_arrays(
     }
     Ok(out)
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::frontend::scop::Scop;
+    use crate::frontend::{Options, parse_source};
+    use std::path::Path;
+
+    fn lower(decls: &str, body: &str) -> Result<Scop, String> {
+        let text = format!("void f({decls}) {{ int i, j, k;\n#pragma scop\n{body}\n#pragma endscop\n}}\n");
+        parse_source(Path::new("t.c"), text, &Options::default())
+            .map(|mut s| s.scops.remove(0))
+            .map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn column_major_accesses_become_two_dimensional() {
+        let s = lower(
+            "int n, int lda, double *a, double *x",
+            "for (j = 0; j < n; j++) for (i = 0; i < n; i++) a[lda*j + i] = a[lda*j + i] + x[i] + a[i];",
+        )
+        .unwrap();
+        assert_eq!(
+            s.reads(),
+            "[n, lda] -> { S0[j, i] -> a[j, i]; S0[j, i] -> x[i]; S0[j, i] -> a[0, i] }"
+        );
+        assert_eq!(s.writes(), "[n, lda] -> { S0[j, i] -> a[j, i] }");
+        let a = s.arrays.iter().find(|a| a.name == "a").unwrap();
+        assert_eq!(a.rank, 2);
+        let d = s.delinearized("a").unwrap();
+        assert_eq!(d.sizes, vec!["lda"]);
+        // `i` in [0, lda): once (the same subscript and domain everywhere).
+        assert_eq!(d.checks.len(), 1);
+        assert_eq!(s.element_c("a", &["c0".into(), "c1".into()]), "a[lda * (c0) + (c1)]");
+        // x stays as it is.
+        assert!(s.delinearized("x").is_none());
+        assert_eq!(s.element_c("x", &["c0".into()]), "x[c0]");
+    }
+
+    #[test]
+    fn affine_scops_are_not_delinearized() {
+        let s = lower(
+            "int n, double *a",
+            "for (i = 0; i < n; i++) a[2*i + 100] = a[i];",
+        )
+        .unwrap();
+        assert!(s.delinearized.is_empty());
+        assert_eq!(s.reads(), "[n] -> { S0[i] -> a[i] }");
+    }
+
+    #[test]
+    fn casts_and_nested_products_are_split() {
+        let s = lower(
+            "int n, int m, long p, double *u",
+            "for (i = 0; i < p; i++) for (j = 0; j < n; j++) for (k = 0; k < m; k++) u[((long)i*n + j)*m + k] = 0;",
+        )
+        .unwrap();
+        assert_eq!(s.writes(), "[p, n, m] -> { S0[i, j, k] -> u[i, j, k] }");
+        assert_eq!(s.delinearized("u").unwrap().sizes, vec!["n", "m"]);
+    }
+
+    #[test]
+    fn what_cannot_be_split_is_refused_with_the_reason() {
+        let e = lower(
+            "int n, int m, double *a",
+            "for (i = 0; i < n; i++) for (j = 0; j < m; j++) a[i*n + j] = a[j*m + i];",
+        )
+        .unwrap_err();
+        assert!(
+            e.contains("non-affine subscript `j*m + i`")
+                || e.contains("non-affine subscript `i*n + j`"),
+            "{e}"
+        );
+        assert!(e.contains("cannot be read as one multi-dimensional array"), "{e}");
+        assert!(e.contains("not multiples of one another"), "{e}");
+        let e = lower(
+            "int n, double *a",
+            "for (i = 0; i < n; i++) for (j = 0; j < n; j++) a[i * j] = 1;",
+        )
+        .unwrap_err();
+        assert!(e.contains("non-affine subscript `i * j`"), "{e}");
+        assert!(e.contains("a product of loop iterators"), "{e}");
+        // A division among the accesses of a linearized array.
+        let e = lower(
+            "int n, double *a",
+            "for (i = 0; i < n; i++) for (j = 0; j < n; j++) a[i*n + j] = a[j / 2];",
+        )
+        .unwrap_err();
+        assert!(e.contains("one of its subscripts divides"), "{e}");
+        // Unsigned arithmetic wraps: not split.
+        let e = lower(
+            "unsigned long n, double *a",
+            "for (i = 0; i < 9; i++) for (j = 0; j < 9; j++) a[i*n + j] = 1;",
+        )
+        .unwrap_err();
+        assert!(e.contains("`n` has an unsigned type"), "{e}");
+        // A two-dimensional array is not delinearized.
+        let e = lower(
+            "int n, double A[9][99]",
+            "for (i = 0; i < 9; i++) for (j = 0; j < 9; j++) A[i][j*n + i] = 1;",
+        )
+        .unwrap_err();
+        assert!(e.contains("product of two non-constant expressions"), "{e}");
+    }
+}
