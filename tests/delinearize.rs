@@ -19,6 +19,8 @@ struct Case {
     function: &'static str,
     /// The model's arrays, as `scop` prints them.
     arrays: &'static str,
+    /// The delinearized arrays, as `scop` prints them.
+    shapes: &'static str,
     /// The run-time check, as `scop` prints it.
     check: &'static str,
     /// Command lines to run; the last ones fail the check.
@@ -30,6 +32,7 @@ const CASES: &[Case] = &[
         file: "linpack.c",
         function: "kernel",
         arrays: "arrays: y[1d], a[2d], x[1d] (read-only)",
+        shapes: "a[][lda]\n",
         check: "run-time check: [n, lda] -> {  : n > 0 and lda >= n }",
         // n, lda: lda < n makes rows overlap.
         runs: &[&["100", "101"], &["37", "37"], &["1", "1"], &["70", "40"], &["9", "2"]],
@@ -38,6 +41,7 @@ const CASES: &[Case] = &[
         file: "rodinia.c",
         function: "compute_tran_temp",
         arrays: "arrays: result[2d], temp[2d], power[2d] (read-only)",
+        shapes: "result[][col], temp[][col], power[][col]\n",
         check: "run-time check: [sim_time, row, col] -> {  : sim_time > 0 and row > 0 and col > 0 }",
         // row, col, steps: the check holds whenever the loops run.
         runs: &[&["64", "48", "5"], &["3", "70", "2"], &["40", "2", "3"], &["50", "50", "0"]],
@@ -46,6 +50,7 @@ const CASES: &[Case] = &[
         file: "grid3d.c",
         function: "smooth",
         arrays: "arrays: b[3d], a[3d] (read-only), s[2d]",
+        shapes: "b[][n][m], a[][n][m], s[][m]\n",
         check: "run-time check: [ni, nj, nk, n, m] -> {  : ni > 0 and nj > 0 and nk > 0 and ((nk >= 3 and n >= nj and m >= nk) or (nk <= 2 and n > 0 and m > 0)) }",
         // ni, nj, nk, n, m: nj > n or nk > m overlap the planes' rows.
         runs: &[
@@ -144,6 +149,8 @@ fn each_kernel_is_delinearized_with_its_run_time_check() {
         assert!(o.status.success(), "{}: {}", case.file, String::from_utf8_lossy(&o.stderr));
         assert!(out.contains(case.arrays), "{}:\n{out}", case.file);
         assert!(out.contains(case.check), "{}:\n{out}", case.file);
+        let shapes = format!("  delinearized (one-dimensional in C, row lengths checked at run time): {}", case.shapes);
+        assert!(out.contains(&shapes), "{}:\n{out}", case.file);
     }
 }
 
