@@ -35,7 +35,13 @@ const CASES: &[Case] = &[
         shapes: "a[][lda]\n",
         check: "run-time check: [n, lda] -> {  : n > 0 and lda >= n }",
         // n, lda: lda < n makes rows overlap.
-        runs: &[&["100", "101"], &["37", "37"], &["1", "1"], &["70", "40"], &["9", "2"]],
+        runs: &[
+            &["100", "101"],
+            &["37", "37"],
+            &["1", "1"],
+            &["70", "40"],
+            &["9", "2"],
+        ],
     },
     Case {
         file: "rodinia.c",
@@ -44,7 +50,12 @@ const CASES: &[Case] = &[
         shapes: "result[][col], temp[][col], power[][col]\n",
         check: "run-time check: [sim_time, row, col] -> {  : sim_time > 0 and row > 0 and col > 0 }",
         // row, col, steps: the check holds whenever the loops run.
-        runs: &[&["64", "48", "5"], &["3", "70", "2"], &["40", "2", "3"], &["50", "50", "0"]],
+        runs: &[
+            &["64", "48", "5"],
+            &["3", "70", "2"],
+            &["40", "2", "3"],
+            &["50", "50", "0"],
+        ],
     },
     Case {
         file: "grid3d.c",
@@ -81,6 +92,7 @@ fn polytune(args: &[&str]) -> std::process::Output {
 }
 
 /// The fixture with its `#pragma scop` lines removed, as a user's file.
+#[cfg(feature = "detect")]
 fn unmarked(case: &Case, dir: &Path) -> PathBuf {
     let text = std::fs::read_to_string(fixture(case.file)).unwrap();
     let kept: Vec<&str> = text
@@ -146,10 +158,18 @@ fn each_kernel_is_delinearized_with_its_run_time_check() {
         let f = fixture(case.file);
         let o = polytune(&["scop", f.to_str().unwrap()]);
         let out = String::from_utf8_lossy(&o.stdout);
-        assert!(o.status.success(), "{}: {}", case.file, String::from_utf8_lossy(&o.stderr));
+        assert!(
+            o.status.success(),
+            "{}: {}",
+            case.file,
+            String::from_utf8_lossy(&o.stderr)
+        );
         assert!(out.contains(case.arrays), "{}:\n{out}", case.file);
         assert!(out.contains(case.check), "{}:\n{out}", case.file);
-        let shapes = format!("  delinearized (one-dimensional in C, row lengths checked at run time): {}", case.shapes);
+        let shapes = format!(
+            "  delinearized (one-dimensional in C, row lengths checked at run time): {}",
+            case.shapes
+        );
         assert!(out.contains(&shapes), "{}:\n{out}", case.file);
     }
 }
@@ -161,6 +181,7 @@ fn marked_kernels_are_transformed_and_verified() {
     }
 }
 
+#[cfg(feature = "detect")]
 #[test]
 fn detected_kernels_are_transformed_and_verified() {
     let dir = tempfile::tempdir().unwrap();
@@ -173,6 +194,7 @@ fn detected_kernels_are_transformed_and_verified() {
 /// Rodinia's own loop carries `omp parallel for`: detection leaves that
 /// nest alone (the user's pragma rule) and says why; the copy-back nest
 /// beside it is delinearized, transformed and verified.
+#[cfg(feature = "detect")]
 #[test]
 fn a_nest_under_the_users_openmp_pragma_is_left_alone() {
     let dir = tempfile::tempdir().unwrap();
@@ -189,7 +211,10 @@ fn a_nest_under_the_users_openmp_pragma_is_left_alone() {
     let o = polytune(&["scop", src.to_str().unwrap(), "--detect"]);
     let out = String::from_utf8_lossy(&o.stdout);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    assert!(out.contains("region 0: compute_tran_temp lines 18-20"), "{out}");
+    assert!(
+        out.contains("region 0: compute_tran_temp lines 18-20"),
+        "{out}"
+    );
     assert!(
         out.contains("rejected loop nest in compute_tran_temp (lines 13-17)")
             && out.contains("the user's `#pragma omp parallel for private(c)`"),
@@ -198,14 +223,15 @@ fn a_nest_under_the_users_openmp_pragma_is_left_alone() {
     same_output(&CASES[1], &src, &["--detect"]);
 }
 
+const INCONSISTENT: &str = "void f(int n, int m, double *restrict a) {\n  int i, j;\n#pragma scop\n  for (i = 0; i < n; i++)\n    for (j = 0; j < m; j++)\n      a[i*n + j] = a[j*m + i];\n#pragma endscop\n}\n";
+
 /// Accesses of one array with row lengths that do not divide one
-/// another: rejected with the reason, marked or detected.
+/// another: rejected with the reason.
 #[test]
 fn inconsistent_linearizations_are_rejected_with_the_reason() {
     let dir = tempfile::tempdir().unwrap();
-    let marked = "void f(int n, int m, double *restrict a) {\n  int i, j;\n#pragma scop\n  for (i = 0; i < n; i++)\n    for (j = 0; j < m; j++)\n      a[i*n + j] = a[j*m + i];\n#pragma endscop\n}\n";
     let p = dir.path().join("bad.c");
-    std::fs::write(&p, marked).unwrap();
+    std::fs::write(&p, INCONSISTENT).unwrap();
     let o = polytune(&["scop", p.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(1));
     let err = String::from_utf8_lossy(&o.stderr);
@@ -214,10 +240,19 @@ fn inconsistent_linearizations_are_rejected_with_the_reason() {
         err.contains("the accesses of `a` cannot be read as one multi-dimensional array: the strides `m` and `n` of its subscripts are not multiples of one another"),
         "{err}"
     );
+}
+
+/// The same, unmarked: detection reports the front end's reason.
+#[cfg(feature = "detect")]
+#[test]
+fn inconsistent_linearizations_are_not_detected() {
+    let dir = tempfile::tempdir().unwrap();
     let q = dir.path().join("bad_unmarked.c");
     std::fs::write(
         &q,
-        marked.replace("#pragma scop\n", "").replace("#pragma endscop\n", ""),
+        INCONSISTENT
+            .replace("#pragma scop\n", "")
+            .replace("#pragma endscop\n", ""),
     )
     .unwrap();
     let o = polytune(&["scop", q.to_str().unwrap(), "--detect"]);

@@ -582,7 +582,11 @@ fn footprints(
 
 /// The range of the linearized subscript over the box of the
 /// multi-dimensional one (`sizes`: every dimension's but the outermost).
-fn linear_range(ranges: &[DimRange], sizes: &[String], env: &dyn Fn(&str) -> Option<i64>) -> DimRange {
+fn linear_range(
+    ranges: &[DimRange],
+    sizes: &[String],
+    env: &dyn Fn(&str) -> Option<i64>,
+) -> DimRange {
     let mut stride: i64 = 1;
     let (mut lo, mut hi) = (0i64, 0i64);
     for (k, r) in ranges.iter().enumerate().rev() {
@@ -595,7 +599,10 @@ fn linear_range(ranges: &[DimRange], sizes: &[String], env: &dyn Fn(&str) -> Opt
             _ => return DimRange::Unbounded,
         }
         if k > 0 {
-            let Some(s) = sizes.get(k - 1).and_then(|n| env(n)).and_then(|v| stride.checked_mul(v))
+            let Some(s) = sizes
+                .get(k - 1)
+                .and_then(|n| env(n))
+                .and_then(|v| stride.checked_mul(v))
             else {
                 return DimRange::Unbounded;
             };

@@ -154,16 +154,16 @@ pub(super) fn delinearize_arrays(
         for (si, st) in statements.iter().enumerate() {
             for (write, list) in [(false, &st.reads), (true, &st.writes)] {
                 for (k, a) in list.iter().enumerate().filter(|(_, a)| &a.array == array) {
-                    let p = match linear.iter().find(|l| &l.array == array && l.access == a.span)
+                    let p = match linear
+                        .iter()
+                        .find(|l| &l.array == array && l.access == a.span)
                     {
                         Some(l) => l.poly.clone(),
                         None => a
                             .subscripts
                             .first()
                             .and_then(Polynomial::from_affine)
-                            .ok_or_else(|| {
-                                refuse("one of its subscripts divides".to_string())
-                            })?,
+                            .ok_or_else(|| refuse("one of its subscripts divides".to_string()))?,
                     };
                     places.push((si, write, k));
                     polys.push(p);
@@ -214,7 +214,8 @@ mod tests {
     use std::path::Path;
 
     fn lower(decls: &str, body: &str) -> Result<Scop, String> {
-        let text = format!("void f({decls}) {{ int i, j, k;\n#pragma scop\n{body}\n#pragma endscop\n}}\n");
+        let text =
+            format!("void f({decls}) {{ int i, j, k;\n#pragma scop\n{body}\n#pragma endscop\n}}\n");
         parse_source(Path::new("t.c"), text, &Options::default())
             .map(|mut s| s.scops.remove(0))
             .map_err(|e| e.to_string())
@@ -238,7 +239,10 @@ mod tests {
         assert_eq!(d.sizes, vec!["lda"]);
         // `i` in [0, lda): once (the same subscript and domain everywhere).
         assert_eq!(d.checks.len(), 1);
-        assert_eq!(s.element_c("a", &["c0".into(), "c1".into()]), "a[lda * (c0) + (c1)]");
+        assert_eq!(
+            s.element_c("a", &["c0".into(), "c1".into()]),
+            "a[lda * (c0) + (c1)]"
+        );
         // x stays as it is.
         assert!(s.delinearized("x").is_none());
         assert_eq!(s.element_c("x", &["c0".into()]), "x[c0]");
@@ -278,7 +282,10 @@ mod tests {
                 || e.contains("non-affine subscript `i*n + j`"),
             "{e}"
         );
-        assert!(e.contains("cannot be read as one multi-dimensional array"), "{e}");
+        assert!(
+            e.contains("cannot be read as one multi-dimensional array"),
+            "{e}"
+        );
         assert!(e.contains("not multiples of one another"), "{e}");
         let e = lower(
             "int n, double *a",

@@ -271,8 +271,12 @@ impl Lowerer<'_> {
             s.reads
                 .retain(|a| !(a.subscripts.is_empty() && params.contains(&a.array)));
         }
-        let delinearized =
-            linear::delinearize_arrays(&mut statements, &self.linear, &self.all_iterators, self.text)?;
+        let delinearized = linear::delinearize_arrays(
+            &mut statements,
+            &self.linear,
+            &self.all_iterators,
+            self.text,
+        )?;
         // Arrays in order of first use.
         let mut order: Vec<(&String, &(usize, Span))> = self
             .uses

@@ -371,10 +371,7 @@ mod tests {
         )
         .unwrap();
         assert_eq!(s.sizes, vec!["n", "m"]);
-        assert_eq!(
-            subs(&s),
-            vec![vec!["i", "j", "k"], vec!["i", "j + 1", "k"]]
-        );
+        assert_eq!(subs(&s), vec![vec!["i", "j", "k"], vec!["i", "j + 1", "k"]]);
     }
 
     #[test]
@@ -457,7 +454,13 @@ mod tests {
             iterators: vec!["j".into(), "i".into()],
             domain: Formula::and(vec![
                 Formula::ge0(Affine::var("i")),
-                Formula::ge0(Affine::var("n").plus_constant(-1).unwrap().add_scaled(&Affine::var("i"), -1).unwrap()),
+                Formula::ge0(
+                    Affine::var("n")
+                        .plus_constant(-1)
+                        .unwrap()
+                        .add_scaled(&Affine::var("i"), -1)
+                        .unwrap(),
+                ),
             ]),
             value: Affine::var("i"),
             size: "lda".into(),
