@@ -78,17 +78,19 @@ impl Lowerer<'_> {
             SpanError::new(
                 whole.span,
                 format!(
-                    "linearized subscript `{}`: {what}, and polytune delinearizes signed arithmetic only",
+                    "linearized subscript `{}`: {what}, and polytune delinearizes signed integer arithmetic only",
                     self.text[whole.span.start..whole.span.end].trim()
                 ),
             )
-            .help("declare its variables `int` or `long`, or cast them, e.g. `(long)n * i + j`")
+            .help("declare its variables `int` or `long`, or cast them, e.g. `(long)N * i + j`")
         };
         match &e.kind {
             ExprKind::Ident(name) => {
                 let (_, t) = self.piecewise(e, Place::Subscript)?;
                 if t.maybe_unsigned() {
-                    let why = if t == CType::Unknown {
+                    let why = if self.types.get(name).is_some_and(|(_, sp)| sp == MACRO) {
+                        format!("the macro `{name}` has a type polytune does not know")
+                    } else if t == CType::Unknown {
                         format!("polytune does not see the declaration of `{name}`")
                     } else {
                         format!("`{name}` has an unsigned type")

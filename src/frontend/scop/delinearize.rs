@@ -25,6 +25,11 @@ use serde::Serialize;
 use std::collections::BTreeMap;
 use std::fmt;
 
+/// The most terms a product may have.
+pub const MAX_TERMS: usize = 256;
+/// The highest degree of a product.
+pub const MAX_DEGREE: usize = 8;
+
 /// A polynomial with integer coefficients: monomial (its variables,
 /// sorted, repeated for powers; empty for the constant) to coefficient.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
@@ -65,8 +70,16 @@ impl Polynomial {
         Some(())
     }
 
-    /// The product, `None` on overflow.
+    /// The product, `None` on overflow or when it would have more than
+    /// [`MAX_TERMS`] terms or a degree over [`MAX_DEGREE`] (no subscript
+    /// written by hand comes near; a product of many sums would grow
+    /// exponentially).
     pub fn mul(&self, other: &Polynomial) -> Option<Polynomial> {
+        if self.terms.len() * other.terms.len() > MAX_TERMS
+            || self.degree() + other.degree() > MAX_DEGREE
+        {
+            return None;
+        }
         let mut r = Polynomial::default();
         for (m1, c1) in &self.terms {
             for (m2, c2) in &other.terms {
@@ -218,6 +231,12 @@ pub fn delinearize(
             let piece = match rest.as_slice() {
                 [] => Affine::constant(c),
                 [v] => Affine::var(v).scale(c).ok_or("integer overflow")?,
+                _ if sizes.is_empty() => {
+                    return Err(format!(
+                        "the term `{}` of its subscript `{p}` is a product of parameters that no loop iterator multiplies",
+                        term_text(m, c)
+                    ));
+                }
                 _ => {
                     return Err(format!(
                         "the term `{}` of its subscript `{p}` does not fit the dimension sizes `{}`",
@@ -422,6 +441,9 @@ mod tests {
         )
         .unwrap_err();
         assert!(e.contains("does not fit"), "{e}");
+        // A product of parameters alone.
+        let e = delinearize(&[poly(&[("n m", 1), ("i", 1)])], &iters).unwrap_err();
+        assert!(e.contains("a product of parameters"), "{e}");
     }
 
     #[test]
@@ -437,6 +459,16 @@ mod tests {
             .unwrap();
         assert_eq!(p.to_string(), "i*m*n + j*m - 3");
         assert_eq!(p.degree(), 3);
+        // Products of many sums are not expanded.
+        let sum = Polynomial::var("a")
+            .add_scaled(&Polynomial::var("b"), 1)
+            .unwrap();
+        let mut big = sum.clone();
+        for _ in 0..7 {
+            big = big.mul(&sum).unwrap();
+        }
+        assert_eq!(big.terms.len(), 9);
+        assert!(big.mul(&sum).is_none());
         let d = Delinearized {
             array: "u".into(),
             sizes: vec!["n".into(), "m".into()],
