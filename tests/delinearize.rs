@@ -260,3 +260,32 @@ fn inconsistent_linearizations_are_not_detected() {
     assert!(out.contains("0 region(s) detected"), "{out}");
     assert!(out.contains("not multiples of one another"), "{out}");
 }
+
+/// polytune's own lab verifies a delinearized variant through its
+/// instrumentation (the written footprint recorded through the user's
+/// one-dimensional subscripts), where the check holds and where the
+/// original runs instead.
+#[test]
+fn the_lab_verifies_delinearized_variants() {
+    let f = fixture("linpack.c");
+    for run in ["60 61", "60 20"] {
+        let o = polytune(&[
+            "measure",
+            f.to_str().unwrap(),
+            "--config",
+            CONFIGS[0],
+            "--run-args",
+            run,
+        ]);
+        let out = String::from_utf8_lossy(&o.stdout);
+        assert!(
+            o.status.success(),
+            "{run}: {out}{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        assert!(
+            out.contains(&format!("{}: ok median", CONFIGS[0])),
+            "{run}: {out}"
+        );
+    }
+}
