@@ -363,6 +363,18 @@ pub fn scop_text(ctx: &isl::Ctx, src: &SourceFile, with_c: bool) -> Result<Strin
             })
             .collect();
         writeln!(o, "  arrays: {}", arrays.join(", "))?;
+        if !s.delinearized.is_empty() {
+            let d: Vec<String> = s
+                .delinearized
+                .iter()
+                .map(|d| format!("{}[][{}]", d.array, d.sizes.join("][")))
+                .collect();
+            writeln!(
+                o,
+                "  delinearized (one-dimensional in C, row lengths checked at run time): {}",
+                d.join(", ")
+            )?;
+        }
         let isl = IslView::new(ctx, s);
         if let Err(e) = crate::engine::pipeline::check_limits(s) {
             writeln!(
@@ -431,7 +443,7 @@ pub fn scop_json(ctx: &isl::Ctx, src: &SourceFile) -> Result<Value> {
                 "writes": isl.map(&s.writes_of(st))?,
             }));
         }
-        scops.push(json!({
+        let mut scop = json!({
             "index": s.index,
             "first_line": first,
             "last_line": last,
@@ -445,7 +457,17 @@ pub fn scop_json(ctx: &isl::Ctx, src: &SourceFile) -> Result<Value> {
             "run_time_check": if isl.simplify { crate::engine::model::run_time_check(s, None).ok().flatten() } else { None },
             "statements": stmts,
             "c": s.to_c(""),
-        }));
+        });
+        if !s.delinearized.is_empty() {
+            // Array name and the sizes of its dimensions but the outermost.
+            scop["delinearized"] = json!(
+                s.delinearized
+                    .iter()
+                    .map(|d| json!({ "array": d.array, "sizes": d.sizes }))
+                    .collect::<Vec<_>>()
+            );
+        }
+        scops.push(scop);
     }
     Ok(json!({ "file": src.path.display().to_string(), "scops": scops }))
 }

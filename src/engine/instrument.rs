@@ -88,7 +88,7 @@ fn record(scop: &Scop, indent: &str) -> Result<String, EngineError> {
         .iter()
         .filter(|a| a.written && !locals.contains(&a.name))
     {
-        let element = format!("{}{}", a.name, "[0]".repeat(a.rank));
+        let element = scop.element_c(&a.name, &vec!["0".to_string(); a.rank]);
         let _ = writeln!(
             out,
             "{indent}polytune_rt_array(\"{}\", POLYTUNE_RT_FLOATING({element}));",
@@ -198,11 +198,10 @@ impl ScanPrinter<'_> {
                             AstExpr::Id(a) => isl::unmangle(a).to_string(),
                             other => self.c(other),
                         };
-                        let subs: String = args[1..]
-                            .iter()
-                            .map(|s| format!("[{}]", self.c(s)))
-                            .collect();
-                        format!("{indent}POLYTUNE_RT_PUT({array}{subs});")
+                        let subs: Vec<String> = args[1..].iter().map(|s| self.c(s)).collect();
+                        // A delinearized array is one-dimensional in C.
+                        let element = self.scop.element_c(&array, &subs);
+                        format!("{indent}POLYTUNE_RT_PUT({element});")
                     }
                     other => format!("{indent}/* unexpected element {other:?} */"),
                 };
@@ -247,5 +246,23 @@ mod tests {
         // The user's text is still there, and the compiler is told its lines.
         assert!(out.contains("#line 1 \"t.c\""));
         assert!(out.contains("#line 4 \"t.c\"\n#pragma endscop"), "{out}");
+    }
+
+    #[test]
+    fn a_delinearized_array_is_recorded_through_its_c_subscript() {
+        let src = source(
+            "void f(int n, int lda, double *a) { int i, j;\n#pragma scop\nfor (j = 0; j < n; j++) for (i = 0; i < n; i++) a[lda*j + i] = 0;\n#pragma endscop\n}\n",
+        );
+        let body =
+            src.text[src.scops[0].region.body.start..src.scops[0].region.body.end].to_string();
+        let out = instrument(&src, &[body]).unwrap();
+        assert!(
+            out.contains("POLYTUNE_RT_FLOATING(a[lda * (0) + (0)])"),
+            "{out}"
+        );
+        assert!(
+            out.contains("POLYTUNE_RT_PUT(a[lda * (polytune_rt_c0) + (polytune_rt_c1)]);"),
+            "{out}"
+        );
     }
 }

@@ -561,6 +561,11 @@ fn footprints(
                     .collect::<Result<_, _>>()
                     .map_err(internal)?
             };
+            // A delinearized array is one-dimensional in C.
+            let ranges = match scop.delinearized(&a.name) {
+                Some(d) => vec![linear_range(&ranges, &d.sizes, env)],
+                None => ranges,
+            };
             let merged = match out.remove(&a.name) {
                 Some(old) if old.len() == ranges.len() => old
                     .into_iter()
@@ -573,6 +578,38 @@ fn footprints(
         }
     }
     Ok(out)
+}
+
+/// The range of the linearized subscript over the box of the
+/// multi-dimensional one (`sizes`: every dimension's but the outermost).
+fn linear_range(
+    ranges: &[DimRange],
+    sizes: &[String],
+    env: &dyn Fn(&str) -> Option<i64>,
+) -> DimRange {
+    let mut stride: i64 = 1;
+    let (mut lo, mut hi) = (0i64, 0i64);
+    for (k, r) in ranges.iter().enumerate().rev() {
+        let DimRange::Between(l, h) = *r else {
+            return *r;
+        };
+        let next = |acc: i64, v: i64| stride.checked_mul(v).and_then(|x| acc.checked_add(x));
+        match (next(lo, l), next(hi, h)) {
+            (Some(a), Some(b)) => (lo, hi) = (a, b),
+            _ => return DimRange::Unbounded,
+        }
+        if k > 0 {
+            let Some(s) = sizes
+                .get(k - 1)
+                .and_then(|n| env(n))
+                .and_then(|v| stride.checked_mul(v))
+            else {
+                return DimRange::Unbounded;
+            };
+            stride = s;
+        }
+    }
+    DimRange::Between(lo, hi)
 }
 
 fn merge(a: DimRange, b: DimRange) -> DimRange {

@@ -330,3 +330,21 @@ fn one_call_per_function_in_file_order() {
         d.text
     );
 }
+
+#[test]
+fn a_delinearized_array_is_sized_by_its_linear_footprint() {
+    let text = "void dmxpy(int n, int lda, double y[], double x[], double m[])\n{\n  int i, j;\n#pragma scop\n  for (j = 0; j < n; j++)\n    for (i = 0; i < n; i++)\n      y[i] = y[i] + x[j] * m[lda*j + i];\n#pragma endscop\n}\n";
+    let d = generate(&source(text), &params(&[("n", 10), ("lda", 12)])).unwrap();
+    // m: up to lda*(n-1) + n-1 = 117.
+    assert_eq!(
+        sizes(&d),
+        vec![
+            ("y", &[10][..], true),
+            ("x", &[10][..], true),
+            ("m", &[118][..], true)
+        ]
+    );
+    // Declared with a fixed extent too small for the footprint: refused.
+    let fixed = text.replace("double m[]", "double m[100]");
+    assert_refused(&fixed, &[("n", 10), ("lda", 12)], "at index 117");
+}

@@ -80,7 +80,9 @@ pub fn run_time_check(scop: &Scop, context: Option<&str>) -> Result<Option<Strin
 
 /// The context intersected with the model's assumptions: for each C
 /// division, the parameter values where its dividend is never negative;
-/// for each value of unsigned type, those where it stays in its range.
+/// for each value of unsigned type, those where it stays in its range;
+/// for each inner subscript of a delinearized array, those where it stays
+/// within its dimension's size.
 /// An error names the first assumption that leaves no parameter value.
 fn assumed_context<'c>(
     ctx: &'c Ctx,
@@ -114,6 +116,21 @@ fn assumed_context<'c>(
             );
             (c.violations(params), c.span, why)
         }))
+        .chain(
+            scop.delinearized
+                .iter()
+                .flat_map(|d| &d.checks)
+                .map(|c| {
+                    let why = format!(
+                        "`{}` is read as an array with rows of `{}` elements, and its subscript `{}` in that dimension leaves [0, {})",
+                        c.array,
+                        c.size,
+                        isl::unmangle_text(&c.value.to_string()),
+                        c.size
+                    );
+                    (c.violations(params), c.span, why)
+                }),
+        )
         .collect();
     for (text, span, why) in checks {
         let bad = UnionSet::parse(ctx, &text)?.intersect_params(&assumed)?;
@@ -260,6 +277,27 @@ mod tests {
         assert!(
             e.to_string()
                 .contains("loop iterator `i` of type `unsigned char`"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn delinearized_subscripts_stay_within_their_rows() {
+        let text = "void f(int n, int lda, double *a) { int i, j;\n#pragma scop\nfor (j = 0; j < n; j++) for (i = 0; i < n; i++) a[lda*j + i + 1] = a[lda*(j + 1) + i];\n#pragma endscop\n}\n";
+        let s = parse_source(Path::new("t.c"), text.to_string(), &Options::default())
+            .unwrap()
+            .scops
+            .remove(0);
+        // i + 1 < lda for i up to n - 1; row j + 1 has no bound.
+        assert_eq!(
+            run_time_check(&s, None).unwrap().unwrap(),
+            "[n, lda] -> {  : n > 0 and lda > n }"
+        );
+        // No row length fits: refused, with the access and the reason.
+        let e = run_time_check(&s, Some("[n, lda] -> { : n >= 10 and lda <= 5 }")).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("`a` is read as an array with rows of `lda` elements, and its subscript `i` in that dimension leaves [0, lda), for every parameter value"),
             "{e}"
         );
     }

@@ -437,9 +437,11 @@ impl Finder<'_> {
                 ),
             ));
         }
+        // A product of variables may be a linearized subscript
+        // (`a[lda*j + i]`): the front end delinearizes it or says why not.
         if let Some(m) = any(idx, &|x| {
             x.kind == Kind::Binary
-                && matches!(x.op.as_deref(), Some("*" | "/" | "%"))
+                && matches!(x.op.as_deref(), Some("/" | "%"))
                 && x.children.len() == 2
                 && has_variable(&x.children[0])
                 && has_variable(&x.children[1])

@@ -15,8 +15,10 @@
 //! `switch`, labels, declarations, inline assembly, pointer dereferences,
 //! address-of, struct members, a call to a function not known to be pure,
 //! a loop bound or `if` condition that reads memory or calls a function,
-//! or a subscript that reads memory or multiplies two variables. A region
-//! is also rejected when a variable of a loop bound is written in it.
+//! or a subscript that reads memory or divides by a variable (a product
+//! of variables may be a linearized subscript, which the front end
+//! delinearizes or rejects). A region is also rejected when a variable
+//! of a loop bound is written in it.
 //!
 //! The aliasing rule: every array accessed in a region is named by a
 //! variable. Array objects (local and global variables of array type)

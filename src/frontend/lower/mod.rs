@@ -10,6 +10,7 @@
 //! integer types and scans the declarations in front of a SCoP.
 
 mod expr;
+mod linear;
 mod loops;
 mod stmt;
 mod types;
@@ -108,6 +109,8 @@ struct Lowerer<'o> {
     /// Identifiers read as values; those that turn out to be parameters
     /// are dropped from the reads at the end.
     current_reads: Vec<Access>,
+    /// Accesses with a linearized subscript: array, access, polynomial.
+    linear: Vec<linear::LinearAccess>,
 }
 
 type R<T> = Result<T, SpanError>;
@@ -163,6 +166,7 @@ pub fn lower(
         divisions: Vec::new(),
         uses: BTreeMap::new(),
         current_reads: Vec::new(),
+        linear: Vec::new(),
     };
     for s in &body {
         l.stmt(s)?;
@@ -267,6 +271,12 @@ impl Lowerer<'_> {
             s.reads
                 .retain(|a| !(a.subscripts.is_empty() && params.contains(&a.array)));
         }
+        let delinearized = linear::delinearize_arrays(
+            &mut statements,
+            &self.linear,
+            &self.all_iterators,
+            self.text,
+        )?;
         // Arrays in order of first use.
         let mut order: Vec<(&String, &(usize, Span))> = self
             .uses
@@ -290,7 +300,11 @@ impl Lowerer<'_> {
             .iter()
             .map(|(name, (rank, _))| Array {
                 name: (*name).clone(),
-                rank: *rank,
+                // The model's rank: more for a delinearized array.
+                rank: delinearized
+                    .iter()
+                    .find(|d| &d.array == *name)
+                    .map_or(*rank, |d| d.sizes.len() + 1),
                 written: written.contains(name.as_str()),
             })
             .collect();
@@ -349,6 +363,7 @@ impl Lowerer<'_> {
             unsigned_parameters,
             iterator_casts,
             parameter_ranges,
+            delinearized,
         })
     }
 }

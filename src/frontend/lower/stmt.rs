@@ -162,6 +162,23 @@ impl Lowerer<'_> {
                 format!("loop iterator `{name}` is subscripted like an array"),
             ));
         }
+        if let [s] = subscripts
+            && let Some(p) = self.linearized(s)?
+        {
+            // Split with the array's other accesses at the end.
+            self.note_use(name, 1, span)?;
+            self.linear.push(super::linear::LinearAccess {
+                array: name.to_string(),
+                access: span,
+                subscript: s.span,
+                poly: p,
+            });
+            return Ok(Access {
+                array: name.to_string(),
+                subscripts: vec![Affine::default()],
+                span,
+            });
+        }
         let mut subs = Vec::new();
         for s in subscripts {
             let (p, _) = self.piecewise(s, Place::Subscript)?;

@@ -5,6 +5,7 @@
 
 mod affine;
 pub mod ast;
+pub mod delinearize;
 pub mod print;
 
 use crate::isl::mangle;
@@ -13,6 +14,7 @@ use serde::Serialize;
 use std::collections::BTreeMap;
 
 pub use affine::{Affine, Constraint, Formula, Term};
+pub use delinearize::{Delinearized, ExtentCheck};
 
 /// One dimension of the original 2d+1 schedule.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
@@ -141,6 +143,11 @@ pub struct Scop {
     /// type (the `long` range when the type is not known): facts the
     /// run-time check need not test.
     pub parameter_ranges: BTreeMap<String, (i64, i64)>,
+    /// One-dimensional arrays the model sees with more dimensions (their
+    /// subscripts split, see [`delinearize`]), with the assumptions that
+    /// make the split exact.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub delinearized: Vec<Delinearized>,
 }
 
 /// A value in an affine position that must stay in `[min, max]` wherever
@@ -239,6 +246,24 @@ impl DivisionCheck {
 }
 
 impl Scop {
+    /// How the model sees `array` when it is delinearized.
+    pub fn delinearized(&self, array: &str) -> Option<&Delinearized> {
+        self.delinearized.iter().find(|d| d.array == array)
+    }
+
+    /// The C text of an element of `array` at subscripts written in the
+    /// model's dimensions (C text, outer first): linearized again for a
+    /// delinearized array.
+    pub fn element_c(&self, array: &str, subscripts: &[String]) -> String {
+        match self.delinearized(array) {
+            Some(d) => d.element(subscripts),
+            None => {
+                let subs: String = subscripts.iter().map(|s| format!("[{s}]")).collect();
+                format!("{array}{subs}")
+            }
+        }
+    }
+
     /// The names the SCoP's local blocks declare.
     pub fn local_names(&self) -> Vec<String> {
         ast::local_names(&self.body)
