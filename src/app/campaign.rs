@@ -3,10 +3,17 @@
 //! original in the same batch, and stored as it arrives. Rerunning the
 //! same campaign resumes it: what is stored is skipped.
 //!
+//! A campaign may be one shard of a larger one (`shard.rs`): it measures
+//! its share of the units only, into its own store, to be merged.
+//!
 //! [`run`] prints nothing: it reports progress as [`Event`]s and returns
 //! a [`Summary`].
 
-use crate::engine::space::{code_hash, distinct_variants};
+mod shard;
+
+pub use shard::{Costs, Shard, ShardError};
+
+use crate::engine::space::{Variant, code_hash, distinct_variants};
 use crate::frontend::{self, Options};
 use crate::lab::build::{Recipe, corpus_style};
 use crate::lab::characterize::{Backend, characterize, characterize_instrumented};
@@ -16,7 +23,7 @@ use crate::lab::harness::{Harness, OriginalError, Reference};
 use crate::lab::runner::Protocol;
 use crate::lab::scratch::Scratch;
 use crate::lab::size::Size;
-use crate::lab::store::{Key, Machine, Store};
+use crate::lab::store::{Key, Machine, Store, UnitCost};
 use crate::lab::verify::Measurement;
 use crate::lab::verify::{Bench, Status};
 use serde::Serialize;
@@ -45,6 +52,11 @@ pub struct Campaign {
     /// How programs that are not in the corpus style are built and run
     /// (they are measured through polytune's instrumentation).
     pub program: Program,
+    /// Measure only this shard of the units.
+    pub shard: Option<Shard>,
+    /// What measuring programs cost, for cutting shards (from a store
+    /// every shard reads alike, never the shard's own).
+    pub costs: Vec<UnitCost>,
 }
 
 /// How a campaign builds and runs the programs outside the corpus style
@@ -75,6 +87,14 @@ pub enum CollectError {
     Io(#[from] std::io::Error),
     #[error("{path}: {message}")]
     Driver { path: String, message: String },
+    #[error(
+        "{db} holds shard {stored} of a campaign, not {asked}\n  help: give each shard its own --db"
+    )]
+    OtherShard {
+        db: String,
+        stored: String,
+        asked: String,
+    },
 }
 
 /// Counts of a finished (or resumed) campaign (the JSON of `collect
@@ -213,20 +233,32 @@ pub fn run(
         }
         plans.push((path.clone(), src, pick(&variants, c.max_variants)));
     }
-    let total: usize = plans
+    let mine = select(c, &plans);
+    let total: usize = mine
         .iter()
-        .map(|(_, _, v)| (v.len() + 1) * c.compilers.len())
+        .flat_map(|(_, per)| per.iter().flatten())
+        .map(|v| v.len() + 1)
         .sum();
+    if let Some(s) = c.shard {
+        let asked = s.to_string();
+        match store.meta("shard")? {
+            Some(stored) if stored != asked => {
+                return Err(CollectError::OtherShard {
+                    db: store_path(store),
+                    stored,
+                    asked,
+                });
+            }
+            _ => store.set_meta("shard", &asked)?,
+        }
+    }
+    store.set_meta("planned", &total.to_string())?;
     progress(Event::Planned { total });
     let mut done = 0usize;
     // Time spent measuring variants, for the ETA.
     let (mut spent, mut variants_measured) = (0.0f64, 0usize);
-    for (path, src, variants) in &plans {
-        let name = path
-            .file_stem()
-            .and_then(|s| s.to_str())
-            .unwrap_or("kernel")
-            .to_string();
+    for ((path, src, _), (features, per_compiler)) in plans.iter().zip(&mine) {
+        let name = kernel_name(path);
         let kernel = store.kernel_id(&name, &code_hash(&src.text))?;
         let original = store.original_id(kernel, &code_hash(&src.text))?;
         let mut include = c.include.clone();
@@ -247,7 +279,7 @@ pub fn run(
             let recipe = recipe_for(c, path, src, &work, &name)?;
             (Some(file), Some(recipe))
         };
-        if !store.has_features(kernel, "cachegrind", c.feature_size)? {
+        if *features && !store.has_features(kernel, "cachegrind", c.feature_size)? {
             let compiler = c.compilers.first().expect("at least one compiler");
             let features = match (&instrumented, &recipe_base) {
                 (Some(file), Some(recipe)) => characterize_instrumented(
@@ -278,7 +310,8 @@ pub fn run(
                 }),
             }
         }
-        for compiler in &c.compilers {
+        for (compiler, variants) in c.compilers.iter().zip(per_compiler) {
+            let Some(variants) = variants else { continue };
             let mut lab = match &recipe_base {
                 None => Lab::Corpus {
                     bench: Bench {
@@ -396,6 +429,83 @@ pub fn run(
     }
     drop(scratch);
     Ok(summary)
+}
+
+/// A kernel's plan: its file, its parsed source, the variants picked.
+type Plan = (PathBuf, crate::frontend::SourceFile, Vec<Variant>);
+
+/// What this campaign (or shard) measures of each kernel: whether it
+/// characterizes the kernel, and per compiler the variants it measures
+/// after the original (`None`: not even the original). Unsharded, all of
+/// it. A shard measures its units (`shard.rs`) and the original of every
+/// kernel and compiler it has variants of; a kernel and compiler without
+/// variants is one unit, its original; the first shard that measures
+/// anything of a kernel characterizes it.
+fn select<'p>(c: &Campaign, plans: &'p [Plan]) -> Vec<(bool, Vec<Option<Vec<&'p Variant>>>)> {
+    let Some(shard) = c.shard else {
+        return plans
+            .iter()
+            .map(|(_, _, v)| {
+                (
+                    true,
+                    c.compilers
+                        .iter()
+                        .map(|_| Some(v.iter().collect()))
+                        .collect(),
+                )
+            })
+            .collect();
+    };
+    let costs = Costs::new(&c.costs);
+    // (plan, compiler, variant: None for an original alone), in order.
+    let mut units = Vec::new();
+    let mut weights = Vec::new();
+    for (p, (path, src, variants)) in plans.iter().enumerate() {
+        let name = kernel_name(path);
+        for (k, compiler) in c.compilers.iter().enumerate() {
+            if variants.is_empty() {
+                units.push((p, k, None));
+                weights.push(costs.of(&name, &code_hash(&src.text), compiler.family));
+            }
+            for (i, v) in variants.iter().enumerate() {
+                units.push((p, k, Some(i)));
+                weights.push(costs.of(&name, &v.hash, compiler.family));
+            }
+        }
+    }
+    let owner = shard::partition(&weights, shard.count);
+    let mut out: Vec<(bool, Vec<Option<Vec<&Variant>>>)> = plans
+        .iter()
+        .map(|_| (false, vec![None; c.compilers.len()]))
+        .collect();
+    let mut first_owner: Vec<Option<usize>> = vec![None; plans.len()];
+    for (&(p, k, v), &o) in units.iter().zip(&owner) {
+        first_owner[p] = Some(first_owner[p].map_or(o, |f: usize| f.min(o)));
+        if o + 1 != shard.index {
+            continue;
+        }
+        let list = out[p].1[k].get_or_insert_with(Vec::new);
+        if let Some(i) = v {
+            list.push(&plans[p].2[i]);
+        }
+    }
+    for (p, f) in first_owner.iter().enumerate() {
+        out[p].0 = *f == Some(shard.index - 1);
+    }
+    out
+}
+
+/// A kernel's name: its file's stem.
+fn kernel_name(path: &Path) -> String {
+    path.file_stem()
+        .and_then(|s| s.to_str())
+        .unwrap_or("kernel")
+        .to_string()
+}
+
+/// The file of a store, for messages.
+fn store_path(store: &Store) -> String {
+    store.path().unwrap_or_else(|| "the store".into())
 }
 
 /// The recipe of a kernel outside the corpus style, with the driver of

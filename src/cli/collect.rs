@@ -47,6 +47,19 @@ pub struct Args {
     /// other work use the machine without disturbing a timed run.
     #[arg(long, value_name = "FILE")]
     pause_file: Option<PathBuf>,
+    /// Measure only shard K of N: a deterministic share of the kernel ×
+    /// compiler × variant units, cut by expected cost (see --costs), each
+    /// kernel's original timed again in every shard that measures its
+    /// variants. Give each shard its own --db; `polytune store merge`
+    /// joins them.
+    #[arg(long, value_name = "K/N")]
+    shard: Option<crate::app::campaign::Shard>,
+    /// A store whose measurements give the expected cost of each unit
+    /// when cutting shards (e.g. an earlier campaign's); without it the
+    /// shards get equal numbers of units. Every shard must be given the
+    /// same one.
+    #[arg(long, value_name = "STORE", requires = "shard")]
+    costs: Option<PathBuf>,
     #[command(flatten)]
     program: ProgramArgs,
     #[command(flatten)]
@@ -61,6 +74,10 @@ pub fn run(a: Args, ui: &Ui) -> Result<()> {
     if kernels.is_empty() {
         anyhow::bail!("no .c file under the given paths");
     }
+    let costs = match &a.costs {
+        Some(p) => crate::lab::store::Store::open_read_only(p)?.unit_costs(a.run.size)?,
+        None => Vec::new(),
+    };
     let mut store = crate::lab::store::Store::open_exclusive(&a.db)?;
     let campaign = crate::app::campaign::Campaign {
         kernels,
@@ -96,6 +113,8 @@ pub fn run(a: Args, ui: &Ui) -> Result<()> {
             params: a.program.param.clone(),
             size_from_footprint: a.program.size_from_footprint,
         },
+        shard: a.shard,
+        costs,
     };
     let mut p = Progress::new(ui);
     p.doing("enumerating the variants");
