@@ -71,6 +71,9 @@ pub struct Status {
     pub merge_state: String,
     /// Whether the merged store exists.
     pub merged: bool,
+    /// Shards whose task ended without success (failed, cancelled, out
+    /// of time, its node lost): submitting again resumes them.
+    pub failed: Vec<usize>,
 }
 
 /// Why a submission or status failed.
@@ -175,10 +178,14 @@ pub fn submit(s: &Submission) -> Result<Submitted, SlurmError> {
     let db = absolute(&s.db)?;
     let dir = job_dir(&db);
     if let Ok(old) = read_submitted(&dir) {
-        let live = states(&old.array)?
-            .iter()
-            .chain(&states(&old.merge)?)
-            .any(|(_, st)| st == "PENDING" || st == "RUNNING" || st == "CONFIGURING");
+        let running = |st: &str| ["PENDING", "RUNNING", "CONFIGURING", "COMPLETING"].contains(&st);
+        let live = states(&old.array)?.iter().any(|(_, st)| running(st));
+        let merge_waits = states(&old.merge)?.iter().any(|(_, st)| running(st));
+        if !live && merge_waits {
+            // A task failed: the merge job waits for a dependency that
+            // can no longer be satisfied. It goes; the new one replaces it.
+            slurm("scancel", std::slice::from_ref(&old.merge))?;
+        }
         if live {
             return Err(SlurmError::Refused(format!(
                 "the campaign of {} is still running (jobs {} and {})\n  help: `polytune collect --status --db {}`, or `scancel {} {}` first",
@@ -218,8 +225,8 @@ pub fn submit(s: &Submission) -> Result<Submitted, SlurmError> {
 #SBATCH --job-name=polytune-collect
 #SBATCH --array=1-{n}
 #SBATCH --exclusive
-#SBATCH --output={logs}/task-%a.out
-#SBATCH --error={logs}/task-%a.err
+#SBATCH --output={logs}/task-%a-job%A.out
+#SBATCH --error={logs}/task-%a-job%A.err
 set -euo pipefail
 dir={dir}
 # The binary and corpus, copied to this node's local scratch.
@@ -240,8 +247,8 @@ cd \"$local/corpus\"
         "#!/bin/bash
 # Merges the shards of a polytune campaign (written by `polytune collect --slurm`).
 #SBATCH --job-name=polytune-merge
-#SBATCH --output={logs}/merge.out
-#SBATCH --error={logs}/merge.err
+#SBATCH --output={logs}/merge-job%j.out
+#SBATCH --error={logs}/merge-job%j.err
 set -euo pipefail
 {bin} store merge {shards} -o {db}
 ",
@@ -379,6 +386,21 @@ pub fn status(db: &Path) -> Result<Status, SlurmError> {
         });
     }
     Ok(Status {
+        failed: tasks
+            .iter()
+            .filter(|t| {
+                ![
+                    "PENDING",
+                    "RUNNING",
+                    "CONFIGURING",
+                    "COMPLETING",
+                    "COMPLETED",
+                    "unknown",
+                ]
+                .contains(&t.state.as_str())
+            })
+            .map(|t| t.shard)
+            .collect(),
         merged: submitted.db.exists(),
         submitted,
         tasks,

@@ -276,6 +276,12 @@ fn render_status(s: &crate::app::slurm::Status) -> String {
             ""
         }
     );
+    if !s.failed.is_empty() {
+        out += &format!(
+            "  shards {:?} did not finish: submit the same `collect --slurm` command again to resume them (nothing measured is measured again)\n",
+            s.failed
+        );
+    }
     out
 }
 
