@@ -70,7 +70,12 @@ pub struct Args {
     slurm: Option<u16>,
     /// Extra sbatch options for the jobs of --slurm, e.g. "--partition=x
     /// --time=4:00:00".
-    #[arg(long, value_name = "OPTIONS", requires = "slurm")]
+    #[arg(
+        long,
+        value_name = "OPTIONS",
+        requires = "slurm",
+        allow_hyphen_values = true
+    )]
     sbatch: Option<String>,
     /// Show the progress of the campaign submitted for --db with --slurm:
     /// every task's state and count of measurements, and the merge.
