@@ -233,7 +233,7 @@ fn three_shards_merged_hold_what_the_whole_campaign_holds() {
 }
 
 #[test]
-fn a_bad_shard_spec_is_a_usage_error() {
+fn bad_input_is_refused_with_a_reason() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("x.sqlite");
     for spec in ["0/3", "4/3", "x"] {
@@ -245,7 +245,26 @@ fn a_bad_shard_spec_is_a_usage_error() {
             "{spec}: {msg}"
         );
     }
+    let out = collect(&db, &["--costs", "x.sqlite"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--costs cuts shards"));
+    // No Slurm on the PATH: said so, nothing staged.
+    let empty = dir.path().join("bin");
+    std::fs::create_dir(&empty).unwrap();
+    let mut c = polytune();
+    c.env("PATH", &empty)
+        .args(["collect", "--slurm", "2", "--db"])
+        .arg(&db)
+        .args(kernels());
+    let out = c.output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let msg = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        msg.contains("Slurm is not installed here (no `sbatch` on PATH)"),
+        "{msg}"
+    );
     assert!(!db.exists(), "nothing was created");
+    assert!(!dir.path().join("x.sqlite.slurm").exists());
 }
 
 /// Stops the local cluster when the test started it.

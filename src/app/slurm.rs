@@ -175,6 +175,8 @@ pub fn submit(s: &Submission) -> Result<Submitted, SlurmError> {
             s.db.display()
         )));
     }
+    // Slurm answers before anything is staged.
+    slurm("sbatch", &["--version".to_string()])?;
     let db = absolute(&s.db)?;
     let dir = job_dir(&db);
     if let Ok(old) = read_submitted(&dir) {
