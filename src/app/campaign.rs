@@ -6,6 +6,9 @@
 //! A campaign may be one shard of a larger one (`shard.rs`): it measures
 //! its share of the units only, into its own store, to be merged.
 //!
+//! (A little over 600 lines: the run loop, its recipe and the two ways
+//! of measuring a kernel, `Lab`, read as one; sharding lives apart.)
+//!
 //! [`run`] prints nothing: it reports progress as [`Event`]s and returns
 //! a [`Summary`].
 
@@ -233,7 +236,7 @@ pub fn run(
         }
         plans.push((path.clone(), src, pick(&variants, c.max_variants)));
     }
-    let mine = select(c, &plans);
+    let mine = shard::select(c, &plans);
     let total: usize = mine
         .iter()
         .flat_map(|(_, per)| per.iter().flatten())
@@ -432,71 +435,10 @@ pub fn run(
 }
 
 /// A kernel's plan: its file, its parsed source, the variants picked.
-type Plan = (PathBuf, crate::frontend::SourceFile, Vec<Variant>);
-
-/// What this campaign (or shard) measures of each kernel: whether it
-/// characterizes the kernel, and per compiler the variants it measures
-/// after the original (`None`: not even the original). Unsharded, all of
-/// it. A shard measures its units (`shard.rs`) and the original of every
-/// kernel and compiler it has variants of; a kernel and compiler without
-/// variants is one unit, its original; the first shard that measures
-/// anything of a kernel characterizes it.
-fn select<'p>(c: &Campaign, plans: &'p [Plan]) -> Vec<(bool, Vec<Option<Vec<&'p Variant>>>)> {
-    let Some(shard) = c.shard else {
-        return plans
-            .iter()
-            .map(|(_, _, v)| {
-                (
-                    true,
-                    c.compilers
-                        .iter()
-                        .map(|_| Some(v.iter().collect()))
-                        .collect(),
-                )
-            })
-            .collect();
-    };
-    let costs = Costs::new(&c.costs);
-    // (plan, compiler, variant: None for an original alone), in order.
-    let mut units = Vec::new();
-    let mut weights = Vec::new();
-    for (p, (path, src, variants)) in plans.iter().enumerate() {
-        let name = kernel_name(path);
-        for (k, compiler) in c.compilers.iter().enumerate() {
-            if variants.is_empty() {
-                units.push((p, k, None));
-                weights.push(costs.of(&name, &code_hash(&src.text), compiler.family));
-            }
-            for (i, v) in variants.iter().enumerate() {
-                units.push((p, k, Some(i)));
-                weights.push(costs.of(&name, &v.hash, compiler.family));
-            }
-        }
-    }
-    let owner = shard::partition(&weights, shard.count);
-    let mut out: Vec<(bool, Vec<Option<Vec<&Variant>>>)> = plans
-        .iter()
-        .map(|_| (false, vec![None; c.compilers.len()]))
-        .collect();
-    let mut first_owner: Vec<Option<usize>> = vec![None; plans.len()];
-    for (&(p, k, v), &o) in units.iter().zip(&owner) {
-        first_owner[p] = Some(first_owner[p].map_or(o, |f: usize| f.min(o)));
-        if o + 1 != shard.index {
-            continue;
-        }
-        let list = out[p].1[k].get_or_insert_with(Vec::new);
-        if let Some(i) = v {
-            list.push(&plans[p].2[i]);
-        }
-    }
-    for (p, f) in first_owner.iter().enumerate() {
-        out[p].0 = *f == Some(shard.index - 1);
-    }
-    out
-}
+pub(crate) type Plan = (PathBuf, crate::frontend::SourceFile, Vec<Variant>);
 
 /// A kernel's name: its file's stem.
-fn kernel_name(path: &Path) -> String {
+pub(crate) fn kernel_name(path: &Path) -> String {
     path.file_stem()
         .and_then(|s| s.to_str())
         .unwrap_or("kernel")

@@ -9,6 +9,8 @@
 //! (every shard that measures a kernel's variants times its original
 //! again, in its own batch).
 
+use super::{Campaign, Plan, kernel_name};
+use crate::engine::space::{Variant, code_hash};
 use crate::lab::compiler::Family;
 use crate::lab::store::UnitCost;
 use std::collections::HashMap;
@@ -56,6 +58,70 @@ impl std::fmt::Display for Shard {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{}/{}", self.index, self.count)
     }
+}
+
+/// What this campaign (or shard) measures of each kernel: whether it
+/// characterizes the kernel, and per compiler the variants it measures
+/// after the original (`None`: not even the original). Unsharded, all of
+/// it. A shard measures its units (`shard.rs`) and the original of every
+/// kernel and compiler it has variants of; a kernel and compiler without
+/// variants is one unit, its original; the first shard that measures
+/// anything of a kernel characterizes it.
+pub(super) fn select<'p>(
+    c: &Campaign,
+    plans: &'p [Plan],
+) -> Vec<(bool, Vec<Option<Vec<&'p Variant>>>)> {
+    let Some(shard) = c.shard else {
+        return plans
+            .iter()
+            .map(|(_, _, v)| {
+                (
+                    true,
+                    c.compilers
+                        .iter()
+                        .map(|_| Some(v.iter().collect()))
+                        .collect(),
+                )
+            })
+            .collect();
+    };
+    let costs = Costs::new(&c.costs);
+    // (plan, compiler, variant: None for an original alone), in order.
+    let mut units = Vec::new();
+    let mut weights = Vec::new();
+    for (p, (path, src, variants)) in plans.iter().enumerate() {
+        let name = kernel_name(path);
+        for (k, compiler) in c.compilers.iter().enumerate() {
+            if variants.is_empty() {
+                units.push((p, k, None));
+                weights.push(costs.of(&name, &code_hash(&src.text), compiler.family));
+            }
+            for (i, v) in variants.iter().enumerate() {
+                units.push((p, k, Some(i)));
+                weights.push(costs.of(&name, &v.hash, compiler.family));
+            }
+        }
+    }
+    let owner = partition(&weights, shard.count);
+    let mut out: Vec<(bool, Vec<Option<Vec<&Variant>>>)> = plans
+        .iter()
+        .map(|_| (false, vec![None; c.compilers.len()]))
+        .collect();
+    let mut first_owner: Vec<Option<usize>> = vec![None; plans.len()];
+    for (&(p, k, v), &o) in units.iter().zip(&owner) {
+        first_owner[p] = Some(first_owner[p].map_or(o, |f: usize| f.min(o)));
+        if o + 1 != shard.index {
+            continue;
+        }
+        let list = out[p].1[k].get_or_insert_with(Vec::new);
+        if let Some(i) = v {
+            list.push(&plans[p].2[i]);
+        }
+    }
+    for (p, f) in first_owner.iter().enumerate() {
+        out[p].0 = *f == Some(shard.index - 1);
+    }
+    out
 }
 
 /// The 0-based shard of every unit: the units in their order cut into
