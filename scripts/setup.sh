@@ -17,6 +17,9 @@ packages=(
   clang-19 libomp-19-dev
   # timing helpers for scripts
   python3
+  # a single-node Slurm cluster for campaigns on a cluster and their test
+  # (scripts/slurm-local.sh, scripts/collect-slurm.sh)
+  slurm-wlm munge
 )
 
 missing=()

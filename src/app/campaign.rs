@@ -3,10 +3,20 @@
 //! original in the same batch, and stored as it arrives. Rerunning the
 //! same campaign resumes it: what is stored is skipped.
 //!
+//! A campaign may be one shard of a larger one (`shard.rs`): it measures
+//! its share of the units only, into its own store, to be merged.
+//!
+//! (A little over 600 lines: the run loop, its recipe and the two ways
+//! of measuring a kernel, `Lab`, read as one; sharding lives apart.)
+//!
 //! [`run`] prints nothing: it reports progress as [`Event`]s and returns
 //! a [`Summary`].
 
-use crate::engine::space::{code_hash, distinct_variants};
+mod shard;
+
+pub use shard::{Costs, Shard, ShardError};
+
+use crate::engine::space::{Variant, code_hash, distinct_variants};
 use crate::frontend::{self, Options};
 use crate::lab::build::{Recipe, corpus_style};
 use crate::lab::characterize::{Backend, characterize, characterize_instrumented};
@@ -16,7 +26,7 @@ use crate::lab::harness::{Harness, OriginalError, Reference};
 use crate::lab::runner::Protocol;
 use crate::lab::scratch::Scratch;
 use crate::lab::size::Size;
-use crate::lab::store::{Key, Machine, Store};
+use crate::lab::store::{Key, Machine, Store, UnitCost};
 use crate::lab::verify::Measurement;
 use crate::lab::verify::{Bench, Status};
 use serde::Serialize;
@@ -45,6 +55,11 @@ pub struct Campaign {
     /// How programs that are not in the corpus style are built and run
     /// (they are measured through polytune's instrumentation).
     pub program: Program,
+    /// Measure only this shard of the units.
+    pub shard: Option<Shard>,
+    /// What measuring programs cost, for cutting shards (from a store
+    /// every shard reads alike, never the shard's own).
+    pub costs: Vec<UnitCost>,
 }
 
 /// How a campaign builds and runs the programs outside the corpus style
@@ -75,6 +90,14 @@ pub enum CollectError {
     Io(#[from] std::io::Error),
     #[error("{path}: {message}")]
     Driver { path: String, message: String },
+    #[error(
+        "{db} holds shard {stored} of a campaign, not {asked}\n  help: give each shard its own --db"
+    )]
+    OtherShard {
+        db: String,
+        stored: String,
+        asked: String,
+    },
 }
 
 /// Counts of a finished (or resumed) campaign (the JSON of `collect
@@ -213,20 +236,32 @@ pub fn run(
         }
         plans.push((path.clone(), src, pick(&variants, c.max_variants)));
     }
-    let total: usize = plans
+    let mine = shard::select(c, &plans);
+    let total: usize = mine
         .iter()
-        .map(|(_, _, v)| (v.len() + 1) * c.compilers.len())
+        .flat_map(|(_, per)| per.iter().flatten())
+        .map(|v| v.len() + 1)
         .sum();
+    if let Some(s) = c.shard {
+        let asked = s.to_string();
+        match store.meta("shard")? {
+            Some(stored) if stored != asked => {
+                return Err(CollectError::OtherShard {
+                    db: store_path(store),
+                    stored,
+                    asked,
+                });
+            }
+            _ => store.set_meta("shard", &asked)?,
+        }
+    }
+    store.set_meta("planned", &total.to_string())?;
     progress(Event::Planned { total });
     let mut done = 0usize;
     // Time spent measuring variants, for the ETA.
     let (mut spent, mut variants_measured) = (0.0f64, 0usize);
-    for (path, src, variants) in &plans {
-        let name = path
-            .file_stem()
-            .and_then(|s| s.to_str())
-            .unwrap_or("kernel")
-            .to_string();
+    for ((path, src, _), (features, per_compiler)) in plans.iter().zip(&mine) {
+        let name = kernel_name(path);
         let kernel = store.kernel_id(&name, &code_hash(&src.text))?;
         let original = store.original_id(kernel, &code_hash(&src.text))?;
         let mut include = c.include.clone();
@@ -247,7 +282,7 @@ pub fn run(
             let recipe = recipe_for(c, path, src, &work, &name)?;
             (Some(file), Some(recipe))
         };
-        if !store.has_features(kernel, "cachegrind", c.feature_size)? {
+        if *features && !store.has_features(kernel, "cachegrind", c.feature_size)? {
             let compiler = c.compilers.first().expect("at least one compiler");
             let features = match (&instrumented, &recipe_base) {
                 (Some(file), Some(recipe)) => characterize_instrumented(
@@ -278,7 +313,8 @@ pub fn run(
                 }),
             }
         }
-        for compiler in &c.compilers {
+        for (compiler, variants) in c.compilers.iter().zip(per_compiler) {
+            let Some(variants) = variants else { continue };
             let mut lab = match &recipe_base {
                 None => Lab::Corpus {
                     bench: Bench {
@@ -396,6 +432,22 @@ pub fn run(
     }
     drop(scratch);
     Ok(summary)
+}
+
+/// A kernel's plan: its file, its parsed source, the variants picked.
+pub(crate) type Plan = (PathBuf, crate::frontend::SourceFile, Vec<Variant>);
+
+/// A kernel's name: its file's stem.
+pub(crate) fn kernel_name(path: &Path) -> String {
+    path.file_stem()
+        .and_then(|s| s.to_str())
+        .unwrap_or("kernel")
+        .to_string()
+}
+
+/// The file of a store, for messages.
+fn store_path(store: &Store) -> String {
+    store.path().unwrap_or_else(|| "the store".into())
 }
 
 /// The recipe of a kernel outside the corpus style, with the driver of

@@ -6,4 +6,5 @@ pub mod campaign;
 pub mod compare;
 pub mod fuzz;
 pub mod select;
+pub mod slurm;
 pub mod verify_space;

@@ -22,7 +22,7 @@ use std::path::PathBuf;
 #[derive(clap::Args)]
 pub struct Args {
     /// Kernel files or directories (searched recursively).
-    #[arg(required = true)]
+    #[arg(required_unless_present = "status")]
     paths: Vec<PathBuf>,
     /// Results database (created if missing).
     #[arg(long)]
@@ -47,6 +47,40 @@ pub struct Args {
     /// other work use the machine without disturbing a timed run.
     #[arg(long, value_name = "FILE")]
     pause_file: Option<PathBuf>,
+    /// Measure only shard K of N: a deterministic share of the kernel ×
+    /// compiler × variant units, cut by expected cost (see --costs), each
+    /// kernel's original timed again in every shard that measures its
+    /// variants. Give each shard its own --db; `polytune store merge`
+    /// joins them.
+    #[arg(long, value_name = "K/N")]
+    shard: Option<crate::app::campaign::Shard>,
+    /// A store whose measurements give the expected cost of each unit
+    /// when cutting shards (e.g. an earlier campaign's); without it the
+    /// shards get equal numbers of units. Every shard must be given the
+    /// same one.
+    #[arg(long, value_name = "STORE")]
+    costs: Option<PathBuf>,
+    /// Instead of measuring here, submit the campaign to Slurm as a job
+    /// array of N shards (one whole node each, `--exclusive`) and a job
+    /// that merges their stores into --db once all have succeeded. The
+    /// binary and the kernels are staged in the job directory `DB.slurm`
+    /// (on a file system the nodes share); submitting again resumes
+    /// the shards.
+    #[arg(long, value_name = "N", conflicts_with = "shard", value_parser = clap::value_parser!(u16).range(1..))]
+    slurm: Option<u16>,
+    /// Extra sbatch options for the jobs of --slurm, e.g. "--partition=x
+    /// --time=4:00:00".
+    #[arg(
+        long,
+        value_name = "OPTIONS",
+        requires = "slurm",
+        allow_hyphen_values = true
+    )]
+    sbatch: Option<String>,
+    /// Show the progress of the campaign submitted for --db with --slurm:
+    /// every task's state and count of measurements, and the merge.
+    #[arg(long, conflicts_with_all = ["slurm", "shard"])]
+    status: bool,
     #[command(flatten)]
     program: ProgramArgs,
     #[command(flatten)]
@@ -56,11 +90,31 @@ pub struct Args {
 }
 
 pub fn run(a: Args, ui: &Ui) -> Result<()> {
+    if a.status {
+        let s = crate::app::slurm::status(&a.db)?;
+        return super::out(&if a.output.json {
+            super::render::json_text(&s)?
+        } else {
+            render_status(&s)
+        });
+    }
+    if a.costs.is_some() && a.shard.is_none() && a.slurm.is_none() {
+        return Err(
+            super::Usage("--costs cuts shards: give it with --shard or --slurm".into()).into(),
+        );
+    }
+    if let Some(n) = a.slurm {
+        return submit(&a, n as usize, ui);
+    }
     let compilers = a.build.compilers()?;
     let kernels = crate::app::campaign::kernel_files(&a.paths)?;
     if kernels.is_empty() {
         anyhow::bail!("no .c file under the given paths");
     }
+    let costs = match &a.costs {
+        Some(p) => crate::lab::store::Store::open_read_only(p)?.unit_costs(a.run.size)?,
+        None => Vec::new(),
+    };
     let mut store = crate::lab::store::Store::open_exclusive(&a.db)?;
     let campaign = crate::app::campaign::Campaign {
         kernels,
@@ -96,6 +150,8 @@ pub fn run(a: Args, ui: &Ui) -> Result<()> {
             params: a.program.param.clone(),
             size_from_footprint: a.program.size_from_footprint,
         },
+        shard: a.shard,
+        costs,
     };
     let mut p = Progress::new(ui);
     p.doing("enumerating the variants");
@@ -119,6 +175,119 @@ pub fn run(a: Args, ui: &Ui) -> Result<()> {
             s.failed,
         )
     })
+}
+
+/// Submits the campaign to Slurm (`--slurm N`): every task runs this
+/// command line's `collect` arguments, the kernel paths and --costs as
+/// staged, with its own --shard and --db.
+fn submit(a: &Args, shards: usize, ui: &Ui) -> Result<()> {
+    use crate::app::slurm::staged;
+    use std::ffi::OsString;
+    let argv: Vec<OsString> = std::env::args_os().collect();
+    let start = argv
+        .iter()
+        .position(|w| w == "collect")
+        .map_or(argv.len(), |i| i + 1);
+    let mut args = Vec::new();
+    let mut words = argv[start..].iter();
+    let mut stage: Vec<(PathBuf, PathBuf)> =
+        a.paths.iter().map(|p| (p.clone(), staged(p))).collect();
+    while let Some(w) = words.next() {
+        let text = w.to_string_lossy().into_owned();
+        if text == "--" {
+            args.push(text);
+            args.extend(words.by_ref().map(|w| w.to_string_lossy().into_owned()));
+            break;
+        }
+        let (name, inline) = match text.split_once('=') {
+            Some((n, v)) if n.starts_with("--") => (n.to_string(), Some(v.to_string())),
+            _ => (text.clone(), None),
+        };
+        match name.as_str() {
+            "--slurm" | "--sbatch" | "--db" | "--costs" => {
+                if inline.is_none() {
+                    words.next();
+                }
+            }
+            _ => match a.paths.iter().find(|p| p.as_os_str() == w.as_os_str()) {
+                Some(p) => args.push(staged(p).to_string_lossy().into_owned()),
+                None => args.push(text),
+            },
+        }
+    }
+    if let Some(c) = &a.costs {
+        stage.push((c.clone(), PathBuf::from("costs.sqlite")));
+        args.extend(["--costs".to_string(), "costs.sqlite".to_string()]);
+    }
+    // Corpus-style kernels find their header there when the build's own
+    // directory is not on the node.
+    stage.push((corpus_include(), PathBuf::from("polybench/include")));
+    let s = crate::app::slurm::submit(&crate::app::slurm::Submission {
+        db: a.db.clone(),
+        shards,
+        binary: std::env::current_exe()?,
+        stage,
+        collect_args: args,
+        sbatch: match &a.sbatch {
+            Some(t) => crate::lab::build::split_args(t).map_err(super::Usage)?,
+            None => Vec::new(),
+        },
+    })?;
+    ui.note(format_args!(
+        "job directory {}; follow it with `polytune collect --status --db {}`",
+        s.dir.display(),
+        a.db.display()
+    ));
+    super::out(&if a.output.json {
+        super::render::json_text(&s)?
+    } else {
+        format!(
+            "submitted job array {} ({} shards) and merge job {} into {}\n",
+            s.array,
+            s.shards,
+            s.merge,
+            s.db.display()
+        )
+    })
+}
+
+/// `collect --status` as text.
+fn render_status(s: &crate::app::slurm::Status) -> String {
+    let mut out = format!(
+        "{}: job array {} ({} shards), merge job {}\n",
+        s.submitted.db.display(),
+        s.submitted.array,
+        s.submitted.shards,
+        s.submitted.merge
+    );
+    for t in &s.tasks {
+        out += &format!(
+            "  shard {}/{}: {}, {} measured{}\n",
+            t.shard,
+            s.submitted.shards,
+            t.state.to_lowercase(),
+            t.measured,
+            t.planned
+                .map(|p| format!(" of {p} programs"))
+                .unwrap_or_default()
+        );
+    }
+    out += &format!(
+        "  merge: {}{}\n",
+        s.merge_state.to_lowercase(),
+        if s.merged {
+            ", merged store written"
+        } else {
+            ""
+        }
+    );
+    if !s.failed.is_empty() {
+        out += &format!(
+            "  shards {:?} did not finish: submit the same `collect --slurm` command again to resume them (nothing measured is measured again)\n",
+            s.failed
+        );
+    }
+    out
 }
 
 /// A campaign's progress event on standard error.

@@ -22,6 +22,7 @@ mod scop;
 mod simulate;
 mod source;
 mod space;
+mod store;
 mod train;
 
 pub use source::{ASSUME_NO_ALIAS_WARNING, DETECT_MISSING};
@@ -182,6 +183,7 @@ enum Command {
     Characterize(characterize::Args),
     Driver(driver::Args),
     Export(export::Args),
+    Store(store::Args),
     Space(space::Args),
     Compare(compare::Args),
     Scop(scop::Args),
@@ -246,6 +248,7 @@ fn run(command: Command, ui: &Ui) -> anyhow::Result<()> {
         Command::Characterize(a) => characterize::run(a, ui),
         Command::Driver(a) => driver::run(a, ui),
         Command::Export(a) => export::run(a, ui),
+        Command::Store(a) => store::run(a, ui),
         Command::Space(a) => space::run(a, ui),
         Command::Compare(a) => compare::run(a, ui),
         Command::Scop(a) => scop::run(a, ui),

@@ -5,11 +5,13 @@
 //!
 //! `schema.rs` opens a store (the tables, upgrades, read-only and
 //! exclusive opens), `write.rs` records, `query.rs` reads and exports,
+//! `merge.rs` joins stores (a campaign's shards) into a new one,
 //! and `sql.rs` converts the typed values (configuration, size,
 //! compiler, status) to and from their text columns: above this module
 //! they are never strings.
 
 pub mod atomic;
+pub mod merge;
 mod query;
 mod schema;
 mod sql;
@@ -51,6 +53,9 @@ pub enum StoreError {
         holder: String,
         lock: String,
     },
+    /// A merge refused (see `merge.rs`): nothing was written.
+    #[error("{0}")]
+    Merge(String),
 }
 
 /// The machine measurements were taken on.
@@ -105,6 +110,18 @@ pub struct Measured {
     /// Every configuration that produces the variant, in the order of
     /// their bit strings; none for the original.
     pub configs: Vec<Config>,
+}
+
+/// What measuring one stored program cost: compiling it and its timed
+/// runs (for the expected cost of a campaign's units, see `collect
+/// --shard`).
+#[derive(Debug, Clone)]
+pub struct UnitCost {
+    pub kernel: String,
+    pub code_hash: String,
+    pub family: Family,
+    pub original: bool,
+    pub seconds: f64,
 }
 
 /// An open results database.

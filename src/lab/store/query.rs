@@ -1,7 +1,7 @@
 //! Reading: whether a measurement is stored, every measurement with what
 //! learning needs, features, and the exports (CSV, the compact dataset).
 
-use super::{Key, Measured, Store, StoreError, atomic};
+use super::{Key, Measured, Store, StoreError, UnitCost, atomic};
 use crate::config::Config;
 use crate::lab::size::Size;
 use rusqlite::{Connection, OptionalExtension, params};
@@ -120,6 +120,54 @@ impl Store {
             })
         })?;
         Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// What each stored measurement cost, at `size` when the store has
+    /// measurements at that size, else at any size: compile seconds plus
+    /// the stored samples (a compact store keeps none: the median five
+    /// times).
+    pub fn unit_costs(&self, size: Size) -> Result<Vec<UnitCost>, StoreError> {
+        let mut stmt = self.conn.prepare(
+            "SELECT k.name, v.code_hash, c.name, v.original, m.size,
+                    m.compile_seconds + COALESCE((SELECT SUM(seconds) FROM samples WHERE measurement_id = m.id), m.median * 5, 0)
+             FROM measurements m JOIN variants v ON v.id = m.variant_id JOIN kernels k ON k.id = v.kernel_id
+             JOIN compilers c ON c.id = m.compiler_id ORDER BY m.id",
+        )?;
+        let rows = stmt.query_map([], |r| {
+            Ok((
+                UnitCost {
+                    kernel: r.get(0)?,
+                    code_hash: r.get(1)?,
+                    family: r.get(2)?,
+                    original: r.get::<_, i64>(3)? != 0,
+                    seconds: r.get(5)?,
+                },
+                r.get::<_, Size>(4)?,
+            ))
+        })?;
+        let all: Vec<(UnitCost, Size)> = rows.collect::<Result<_, _>>()?;
+        let at_size = all.iter().any(|(_, s)| *s == size);
+        Ok(all
+            .into_iter()
+            .filter(|(_, s)| !at_size || *s == size)
+            .map(|(u, _)| u)
+            .collect())
+    }
+
+    /// The database's file (none for an in-memory one).
+    pub fn path(&self) -> Option<String> {
+        self.conn
+            .path()
+            .filter(|p| !p.is_empty())
+            .map(str::to_string)
+    }
+
+    /// A value of the `meta` table.
+    pub fn meta(&self, key: &str) -> Result<Option<String>, StoreError> {
+        Ok(self
+            .conn
+            .query_row("SELECT value FROM meta WHERE key = ?1", [key], |r| r.get(0))
+            .optional()?)
     }
 
     /// The stored features of a kernel for one back end and size.

@@ -151,6 +151,15 @@ impl Store {
         Ok(())
     }
 
+    /// Sets a value of the `meta` table.
+    pub fn set_meta(&self, key: &str, value: &str) -> Result<(), StoreError> {
+        self.conn.execute(
+            "INSERT OR REPLACE INTO meta (key, value) VALUES (?1, ?2)",
+            params![key, value],
+        )?;
+        Ok(())
+    }
+
     /// Stores a kernel's feature vector atomically.
     pub fn record_features(
         &mut self,
