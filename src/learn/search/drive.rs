@@ -70,18 +70,20 @@ pub struct Outcome {
 
 /// Runs `searcher` under `limits`: `elapsed` tells the seconds the
 /// evaluations have taken so far, `measure` evaluates a proposal (its
-/// speedup, `None` when it failed).
-pub fn drive(
+/// speedup, `None` when it failed; an error ends the search).
+pub fn drive<E>(
     searcher: &mut dyn Searcher,
     limits: &Limits,
     elapsed: &mut dyn FnMut() -> f64,
-    measure: &mut dyn FnMut(&Proposal) -> Option<f64>,
-) -> Outcome {
+    measure: &mut dyn FnMut(&Proposal) -> Result<Option<f64>, E>,
+) -> Result<Outcome, E> {
     let mut history: Vec<Observation> = Vec::new();
-    let stop = |history, stop, final_ei| Outcome {
-        history,
-        stop,
-        final_ei,
+    let stop = |history, stop, final_ei| {
+        Ok(Outcome {
+            history,
+            stop,
+            final_ei,
+        })
     };
     loop {
         if history.len() >= limits.budget {
@@ -107,7 +109,7 @@ pub fn drive(
         };
         history.push(Observation {
             variant: v,
-            speedup: measure(&p),
+            speedup: measure(&p)?,
         });
     }
 }
@@ -118,6 +120,17 @@ mod tests {
     use super::super::{Space, Strategy, run};
     use super::*;
     use crate::learn::Kind;
+
+    /// [`drive`] with a measurement that cannot fail.
+    fn go(
+        searcher: &mut dyn Searcher,
+        limits: &Limits,
+        elapsed: &mut dyn FnMut() -> f64,
+        measure: &mut dyn FnMut(&Proposal) -> Option<f64>,
+    ) -> Outcome {
+        drive::<std::convert::Infallible>(searcher, limits, elapsed, &mut |p| Ok(measure(p)))
+            .unwrap()
+    }
 
     fn limits(budget: usize) -> Limits {
         Limits {
@@ -137,7 +150,7 @@ mod tests {
             predicted: &predicted,
         };
         for st in [Strategy::Diverse, Strategy::Bo { prior: true }] {
-            let o = drive(
+            let o = go(
                 &mut *s.searcher(st, 1),
                 &limits(10),
                 &mut || 0.0,
@@ -151,7 +164,7 @@ mod tests {
                 configs: &configs[..7],
                 ..s
             };
-            let o = drive(
+            let o = go(
                 &mut *small.searcher(st, 1),
                 &limits(10),
                 &mut || 0.0,
@@ -173,7 +186,7 @@ mod tests {
         // Each evaluation "takes" 2.5 s on a clock that only the
         // measurements move.
         let clock = std::cell::Cell::new(0.0);
-        let o = drive(
+        let o = go(
             &mut *s.searcher(Strategy::Bo { prior: true }, 1),
             &Limits {
                 budget: 12,
@@ -189,7 +202,7 @@ mod tests {
         // 0, 2.5, 5, 7.5 s spent before each of four; 10 s after them.
         assert_eq!((o.history.len(), o.stop), (4, Stop::Time));
         // A budget of 0 s runs nothing.
-        let o = drive(
+        let o = go(
             &mut *s.searcher(Strategy::Diverse, 1),
             &Limits {
                 budget: 12,
@@ -215,7 +228,7 @@ mod tests {
         // once the initial design is in, nothing is expected.
         let flat = |_: &Proposal| Some(1.0);
         let mut seen: Vec<Proposal> = Vec::new();
-        let o = drive(
+        let o = go(
             &mut *s.searcher(Strategy::Bo { prior: true }, 1),
             &Limits {
                 budget: 30,
@@ -244,7 +257,7 @@ mod tests {
         // Without the floor the same search runs to its budget; with a
         // floor of 0 too.
         for floor in [None, Some(0.0)] {
-            let o = drive(
+            let o = go(
                 &mut *s.searcher(Strategy::Bo { prior: true }, 1),
                 &Limits {
                     budget: 30,
@@ -258,7 +271,7 @@ mod tests {
         }
         // On a space with something to find, a 1% floor lets it go on
         // past its initial design while the expectation is high.
-        let o = drive(
+        let o = go(
             &mut *s.searcher(Strategy::Bo { prior: true }, 1),
             &Limits {
                 budget: 30,
@@ -270,7 +283,7 @@ mod tests {
         );
         assert!(o.history.len() > initial, "{o:?}");
         // Planned strategies have no EI: the floor never stops them.
-        let o = drive(
+        let o = go(
             &mut *s.searcher(Strategy::MultiModel, 1),
             &Limits {
                 budget: 20,
@@ -281,5 +294,40 @@ mod tests {
             &mut flat.clone(),
         );
         assert_eq!((o.history.len(), o.stop), (20, Stop::Budget));
+    }
+}
+
+#[cfg(test)]
+mod errors {
+    use super::super::tests::space_of;
+    use super::super::{Space, Strategy};
+    use super::*;
+    use crate::learn::Kind;
+
+    #[test]
+    fn a_failed_measurement_ends_the_search() {
+        let (configs, predicted) = space_of(20);
+        let kinds = [Kind::Lr];
+        let s = Space {
+            kinds: &kinds,
+            configs: &configs,
+            predicted: &predicted[..1],
+        };
+        let mut runs = 0;
+        let r = drive(
+            &mut *s.searcher(Strategy::Bo { prior: true }, 1),
+            &Limits {
+                budget: 10,
+                seconds: None,
+                min_ei: None,
+            },
+            &mut || 0.0,
+            &mut |_| {
+                runs += 1;
+                if runs == 3 { Err("disk full") } else { Ok(Some(1.0)) }
+            },
+        );
+        assert_eq!(r, Err("disk full"));
+        assert_eq!(runs, 3);
     }
 }
