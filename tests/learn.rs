@@ -591,7 +591,14 @@ fn bayesian_optimize_runs_verified_unique_candidates_and_says_why_it_stopped() {
             assert!(by.starts_with("bo initial design"), "{by}");
             assert!(c["expected_improvement"].is_null());
         } else {
-            assert_eq!(by, format!("bo #{} (EI {:.1}%)", i + 1, 100.0 * c["expected_improvement"].as_f64().unwrap()));
+            assert_eq!(
+                by,
+                format!(
+                    "bo #{} (EI {:.1}%)",
+                    i + 1,
+                    100.0 * c["expected_improvement"].as_f64().unwrap()
+                )
+            );
         }
     }
     let s = &v["search"];
@@ -656,5 +663,10 @@ fn a_spent_time_budget_keeps_the_original() {
     assert_eq!(v["search"]["stop"], "time");
     assert_eq!(v["search"]["time_budget"], 0.0);
     assert_eq!(v["choice"]["reason"], "original-kept");
-    assert!(v["program"].as_str().unwrap().contains("no candidate of 0 ran faster"));
+    assert!(
+        v["program"]
+            .as_str()
+            .unwrap()
+            .contains("no candidate of 0 ran faster")
+    );
 }

@@ -72,8 +72,13 @@ struct LearnedArgs {
     #[arg(long, value_name = "DIR")]
     model: Option<PathBuf>,
     /// Candidates to run besides the original: unique variants at most,
-    /// whatever the strategy (--budget and --shots are one option).
-    #[arg(long, visible_alias = "budget", value_name = "N", default_value_t = 6)]
+    /// whatever the strategy (--shots is the same option).
+    #[arg(
+        long = "budget",
+        visible_alias = "shots",
+        value_name = "N",
+        default_value_t = 6
+    )]
     shots: usize,
     /// How candidates are chosen: multi-model (each model's best guess in
     /// turn), diverse (the models' ensemble, candidates spread over the
@@ -92,12 +97,12 @@ struct LearnedArgs {
     /// verifying and timing them; a candidate under way is finished). The
     /// original's runs before and the winner's head-to-head confirmation
     /// after are not counted.
-    #[arg(long, value_name = "SECONDS")]
+    #[arg(long, value_name = "SECONDS", value_parser = non_negative)]
     time_budget: Option<f64>,
     /// bo, bo-plain: stop when the expected improvement of the next
     /// candidate over the best measured falls below this share (0.01: 1%
     /// faster); 0 never stops early.
-    #[arg(long, value_name = "SHARE", default_value_t = 0.01)]
+    #[arg(long, value_name = "SHARE", default_value_t = 0.01, value_parser = non_negative)]
     min_ei: f64,
     /// Do not run anything: emit the top prediction (1-shot).
     #[arg(long)]
@@ -107,6 +112,13 @@ struct LearnedArgs {
     /// and into the report's `program` without one.
     #[arg(long)]
     json: bool,
+}
+
+fn non_negative(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(x) if x >= 0.0 && x.is_finite() => Ok(x),
+        _ => Err(format!("`{s}` is not a number >= 0")),
+    }
 }
 
 fn parse_strategy(s: &str) -> Result<Strategy, String> {

@@ -145,7 +145,10 @@ impl Bo {
                 let v = *open
                     .iter()
                     .min_by(|&&a, &&b| self.prior_mean[a].total_cmp(&self.prior_mean[b]))?;
-                (v, "bo: the prior's best guess (nothing feasible yet)".into())
+                (
+                    v,
+                    "bo: the prior's best guess (nothing feasible yet)".into(),
+                )
             } else {
                 let v = open[pick(&mut self.rng, open.len())];
                 (v, "bo-plain initial design (random)".into())

@@ -324,7 +324,11 @@ mod errors {
             &mut || 0.0,
             &mut |_| {
                 runs += 1;
-                if runs == 3 { Err("disk full") } else { Ok(Some(1.0)) }
+                if runs == 3 {
+                    Err("disk full")
+                } else {
+                    Ok(Some(1.0))
+                }
             },
         );
         assert_eq!(r, Err("disk full"));

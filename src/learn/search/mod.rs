@@ -248,10 +248,7 @@ pub struct Planned {
 impl Planned {
     /// The searcher that proposes `plan` (as [`Space::plan`] gives it).
     pub fn new(plan: Vec<(usize, String)>) -> Planned {
-        Planned {
-            order: plan,
-            at: 0,
-        }
+        Planned { order: plan, at: 0 }
     }
 }
 
