@@ -658,7 +658,7 @@ fn a_spent_time_budget_keeps_the_original() {
     let v: serde_json::Value = serde_json::from_str(&json).unwrap();
     assert_eq!(v["original"]["status"], "ok", "{json}");
     assert_eq!(v["candidates"].as_array().unwrap().len(), 0, "{json}");
-    // From a budget of 12 the default strategy is Bayesian optimization.
+    // With a budget of 12 the default strategy is Bayesian optimization.
     assert_eq!(v["search"]["strategy"], "bo");
     assert_eq!(v["search"]["stop"], "time");
     assert_eq!(v["search"]["time_budget"], 0.0);
