@@ -4,7 +4,7 @@
 # an instrumented build (a timer and a dump of what it writes around each
 # SCoP region, the original run twice); before it, the corpus programs
 # timed and dumped themselves (polytune_bench.h). This script times whole
-# runs of `polytune optimize KERNEL -o /dev/null --shots 3 --size "${SIZE:-small}" -q`
+# runs of `polytune optimize KERNEL -o /dev/null --shots 3 --strategy multi-model --size "${SIZE:-small}" -q`
 # (shipped models) with the baseline binary (667681e, the commit before)
 # and the current one, alternately (the order swapped every round), and
 # prints per kernel the median wall time of each and the ratio new/base,
@@ -70,14 +70,14 @@ fi
 if cmp -s "$BASE" "$NEW"; then echo "BASE and NEW are the same binary" >&2; exit 1; fi
 for bin in "$BASE" "$NEW"; do
     help=$("$bin" optimize --help)
-    for flag in --output --shots --size --quiet; do
+    for flag in --output --shots --strategy --size --quiet; do
         grep -q -- "$flag" <<<"$help" || { echo "$bin: optimize has no $flag" >&2; exit 1; }
     done
 done
 
 run() { # run NAME BIN KERNEL: one whole run, its wall time appended to the log
     local t0=$EPOCHREALTIME
-    "$2" optimize "$3" -o /dev/null --shots 3 --size "${SIZE:-small}" -q
+    "$2" optimize "$3" -o /dev/null --shots 3 --strategy multi-model --size "${SIZE:-small}" -q
     echo "$3 $1 $t0 $EPOCHREALTIME" >>"$tmp/times"
 }
 for ((r = 1; r <= R; r++)); do

@@ -548,3 +548,125 @@ fn learned_optimize_json_reports_candidates_and_choice() {
     assert!(ok(&out).starts_with("/* polytune: "));
     assert_eq!(String::from_utf8_lossy(&out.stderr), "");
 }
+
+/// `optimize --strategy bo --budget 12` with the shipped models, end to
+/// end at MINI: every candidate it proposes is distinct, verified and
+/// timed, the search says why it stopped, and the result is never slower
+/// than the input as measured (the original kept unless a candidate wins
+/// the head-to-head confirmation).
+#[test]
+fn bayesian_optimize_runs_verified_unique_candidates_and_says_why_it_stopped() {
+    let atax = root().join("polybench/linear-algebra/atax.c");
+    let models = root().join("models/gcc");
+    let dir = tempfile::tempdir().unwrap();
+    let out_c = dir.path().join("atax_bo.c");
+    let out = polytune(&[
+        "optimize",
+        atax.to_str().unwrap(),
+        "--model",
+        models.to_str().unwrap(),
+        "--size",
+        "mini",
+        "--strategy",
+        "bo",
+        "--budget",
+        "12",
+        "--json",
+        "-o",
+        out_c.to_str().unwrap(),
+    ]);
+    let json = ok(&out);
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let cands = v["candidates"].as_array().unwrap();
+    assert!(!cands.is_empty() && cands.len() <= 12, "{json}");
+    let mut bits: Vec<&str> = cands.iter().map(|c| c["bits"].as_str().unwrap()).collect();
+    bits.sort();
+    bits.dedup();
+    assert_eq!(bits.len(), cands.len(), "unique candidates: {json}");
+    for (i, c) in cands.iter().enumerate() {
+        assert_eq!(c["run"]["status"], "ok", "{json}");
+        let by = c["chosen_by"].as_str().unwrap();
+        // Four picks of the models' ensemble, then the process's own.
+        if i < 4 {
+            assert!(by.starts_with("bo initial design"), "{by}");
+            assert!(c["expected_improvement"].is_null());
+        } else {
+            assert_eq!(
+                by,
+                format!(
+                    "bo #{} (EI {:.1}%)",
+                    i + 1,
+                    100.0 * c["expected_improvement"].as_f64().unwrap()
+                )
+            );
+        }
+    }
+    let s = &v["search"];
+    assert_eq!(s["strategy"], "bo");
+    assert_eq!(s["budget"], 12);
+    assert_eq!(s["evaluated"].as_u64().unwrap() as usize, cands.len());
+    assert_eq!(s["min_ei"], 0.01);
+    match s["stop"].as_str().unwrap() {
+        "budget" => assert_eq!(cands.len(), 12),
+        "expected-improvement" => {
+            assert!(s["final_ei"].as_f64().unwrap() < 0.01, "{json}");
+            assert!(cands.len() >= 4, "the initial design is run whole");
+        }
+        "exhausted" => {}
+        other => panic!("stopped by {other}: {json}"),
+    }
+    // Never slower than the input, as measured.
+    let reason = v["choice"]["reason"].as_str().unwrap();
+    let speedup = v["choice"]["speedup"].as_f64().unwrap();
+    assert!(speedup >= 1.0, "{json}");
+    let text = std::fs::read_to_string(&out_c).unwrap();
+    if reason == "measured" {
+        let h = &v["head_to_head"];
+        assert_eq!(h["confirmed"].as_f64(), Some(speedup), "{json}");
+    } else {
+        assert_eq!(reason, "original-kept");
+        let original = std::fs::read_to_string(&atax).unwrap();
+        assert!(text.ends_with(&original), "the original, unchanged");
+    }
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("polytune: bo ran "), "{stderr}");
+    let exe = dir.path().join("atax_bo");
+    common::compile_variant("gcc", &out_c, &exe, "mini").unwrap();
+    common::run_dump_threads(&exe).unwrap();
+}
+
+/// `--time-budget 0`: the original is measured, no candidate is, the
+/// original is kept and the report says the time ran out.
+#[test]
+fn a_spent_time_budget_keeps_the_original() {
+    let mvt = root().join("polybench/linear-algebra/mvt.c");
+    let models = root().join("models/gcc");
+    let out = polytune(&[
+        "optimize",
+        mvt.to_str().unwrap(),
+        "--model",
+        models.to_str().unwrap(),
+        "--size",
+        "mini",
+        "--budget",
+        "12",
+        "--time-budget",
+        "0",
+        "--json",
+    ]);
+    let json = ok(&out);
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(v["original"]["status"], "ok", "{json}");
+    assert_eq!(v["candidates"].as_array().unwrap().len(), 0, "{json}");
+    // With a budget of 12 the default strategy is Bayesian optimization.
+    assert_eq!(v["search"]["strategy"], "bo");
+    assert_eq!(v["search"]["stop"], "time");
+    assert_eq!(v["search"]["time_budget"], 0.0);
+    assert_eq!(v["choice"]["reason"], "original-kept");
+    assert!(
+        v["program"]
+            .as_str()
+            .unwrap()
+            .contains("no candidate of 0 ran faster")
+    );
+}

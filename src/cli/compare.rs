@@ -125,6 +125,8 @@ pub fn run(a: Args, ui: &Ui) -> Result<()> {
             protocol: a.run.protocol(),
             strategy: a.strategy,
             shots: a.shots,
+            time_budget: None,
+            min_ei: None,
             no_run: false,
             confirm_rounds: 7,
         },

@@ -508,6 +508,31 @@ pub fn counters_json(
 /// The learned selection as the user reads it on standard error: the
 /// ranking, the table of candidates run, the checks of the winner and the
 /// choice.
+/// How an adaptive search went and why it stopped; `None` for a planned
+/// strategy that ran its plan (its table says it all).
+fn search_line(x: &crate::app::select::Search) -> Option<String> {
+    use crate::app::select::Stop;
+    let adaptive = x.min_ei.is_some();
+    let why = match x.stop {
+        Stop::Budget if adaptive => "the budget was spent".to_string(),
+        Stop::Exhausted if adaptive => "every variant was run".to_string(),
+        Stop::Budget | Stop::Exhausted => return None,
+        Stop::Time => format!(
+            "the time budget of {} s was spent",
+            x.time_budget.unwrap_or(0.0)
+        ),
+        Stop::ExpectedImprovement => format!(
+            "the next candidate's expected improvement, {:.2}%, is below {}%",
+            100.0 * x.final_ei.unwrap_or(0.0),
+            100.0 * x.min_ei.unwrap_or(0.0)
+        ),
+    };
+    Some(format!(
+        "polytune: {} ran {} of at most {} candidates in {:.1} s; it stopped because {why}",
+        x.strategy, x.evaluated, x.budget, x.seconds
+    ))
+}
+
 pub fn selection_text(r: &crate::app::select::Report) -> String {
     use crate::app::select::Reason;
     let mut s = String::new();
@@ -562,6 +587,9 @@ pub fn selection_text(r: &crate::app::select::Report) -> String {
             }
             None => writeln!(s, "  {name:<w$} {:>10} {:>8}  {why}: not run", "-", "-"),
         };
+    }
+    if let Some(line) = r.search.as_ref().and_then(search_line) {
+        let _ = writeln!(s, "{line}");
     }
     for p in &r.passive {
         let shown: Vec<String> = p

@@ -504,6 +504,8 @@ mod tests {
                 protocol: Protocol::default(),
                 strategy: select::Strategy::MultiModel,
                 shots: 1,
+                time_budget: None,
+                min_ei: None,
                 no_run: false,
                 confirm_rounds: 1,
             },

@@ -5,6 +5,7 @@
 use crate::config::Config;
 use crate::lab::verify::{Measurement, Status};
 use crate::learn::Kind;
+use crate::learn::search::drive::Stop;
 use serde::Serialize;
 use std::path::PathBuf;
 
@@ -85,11 +86,37 @@ pub struct Candidate {
     pub config: Config,
     /// The same configuration, bit form.
     pub bits: String,
-    /// Which models (and at which rank) chose it.
+    /// Which models (and at which rank) chose it; for an adaptive
+    /// strategy, which step of the search (`bo initial design (1 of 4)`,
+    /// `bo #5 (EI 3.2%)`).
     pub chosen_by: String,
     pub predicted: Vec<Prediction>,
+    /// Bayesian optimization's expected improvement of it over the best
+    /// measured before it (relative: 0.03 is 3% faster); `None` for other
+    /// strategies and for its initial design.
+    pub expected_improvement: Option<f64>,
     /// `None` with `--no-run`.
     pub run: Option<Run>,
+}
+
+/// How the candidates were searched, and why the search stopped.
+#[derive(Debug, Clone, Serialize)]
+pub struct Search {
+    pub strategy: String,
+    /// Unique candidates at most (`--budget`/`--shots`).
+    pub budget: usize,
+    /// Seconds the candidates could take (`--time-budget`).
+    pub time_budget: Option<f64>,
+    /// The expected-improvement floor (adaptive strategies only).
+    pub min_ei: Option<f64>,
+    /// Candidates run.
+    pub evaluated: usize,
+    /// Seconds they took (building, verifying and timing them).
+    pub seconds: f64,
+    pub stop: Stop,
+    /// With `stop` = `expected-improvement`: the expected improvement of
+    /// the candidate that was not run.
+    pub final_ei: Option<f64>,
 }
 
 /// A threaded candidate rerun with sleeping threads.
@@ -170,6 +197,8 @@ pub struct Report {
     /// The original's run (`None` with `--no-run`).
     pub original: Option<Run>,
     pub candidates: Vec<Candidate>,
+    /// `None` with `--no-run`.
+    pub search: Option<Search>,
     pub passive: Vec<PassiveCheck>,
     pub head_to_head: Option<HeadToHead>,
     pub choice: Choice,

@@ -38,6 +38,10 @@ pub struct Bo {
     initial: Vec<usize>,
     rng: Lcg,
     hyper: Hyper,
+    /// The last proposal's expected improvement (relative) and why it
+    /// was made.
+    last_ei: Option<f64>,
+    last_why: Option<String>,
 }
 
 impl Bo {
@@ -56,6 +60,8 @@ impl Bo {
             initial,
             rng: Lcg::new(seed),
             hyper: Gp::default_hyper(),
+            last_ei: None,
+            last_why: None,
         }
     }
 
@@ -84,13 +90,40 @@ impl Bo {
 
 impl Searcher for Bo {
     fn next(&mut self, history: &[Observation]) -> Option<usize> {
+        self.last_ei = None;
+        self.last_why = None;
+        let (v, why) = self.propose(history)?;
+        self.last_why = Some(why);
+        Some(v)
+    }
+
+    fn lengthscales(&self) -> Option<[f64; FIELDS]> {
+        Some(self.hyper.lengthscales)
+    }
+
+    fn expected_improvement(&self) -> Option<f64> {
+        self.last_ei
+    }
+
+    fn why(&self) -> Option<String> {
+        self.last_why.clone()
+    }
+}
+
+impl Bo {
+    /// The next variant and why; sets `last_ei` when it maximized the
+    /// acquisition.
+    fn propose(&mut self, history: &[Observation]) -> Option<(usize, String)> {
         let n = self.coords.len();
         let mut measured = vec![false; n];
         for o in history {
             measured[o.variant] = true;
         }
-        if let Some(&v) = self.initial.iter().find(|&&v| !measured[v]) {
-            return Some(v);
+        if let Some(i) = self.initial.iter().position(|&v| !measured[v]) {
+            return Some((
+                self.initial[i],
+                format!("bo initial design ({} of {})", i + 1, self.initial.len()),
+            ));
         }
         let open: Vec<usize> = (0..n).filter(|&v| !measured[v]).collect();
         if open.is_empty() {
@@ -109,18 +142,23 @@ impl Searcher for Bo {
             // Random initial points (or nothing feasible to model yet):
             // with the prior, its best unmeasured guess.
             return Some(if design == 0 {
-                *open
+                let v = *open
                     .iter()
-                    .min_by(|&&a, &&b| self.prior_mean[a].total_cmp(&self.prior_mean[b]))?
+                    .min_by(|&&a, &&b| self.prior_mean[a].total_cmp(&self.prior_mean[b]))?;
+                (
+                    v,
+                    "bo: the prior's best guess (nothing feasible yet)".into(),
+                )
             } else {
-                open[pick(&mut self.rng, open.len())]
+                let v = open[pick(&mut self.rng, open.len())];
+                (v, "bo-plain initial design (random)".into())
             });
         }
         let x: Vec<[f64; FIELDS]> = ok.iter().map(|&(v, _)| self.coords[v]).collect();
         let r: Vec<f64> = ok.iter().map(|&(v, y)| y - self.prior_mean[v]).collect();
         let best = ok.iter().map(|o| o.1).fold(f64::INFINITY, f64::min);
         let Some(gp) = Gp::fit(&x, &r, self.hyper) else {
-            return Some(open[0]);
+            return Some((open[0], "bo: the first open variant (no fit)".into()));
         };
         self.hyper = gp.hyper;
         let mut pick_v = open[0];
@@ -134,11 +172,14 @@ impl Searcher for Bo {
                 pick_v = v;
             }
         }
-        Some(pick_v)
-    }
-
-    fn lengthscales(&self) -> Option<[f64; FIELDS]> {
-        Some(self.hyper.lengthscales)
+        // The target is the log of the run time: an expected improvement
+        // of `top` in it is a run time shorter by the factor e^top.
+        let ei = top.max(0.0).exp_m1();
+        self.last_ei = Some(ei);
+        Some((
+            pick_v,
+            format!("bo #{} (EI {:.1}%)", history.len() + 1, 100.0 * ei),
+        ))
     }
 }
 

@@ -11,6 +11,7 @@ use crate::learn::rng::Lcg;
 pub struct Local {
     coords: Vec<[f64; FIELDS]>,
     rng: Lcg,
+    last_why: Option<String>,
 }
 
 impl Local {
@@ -18,6 +19,7 @@ impl Local {
         Local {
             coords: space.configs.iter().map(coordinates).collect(),
             rng: Lcg::new(seed),
+            last_why: None,
         }
     }
 }
@@ -43,11 +45,20 @@ impl Searcher for Local {
                 _ => Some((v, s)),
             });
         let Some((inc, _)) = best else {
+            self.last_why = Some("local: random start".into());
             return Some(open[pick(&mut self.rng, open.len())]);
         };
         let d = |v: usize| differing(&self.coords[v], &self.coords[inc]);
         let nearest = open.iter().map(|&v| d(v)).min()?;
         let ring: Vec<usize> = open.into_iter().filter(|&v| d(v) == nearest).collect();
+        self.last_why = Some(format!(
+            "local: {nearest} field(s) from the best #{}",
+            history.iter().position(|o| o.variant == inc).unwrap_or(0) + 1
+        ));
         Some(ring[pick(&mut self.rng, ring.len())])
+    }
+
+    fn why(&self) -> Option<String> {
+        self.last_why.clone()
     }
 }

@@ -17,6 +17,7 @@ use super::rng::Lcg;
 use crate::config::Config;
 
 pub mod bo;
+pub mod drive;
 pub mod fields;
 pub mod gp;
 pub mod local;
@@ -77,12 +78,12 @@ impl Strategy {
         )
     }
 
-    /// A strategy `optimize` can run today: a planned one.
+    /// A planned strategy (for commands that run only those).
     pub fn parse_planned(s: &str) -> Result<Strategy, String> {
         let st: Strategy = s.parse()?;
         if st.adaptive() {
             return Err(format!(
-                "strategy `{s}` is adaptive and not yet available here; compare it with `polytune simulate --strategies {s}`"
+                "strategy `{s}` is adaptive and not available here (it is with `optimize`); compare it with `polytune simulate --strategies {s}`"
             ));
         }
         Ok(st)
@@ -139,6 +140,18 @@ pub trait Searcher {
     /// The lengthscale of each configuration field in the searcher's
     /// model, when it has one (the shorter, the more the field matters).
     fn lengthscales(&self) -> Option<[f64; fields::FIELDS]> {
+        None
+    }
+
+    /// The expected improvement of the last proposal over the best
+    /// measured so far, relative (0.01: 1% faster), when the searcher
+    /// computed one for it.
+    fn expected_improvement(&self) -> Option<f64> {
+        None
+    }
+
+    /// Why the last proposal was made, when the searcher says.
+    fn why(&self) -> Option<String> {
         None
     }
 }
@@ -215,14 +228,7 @@ impl Space<'_> {
         match strategy {
             Strategy::Local => Box::new(local::Local::new(*self, seed)),
             Strategy::Bo { prior } => Box::new(bo::Bo::new(*self, prior, seed)),
-            planned => Box::new(Planned {
-                order: self
-                    .plan(planned, self.configs.len(), seed)
-                    .into_iter()
-                    .map(|(v, _)| v)
-                    .collect(),
-                at: 0,
-            }),
+            planned => Box::new(Planned::new(self.plan(planned, self.configs.len(), seed))),
         }
     }
 }
@@ -232,22 +238,36 @@ pub(crate) fn pick(rng: &mut Lcg, n: usize) -> usize {
     ((rng.uniform() * n as f64) as usize).min(n - 1)
 }
 
-/// A planned strategy's order, handed out one by one (skipping what was
-/// measured otherwise).
-struct Planned {
-    order: Vec<usize>,
+/// A planned strategy's order, handed out one by one with why each was
+/// chosen (skipping what was measured otherwise).
+pub struct Planned {
+    order: Vec<(usize, String)>,
     at: usize,
+}
+
+impl Planned {
+    /// The searcher that proposes `plan` (as [`Space::plan`] gives it).
+    pub fn new(plan: Vec<(usize, String)>) -> Planned {
+        Planned { order: plan, at: 0 }
+    }
 }
 
 impl Searcher for Planned {
     fn next(&mut self, history: &[Observation]) -> Option<usize> {
-        while let Some(&v) = self.order.get(self.at) {
+        while let Some(&(v, _)) = self.order.get(self.at) {
             self.at += 1;
             if !history.iter().any(|o| o.variant == v) {
                 return Some(v);
             }
         }
         None
+    }
+
+    fn why(&self) -> Option<String> {
+        self.at
+            .checked_sub(1)
+            .and_then(|i| self.order.get(i))
+            .map(|p| p.1.clone())
     }
 }
 
