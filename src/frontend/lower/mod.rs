@@ -10,11 +10,12 @@
 //! integer types and scans the declarations in front of a SCoP.
 
 mod expr;
+mod invariant;
 mod loops;
 mod stmt;
 mod types;
 
-use super::error::SpanError;
+use super::error::{LineIndex, SpanError};
 use crate::frontend::scop::ast::{
     AssignOp, BinOp, Expr, ExprKind, ForLoop, LocalPart, Span, Stmt, StmtKind, UnOp,
 };
@@ -108,6 +109,10 @@ struct Lowerer<'o> {
     /// Identifiers read as values; those that turn out to be parameters
     /// are dropped from the reads at the end.
     current_reads: Vec<Access>,
+    /// The arrays the SCoP writes, and the loads of memory it does not
+    /// write that are parameters (`invariant.rs`).
+    written_arrays: HashMap<String, Span>,
+    invariants: Vec<crate::frontend::scop::InvariantLoad>,
 }
 
 type R<T> = Result<T, SpanError>;
@@ -163,6 +168,8 @@ pub fn lower(
         divisions: Vec::new(),
         uses: BTreeMap::new(),
         current_reads: Vec::new(),
+        written_arrays: invariant::written_arrays(&body),
+        invariants: Vec::new(),
     };
     for s in &body {
         l.stmt(s)?;
@@ -349,6 +356,7 @@ impl Lowerer<'_> {
             unsigned_parameters,
             iterator_casts,
             parameter_ranges,
+            invariant_loads: self.invariants,
         })
     }
 }
