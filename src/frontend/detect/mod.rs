@@ -49,6 +49,7 @@
 mod alias;
 mod clang;
 mod finder;
+mod invariant;
 
 use crate::frontend::pragmas::{self, Pragma};
 use crate::frontend::{self, Options, PURE_FUNCTIONS, SourceFile, is_scop_pragma};
@@ -179,6 +180,8 @@ pub fn detect_file(path: &Path, options: &DetectOptions) -> Result<Detection, De
     let functions = unit.functions;
     let mut pure: HashSet<String> = PURE_FUNCTIONS.iter().map(|s| s.to_string()).collect();
     pure.extend(options.pure_functions.iter().cloned());
+    let macros = frontend::macros::pure_macros(&text, &pure);
+    pure.extend(macros);
     let foreign = pragmas::foreign_with(&text, &unit.pragma_macros);
     let mut finder = Finder {
         path,
@@ -188,6 +191,7 @@ pub fn detect_file(path: &Path, options: &DetectOptions) -> Result<Detection, De
         assume_no_alias: options.assume_no_alias,
         escaping: HashSet::new(),
         reassigned: HashSet::new(),
+        addressed: HashSet::new(),
         regions: Vec::new(),
         rejected: Vec::new(),
         function: String::new(),
@@ -198,6 +202,8 @@ pub fn detect_file(path: &Path, options: &DetectOptions) -> Result<Detection, De
         escapes(&f.body, &mut finder.escaping);
         finder.reassigned = HashSet::new();
         reassigned(&f.body, &mut finder.reassigned);
+        finder.addressed = HashSet::new();
+        invariant::addressed(&f.body, &mut finder.addressed);
         finder.block(&f.body);
     }
     let Finder {
