@@ -192,7 +192,11 @@ impl Finder<'_> {
             let refuse = |why: String| {
                 Why::at(
                     read,
-                    format!("data-dependent {what}: `{text}` reads memory {why}"),
+                    if what == "subscript" {
+                        format!("data-dependent subscript `{text}`: it reads memory {why}")
+                    } else {
+                        format!("data-dependent {what}: `{text}` reads memory {why}")
+                    },
                 )
             };
             let mut vars = Vec::new();
@@ -306,7 +310,7 @@ impl Finder<'_> {
             None => format!("declare `{who}` `restrict`-qualified"),
         };
         format!(
-            "that `{}` may overlap ({ty}): {what} (if they never overlap, {fix}, or pass --assume-no-alias)",
+            "that `{}` may overlap (both hold `{ty}`): {what} (if they never overlap, {fix}, or pass --assume-no-alias)",
             w.name
         )
     }
