@@ -296,3 +296,107 @@ fn path_of(text: &str, tokens: &[lex::Token], offset: usize) -> Option<Path> {
     }
     Some(path)
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::frontend::{Options, parse_source};
+    use std::path::Path;
+
+    fn scop(text: &str) -> Result<crate::frontend::scop::Scop, String> {
+        parse_source(Path::new("t.c"), text.to_string(), &Options::default())
+            .map(|mut s| s.scops.remove(0))
+            .map_err(|e| e.to_string())
+    }
+
+    fn wrap(decls: &str, body: &str) -> String {
+        format!("{decls}\nvoid f(void) {{\n  int i, j;\n#pragma scop\n{body}\n#pragma endscop\n}}\n")
+    }
+
+    #[test]
+    fn reads_of_unwritten_memory_are_parameters() {
+        let s = scop(&wrap(
+            "#include <stdio.h>\nint gp[3];\ndouble A[9][9];",
+            "  for (i = 0; i < gp[0]; i++)\n    for (j = gp[ 1 ]; j < gp /* x */ [0] + 1; j++)\n      A[i][j] = A[i][gp[2]];",
+        ))
+        .unwrap();
+        assert_eq!(s.parameters, ["__pt_p0", "__pt_p1", "__pt_p2"]);
+        let loads: Vec<(&str, &str, &str)> = s
+            .invariant_loads
+            .iter()
+            .map(|l| (l.name.as_str(), l.expr.as_str(), l.ty.as_str()))
+            .collect();
+        assert_eq!(
+            loads,
+            [
+                ("__pt_p0", "gp[0]", "int"),
+                ("__pt_p1", "gp[1]", "int"),
+                ("__pt_p2", "gp[2]", "int")
+            ]
+        );
+        assert!(s.unsigned_parameters.is_empty());
+        assert_eq!(
+            s.invariant_declarations("  "),
+            "  const int __pt_p0 = gp[0];\n  const int __pt_p1 = gp[1];\n  const int __pt_p2 = gp[2];\n"
+        );
+        // The fallback keeps the user's spelling.
+        assert!(s.original.contains("j < gp /* x */ [0] + 1"));
+    }
+
+    #[test]
+    fn struct_fields_and_unsigned_elements_are_not_known_signed() {
+        let s = scop(&wrap(
+            "struct m { int r; };\nunsigned ug[2];\nextern struct m *M;\ndouble A[9];",
+            "  for (i = 0; i < M->r; i++)\n    for (j = 0; j < ug[1]; j++)\n      A[i] = A[j];",
+        ))
+        .unwrap();
+        let loads: Vec<(&str, &str)> = s
+            .invariant_loads
+            .iter()
+            .map(|l| (l.expr.as_str(), l.ty.as_str()))
+            .collect();
+        assert_eq!(
+            loads,
+            [("M->r", "__typeof__(M->r)"), ("ug[1]", "unsigned")]
+        );
+        assert_eq!(s.unsigned_parameters, ["__pt_p0", "__pt_p1"]);
+    }
+
+    #[test]
+    fn names_do_not_clash_with_the_file() {
+        let s = scop(&wrap(
+            "int gp[3], __pt_p0;\ndouble A[9];",
+            "  for (i = 0; i < gp[0]; i++)\n    A[i] = 0.0;",
+        ))
+        .unwrap();
+        assert_eq!(s.parameters, ["__pt_p1"]);
+    }
+
+    #[test]
+    fn memory_the_scop_changes_is_refused() {
+        for (decls, body, why) in [
+            (
+                "int gp[3];\ndouble A[9];",
+                "  for (i = 0; i < gp[0]; i++)\n    gp[1] = i;",
+                "`gp[0]` reads memory that the SCoP writes (`gp` is written at line 7)",
+            ),
+            (
+                "int len[9];\ndouble A[9][9];",
+                "  for (i = 0; i < 9; i++)\n    for (j = 0; j < len[i]; j++)\n      A[i][j] = 0.0;",
+                "`len[i]` reads memory at a subscript that changes with the loop iterator `i`",
+            ),
+            (
+                "struct m { int r; };\nstruct m *M;\ndouble A[9];",
+                "  for (i = 0; i < M->r; i++)\n    M = 0;",
+                "`M->r` reads memory that the SCoP writes (`M` is written at line 8)",
+            ),
+            (
+                "int gp[3];\nint k;\ndouble A[9];",
+                "  for (i = 0; i < gp[k]; i++)\n    k = i;",
+                "`gp[k]` reads memory at a subscript that uses `k`, which the SCoP assigns",
+            ),
+        ] {
+            let e = scop(&wrap(decls, body)).unwrap_err();
+            assert!(e.contains(why), "{e}");
+        }
+    }
+}
