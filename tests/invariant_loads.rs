@@ -213,3 +213,32 @@ fn bounds_the_region_may_write_are_refused() {
         "{stderr}"
     );
 }
+
+/// `scop` lists the loads; a bare kernel's driver cannot set them.
+#[test]
+fn scop_lists_the_loads_and_a_driver_refuses_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let (src, _) = marked(&fixture("npb_grid.c"), dir.path());
+    let out = polytune(&["scop", src.to_str().unwrap()]);
+    assert!(out.status.success());
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("  loaded once: __pt_p0 = grid_points[2] (int)\n"),
+        "{stdout}"
+    );
+    let bare = dir.path().join("bare.c");
+    std::fs::write(
+        &bare,
+        "int gp[3];\nvoid kernel(int n, double A[100][100])\n{\n  int i, j;\n#pragma scop\n  for (i = 0; i < gp[0]; i++)\n    for (j = 0; j < n; j++)\n      A[i][j] = A[i][j] * 2.0;\n#pragma endscop\n}\n",
+    )
+    .unwrap();
+    let out = polytune(&["driver", bare.to_str().unwrap(), "--param", "n=10"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains(
+            "the SCoP reads `gp[0]` from memory in a loop bound, a condition or a subscript: a driver cannot set it"
+        ),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
