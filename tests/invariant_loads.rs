@@ -36,7 +36,10 @@ fn polytune(args: &[&str]) -> std::process::Output {
 /// (for the hand-marked path), and the functions of those regions.
 fn marked(src: &Path, dir: &Path) -> (PathBuf, Vec<String>) {
     let d = detect_file(src, &DetectOptions::default()).unwrap();
-    let p = dir.join(format!("marked_{}", src.file_name().unwrap().to_str().unwrap()));
+    let p = dir.join(format!(
+        "marked_{}",
+        src.file_name().unwrap().to_str().unwrap()
+    ));
     std::fs::write(&p, &d.marked).unwrap();
     (p, d.regions.iter().map(|r| r.function.clone()).collect())
 }

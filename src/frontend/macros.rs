@@ -117,10 +117,9 @@ fn pure_body(body: &str, params: &[&str]) -> Option<Vec<String>> {
                     b'-' if glued == Some(Tok::Punct(b'>')) => return None,
                     b'=' => {
                         // `==`, `<=`, `>=`, `!=` are comparisons.
-                        let comparison = matches!(
-                            prev_glued,
-                            Some(Tok::Punct(b'=' | b'<' | b'>' | b'!'))
-                        ) || glued == Some(Tok::Punct(b'='));
+                        let comparison =
+                            matches!(prev_glued, Some(Tok::Punct(b'=' | b'<' | b'>' | b'!')))
+                                || glued == Some(Tok::Punct(b'='));
                         let shift = matches!(prev_glued, Some(Tok::Punct(b'<' | b'>')))
                             && k >= 2
                             && toks[k - 2].end == toks[k - 1].start
@@ -136,7 +135,8 @@ fn pure_body(body: &str, params: &[&str]) -> Option<Vec<String>> {
                             matches!(p.kind, Tok::Ident | Tok::Number | Tok::Punct(b')'))
                         });
                         let logical = c == b'&'
-                            && (glued == Some(Tok::Punct(b'&')) || prev_glued == Some(Tok::Punct(b'&')));
+                            && (glued == Some(Tok::Punct(b'&'))
+                                || prev_glued == Some(Tok::Punct(b'&')));
                         if !binary && !logical {
                             return None;
                         }
@@ -166,7 +166,10 @@ mod tests {
                     #define BOTH(a, b) (max_score(a, b) && !match(a, b) & (a))\n\
                     #define CAST(x) ((double)(x) / sizeof(int))\n\
                     #define N 100\n";
-        assert_eq!(pure_of(text), ["BOTH", "CAST", "NORM", "match", "max_score"]);
+        assert_eq!(
+            pure_of(text),
+            ["BOTH", "CAST", "NORM", "match", "max_score"]
+        );
     }
 
     #[test]

@@ -205,8 +205,12 @@ impl Finder<'_> {
     /// macro (`max_score(a, b)`: its operators are not in the text; the
     /// front end reads the call as a pure call).
     fn in_pure_macro(&self, e: &Node) -> bool {
-        self.identifier_at(e.start).is_some_and(|m| self.pure.contains(m))
-            && self.text[e.start..].trim_start_matches(|c: char| c.is_ascii_alphanumeric() || c == '_').trim_start().starts_with('(')
+        self.identifier_at(e.start)
+            .is_some_and(|m| self.pure.contains(m))
+            && self.text[e.start..]
+                .trim_start_matches(|c: char| c.is_ascii_alphanumeric() || c == '_')
+                .trim_start()
+                .starts_with('(')
     }
 
     /// The identifier that starts at byte `o` of the text.

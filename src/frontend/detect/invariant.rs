@@ -44,10 +44,7 @@ fn path(n: &Node) -> bool {
 fn index(n: &Node) -> bool {
     match n.kind {
         Kind::Literal => true,
-        Kind::DeclRef => n
-            .var
-            .as_ref()
-            .is_some_and(|v| !v.variable || v.integer),
+        Kind::DeclRef => n.var.as_ref().is_some_and(|v| !v.variable || v.integer),
         Kind::Binary => {
             matches!(n.op.as_deref(), Some("+" | "-" | "*" | "/")) && n.children.iter().all(index)
         }

@@ -70,7 +70,11 @@ impl Lowerer<'_> {
     /// `e`, a read of memory in an affine position, as a parameter; the
     /// error says why it is not invariant. `Ok(None)` when `e` is not a
     /// path polytune reads (the caller reports it).
-    pub(super) fn invariant_load(&mut self, e: &Expr, place: Place) -> R<Option<(Piecewise, CType)>> {
+    pub(super) fn invariant_load(
+        &mut self,
+        e: &Expr,
+        place: Place,
+    ) -> R<Option<(Piecewise, CType)>> {
         let text = self.text[e.span.start..e.span.end].to_string();
         let tokens = lex::tokens(&text);
         let spelled = spelling(&text, &tokens);
@@ -95,7 +99,10 @@ impl Lowerer<'_> {
         let refuse = |why: String| {
             SpanError::new(
                 e.span,
-                format!("non-affine {}: `{spelled}` reads memory {why}", place.name()),
+                format!(
+                    "non-affine {}: `{spelled}` reads memory {why}",
+                    place.name()
+                ),
             )
         };
         for (n, span) in &path.names {
@@ -123,7 +130,9 @@ impl Lowerer<'_> {
                     .filter(|w| !matches!(*w, "static" | "extern" | "const" | "register"))
                     .collect();
                 if words.contains(&"volatile") {
-                    return Err(refuse("declared `volatile`: it may change at any time".into()));
+                    return Err(refuse(
+                        "declared `volatile`: it may change at any time".into(),
+                    ));
                 }
                 let clean = words.join(" ");
                 match type_of_spelling(&clean) {
@@ -275,9 +284,7 @@ fn path_of(text: &str, tokens: &[lex::Token], offset: usize) -> Option<Path> {
             }
             Tok::Punct(b'[') => {
                 let i = tokens.get(k + 1)?;
-                tokens
-                    .get(k + 2)
-                    .filter(|c| c.kind == Tok::Punct(b']'))?;
+                tokens.get(k + 2).filter(|c| c.kind == Tok::Punct(b']'))?;
                 match i.kind {
                     Tok::Number => {}
                     Tok::Ident => path.names.push((
@@ -309,7 +316,9 @@ mod tests {
     }
 
     fn wrap(decls: &str, body: &str) -> String {
-        format!("{decls}\nvoid f(void) {{\n  int i, j;\n#pragma scop\n{body}\n#pragma endscop\n}}\n")
+        format!(
+            "{decls}\nvoid f(void) {{\n  int i, j;\n#pragma scop\n{body}\n#pragma endscop\n}}\n"
+        )
     }
 
     #[test]
@@ -354,10 +363,7 @@ mod tests {
             .iter()
             .map(|l| (l.expr.as_str(), l.ty.as_str()))
             .collect();
-        assert_eq!(
-            loads,
-            [("M->r", "__typeof__(M->r)"), ("ug[1]", "unsigned")]
-        );
+        assert_eq!(loads, [("M->r", "__typeof__(M->r)"), ("ug[1]", "unsigned")]);
         assert_eq!(s.unsigned_parameters, ["__pt_p0", "__pt_p1"]);
     }
 
