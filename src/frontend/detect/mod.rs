@@ -15,8 +15,13 @@
 //! `switch`, labels, declarations, inline assembly, pointer dereferences,
 //! address-of, struct members, a call to a function not known to be pure,
 //! a loop bound or `if` condition that reads memory or calls a function,
-//! or a subscript that reads memory or multiplies two variables. A region
-//! is also rejected when a variable of a loop bound is written in it.
+//! or a subscript that reads memory or multiplies two variables; the
+//! reads of integers from memory the region provably leaves alone
+//! (`grid_points[0]`, `Mat->mrows`) are the exception, see
+//! [`invariant`]. A region is also rejected when a variable of a loop
+//! bound is written in it. Operators from the expansion of a pure
+//! function-like macro of the file (`max_score(a, b)`) are accepted: the
+//! front end reads the call as a pure call.
 //!
 //! The aliasing rule: every array accessed in a region is named by a
 //! variable. Array objects (local and global variables of array type)
