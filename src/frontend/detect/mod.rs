@@ -18,7 +18,7 @@
 //! or a subscript that reads memory or multiplies two variables; the
 //! reads of integers from memory the region provably leaves alone
 //! (`grid_points[0]`, `Mat->mrows`) are the exception, see
-//! [`invariant`]. A region is also rejected when a variable of a loop
+//! `invariant.rs`. A region is also rejected when a variable of a loop
 //! bound is written in it. Operators from the expansion of a pure
 //! function-like macro of the file (`max_score(a, b)`) are accepted: the
 //! front end reads the call as a pure call.
