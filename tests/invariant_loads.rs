@@ -113,6 +113,28 @@ fn struct_field_bounds() {
     );
 }
 
+/// NPB CG style: `rs[j]`, `rs[j + 1]` bound the loop over a row's
+/// elements; the loop over rows reads them at its iterator and is not
+/// taken, the loop inside it is.
+#[test]
+fn row_ranges_read_in_the_loop_over_rows() {
+    let d = detect_file(&fixture("csr_rows.c"), &DetectOptions::default()).unwrap();
+    let r = d
+        .rejected
+        .iter()
+        .find(|r| r.function == "scale_rows")
+        .expect("the loop over rows is rejected");
+    assert_eq!(
+        r.reason,
+        "data-dependent loop bound: `rs[j]` reads memory that changes with the loop iterator `j`"
+    );
+    both_paths(
+        "csr_rows.c",
+        &["scale_rows"],
+        &["const int __pt_p0 = rs[j];", "const int __pt_p1 = rs[j+1];"],
+    );
+}
+
 /// PolyBench/C 4 style: `_PB_N` expands to `sizes[0]`, read through the
 /// kernel's parameter.
 #[test]

@@ -257,6 +257,9 @@ impl Finder<'_> {
         }
         if let Err(why) = self.region_checks(&stmts) {
             self.reject(&stmts, why);
+            // An inner block may still qualify (`rowstr[j]` is invariant
+            // in the loop over `k` inside the loop over `j`).
+            stmts.iter().for_each(|s| self.descend(s));
             return;
         }
         let parts = stmts
