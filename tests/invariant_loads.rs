@@ -234,7 +234,7 @@ fn bounds_the_region_may_write_are_refused() {
     assert_eq!(out.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
-        stderr.contains("non-affine loop bound: `grid_points[0]` reads memory that the SCoP writes (`grid_points` is written at line 11)"),
+        stderr.contains("non-affine loop bound: it reads array `grid_points` (`grid_points[0]`) that the SCoP writes (`grid_points` is written at line 11)"),
         "{stderr}"
     );
 }

@@ -61,7 +61,7 @@ pub(super) fn written_arrays(body: &[Stmt]) -> HashMap<String, Span> {
 struct Path {
     base: String,
     /// The names used in its subscripts.
-    names: Vec<(String, Span)>,
+    names: Vec<String>,
     /// Whether it goes through a struct member.
     member: bool,
 }
@@ -78,11 +78,15 @@ impl Lowerer<'_> {
         let text = self.text[e.span.start..e.span.end].to_string();
         let tokens = lex::tokens(&text);
         let spelled = spelling(&text, &tokens);
+        let reads = match &e.kind {
+            ExprKind::Access { name, .. } => format!("it reads array `{name}` (`{spelled}`)"),
+            _ => format!("`{spelled}` reads memory"),
+        };
         let path = match &e.kind {
             ExprKind::Access { name, subscripts } => {
                 let mut names = Vec::new();
                 for s in subscripts {
-                    self.index_names(s, &spelled, place, &mut names)?;
+                    self.index_names(s, &reads, place, &mut names)?;
                 }
                 Path {
                     base: name.clone(),
@@ -90,7 +94,7 @@ impl Lowerer<'_> {
                     member: false,
                 }
             }
-            ExprKind::Unsupported(_) => match path_of(&text, &tokens, e.span.start) {
+            ExprKind::Unsupported(_) => match path_of(&text, &tokens) {
                 Some(p) if p.member => p,
                 _ => return Ok(None),
             },
@@ -99,14 +103,11 @@ impl Lowerer<'_> {
         let refuse = |why: String| {
             SpanError::new(
                 e.span,
-                format!(
-                    "non-affine {}: `{spelled}` reads memory {why}",
-                    place.name()
-                ),
+                format!("non-affine {}: {reads} {why}", place.name()),
             )
         };
-        for (n, span) in &path.names {
-            self.invariant_name(n, *span, &spelled, place)?;
+        for n in &path.names {
+            self.invariant_name(n, e.span, &reads, place)?;
         }
         let base = path.base.as_str();
         if self.all_iterators.contains(base) || self.local_names.contains(base) {
@@ -178,17 +179,11 @@ impl Lowerer<'_> {
 
     /// The names of a subscript of an invariant load: constants and
     /// parameters only.
-    fn index_names(
-        &self,
-        e: &Expr,
-        whole: &str,
-        place: Place,
-        out: &mut Vec<(String, Span)>,
-    ) -> R<()> {
+    fn index_names(&self, e: &Expr, whole: &str, place: Place, out: &mut Vec<String>) -> R<()> {
         match &e.kind {
             ExprKind::Int { .. } => Ok(()),
             ExprKind::Ident(n) => {
-                out.push((n.clone(), e.span));
+                out.push(n.clone());
                 Ok(())
             }
             ExprKind::Unary {
@@ -209,7 +204,7 @@ impl Lowerer<'_> {
             _ => Err(SpanError::new(
                 e.span,
                 format!(
-                    "non-affine {}: `{whole}` reads memory at a subscript that is not made of constants and parameters",
+                    "non-affine {}: {whole} at a subscript that is not made of constants and parameters",
                     place.name()
                 ),
             )),
@@ -232,7 +227,7 @@ impl Lowerer<'_> {
         };
         Err(SpanError::new(
             span,
-            format!("non-affine {}: `{whole}` reads memory {why}", place.name()),
+            format!("non-affine {}: {whole} {why}", place.name()),
         ))
     }
 }
@@ -255,8 +250,8 @@ fn spelling(text: &str, tokens: &[lex::Token]) -> String {
 
 /// A path `base (.f | ->f | [i])*` read from the text of an expression
 /// the parser keeps whole (member accesses); subscripts are single
-/// constants or names. `offset` is where `text` starts in the file.
-fn path_of(text: &str, tokens: &[lex::Token], offset: usize) -> Option<Path> {
+/// constants or names.
+fn path_of(text: &str, tokens: &[lex::Token]) -> Option<Path> {
     let word = |t: &lex::Token| &text[t.start..t.end];
     let first = tokens.first().filter(|t| t.kind == Tok::Ident)?;
     let mut path = Path {
@@ -287,13 +282,7 @@ fn path_of(text: &str, tokens: &[lex::Token], offset: usize) -> Option<Path> {
                 tokens.get(k + 2).filter(|c| c.kind == Tok::Punct(b']'))?;
                 match i.kind {
                     Tok::Number => {}
-                    Tok::Ident => path.names.push((
-                        word(i).to_string(),
-                        Span {
-                            start: offset + i.start,
-                            end: offset + i.end,
-                        },
-                    )),
+                    Tok::Ident => path.names.push(word(i).to_string()),
                     _ => return None,
                 }
                 k += 3;
@@ -383,12 +372,12 @@ mod tests {
             (
                 "int gp[3];\ndouble A[9];",
                 "  for (i = 0; i < gp[0]; i++)\n    gp[1] = i;",
-                "`gp[0]` reads memory that the SCoP writes (`gp` is written at line 7)",
+                "it reads array `gp` (`gp[0]`) that the SCoP writes (`gp` is written at line 7)",
             ),
             (
                 "int len[9];\ndouble A[9][9];",
                 "  for (i = 0; i < 9; i++)\n    for (j = 0; j < len[i]; j++)\n      A[i][j] = 0.0;",
-                "`len[i]` reads memory at a subscript that changes with the loop iterator `i`",
+                "it reads array `len` (`len[i]`) at a subscript that changes with the loop iterator `i`",
             ),
             (
                 "struct m { int r; };\nstruct m *M;\ndouble A[9];",
@@ -398,7 +387,7 @@ mod tests {
             (
                 "int gp[3];\nint k;\ndouble A[9];",
                 "  for (i = 0; i < gp[k]; i++)\n    k = i;",
-                "`gp[k]` reads memory at a subscript that uses `k`, which the SCoP assigns",
+                "it reads array `gp` (`gp[k]`) at a subscript that uses `k`, which the SCoP assigns",
             ),
         ] {
             let e = scop(&wrap(decls, body)).unwrap_err();
