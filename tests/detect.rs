@@ -155,7 +155,7 @@ fn negative_examples_are_rejected_with_their_reason() {
         ),
         (
             "data_bound.c",
-            "data-dependent loop bound: `n[0]` reads memory",
+            "data-dependent loop bound: `len[i]` reads memory that changes with the loop iterator `i`",
         ),
         ("while_loop.c", "`while` loop"),
         ("early_break.c", "`break`: an early exit"),

@@ -349,6 +349,9 @@ pub fn scop_text(ctx: &isl::Ctx, src: &SourceFile, with_c: bool) -> Result<Strin
         let (first, last) = scop_lines(src, s);
         writeln!(o, "SCoP {} at {name}:{first}-{last}", s.index)?;
         writeln!(o, "  parameters: [{}]", s.parameters.join(", "))?;
+        for l in &s.invariant_loads {
+            writeln!(o, "  loaded once: {} = {} ({})", l.name, l.expr, l.ty)?;
+        }
         let arrays: Vec<String> = s
             .arrays
             .iter()

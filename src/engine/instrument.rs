@@ -46,7 +46,15 @@ pub fn instrument(src: &SourceFile, bodies: &[String]) -> Result<String, EngineE
     for (scop, body) in src.scops.iter().zip(bodies) {
         let indent = src.indent_of(scop);
         let k = scop.index;
-        let mut w = format!("{indent}{{ polytune_rt_begin({k});\n{body}");
+        // The record names the SCoP's parameters: the invariant loads
+        // among them are declared here too (read before the region, which
+        // does not write them).
+        let loads = scop.invariant_declarations(&indent);
+        let mut w = if loads.is_empty() {
+            format!("{indent}{{ polytune_rt_begin({k});\n{body}")
+        } else {
+            format!("{indent}{{\n{loads}{indent}polytune_rt_begin({k});\n{body}")
+        };
         if !body.ends_with('\n') {
             w.push('\n');
         }

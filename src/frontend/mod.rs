@@ -8,6 +8,7 @@ pub mod error;
 mod extract;
 pub(crate) mod lex;
 mod lower;
+mod macros;
 mod parse;
 pub mod pragmas;
 pub mod scop;
@@ -101,6 +102,9 @@ pub fn parse_source(
 fn scops_of(text: &str, options: &Options) -> Result<Vec<Scop>, SpanError> {
     let mut pure: HashSet<String> = PURE_FUNCTIONS.iter().map(|s| s.to_string()).collect();
     pure.extend(options.pure_functions.iter().cloned());
+    // Function-like macros of the file that expand to pure expressions.
+    let macros = macros::pure_macros(text, &pure);
+    pure.extend(macros);
     let mut next_id = 0;
     let mut out = Vec::new();
     let mut types = lower::TypeScan::new(text);

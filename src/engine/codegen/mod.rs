@@ -216,6 +216,16 @@ pub fn emit(scop: &Scop, lowered: &Lowered<'_, '_>, config: &Config, indent: &st
         openmp: false,
     };
     let _ = writeln!(p.out, "{indent}/* polytune: {config} */");
+    // Values the SCoP reads from memory it never writes are parameters,
+    // loaded once here (the original in the fallback reads them itself).
+    let loads = scop.invariant_declarations(&format!("{indent}  "));
+    let indent = &if loads.is_empty() {
+        indent.to_string()
+    } else {
+        let _ = writeln!(p.out, "{indent}{{");
+        p.out.push_str(&loads);
+        format!("{indent}  ")
+    };
     p.out.push_str(&expr::helper_defines());
     match &lowered.guard {
         None => p.nodes(&nodes, indent),
@@ -235,6 +245,9 @@ pub fn emit(scop: &Scop, lowered: &Lowered<'_, '_>, config: &Config, indent: &st
         }
     }
     p.out.push_str(&expr::helper_undefs());
+    if !loads.is_empty() {
+        let _ = writeln!(p.out, "{}}}", &indent[2..]);
+    }
     Emitted {
         text: p.out,
         openmp: p.openmp,

@@ -205,6 +205,16 @@ pub fn generate_with(
             .map(|s| (s.region.open.start, s.region.close.end))
             .collect();
         for scop in scops {
+            if let Some(l) = scop.invariant_loads.first() {
+                return Err(at(
+                    scop.region.open.start,
+                    format!(
+                        "the SCoP reads `{}` from memory in a loop bound, a condition or a subscript: a driver cannot set it",
+                        l.expr
+                    ),
+                    "write a main that sets it",
+                ));
+            }
             for p in &scop.parameters {
                 if is_param(p) && scan.may_modify(p, f.body, &regions) {
                     return Err(at(

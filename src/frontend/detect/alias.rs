@@ -38,6 +38,7 @@ impl Finder<'_> {
                 ));
             }
         }
+        self.invariant_checks(stmts, &written, &accesses)?;
         for (var, iterators) in &bounds {
             if !iterators.contains(&var.name) && written.contains(&var.name) {
                 return Err(Why::at(
@@ -102,7 +103,7 @@ impl Finder<'_> {
 /// the declaration's tokens as written (an initializer is dropped);
 /// `None` when `name` is not declared as a pointer there (a macro hides
 /// the declarator).
-fn restrict_declaration(tokens: &[String], name: &str) -> Option<String> {
+pub(super) fn restrict_declaration(tokens: &[String], name: &str) -> Option<String> {
     // Drop an initializer, then split the declarators at commas.
     let mut depth = 0i32;
     let mut segments: Vec<Vec<&str>> = vec![Vec::new()];

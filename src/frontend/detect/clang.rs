@@ -66,6 +66,9 @@ pub struct VarInfo {
     /// For a pointer: the tokens of its declaration as written (for the
     /// suggested fix).
     pub declaration: Vec<String>,
+    /// A variable of automatic storage (a parameter or a local, not
+    /// `static`): no pointer reaches it unless its address is taken.
+    pub local: bool,
 }
 
 /// An owned copy of one cursor of a function body.
@@ -87,6 +90,10 @@ pub struct Node {
     /// written; for a name from a macro body, where the macro is used),
     /// when that is in the same file as the expansion location.
     pub spelled: Option<usize>,
+    /// For a member access or a subscript: the type of its value (no
+    /// qualifiers, canonical) and whether it is a (non-`volatile`)
+    /// integer type.
+    pub value: Option<(String, bool)>,
     pub children: Vec<Node>,
 }
 
@@ -425,6 +432,17 @@ unsafe fn node(tu: CXTranslationUnit, c: CXCursor) -> Node {
         } else {
             None
         };
+        let value = matches!(kind, Kind::Member | Kind::Subscript).then(|| {
+            // A `volatile` value may change at any time: never invariant,
+            // so never an integer here.
+            let ty = clang_getCursorType(c);
+            let t = clang_getCanonicalType(ty);
+            let volatile = clang_isVolatileQualifiedType(ty) != 0;
+            (
+                unqualified(&string(clang_getTypeSpelling(t))),
+                is_integer(t.kind) && !volatile,
+            )
+        });
         Node {
             kind,
             name,
@@ -435,6 +453,7 @@ unsafe fn node(tu: CXTranslationUnit, c: CXCursor) -> Node {
             column,
             var,
             spelled,
+            value,
             children,
         }
     }
@@ -462,9 +481,7 @@ unsafe fn var_info(tu: CXTranslationUnit, decl: CXCursor) -> VarInfo {
         let variable = kind == CXCursor_VarDecl || kind == CXCursor_ParmDecl;
         let ty = clang_getCursorType(decl);
         let canon = clang_getCanonicalType(ty);
-        let integer = (CXType_Bool..=CXType_Int128).contains(&canon.kind)
-            || canon.kind == CXType_Enum
-            || kind == CXCursor_EnumConstantDecl;
+        let integer = is_integer(canon.kind) || kind == CXCursor_EnumConstantDecl;
         let is_array = |k| {
             k == CXType_ConstantArray
                 || k == CXType_IncompleteArray
@@ -511,11 +528,8 @@ unsafe fn var_info(tu: CXTranslationUnit, decl: CXCursor) -> VarInfo {
                 break;
             }
         }
-        let element = string(clang_getTypeSpelling(t))
-            .split_whitespace()
-            .filter(|w| !matches!(*w, "const" | "volatile" | "restrict"))
-            .collect::<Vec<_>>()
-            .join(" ");
+        let element = unqualified(&string(clang_getTypeSpelling(t)));
+        let local = variable && clang_Cursor_hasVarDeclGlobalStorage(decl) == 0;
         VarInfo {
             variable,
             integer,
@@ -527,6 +541,21 @@ unsafe fn var_info(tu: CXTranslationUnit, decl: CXCursor) -> VarInfo {
             restrict,
             element,
             declaration,
+            local,
         }
     }
+}
+
+/// An integer (or enumeration) type.
+fn is_integer(kind: CXTypeKind) -> bool {
+    (CXType_Bool..=CXType_Int128).contains(&kind) || kind == CXType_Enum
+}
+
+/// A type's spelling without its qualifiers.
+fn unqualified(spelling: &str) -> String {
+    spelling
+        .split_whitespace()
+        .filter(|w| !matches!(*w, "const" | "volatile" | "restrict"))
+        .collect::<Vec<_>>()
+        .join(" ")
 }

@@ -2,6 +2,7 @@
 //! runs of consecutive statements free of what is not static control
 //! (see the module's documentation for the list).
 
+use super::invariant::{any_outside, candidate};
 use super::*;
 
 /// Walks function bodies and collects candidate regions.
@@ -19,6 +20,8 @@ pub(super) struct Finder<'a> {
     /// The current function's variables assigned as a whole (`p = ...`)
     /// or whose address is taken.
     pub(super) reassigned: HashSet<String>,
+    /// The current function's variables whose address is taken.
+    pub(super) addressed: HashSet<String>,
     pub(super) regions: Vec<Region>,
     pub(super) rejected: Vec<Rejection>,
     pub(super) function: String,
@@ -92,7 +95,7 @@ fn has_variable(n: &Node) -> bool {
 }
 
 impl Finder<'_> {
-    fn snippet(&self, n: &Node) -> String {
+    pub(super) fn snippet(&self, n: &Node) -> String {
         let s = self.text.get(n.start..n.end).unwrap_or("");
         let s: String = s.split_whitespace().collect::<Vec<_>>().join(" ");
         if s.chars().count() > 60 {
@@ -211,6 +214,18 @@ impl Finder<'_> {
         out
     }
 
+    /// Whether `e` comes from the expansion of a pure function-like
+    /// macro (`max_score(a, b)`: its operators are not in the text; the
+    /// front end reads the call as a pure call).
+    fn in_pure_macro(&self, e: &Node) -> bool {
+        self.identifier_at(e.start)
+            .is_some_and(|m| self.pure.contains(m))
+            && self.text[e.start..]
+                .trim_start_matches(|c: char| c.is_ascii_alphanumeric() || c == '_')
+                .trim_start()
+                .starts_with('(')
+    }
+
     /// The identifier that starts at byte `o` of the text.
     pub(super) fn identifier_at(&self, o: usize) -> Option<&str> {
         let rest = self.text.get(o..)?;
@@ -255,6 +270,9 @@ impl Finder<'_> {
         }
         if let Err(why) = self.region_checks(&stmts) {
             self.reject(&stmts, why);
+            // An inner block may still qualify (`rowstr[j]` is invariant
+            // in the loop over `k` inside the loop over `j`).
+            stmts.iter().for_each(|s| self.descend(s));
             return;
         }
         let parts = stmts
@@ -353,7 +371,7 @@ impl Finder<'_> {
 
     /// A loop header part or condition: must not read memory or call.
     pub(super) fn bound(&self, e: &Node, what: &str) -> Result<(), Why> {
-        if let Some(m) = any(e, &|x| {
+        if let Some(m) = any_outside(e, &|x| {
             matches!(x.kind, Kind::Subscript | Kind::Call | Kind::Member) || is_deref(x)
         }) {
             return Err(Why::at(
@@ -361,7 +379,7 @@ impl Finder<'_> {
                 format!("data-dependent {what}: `{}` reads memory", self.snippet(&m)),
             ));
         }
-        if let Some(v) = any(e, &|x| {
+        if let Some(v) = any_outside(e, &|x| {
             x.kind == Kind::DeclRef && x.var.as_ref().is_some_and(|v| v.variable && !v.integer)
         }) {
             return Err(Why::at(
@@ -369,11 +387,25 @@ impl Finder<'_> {
                 format!("{what} uses `{}`, which is not an integer variable", v.name),
             ));
         }
-        self.expr(e)
+        self.affine_expr(e)
     }
 
     /// An expression: pure calls, no pointer tricks, affine-looking subscripts.
     fn expr(&self, e: &Node) -> Result<(), Why> {
+        self.expr_in(e, false)
+    }
+
+    /// An expression in an affine position (a loop bound, a condition, a
+    /// subscript): reads of memory that may be invariant are checked over
+    /// the whole run (`invariant.rs`).
+    fn affine_expr(&self, e: &Node) -> Result<(), Why> {
+        self.expr_in(e, true)
+    }
+
+    fn expr_in(&self, e: &Node, affine: bool) -> Result<(), Why> {
+        if affine && candidate(e) {
+            return Ok(());
+        }
         match e.kind {
             Kind::Call if !self.pure.contains(&e.name) => {
                 return Err(Why::at(
@@ -399,7 +431,9 @@ impl Finder<'_> {
             // operator hidden in it can write (an assignment, `++` or
             // `--` needs a variable to write to).
             Kind::Unary | Kind::Binary if e.op.is_none() && constant(e) => return Ok(()),
-            Kind::Unary | Kind::Binary | Kind::CompoundAssign if e.op.is_none() => {
+            Kind::Unary | Kind::Binary | Kind::CompoundAssign
+                if e.op.is_none() && !(e.kind != Kind::CompoundAssign && self.in_pure_macro(e)) =>
+            {
                 return Err(Why::at(
                     e,
                     format!(
@@ -418,14 +452,18 @@ impl Finder<'_> {
                 if let Some(idx) = e.children.get(1) {
                     self.subscript(idx)?;
                 }
+                if let Some((base, rest)) = e.children.split_first() {
+                    self.expr_in(base, affine)?;
+                    return rest.iter().try_for_each(|c| self.affine_expr(c));
+                }
             }
             _ => {}
         }
-        e.children.iter().try_for_each(|c| self.expr(c))
+        e.children.iter().try_for_each(|c| self.expr_in(c, affine))
     }
 
     pub(super) fn subscript(&self, idx: &Node) -> Result<(), Why> {
-        if let Some(m) = any(idx, &|x| {
+        if let Some(m) = any_outside(idx, &|x| {
             matches!(x.kind, Kind::Subscript | Kind::Call | Kind::Member) || is_deref(x)
         }) {
             return Err(Why::at(
@@ -439,7 +477,7 @@ impl Finder<'_> {
         }
         // A product of variables may be a linearized subscript
         // (`a[lda*j + i]`): the front end delinearizes it or says why not.
-        if let Some(m) = any(idx, &|x| {
+        if let Some(m) = any_outside(idx, &|x| {
             x.kind == Kind::Binary
                 && matches!(x.op.as_deref(), Some("/" | "%"))
                 && x.children.len() == 2
@@ -455,7 +493,7 @@ impl Finder<'_> {
                 ),
             ));
         }
-        if let Some(v) = any(idx, &|x| {
+        if let Some(v) = any_outside(idx, &|x| {
             x.kind == Kind::DeclRef && x.var.as_ref().is_some_and(|v| v.variable && !v.integer)
         }) {
             return Err(Why::at(

@@ -17,8 +17,13 @@
 //! a loop bound or `if` condition that reads memory or calls a function,
 //! or a subscript that reads memory or divides by a variable (a product
 //! of variables may be a linearized subscript, which the front end
-//! delinearizes or rejects). A region is also rejected when a variable
-//! of a loop bound is written in it.
+//! delinearizes or rejects); the
+//! reads of integers from memory the region provably leaves alone
+//! (`grid_points[0]`, `Mat->mrows`) are the exception, see
+//! `invariant.rs`. A region is also rejected when a variable of a loop
+//! bound is written in it. Operators from the expansion of a pure
+//! function-like macro of the file (`max_score(a, b)`) are accepted: the
+//! front end reads the call as a pure call.
 //!
 //! The aliasing rule: every array accessed in a region is named by a
 //! variable. Array objects (local and global variables of array type)
@@ -51,6 +56,7 @@
 mod alias;
 mod clang;
 mod finder;
+mod invariant;
 
 use crate::frontend::pragmas::{self, Pragma};
 use crate::frontend::{self, Options, PURE_FUNCTIONS, SourceFile, is_scop_pragma};
@@ -181,6 +187,8 @@ pub fn detect_file(path: &Path, options: &DetectOptions) -> Result<Detection, De
     let functions = unit.functions;
     let mut pure: HashSet<String> = PURE_FUNCTIONS.iter().map(|s| s.to_string()).collect();
     pure.extend(options.pure_functions.iter().cloned());
+    let macros = frontend::macros::pure_macros(&text, &pure);
+    pure.extend(macros);
     let foreign = pragmas::foreign_with(&text, &unit.pragma_macros);
     let mut finder = Finder {
         path,
@@ -190,6 +198,7 @@ pub fn detect_file(path: &Path, options: &DetectOptions) -> Result<Detection, De
         assume_no_alias: options.assume_no_alias,
         escaping: HashSet::new(),
         reassigned: HashSet::new(),
+        addressed: HashSet::new(),
         regions: Vec::new(),
         rejected: Vec::new(),
         function: String::new(),
@@ -200,6 +209,8 @@ pub fn detect_file(path: &Path, options: &DetectOptions) -> Result<Detection, De
         escapes(&f.body, &mut finder.escaping);
         finder.reassigned = HashSet::new();
         reassigned(&f.body, &mut finder.reassigned);
+        finder.addressed = HashSet::new();
+        invariant::addressed(&f.body, &mut finder.addressed);
         finder.block(&f.body);
     }
     let Finder {

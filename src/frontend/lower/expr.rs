@@ -306,11 +306,14 @@ impl Lowerer<'_> {
                 }
                 _ => return Err(non_affine(format!("call to `{name}`"))),
             },
-            ExprKind::Access { name, .. } => {
-                return Err(non_affine(format!(
-                    "it reads array `{name}`, so it depends on data"
-                )));
-            }
+            ExprKind::Access { name, .. } => match self.invariant_load(e, place)? {
+                Some((v, t)) => (v, t, Why::Value),
+                None => {
+                    return Err(non_affine(format!(
+                        "it reads array `{name}`, so it depends on data"
+                    )));
+                }
+            },
             ExprKind::Float(_) => return Err(non_affine("floating-point constant".into())),
             ExprKind::Ternary { .. } => {
                 return Err(non_affine(
@@ -321,12 +324,15 @@ impl Lowerer<'_> {
                 return Err(non_affine(format!("cast to non-integer type `{ty}`")));
             }
             ExprKind::Unary { .. } => return Err(non_affine("unsupported unary operator".into())),
-            ExprKind::Unsupported(what) => {
-                return Err(SpanError::new(
-                    e.span,
-                    format!("{what} is not supported in a SCoP"),
-                ));
-            }
+            ExprKind::Unsupported(what) => match self.invariant_load(e, place)? {
+                Some((v, t)) => (v, t, Why::Value),
+                None => {
+                    return Err(SpanError::new(
+                        e.span,
+                        format!("{what} is not supported in a SCoP"),
+                    ));
+                }
+            },
         };
         if ty.maybe_unsigned() {
             self.assume_in_range(&value, ty, kind, e);
@@ -336,7 +342,7 @@ impl Lowerer<'_> {
 
     /// The C type of a variable: its loop's declaration, a declaration
     /// before the SCoP, or unknown.
-    fn var_type(&self, name: &str) -> CType {
+    pub(super) fn var_type(&self, name: &str) -> CType {
         if let Some(l) = self.loops.iter().rev().find(|l| l.iterator == name)
             && let Some(t) = l.declared
         {

@@ -11,11 +11,12 @@
 
 mod expr;
 mod linear;
+mod invariant;
 mod loops;
 mod stmt;
 mod types;
 
-use super::error::SpanError;
+use super::error::{LineIndex, SpanError};
 use crate::frontend::scop::ast::{
     AssignOp, BinOp, Expr, ExprKind, ForLoop, LocalPart, Span, Stmt, StmtKind, UnOp,
 };
@@ -111,6 +112,10 @@ struct Lowerer<'o> {
     current_reads: Vec<Access>,
     /// Accesses with a linearized subscript: array, access, polynomial.
     linear: Vec<linear::LinearAccess>,
+    /// The arrays the SCoP writes, and the loads of memory it does not
+    /// write that are parameters (`invariant.rs`).
+    written_arrays: HashMap<String, Span>,
+    invariants: Vec<crate::frontend::scop::InvariantLoad>,
 }
 
 type R<T> = Result<T, SpanError>;
@@ -167,6 +172,8 @@ pub fn lower(
         uses: BTreeMap::new(),
         current_reads: Vec::new(),
         linear: Vec::new(),
+        written_arrays: invariant::written_arrays(&body),
+        invariants: Vec::new(),
     };
     for s in &body {
         l.stmt(s)?;
@@ -364,6 +371,7 @@ impl Lowerer<'_> {
             iterator_casts,
             parameter_ranges,
             delinearized,
+            invariant_loads: self.invariants,
         })
     }
 }

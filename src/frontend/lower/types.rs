@@ -366,6 +366,11 @@ impl TypeScan {
                     }
                     continue;
                 }
+                // Another directive (`#include`) ends what came before.
+                Tok::Directive => {
+                    seg[depth_now] = k + 1;
+                    continue;
+                }
                 Tok::Other => continue,
                 Tok::Word(_) => {}
             }
@@ -461,7 +466,9 @@ enum Tok {
     /// `#define NAME value`, with the value's type when it is an integer
     /// literal.
     Define(String, Option<CType>),
-    /// Numbers, strings, other directives.
+    /// Another preprocessor directive.
+    Directive,
+    /// Numbers, strings.
     Other,
 }
 
@@ -497,7 +504,7 @@ fn define(line: &str) -> Tok {
             .map(|n| literal_type(v, n));
         Tok::Define(name.to_string(), ty)
     } else {
-        Tok::Other
+        Tok::Directive
     }
 }
 

@@ -148,6 +148,33 @@ pub struct Scop {
     /// make the split exact.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub delinearized: Vec<Delinearized>,
+    /// Values read from memory that the SCoP never writes, in loop
+    /// bounds, conditions or subscripts (`grid_points[0]`, `Mat->mrows`):
+    /// parameters (named so that they cannot clash with the file's
+    /// names), loaded once before the transformed code.
+    pub invariant_loads: Vec<InvariantLoad>,
+}
+
+/// A parameter of a SCoP whose value is read from memory.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct InvariantLoad {
+    /// The parameter (a C identifier the file does not use).
+    pub name: String,
+    /// The C expression as the user wrote it (comments dropped).
+    pub expr: String,
+    /// Its C type as declared (`int`, or `__typeof__(expr)`).
+    pub ty: String,
+}
+
+impl Scop {
+    /// The declarations that load the invariant values, one per line
+    /// (empty without them): what must precede code that names them.
+    pub fn invariant_declarations(&self, indent: &str) -> String {
+        self.invariant_loads
+            .iter()
+            .map(|l| format!("{indent}const {} {} = {};\n", l.ty, l.name, l.expr))
+            .collect()
+    }
 }
 
 /// A value in an affine position that must stay in `[min, max]` wherever

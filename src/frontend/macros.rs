@@ -1,0 +1,195 @@
+//! Function-like macros of the file that are pure: a call to one in a
+//! SCoP (`max_score(a, b)`) is read like a call to a pure function, as
+//! `--pure NAME` would make it, without the flag.
+//!
+//! A macro is pure when every definition of it in the file (one per `#if`
+//! branch, say) expands to an expression of its arguments only: no
+//! assignment, no `++`/`--`, no call but to pure functions and to pure
+//! macros, no name other than its parameters (a global variable read by
+//! the expansion would be a read the model does not see), no memory read
+//! (`[`, `.`, `->`, unary `*`), no statement (`;`, `{`).
+
+use crate::frontend::lex::{self, Tok};
+use std::collections::{HashMap, HashSet};
+
+/// Words a pure expansion may hold besides its parameters: type names of
+/// casts and `sizeof`.
+const ALLOWED_WORDS: &[&str] = &[
+    "sizeof", "int", "long", "short", "char", "unsigned", "signed", "float", "double", "const",
+];
+
+/// The function-like macros of `text` whose every definition is pure,
+/// given the functions known to be pure.
+pub fn pure_macros(text: &str, pure: &HashSet<String>) -> Vec<String> {
+    // Name -> the body tokens of each definition (None: not an
+    // expression of its parameters).
+    let mut defs: HashMap<String, Vec<Option<Vec<String>>>> = HashMap::new();
+    for t in lex::tokens(text) {
+        if t.kind != Tok::Directive {
+            continue;
+        }
+        if let Some((name, body)) = definition(&text[t.start..t.end]) {
+            defs.entry(name).or_default().push(body);
+        }
+    }
+    // Callees: a macro is pure once all it calls is.
+    let mut found: HashSet<String> = HashSet::new();
+    loop {
+        let before = found.len();
+        for (name, bodies) in &defs {
+            if found.contains(name) {
+                continue;
+            }
+            let ok = bodies.iter().all(|b| {
+                b.as_ref().is_some_and(|callees| {
+                    callees
+                        .iter()
+                        .all(|c| pure.contains(c) || found.contains(c))
+                })
+            });
+            if ok {
+                found.insert(name.clone());
+            }
+        }
+        if found.len() == before {
+            break;
+        }
+    }
+    let mut out: Vec<String> = found.into_iter().collect();
+    out.sort();
+    out
+}
+
+/// A function-like macro's name and, when its body is an expression of
+/// its parameters, the names it calls.
+fn definition(directive: &str) -> Option<(String, Option<Vec<String>>)> {
+    let code = directive.trim_start().strip_prefix('#')?.trim_start();
+    let rest = code.strip_prefix("define")?;
+    if !rest.starts_with([' ', '\t']) {
+        return None;
+    }
+    let rest = rest.trim_start();
+    let name_len = rest
+        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .unwrap_or(rest.len());
+    let (name, after) = rest.split_at(name_len);
+    // Function-like: `(` right after the name.
+    let after = after.strip_prefix('(')?;
+    let close = after.find(')')?;
+    let params: Vec<&str> = after[..close]
+        .split(',')
+        .map(str::trim)
+        .filter(|p| !p.is_empty())
+        .collect();
+    Some((name.to_string(), pure_body(&after[close + 1..], &params)))
+}
+
+/// The names a macro body calls, when it is an expression of `params`.
+fn pure_body(body: &str, params: &[&str]) -> Option<Vec<String>> {
+    let toks = lex::tokens(body);
+    let word = |k: usize| &body[toks[k].start..toks[k].end];
+    let mut callees = Vec::new();
+    for k in 0..toks.len() {
+        let t = &toks[k];
+        let next = toks.get(k + 1).map(|n| (n.kind, n.start));
+        match t.kind {
+            Tok::Ident => {
+                let w = word(k);
+                if ALLOWED_WORDS.contains(&w) {
+                    continue;
+                }
+                if next.is_some_and(|(kind, _)| kind == Tok::Punct(b'(')) && !params.contains(&w) {
+                    callees.push(w.to_string());
+                } else if !params.contains(&w) {
+                    return None;
+                }
+            }
+            Tok::Number => {}
+            Tok::Literal | Tok::Directive => return None,
+            Tok::Punct(c) => {
+                // Two-character operators are two tokens: `+` `+`, `-` `=`.
+                let glued = next.filter(|(_, s)| *s == t.end).map(|(kind, _)| kind);
+                let prev = k.checked_sub(1).map(|j| &toks[j]);
+                let prev_glued = prev.filter(|p| p.end == t.start).map(|p| p.kind);
+                match c {
+                    b';' | b'{' | b'}' | b'[' | b']' | b'.' | b'#' => return None,
+                    b'+' | b'-' if glued == Some(Tok::Punct(c)) => return None,
+                    b'-' if glued == Some(Tok::Punct(b'>')) => return None,
+                    b'=' => {
+                        // `==`, `<=`, `>=`, `!=` are comparisons.
+                        let comparison =
+                            matches!(prev_glued, Some(Tok::Punct(b'=' | b'<' | b'>' | b'!')))
+                                || glued == Some(Tok::Punct(b'='));
+                        let shift = matches!(prev_glued, Some(Tok::Punct(b'<' | b'>')))
+                            && k >= 2
+                            && toks[k - 2].end == toks[k - 1].start
+                            && toks[k - 2].kind == toks[k - 1].kind;
+                        if !comparison || shift {
+                            return None;
+                        }
+                    }
+                    b'*' | b'&' => {
+                        // Unary (a dereference, an address) unless after
+                        // an operand.
+                        let binary = prev.is_some_and(|p| {
+                            matches!(p.kind, Tok::Ident | Tok::Number | Tok::Punct(b')'))
+                        });
+                        let logical = c == b'&'
+                            && (glued == Some(Tok::Punct(b'&'))
+                                || prev_glued == Some(Tok::Punct(b'&')));
+                        if !binary && !logical {
+                            return None;
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
+    }
+    Some(callees)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pure_of(text: &str) -> Vec<String> {
+        let known: HashSet<String> = ["sqrt".to_string()].into_iter().collect();
+        pure_macros(text, &known)
+    }
+
+    #[test]
+    fn expressions_of_their_arguments_are_pure() {
+        let text = "#define max_score(s1, s2) ((s1 >= s2) ? s1 : s2)\n\
+                    #define match(b1, b2) (((b1)+(b2)) == 3 ? 1 : 0)\n\
+                    #define NORM(x, y) sqrt((x) * (x) + (y) * (y))\n\
+                    #define BOTH(a, b) (max_score(a, b) && !match(a, b) & (a))\n\
+                    #define CAST(x) ((double)(x) / sizeof(int))\n\
+                    #define N 100\n";
+        assert_eq!(
+            pure_of(text),
+            ["BOTH", "CAST", "NORM", "match", "max_score"]
+        );
+    }
+
+    #[test]
+    fn side_effects_memory_and_hidden_names_are_not() {
+        for (def, why) in [
+            ("#define BUMP(x) (count++, x)", "increment"),
+            ("#define SET(x, v) (x = v)", "assignment"),
+            ("#define ADDTO(x, v) (x += v)", "compound assignment"),
+            ("#define SHL(x) (x <<= 1)", "shift assignment"),
+            ("#define AT(a, i) a[i]", "memory read"),
+            ("#define DEREF(p) (*p)", "dereference"),
+            ("#define FIELD(p) p->n", "member"),
+            ("#define SCALE(x) (x * alpha)", "a global"),
+            ("#define LOG(x) (printf(\"%d\", x), x)", "impure call"),
+            ("#define BLOCK(x) do { x; } while (0)", "statement"),
+        ] {
+            assert_eq!(pure_of(def), Vec::<String>::new(), "{why}: {def}");
+        }
+        // Every definition must be pure; a macro that calls an impure one is not.
+        let text = "#if A\n#define F(x) (x)\n#else\n#define F(x) (x = 1)\n#endif\n#define G(x) F(x)\n#define H(x) (x <= 2)\n";
+        assert_eq!(pure_of(text), ["H"]);
+    }
+}
