@@ -247,7 +247,7 @@ pub fn run(
             let recipe = recipe_for(c, path, src, &work, &name)?;
             (Some(file), Some(recipe))
         };
-        if !store.has_features(kernel, "cachegrind", c.feature_size)? {
+        if !store.has_features(kernel, Backend::Cachegrind, c.feature_size)? {
             let compiler = c.compilers.first().expect("at least one compiler");
             let features = match (&instrumented, &recipe_base) {
                 (Some(file), Some(recipe)) => characterize_instrumented(
@@ -271,7 +271,9 @@ pub fn run(
                 ),
             };
             match features {
-                Ok(f) => store.record_features(kernel, "cachegrind", c.feature_size, &f.values)?,
+                Ok(f) => {
+                    store.record_features(kernel, Backend::Cachegrind, c.feature_size, &f.values)?
+                }
                 Err(e) => progress(Event::NoFeatures {
                     name: &name,
                     error: &e.to_string(),
