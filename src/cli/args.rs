@@ -232,13 +232,15 @@ impl ProgramArgs {
     }
 }
 
-/// The program's compile line after `--` (`measure`, `characterize`;
-/// `optimize` reads it through its source arguments).
+/// The program's compile line after `--` (`measure`, `characterize`,
+/// `collect`; `optimize` and `scop` through their source arguments).
 #[derive(clap::Args, Clone, Debug, Default)]
 pub struct CompileLine {
     /// The program's compile line after `--`: include paths, -D flags,
     /// extra sources, libraries, e.g. `-- -Iutilities
-    /// utilities/polybench.c -DSMALL_DATASET -lm`.
+    /// utilities/polybench.c -DSMALL_DATASET -lm`. It builds the program
+    /// when polytune measures it, and its preprocessor flags go to clang
+    /// with --detect.
     #[arg(last = true, value_name = "COMPILE_LINE", allow_hyphen_values = true)]
     pub words: Vec<String>,
 }
