@@ -1,8 +1,6 @@
 //! The feature back end: which counters characterization reads.
 
 use serde::{Deserialize, Serialize};
-use std::fmt;
-use std::str::FromStr;
 
 /// Which counters to read; named `cachegrind` or `papi` on the command
 /// line, in the store's `features.backend` column, in the models' JSON.
@@ -32,22 +30,7 @@ impl Backend {
     }
 }
 
-impl fmt::Display for Backend {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-impl FromStr for Backend {
-    type Err = UnknownBackend;
-
-    fn from_str(s: &str) -> Result<Backend, UnknownBackend> {
-        Backend::ALL
-            .into_iter()
-            .find(|b| b.as_str() == s)
-            .ok_or_else(|| UnknownBackend(s.to_string()))
-    }
-}
+crate::lab::named_by_as_str!(Backend, UnknownBackend);
 
 #[cfg(test)]
 mod tests {
