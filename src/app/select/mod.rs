@@ -224,10 +224,12 @@ pub fn select(
     // found. All of them are then compiled at once, before the original
     // is timed: on this 2-core machine a compiler beside a timed run
     // would disturb the timing, so nothing compiles while anything is
-    // timed. The whole `optimize gemm.c --shots 3 --size small`, medians
-    // of 5 alternating runs: 7.05 s one build at a time, 6.51 s built at
-    // once, on a machine loaded by other work (load 9 to 12), so a hint,
-    // not a measurement of the gain.
+    // timed. The whole `optimize gemm.c -o /dev/null --shots 3 --size
+    // small -q`, medians of 5 alternating runs, one build at a time
+    // against built at once: 3.78 s against 3.93 s with one of the two
+    // cores busy with other work (load 2.5), 7.05 s against 6.51 s under
+    // load 9 to 12: within the noise, never a quiet machine; three small
+    // compilations take a fraction of a second of the run.
     let mut jobs = Vec::new();
     for (i, (v, _)) in picks.iter().enumerate() {
         let exe = format!("candidate-{i}");
