@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Regenerates everything the README's learning results come from, out of
 # the committed dataset: the shipped models of both compilers, their
-# leave-one-out evaluations (with the feature-subset tables, and once more
-# with the paper's training target) and the distribution plots.
+# leave-one-out evaluations (Markdown, and JSON for scripts; with the
+# feature-subset tables, and once more with the paper's training target)
+# and the distribution plots.
 # Deterministic: the same dataset gives the same files. Run it after a
 # campaign session has checkpointed models/dataset.sqlite
 # (scripts/campaign.sh); pause a running campaign first (touch
@@ -19,10 +20,11 @@ for cc in gcc clang; do
     "$bin" train --db "$db" --compiler "$cc" -o "models/$cc"
     echo "== $cc: leave-one-out evaluation and plots" >&2
     "$bin" evaluate --db "$db" --compiler "$cc" --subset --plots "models/plots-$cc" \
-        > "models/evaluation-$cc.md.tmp"
+        --save-json "models/evaluation-$cc.json" > "models/evaluation-$cc.md.tmp"
     mv "models/evaluation-$cc.md.tmp" "models/evaluation-$cc.md"
     echo "== $cc: the same with the paper's target (the speedup itself)" >&2
     "$bin" evaluate --db "$db" --compiler "$cc" --target speedup \
+        --save-json "models/evaluation-$cc-speedup-target.json" \
         > "models/evaluation-$cc-speedup-target.md.tmp"
     mv "models/evaluation-$cc-speedup-target.md.tmp" "models/evaluation-$cc-speedup-target.md"
 done

@@ -1,54 +1,58 @@
 #!/usr/bin/env python3
 """The README's leave-one-out summary table, out of the evaluations that
-scripts/results.sh writes (models/evaluation-{gcc,clang}[-speedup-target].md):
-the mean % of Opt of every model, 1-shot and 6-shot, per compiler and
-training target; with --best, the best measured configuration of every
-kernel with each compiler (the paper's Tables 3-4). Prints markdown.
+scripts/results.sh writes as JSON (`polytune evaluate --save-json`:
+models/evaluation-{gcc,clang}[-speedup-target].json): the mean % of Opt
+of every model, 1-shot and 6-shot, per compiler and training target; with
+--best, the best measured configuration of every kernel with each
+compiler (the paper's Tables 3-4). Prints markdown.
 
     scripts/summary_table.py [--best] [MODELS_DIR]
 """
+import json
+import math
 import os
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+DASH = "–"
 
 
-def table_rows(path, starts, skip):
-    """The cells of the rows of the markdown table that begins `skip`
-    lines after the first line starting with `starts` (header and rule
-    skipped), in order."""
+def load(path):
     with open(path) as f:
-        lines = f.read().splitlines()
-    start = next(i for i, l in enumerate(lines) if l.startswith(starts))
-    rows = []
-    for line in lines[start + skip:]:
-        if not line.startswith("|"):
-            break
-        rows.append([c.strip() for c in line.strip("|").split("|")])
-    return rows
+        return json.load(f)
+
+
+def number(v, digits):
+    """A value as the evaluation's Markdown prints it: `digits` decimals,
+    a dash for a missing one (JSON null: NaN)."""
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return DASH
+    return f"{v:.{digits}f}"
 
 
 def summary(path):
-    """model -> (1-shot %, N-shot %) from the first table of an evaluation."""
-    return {c[0]: (c[2], c[4]) for c in table_rows(path, "| model |", 2)}
+    """model -> (1-shot %, N-shot %) from an evaluation's summary."""
+    return {s["model"]: (number(s["one_shot_pct_opt"], 0), number(s["n_shot_pct_opt"], 0))
+            for s in load(path)["summary"]}
 
 
 def best(path):
     """kernel -> (variants, speedup, configuration) from an evaluation."""
-    return {c[0]: (c[1], c[2], c[3]) for c in table_rows(path, "### Best measured", 4)}
+    return {b["kernel"]: (str(b["variants"]), number(b["speedup"], 2), f"`{b['configuration']}`")
+            for b in load(path)["best"]}
 
 
 def best_table(d):
-    cols = [(cc, best(os.path.join(d, f"evaluation-{cc}.md"))) for cc in ["gcc", "clang"]
-            if os.path.exists(os.path.join(d, f"evaluation-{cc}.md"))]
+    cols = [(cc, best(os.path.join(d, f"evaluation-{cc}.json"))) for cc in ["gcc", "clang"]
+            if os.path.exists(os.path.join(d, f"evaluation-{cc}.json"))]
     print("| kernel | " + " | ".join(f"{cc} variants | {cc} best | {cc} configuration"
                                      for cc, _ in cols) + " |")
     print("|---|" + "---:|---:|---|" * len(cols))
     for k in sorted(set().union(*[c.keys() for _, c in cols])):
         cells = []
         for _, c in cols:
-            v, s, conf = c.get(k, ("–", "–", "–"))
-            cells += [v, s + "×" if s != "–" else s, conf]
+            v, s, conf = c.get(k, (DASH, DASH, DASH))
+            cells += [v, s + "×" if s != DASH else s, conf]
         print(f"| {k} | " + " | ".join(cells) + " |")
 
 
@@ -61,7 +65,7 @@ def main():
     cols = []
     for cc in ["gcc", "clang"]:
         for suffix, label in [("", cc), ("-speedup-target", f"{cc}, paper's target")]:
-            p = os.path.join(d, f"evaluation-{cc}{suffix}.md")
+            p = os.path.join(d, f"evaluation-{cc}{suffix}.json")
             if os.path.exists(p):
                 cols.append((label, summary(p)))
     if not cols:
@@ -76,8 +80,8 @@ def main():
     for model in cols[0][1]:
         cells = []
         for _, s in cols:
-            one, six = s.get(model, ("–", "–"))
-            cells += [one, "–" if model == "Random" else six]
+            one, six = s.get(model, (DASH, DASH))
+            cells += [one, DASH if model == "Random" else six]
         print(f"| {names.get(model, model)} | " + " | ".join(cells) + " |")
 
 

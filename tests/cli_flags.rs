@@ -110,6 +110,12 @@ fn learned_mode_options_are_refused_beside_a_configuration() {
         &["--config", "000000000000", "--no-run"],
         &["--omp", "--no-run"],
         &["--tile", "32x32x1", "--size", "mini"],
+        // The program's and the runs' arguments, by their groups.
+        &["--config", "000000000000", "--run-args", "7"],
+        &["--omp", "--param", "N=3"],
+        &["--uj", "2", "--build", "make"],
+        &["--config", "000000000000", "--threads", "1"],
+        &["--config", "000000000000", "--compiler", "clang"],
     ] {
         let mut args = vec!["optimize", g.as_str()];
         args.extend_from_slice(extra);
@@ -117,6 +123,22 @@ fn learned_mode_options_are_refused_beside_a_configuration() {
         assert_eq!(o.status.code(), Some(2), "{extra:?}: {}", stderr(&o));
         assert!(stderr(&o).contains("cannot be used with"), "{}", stderr(&o));
     }
+}
+
+#[test]
+fn include_directories_and_the_compile_line_serve_a_configuration_too() {
+    let g = gemm();
+    let o = polytune(&[
+        "optimize",
+        &g,
+        "--config",
+        "000000000000",
+        "-I",
+        "polybench/include",
+        "--",
+        "-DMINI_DATASET",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
 }
 
 #[test]

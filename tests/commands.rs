@@ -111,6 +111,31 @@ fn train_and_evaluate_print_json() {
     let e = stderr(&o);
     assert!(e.contains("[6/6] leave-one-out folds"), "{e}");
     assert!(!e.contains('\r'));
+    // Each kernel's best configuration, readable; the target named.
+    for b in v["best"].as_array().unwrap() {
+        assert!(
+            b["configuration"].as_str().unwrap().starts_with("fuse="),
+            "{b}"
+        );
+    }
+    assert_eq!(v["target"], "log");
+    // The Markdown on stdout and the same JSON in a file, from one run.
+    let saved = dir.path().join("evaluation.json");
+    let o = polytune(&[
+        "evaluate",
+        "--db",
+        db,
+        "--models",
+        "LR,IBk",
+        "--shots",
+        "2",
+        "--save-json",
+        saved.to_str().unwrap(),
+    ]);
+    assert!(String::from_utf8_lossy(&o.stdout).starts_with("## Leave-one-out evaluation"));
+    let file: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&saved).unwrap()).unwrap();
+    assert_eq!(file, v);
 }
 
 #[test]

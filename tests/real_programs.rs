@@ -152,6 +152,8 @@ fn a_corpus_kernel_calling_sqrt_needs_no_compile_line() {
     ];
     let v = json(&polytune(&common::root(), &args));
     assert!(v["features"]["PAPI_TOT_INS"].as_f64().unwrap() > 0.0, "{v}");
+    // The back end as `--backend` and the store name it.
+    assert_eq!(v["backend"], "cachegrind", "{v}");
     // Only the region is counted, not the instrumentation's clock (reached
     // through an indirect jump): the region has no indirect branch.
     assert_eq!(v["features"]["CG_BR_IND"].as_f64(), Some(0.0), "{v}");

@@ -282,7 +282,7 @@ pub fn run(
             let recipe = recipe_for(c, path, src, &work, &name)?;
             (Some(file), Some(recipe))
         };
-        if *features && !store.has_features(kernel, "cachegrind", c.feature_size)? {
+        if *features && !store.has_features(kernel, Backend::Cachegrind, c.feature_size)? {
             let compiler = c.compilers.first().expect("at least one compiler");
             let features = match (&instrumented, &recipe_base) {
                 (Some(file), Some(recipe)) => characterize_instrumented(
@@ -306,7 +306,9 @@ pub fn run(
                 ),
             };
             match features {
-                Ok(f) => store.record_features(kernel, "cachegrind", c.feature_size, &f.values)?,
+                Ok(f) => {
+                    store.record_features(kernel, Backend::Cachegrind, c.feature_size, &f.values)?
+                }
                 Err(e) => progress(Event::NoFeatures {
                     name: &name,
                     error: &e.to_string(),

@@ -5,6 +5,7 @@
 
 use super::Usage;
 use crate::config::{Config, Fusion};
+use crate::lab::characterize::Backend;
 use crate::lab::compiler::{Compiler, Family};
 use crate::lab::runner::Protocol;
 use crate::lab::size::Size;
@@ -12,27 +13,25 @@ use anyhow::{Context, Result};
 use clap::builder::PossibleValue;
 use std::path::{Path, PathBuf};
 
-/// A back-end compiler, as users name it (`--compiler gcc`).
-impl clap::ValueEnum for Family {
-    fn value_variants<'a>() -> &'a [Self] {
-        &Family::ALL
-    }
+/// The typed values users name on the command line by their `as_str`
+/// names: a back-end compiler (`--compiler gcc`), a dataset size of
+/// corpus-style programs (`--size medium`), a feature back end
+/// (`--backend cachegrind`).
+macro_rules! value_enum {
+    ($($t:ty),*) => {$(
+        impl clap::ValueEnum for $t {
+            fn value_variants<'a>() -> &'a [Self] {
+                &<$t>::ALL
+            }
 
-    fn to_possible_value(&self) -> Option<PossibleValue> {
-        Some(PossibleValue::new(self.as_str()))
-    }
+            fn to_possible_value(&self) -> Option<PossibleValue> {
+                Some(PossibleValue::new(self.as_str()))
+            }
+        }
+    )*};
 }
 
-/// A dataset size of corpus-style programs (`--size medium`).
-impl clap::ValueEnum for Size {
-    fn value_variants<'a>() -> &'a [Self] {
-        &Size::ALL
-    }
-
-    fn to_possible_value(&self) -> Option<PossibleValue> {
-        Some(PossibleValue::new(self.as_str()))
-    }
-}
+value_enum!(Family, Size, Backend);
 
 /// How programs are built (every command that compiles).
 #[derive(clap::Args, Clone, Debug)]
@@ -253,13 +252,15 @@ impl ProgramArgs {
     }
 }
 
-/// The program's compile line after `--` (`measure`, `characterize`;
-/// `optimize` reads it through its source arguments).
+/// The program's compile line after `--` (`measure`, `characterize`,
+/// `collect`; `optimize` and `scop` through their source arguments).
 #[derive(clap::Args, Clone, Debug, Default)]
 pub struct CompileLine {
     /// The program's compile line after `--`: include paths, -D flags,
     /// extra sources, libraries, e.g. `-- -Iutilities
-    /// utilities/polybench.c -DSMALL_DATASET -lm`.
+    /// utilities/polybench.c -DSMALL_DATASET -lm`. It builds the program
+    /// when polytune measures it, and its preprocessor flags go to clang
+    /// with --detect.
     #[arg(last = true, value_name = "COMPILE_LINE", allow_hyphen_values = true)]
     pub words: Vec<String>,
 }

@@ -19,8 +19,8 @@ pub struct Args {
     /// C source file with `#pragma scop` regions.
     file: PathBuf,
     /// Counter back end: cachegrind (simulated, deterministic) or papi.
-    #[arg(long, default_value = "cachegrind", value_parser = ["cachegrind", "papi"])]
-    backend: String,
+    #[arg(long, value_enum, default_value = "cachegrind")]
+    backend: Backend,
     /// Dataset size of corpus-style programs (cachegrind runs about 50
     /// times slower than native); other programs take theirs from the
     /// compile line.
@@ -46,11 +46,7 @@ pub struct Args {
 pub fn run(a: Args, ui: &Ui) -> Result<()> {
     let compiler = a.build.compiler()?;
     let dir = Scratch::new("characterize")?;
-    let backend = if a.backend == "papi" {
-        Backend::Papi
-    } else {
-        Backend::Cachegrind
-    };
+    let backend = a.backend;
     let limits = crate::lab::confine::Limits::new(
         std::time::Duration::from_secs(a.timeout),
         memory_limit(a.memory_limit),

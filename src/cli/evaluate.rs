@@ -3,7 +3,7 @@
 use super::Ui;
 use super::args::{DataArgs, same_file};
 use super::progress::counting;
-use super::render::{json_text, summary_json, summary_md};
+use super::render::{best_json, json_text, summary_json, summary_md};
 use crate::learn::evaluate::{self, Evaluation};
 use anyhow::{Context, Result};
 use serde_json::json;
@@ -42,16 +42,22 @@ pub struct Args {
     /// model to FILE (CSV), to study rankings or combine models.
     #[arg(long, value_name = "FILE")]
     predictions: Option<PathBuf>,
+    /// Also write the result as JSON (what --json prints) to FILE,
+    /// beside the chosen format on standard output: one evaluation, both
+    /// forms (`scripts/results.sh` ships both).
+    #[arg(long, value_name = "FILE")]
+    save_json: Option<PathBuf>,
 }
 
 pub fn run(a: Args, ui: &Ui) -> Result<()> {
-    if let Some(p) = &a.predictions
-        && same_file(p, &a.db)
-    {
-        anyhow::bail!(
-            "refusing to overwrite the database {} with predictions: name another file",
-            a.db.display()
-        );
+    for p in a.predictions.iter().chain(&a.save_json) {
+        if same_file(p, &a.db) {
+            anyhow::bail!(
+                "refusing to overwrite the database {} with {}: name another file",
+                a.db.display(),
+                p.display()
+            );
+        }
     }
     let d = a.data.dataset(&a.db)?;
     let opts = evaluate::Options {
@@ -97,14 +103,19 @@ pub fn run(a: Args, ui: &Ui) -> Result<()> {
         plots(&d, &e, dir, ui)?;
     }
     let format = if a.json { "json" } else { a.format.as_str() };
+    let whole = json!({
+        "machine": d.machine, "compiler": d.compiler, "flags": d.flags,
+        "features": d.feature_names, "kernels": d.kernels.len(), "variants": d.rows.len(),
+        "target": a.data.target.name(),
+        "evaluation": e, "summary": summary_json(&e), "best": best_json(&e),
+        "subset": sub.as_ref().map(|(k, s)| json!({"features": k, "evaluation": s, "summary": summary_json(s)})),
+    });
+    if let Some(path) = &a.save_json {
+        crate::lab::store::atomic::write(path, json_text(&whole)?.as_bytes())?;
+    }
     let text = match format {
         "csv" => e.csv(),
-        "json" => json_text(&json!({
-            "machine": d.machine, "compiler": d.compiler, "flags": d.flags,
-            "features": d.feature_names, "kernels": d.kernels.len(), "variants": d.rows.len(),
-            "evaluation": e, "summary": summary_json(&e),
-            "subset": sub.as_ref().map(|(k, s)| json!({"features": k, "evaluation": s, "summary": summary_json(s)})),
-        }))?,
+        "json" => json_text(&whole)?,
         _ => {
             let mut o = format!(
                 "## Leave-one-out evaluation: {} ({}), {}\n\n",

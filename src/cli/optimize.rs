@@ -29,12 +29,12 @@ use std::path::PathBuf;
 /// times at --size). --no-run emits the top prediction without running
 /// anything.
 #[derive(clap::Args)]
-#[command(group(
-    clap::ArgGroup::new("learned")
-        .args(["model", "shots", "strategy", "time_budget", "min_ei", "no_run", "json", "size", "threads", "timeout", "memory_limit", "compiler", "cflags", "run_args", "build", "run", "rtol", "atol", "param", "size_from_footprint"])
-        .multiple(true)
-        .conflicts_with("configuration")
-))]
+// The learned selection's options, named by their argument groups (a
+// flattened struct's group is named after it): refused beside a
+// configuration. `-I` and the compile line serve both modes.
+#[command(mut_group("configuration", |g| g.conflicts_with_all(
+    ["LearnedArgs", "RunArgs", "ProgramArgs", "compiler", "cflags"]
+)))]
 pub struct Args {
     /// C source file (never modified unless --in-place).
     file: PathBuf,
@@ -194,7 +194,7 @@ fn learned(a: &Args, src: &SourceFile, ui: &Ui) -> Result<Report> {
             src,
             a.build.include_for(&a.file),
             a.run.size,
-            &a.source.clang_args,
+            &a.source.compile_line.words,
             drivers.path(),
             ui,
         )?,

@@ -2,7 +2,7 @@
 //! the regions libclang finds.
 
 use super::Ui;
-use super::args::corpus_include;
+use super::args::{CompileLine, corpus_include};
 use crate::frontend::{self, Options, SourceFile};
 use anyhow::Result;
 use std::path::{Path, PathBuf};
@@ -27,13 +27,8 @@ pub struct SourceArgs {
     /// possibly alias). If they do overlap, the result is wrong.
     #[arg(long, requires = "detect")]
     pub assume_no_alias: bool,
-    /// The program's compile line after `--`: include paths, -D flags,
-    /// extra sources, libraries (e.g. `-- -Iutilities
-    /// utilities/polybench.c -DSMALL_DATASET -lm`). It builds the
-    /// program when polytune measures it, and its preprocessor flags go to
-    /// clang with --detect.
-    #[arg(last = true, value_name = "COMPILE_LINE", allow_hyphen_values = true)]
-    pub clang_args: Vec<String>,
+    #[command(flatten)]
+    pub compile_line: CompileLine,
 }
 
 impl SourceArgs {
@@ -63,7 +58,7 @@ pub fn detect_options(
     include: &[PathBuf],
     ui: &Ui,
 ) -> crate::frontend::detect::DetectOptions {
-    let mut args = preprocessor_flags(&a.clang_args);
+    let mut args = preprocessor_flags(&a.compile_line.words);
     args.extend(include.iter().map(|d| format!("-I{}", d.display())));
     args.push(format!("-I{}", corpus_include().display()));
     if a.assume_no_alias && ui.verbosity >= super::Verbosity::Normal {
@@ -148,7 +143,7 @@ mod tests {
             pure: vec![],
             detect: true,
             assume_no_alias: false,
-            clang_args: vec![],
+            compile_line: Default::default(),
         };
         let ui = super::Ui {
             verbosity: super::super::Verbosity::Normal,

@@ -14,14 +14,8 @@ use serde::Serialize;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
-/// Which counters to read.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-pub enum Backend {
-    /// Simulated by valgrind's cachegrind (deterministic).
-    Cachegrind,
-    /// Hardware counters through PAPI.
-    Papi,
-}
+mod backend;
+pub use backend::{Backend, UnknownBackend};
 
 /// The simulated caches: 32 KiB 8-way L1 instruction and data caches and
 /// an 8 MiB 16-way last level, 64-byte lines.

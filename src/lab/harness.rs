@@ -16,6 +16,7 @@ use super::dump::{Tolerance, floats_match};
 use super::runner::{self, Exit, Protocol, Run, Timing};
 use super::side::{Side, SideError};
 use super::verify::{Measurement, Status};
+use rayon::prelude::*;
 use std::path::{Path, PathBuf};
 
 /// Environment of the instrumented runs (names shared with the engine's
@@ -85,6 +86,24 @@ impl Harness {
         let exe = self.workdir.join(name);
         let c = self.recipe.build(src, &exe, openmp, &[]);
         Measurement::built(c, exe)
+    }
+
+    /// Builds every `(source, name, openmp)` of `jobs` as [`Harness::build`]
+    /// does, in parallel (rayon), the results in the order of `jobs`.
+    /// Call it before any timing starts: a compiler running beside a timed
+    /// run takes a core from it (two on the development machines). A
+    /// user's `--build` command builds one at a time: its build system may
+    /// share intermediate files (make's objects) between builds.
+    pub fn build_all(
+        &self,
+        jobs: &[(PathBuf, String, bool)],
+    ) -> Vec<Result<(PathBuf, f64), Measurement>> {
+        let one = |(src, name, openmp): &(PathBuf, String, bool)| self.build(src, name, *openmp);
+        if self.recipe.build.is_some() {
+            jobs.iter().map(one).collect()
+        } else {
+            jobs.par_iter().map(one).collect()
+        }
     }
 
     /// One run of `exe`, its record read from the side file.
@@ -298,7 +317,18 @@ impl Harness {
         openmp: bool,
         time: bool,
     ) -> Measurement {
-        let (exe, compile_seconds) = match self.build(src, name, openmp) {
+        self.measure_built(self.build(src, name, openmp), reference, time)
+    }
+
+    /// [`Harness::measure`] of a program [`Harness::build`] or
+    /// [`Harness::build_all`] built.
+    pub fn measure_built(
+        &self,
+        built: Result<(PathBuf, f64), Measurement>,
+        reference: &Reference,
+        time: bool,
+    ) -> Measurement {
+        let (exe, compile_seconds) = match built {
             Ok(x) => x,
             Err(m) => return m,
         };
@@ -414,6 +444,47 @@ fn describe_failure(run: &Run) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn programs_built_at_once_come_back_in_order_with_their_failures() {
+        let Ok(gcc) = super::super::compiler::Compiler::detect(
+            super::super::compiler::Family::Gcc,
+            Some(vec!["-O0".into()]),
+        ) else {
+            return;
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let mut jobs = Vec::new();
+        for (k, text) in [
+            "int main(void) { return 0; }",
+            "int main(void) { return }",
+            "int main(void) { return 1; }",
+        ]
+        .iter()
+        .enumerate()
+        {
+            let src = dir.path().join(format!("p{k}.c"));
+            std::fs::write(&src, text).unwrap();
+            jobs.push((src, format!("p{k}"), false));
+        }
+        let mut h = Harness {
+            recipe: Recipe::new(gcc, &jobs[0].0),
+            protocol: Protocol::default(),
+            tolerance: Tolerance::default(),
+            workdir: dir.path().to_path_buf(),
+        };
+        let check = |built: Vec<Result<(PathBuf, f64), Measurement>>| {
+            assert_eq!(built.len(), 3);
+            assert_eq!(built[0].as_ref().unwrap().0, dir.path().join("p0"));
+            assert_eq!(built[1].as_ref().unwrap_err().status, Status::CompileError);
+            assert_eq!(built[2].as_ref().unwrap().0, dir.path().join("p2"));
+            assert!(dir.path().join("p2").is_file());
+        };
+        check(h.build_all(&jobs));
+        // A user's build command, one build at a time.
+        h.recipe.build = Some("{cc} {src} -o {exe}".into());
+        check(h.build_all(&jobs));
+    }
 
     #[test]
     fn stdout_numbers_are_compared_within_the_tolerance() {

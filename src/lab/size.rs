@@ -3,8 +3,6 @@
 //! own headers) it is built with.
 
 use serde::{Deserialize, Serialize};
-use std::fmt;
-use std::str::FromStr;
 
 /// A dataset size, smallest first.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -41,22 +39,7 @@ impl Size {
     }
 }
 
-impl fmt::Display for Size {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-impl FromStr for Size {
-    type Err = UnknownSize;
-
-    fn from_str(s: &str) -> Result<Size, UnknownSize> {
-        Size::ALL
-            .into_iter()
-            .find(|z| z.as_str() == s)
-            .ok_or_else(|| UnknownSize(s.to_string()))
-    }
-}
+super::named_by_as_str!(Size, UnknownSize);
 
 #[cfg(test)]
 mod tests {

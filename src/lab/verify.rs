@@ -48,22 +48,7 @@ impl Status {
     }
 }
 
-impl std::fmt::Display for Status {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-impl std::str::FromStr for Status {
-    type Err = UnknownStatus;
-
-    fn from_str(s: &str) -> Result<Status, UnknownStatus> {
-        Status::ALL
-            .into_iter()
-            .find(|z| z.as_str() == s)
-            .ok_or_else(|| UnknownStatus(s.to_string()))
-    }
-}
+super::named_by_as_str!(Status, UnknownStatus);
 
 /// The outcome of measuring one program.
 #[derive(Debug, Clone, Serialize)]

@@ -10,6 +10,7 @@
 
 use super::LearnError;
 use crate::config::Config;
+use crate::lab::characterize::Backend;
 use crate::lab::compiler::Family;
 use crate::lab::size::Size;
 use crate::lab::store::{Measured, Store};
@@ -27,7 +28,7 @@ pub struct Selection {
     pub size: Size,
     pub threads: i64,
     /// Feature back end and the size the features were counted at.
-    pub feature_backend: String,
+    pub feature_backend: Backend,
     pub feature_size: Size,
 }
 
@@ -37,7 +38,7 @@ impl Default for Selection {
             compiler: Family::Gcc,
             size: Size::Medium,
             threads: 2,
-            feature_backend: "cachegrind".into(),
+            feature_backend: Backend::Cachegrind,
             feature_size: Size::Small,
         }
     }
@@ -136,7 +137,7 @@ impl Dataset {
             else {
                 continue;
             };
-            let feats = store.features(*kid, &sel.feature_backend, sel.feature_size)?;
+            let feats = store.features(*kid, sel.feature_backend, sel.feature_size)?;
             if feats.is_empty() {
                 continue;
             }

@@ -10,8 +10,8 @@
 //! integer types and scans the declarations in front of a SCoP.
 
 mod expr;
-mod linear;
 mod invariant;
+mod linear;
 mod loops;
 mod stmt;
 mod types;

@@ -381,8 +381,13 @@ mod tests {
             timing: Some(timing),
         };
         s.record_against(&key, &meas, Some(1.0)).unwrap();
-        s.record_features(k, "cachegrind", Size::Small, &[("Ir".into(), median)])
-            .unwrap();
+        s.record_features(
+            k,
+            crate::lab::characterize::Backend::Cachegrind,
+            Size::Small,
+            &[("Ir".into(), median)],
+        )
+        .unwrap();
     }
 
     #[test]

@@ -3,6 +3,7 @@
 
 use super::{Key, Measured, Store, StoreError, UnitCost, atomic};
 use crate::config::Config;
+use crate::lab::characterize::Backend;
 use crate::lab::size::Size;
 use rusqlite::{Connection, OptionalExtension, params};
 use std::path::Path;
@@ -34,7 +35,12 @@ impl Store {
             .flatten())
     }
 
-    pub fn has_features(&self, kernel: i64, backend: &str, size: Size) -> Result<bool, StoreError> {
+    pub fn has_features(
+        &self,
+        kernel: i64,
+        backend: Backend,
+        size: Size,
+    ) -> Result<bool, StoreError> {
         Ok(self
             .conn
             .query_row(
@@ -174,7 +180,7 @@ impl Store {
     pub fn features(
         &self,
         kernel: i64,
-        backend: &str,
+        backend: Backend,
         size: Size,
     ) -> Result<Vec<(String, f64)>, StoreError> {
         let mut stmt = self.conn.prepare(
@@ -342,8 +348,13 @@ mod tests {
         s.record(&key(original), &ran(Status::Ok)).unwrap();
         s.record_against(&key(variant), &ran(Status::WrongOutput), Some(0.5))
             .unwrap();
-        s.record_features(kernel, "cachegrind", Size::Mini, &[("Ir".into(), 7.0)])
-            .unwrap();
+        s.record_features(
+            kernel,
+            Backend::Cachegrind,
+            Size::Mini,
+            &[("Ir".into(), 7.0)],
+        )
+        .unwrap();
         assert!(s.has_measurement(&key(variant)).unwrap());
         assert!(
             !s.has_measurement(&Key {
@@ -364,10 +375,16 @@ mod tests {
         assert_eq!(v.status, Status::WrongOutput);
         // In the order of their bit strings.
         assert_eq!(v.configs, [configs[1], configs[0]]);
-        assert!(s.has_features(kernel, "cachegrind", Size::Mini).unwrap());
-        assert!(!s.has_features(kernel, "cachegrind", Size::Small).unwrap());
+        assert!(
+            s.has_features(kernel, Backend::Cachegrind, Size::Mini)
+                .unwrap()
+        );
+        assert!(
+            !s.has_features(kernel, Backend::Cachegrind, Size::Small)
+                .unwrap()
+        );
         assert_eq!(
-            s.features(kernel, "cachegrind", Size::Mini).unwrap(),
+            s.features(kernel, Backend::Cachegrind, Size::Mini).unwrap(),
             [("Ir".to_string(), 7.0)]
         );
         let text = |sql: &str| -> Vec<String> {

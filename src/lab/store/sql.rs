@@ -1,8 +1,9 @@
 //! The typed values of the store and their text columns: a
 //! configuration is its bit string, a size, compiler and status their
-//! names. The columns hold exactly what earlier builds wrote.
+//! names, as is a feature back end. The columns hold exactly what earlier builds wrote.
 
 use crate::config::Config;
+use crate::lab::characterize::Backend;
 use crate::lab::compiler::Family;
 use crate::lab::size::Size;
 use crate::lab::verify::Status;
@@ -40,6 +41,7 @@ macro_rules! named {
 named!(Size);
 named!(Family);
 named!(Status);
+named!(Backend);
 
 impl ToSql for Config {
     fn to_sql(&self) -> rusqlite::Result<ToSqlOutput<'_>> {

@@ -4,6 +4,7 @@
 
 use super::{Key, Machine, Store, StoreError};
 use crate::config::Config;
+use crate::lab::characterize::Backend;
 use crate::lab::compiler::Compiler;
 use crate::lab::size::Size;
 use crate::lab::verify::Measurement;
@@ -164,7 +165,7 @@ impl Store {
     pub fn record_features(
         &mut self,
         kernel: i64,
-        backend: &str,
+        backend: Backend,
         size: Size,
         values: &[(String, f64)],
     ) -> Result<(), StoreError> {
