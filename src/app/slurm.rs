@@ -16,7 +16,7 @@
 //! [`status`] reads the jobs' states from `scontrol` and each shard's
 //! progress from its store.
 
-use crate::lab::store::Store;
+use crate::lab::store::{Store, StoreError};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -371,12 +371,17 @@ pub fn status(db: &Path) -> Result<Status, SlurmError> {
             .find(|(t, _)| *t == Some(k))
             .map_or_else(|| "unknown".to_string(), |(_, s)| s.clone());
         let p = dir.join(format!("shard-{k}.sqlite"));
-        let (measured, planned) = if p.exists() {
-            let s = Store::open_read_only(&p)?;
-            (
+        // A shard's store that its task is still creating (the file is
+        // there, its schema not yet) reads as nothing measured yet.
+        let read = |p: &Path| -> Result<(i64, Option<i64>), StoreError> {
+            let s = Store::open_read_only(p)?;
+            Ok((
                 s.count("measurements")?,
                 s.meta("planned")?.and_then(|v| v.parse().ok()),
-            )
+            ))
+        };
+        let (measured, planned) = if p.exists() {
+            read(&p).unwrap_or((0, None))
         } else {
             (0, None)
         };

@@ -107,11 +107,15 @@ fn scops_of(text: &str, options: &Options) -> Result<Vec<Scop>, SpanError> {
     pure.extend(macros);
     let mut next_id = 0;
     let mut out = Vec::new();
-    let mut types = lower::TypeScan::new(text);
+    // The file's declarations, scanned once a region has parsed (a
+    // hopeless region, such as a 10-million-term chain, is refused first
+    // without the scan's second pass over the whole text).
+    let mut types: Option<lower::TypeScan> = None;
     for (k, region) in extract::regions(text)?.into_iter().enumerate() {
         let body_text = &text[region.body.start..region.body.end];
         let first_id = next_id;
         let body = parse::parse_body(body_text, region.body.start, &mut next_id)?;
+        let types = types.get_or_insert_with(|| lower::TypeScan::new(text));
         // Statement ids restart at 0 in every SCoP.
         let body = renumber(body, first_id);
         next_id = 0;

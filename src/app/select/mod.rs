@@ -7,9 +7,8 @@
 //! [`select`] prints nothing: it reports progress as [`Event`]s and
 //! returns a [`Report`] that the command line renders as text or JSON.
 
-use crate::config::Config;
 use crate::engine::model::EngineError;
-use crate::engine::space::{Variant, distinct_variants};
+use crate::engine::space::distinct_variants;
 use crate::frontend::SourceFile;
 use crate::lab::build::Recipe;
 use crate::lab::characterize::{CharacterizeError, characterize_instrumented};
@@ -20,18 +19,19 @@ use crate::lab::runner::{Protocol, interleaved_by, median};
 use crate::lab::scratch::Scratch;
 use crate::lab::size::Size;
 use crate::lab::verify::Measurement;
-use crate::learn::dataset::representative;
+use crate::learn::LearnError;
 use crate::learn::saved::SavedModel;
 use crate::learn::search::drive::{Limits, Outcome, drive};
-use crate::learn::search::{Planned, Searcher, Space};
-use crate::learn::{Kind, LearnError};
+use crate::learn::search::{Planned, Searcher};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 mod confirm;
+mod rank;
 mod report;
 pub use confirm::confirmed;
 use confirm::*;
+pub use rank::{Ranking, rank};
 pub use report::*;
 
 /// Why the learned selection could not produce a program.
@@ -495,66 +495,11 @@ pub fn default_strategy(budget: usize) -> Strategy {
     }
 }
 
-/// Predictions of every model for every variant.
-pub struct Ranking {
-    pub kinds: Vec<Kind>,
-    /// The representative configuration of each variant.
-    pub configs: Vec<Config>,
-    /// `predicted[m][v]`: model m's predicted speedup of variant v.
-    pub predicted: Vec<Vec<f64>>,
-}
-
-/// Predicts every variant with every model.
-pub fn rank(
-    models: &[SavedModel],
-    features: &[(String, f64)],
-    variants: &[Variant],
-) -> Result<Ranking, LearnError> {
-    let configs: Vec<Config> = variants
-        .iter()
-        .map(|v| representative(&v.configs).copied().unwrap_or_default())
-        .collect();
-    let mut predicted = Vec::new();
-    for m in models {
-        predicted.push(
-            configs
-                .iter()
-                .map(|c| m.predict(features, c))
-                .collect::<Result<Vec<f64>, _>>()?,
-        );
-    }
-    Ok(Ranking {
-        kinds: models.iter().map(|m| m.kind).collect(),
-        configs,
-        predicted,
-    })
-}
-
-impl Ranking {
-    /// The space as the search strategies see it.
-    pub fn space(&self) -> Space<'_> {
-        Space {
-            kinds: &self.kinds,
-            configs: &self.configs,
-            predicted: &self.predicted,
-        }
-    }
-
-    /// The variant with the least sum of ranks over all models.
-    pub fn consensus(&self) -> Option<usize> {
-        self.space().consensus()
-    }
-
-    /// Up to `shots` distinct variants (indices) to run, best guess first,
-    /// each with the models that chose it.
-    pub fn candidates(&self, strategy: Strategy, shots: usize, seed: u64) -> Vec<(usize, String)> {
-        self.space().plan(strategy, shots, seed)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::Config;
+    use crate::learn::Kind;
 
     fn ranking_of(p: Vec<Vec<f64>>) -> Ranking {
         let n = p[0].len();

@@ -1,0 +1,67 @@
+//! The models' predictions of a program's distinct variants, and the
+//! space the search strategies see in them.
+
+use super::Strategy;
+use crate::config::Config;
+use crate::engine::space::Variant;
+use crate::learn::dataset::representative;
+use crate::learn::saved::SavedModel;
+use crate::learn::search::Space;
+use crate::learn::{Kind, LearnError};
+
+/// Predictions of every model for every variant.
+pub struct Ranking {
+    pub kinds: Vec<Kind>,
+    /// The representative configuration of each variant.
+    pub configs: Vec<Config>,
+    /// `predicted[m][v]`: model m's predicted speedup of variant v.
+    pub predicted: Vec<Vec<f64>>,
+}
+
+/// Predicts every variant with every model.
+pub fn rank(
+    models: &[SavedModel],
+    features: &[(String, f64)],
+    variants: &[Variant],
+) -> Result<Ranking, LearnError> {
+    let configs: Vec<Config> = variants
+        .iter()
+        .map(|v| representative(&v.configs).copied().unwrap_or_default())
+        .collect();
+    let mut predicted = Vec::new();
+    for m in models {
+        predicted.push(
+            configs
+                .iter()
+                .map(|c| m.predict(features, c))
+                .collect::<Result<Vec<f64>, _>>()?,
+        );
+    }
+    Ok(Ranking {
+        kinds: models.iter().map(|m| m.kind).collect(),
+        configs,
+        predicted,
+    })
+}
+
+impl Ranking {
+    /// The space as the search strategies see it.
+    pub fn space(&self) -> Space<'_> {
+        Space {
+            kinds: &self.kinds,
+            configs: &self.configs,
+            predicted: &self.predicted,
+        }
+    }
+
+    /// The variant with the least sum of ranks over all models.
+    pub fn consensus(&self) -> Option<usize> {
+        self.space().consensus()
+    }
+
+    /// Up to `shots` distinct variants (indices) to run, best guess first,
+    /// each with the models that chose it.
+    pub fn candidates(&self, strategy: Strategy, shots: usize, seed: u64) -> Vec<(usize, String)> {
+        self.space().plan(strategy, shots, seed)
+    }
+}
