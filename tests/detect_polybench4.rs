@@ -54,7 +54,7 @@ fn dumped(cc: &str, pb4: &Path, src: &Path, exe: &Path) -> String {
         .unwrap();
     assert!(run.status.success(), "{}", exe.display());
     let dump = String::from_utf8(run.stderr).unwrap();
-    assert!(dump.contains("begin dump"), "{dump}");
+    assert!(dump.contains("--- array"), "{dump}");
     dump
 }
 
