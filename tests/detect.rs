@@ -570,6 +570,45 @@ fn constant_macros_bound_nests() {
     runs_like_the_original("constant_macros.c", None);
 }
 
+/// Macros whose expansions name variables but write nothing and read no
+/// memory (`#define ROWS (n + 1)`, nested `LAST (ROWS - 1)`) bound nests
+/// as parameters; one that hides a write (`STEP`) or names a variable the
+/// nest writes (`ROWS` beside `n = ...`) is rejected; the transformed
+/// nests compute the original's result.
+#[test]
+fn macros_naming_variables_bound_nests() {
+    let d = detect_file(
+        &root().join("tests/fixtures/detect/variable_macros.c"),
+        &options(),
+    )
+    .unwrap();
+    assert_eq!(
+        regions_of(&d),
+        [("init", 15, 17), ("sweep", 22, 24), ("main", 48, 50)],
+        "{:?}",
+        d.rejected
+    );
+    let reasons: Vec<(&str, usize, &str)> = d
+        .rejected
+        .iter()
+        .map(|r| (r.function.as_str(), r.line, r.reason.as_str()))
+        .collect();
+    assert_eq!(reasons.len(), 2, "{reasons:?}");
+    assert_eq!((reasons[0].0, reasons[0].1), ("bump", 30));
+    assert!(
+        reasons[0].2.contains("`STEP` comes from a macro"),
+        "{reasons:?}"
+    );
+    assert_eq!((reasons[1].0, reasons[1].1), ("shrink", 35));
+    assert!(
+        reasons[1]
+            .2
+            .contains("`ROWS` is a macro that names the variable `n`"),
+        "{reasons:?}"
+    );
+    runs_like_the_original("variable_macros.c", None);
+}
+
 const CONFIGS: [&str; 4] = [
     "fuse=smart,tile=1x1x1,wave=0,omp=0,prevec=1,simd=0,uj=1",
     "fuse=max,tile=32x32x1,wave=0,omp=1,prevec=0,simd=1,uj=2",

@@ -65,6 +65,55 @@ pub fn pure_macros(text: &str, pure: &HashSet<String>) -> Vec<String> {
     out
 }
 
+/// The object-like macros of `text` whose every definition is an
+/// expression that writes nothing and reads no memory: names, constants,
+/// operators and calls of pure functions (`#define N (n + 1)`). Where
+/// such a macro is used, the front end reads its name as a parameter;
+/// that is right as long as the region writes none of the variables it
+/// names, which detection checks (a hidden variable the nest writes).
+#[cfg(any(feature = "detect", test))]
+pub fn plain_object_macros(text: &str, pure: &HashSet<String>) -> HashSet<String> {
+    let mut defs: HashMap<String, Vec<Option<Vec<String>>>> = HashMap::new();
+    if !text.contains("define") {
+        return HashSet::new();
+    }
+    for t in lex::tokens(text) {
+        if t.kind != Tok::Directive {
+            continue;
+        }
+        let directive = &text[t.start..t.end];
+        let Some(rest) = directive
+            .trim_start()
+            .strip_prefix('#')
+            .map(str::trim_start)
+            .and_then(|c| c.strip_prefix("define"))
+            .filter(|r| r.starts_with([' ', '\t']))
+            .map(str::trim_start)
+        else {
+            continue;
+        };
+        let name_len = rest
+            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .unwrap_or(rest.len());
+        let (name, body) = rest.split_at(name_len);
+        if name.is_empty() || body.starts_with('(') {
+            continue;
+        }
+        defs.entry(name.to_string())
+            .or_default()
+            .push(expression_body(body, &[], true));
+    }
+    defs.into_iter()
+        .filter(|(_, bodies)| {
+            bodies.iter().all(|b| {
+                b.as_ref()
+                    .is_some_and(|callees| callees.iter().all(|c| pure.contains(c)))
+            })
+        })
+        .map(|(name, _)| name)
+        .collect()
+}
+
 /// A function-like macro's name and, when its body is an expression of
 /// its parameters, the names it calls.
 fn definition(directive: &str) -> Option<(String, Option<Vec<String>>)> {
@@ -86,11 +135,16 @@ fn definition(directive: &str) -> Option<(String, Option<Vec<String>>)> {
         .map(str::trim)
         .filter(|p| !p.is_empty())
         .collect();
-    Some((name.to_string(), pure_body(&after[close + 1..], &params)))
+    Some((
+        name.to_string(),
+        expression_body(&after[close + 1..], &params, false),
+    ))
 }
 
-/// The names a macro body calls, when it is an expression of `params`.
-fn pure_body(body: &str, params: &[&str]) -> Option<Vec<String>> {
+/// The names a macro body calls, when it is an expression of `params`
+/// (of any names, with `any_name`) that writes nothing and reads no
+/// memory.
+fn expression_body(body: &str, params: &[&str], any_name: bool) -> Option<Vec<String>> {
     let toks = lex::tokens(body);
     let word = |k: usize| &body[toks[k].start..toks[k].end];
     let mut callees = Vec::new();
@@ -105,7 +159,7 @@ fn pure_body(body: &str, params: &[&str]) -> Option<Vec<String>> {
                 }
                 if next.is_some_and(|(kind, _)| kind == Tok::Punct(b'(')) && !params.contains(&w) {
                     callees.push(w.to_string());
-                } else if !params.contains(&w) {
+                } else if !params.contains(&w) && !any_name {
                     return None;
                 }
             }
@@ -161,6 +215,17 @@ mod tests {
     fn pure_of(text: &str) -> Vec<String> {
         let known: HashSet<String> = ["sqrt".to_string()].into_iter().collect();
         pure_macros(text, &known)
+    }
+
+    #[test]
+    fn object_like_macros_that_write_nothing_and_read_no_memory() {
+        let text = "#define N (n + 1)\n#define LAST (N - 1)\n#define ROOT sqrt(x)\n\
+                    #define BUMP (k = k + 1)\n#define FIRST B[0]\n#define P (*p)\n\
+                    #define CALL f(x)\n#define F(x) (x)\n#define INC k++\n#define CMP (a == b)\n";
+        let pure: HashSet<String> = ["sqrt".to_string()].into();
+        let mut got: Vec<String> = plain_object_macros(text, &pure).into_iter().collect();
+        got.sort();
+        assert_eq!(got, ["CMP", "LAST", "N", "ROOT"]);
     }
 
     #[test]

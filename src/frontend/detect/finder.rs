@@ -10,6 +10,9 @@ pub(super) struct Finder<'a> {
     pub(super) path: &'a Path,
     pub(super) text: &'a str,
     pub(super) pure: &'a HashSet<String>,
+    /// Object-like macros of the file that expand to expressions writing
+    /// nothing and reading no memory (`#define N (n + 1)`).
+    pub(super) plain_macros: &'a HashSet<String>,
     /// The user's pragmas.
     pub(super) pragmas: &'a [Pragma],
     pub(super) assume_no_alias: bool,
@@ -431,6 +434,18 @@ impl Finder<'_> {
             // operator hidden in it can write (an assignment, `++` or
             // `--` needs a variable to write to).
             Kind::Unary | Kind::Binary if e.op.is_none() && constant(e) => return Ok(()),
+            // The same for a macro of the file whose expansion writes
+            // nothing and reads no memory (`#define N (n + 1)`): a
+            // variable it names that the nest writes is refused apart
+            // (a hidden variable).
+            Kind::Unary | Kind::Binary
+                if e.op.is_none()
+                    && self
+                        .identifier_at(e.start)
+                        .is_some_and(|m| self.plain_macros.contains(m)) =>
+            {
+                return Ok(());
+            }
             Kind::Unary | Kind::Binary | Kind::CompoundAssign
                 if e.op.is_none() && !(e.kind != Kind::CompoundAssign && self.in_pure_macro(e)) =>
             {

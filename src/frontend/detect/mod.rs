@@ -189,11 +189,13 @@ pub fn detect_file(path: &Path, options: &DetectOptions) -> Result<Detection, De
     pure.extend(options.pure_functions.iter().cloned());
     let macros = frontend::macros::pure_macros(&text, &pure);
     pure.extend(macros);
+    let plain_macros = frontend::macros::plain_object_macros(&text, &pure);
     let foreign = pragmas::foreign_with(&text, &unit.pragma_macros);
     let mut finder = Finder {
         path,
         text: &text,
         pure: &pure,
+        plain_macros: &plain_macros,
         pragmas: &foreign,
         assume_no_alias: options.assume_no_alias,
         escaping: HashSet::new(),
