@@ -51,11 +51,18 @@ struct polytune_rt_rest { int region; const char *name; int kind; long execs, n;
 static struct polytune_rt_rest polytune_rt_rests[64];
 static int polytune_rt_nrests;
 /* Executions under way (from begin to after), and whether two ever
-   overlapped: a region run by several of the program's own threads at
-   once (the kernel called inside its parallel region) cannot be timed or
-   recorded one execution at a time, and the run says so. */
+   overlapped or came from different threads: a region run by several of
+   the program's own threads (the kernel called inside its parallel
+   region) cannot be timed or recorded one execution at a time, and the
+   run says so. Threads that happen not to overlap count too: which of
+   them runs first, and so which execution is recorded, depends on the
+   scheduler (seen on a loaded machine: two runs recorded different
+   halves and the program looked nondeterministic). */
 static int polytune_rt_inside;
 static int polytune_rt_overlap;
+/* The first thread to run a region, by the address of a thread-local. */
+static void *polytune_rt_owner;
+static __thread char polytune_rt_self;
 /* Whether this thread is the one recording (only one ever is). */
 static __thread int polytune_rt_recording;
 
@@ -123,7 +130,11 @@ static int polytune_rt_start(void)
 __attribute__((unused)) static void polytune_rt_begin(int k)
 {
   static int starting;
+  void *owner = 0;
   if (__atomic_fetch_add(&polytune_rt_inside, 1, __ATOMIC_ACQ_REL) != 0)
+    __atomic_store_n(&polytune_rt_overlap, 1, __ATOMIC_SEQ_CST);
+  if (!__atomic_compare_exchange_n(&polytune_rt_owner, &owner, (void *)&polytune_rt_self, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)
+      && owner != (void *)&polytune_rt_self)
     __atomic_store_n(&polytune_rt_overlap, 1, __ATOMIC_SEQ_CST);
   if (__atomic_load_n(&polytune_rt_mode, __ATOMIC_ACQUIRE) < 0) {
     /* One thread starts; another arriving at the same time waits for it. */
@@ -148,8 +159,9 @@ __attribute__((unused)) static void polytune_rt_end(int k)
 
 __attribute__((unused)) static int polytune_rt_dumping(int k)
 {
-  /* Once two executions have overlapped, none records any more: at most
-     the one that started recording alone finishes. */
+  /* Once two executions have overlapped (or a second thread has run the
+     region), none records any more: at most the one that started
+     recording alone finishes. */
   if (polytune_rt_mode != 1 || __atomic_load_n(&polytune_rt_overlap, __ATOMIC_SEQ_CST))
     return 0;
   polytune_rt_recording = 1;

@@ -10,7 +10,7 @@
 //! rest K ARRAY i|f EXECS N ...              executions past the first 1000, added up
 //! time K SECONDS COUNT                      region K's total time and executions
 //! lost K                                    region K's last values were over the limit
-//! concurrent                                two executions overlapped (several threads)
+//! concurrent                                executions overlapped or came from several threads
 //! begin rK.ARRAY [bits] / values / end rK.ARRAY    the last execution in full
 //! done
 //! ```
@@ -75,7 +75,7 @@ pub enum SideError {
     #[error("the measurement record ends early: the program did not exit normally")]
     Incomplete,
     #[error(
-        "the program ran a SCoP region on several threads at once (the kernel is called inside the program's own parallel region): polytune cannot time or verify its executions one by one\n  help: measure a build whose kernel is called from one thread (e.g. with the program's threads set to 1), or mark a region inside the kernel's parallel loop instead"
+        "the program ran a SCoP region from several of its threads (the kernel is called inside the program's own parallel region): the overlap and order of its executions depend on thread scheduling, so polytune cannot time or verify them one by one\n  help: measure a build whose kernel is called from one thread (e.g. with the program's threads set to 1), or mark a region inside the kernel's parallel loop instead"
     )]
     Concurrent,
     #[error("malformed measurement record at line {line}: {message}")]
