@@ -30,6 +30,12 @@ pub struct Config {
     pub simd: bool,
     /// Unroll-and-jam factor: 1, 2, 4 or 8.
     pub unroll: u8,
+    /// Run loops whose only carried dependences are reductions' own
+    /// (`X += e`) as reductions: `omp simd reduction` on innermost loops,
+    /// `omp parallel for reduction` on outermost ones with `omp`. It
+    /// reassociates floating-point sums (verified with a tolerance).
+    /// Beyond the paper's space: no bit string has it.
+    pub reduce: bool,
 }
 
 /// The tile size of a tiled dimension.
@@ -52,6 +58,7 @@ impl Default for Config {
             prevector: false,
             simd: false,
             unroll: 1,
+            reduce: false,
         }
     }
 }
@@ -62,7 +69,9 @@ impl Default for Config {
     "invalid configuration `{text}`: {reason}\n  accepted forms: a {BITS}-bit string such as `011100111011` \
      (fuse:2 thermometer, tile:3, wave, omp, prevec, simd, unroll:3 thermometer) or \
      `fuse=no|smart|max,tile=AxBxC (each 1 or 32),wave=0|1,omp=0|1,prevec=0|1,simd=0|1,uj=1|2|4|8` \
-     (an omitted key means what its bits mean at 0: fuse=no, tile=1x1x1, wave=0, omp=0, prevec=0, simd=0, uj=1)"
+     (an omitted key means what its bits mean at 0: fuse=no, tile=1x1x1, wave=0, omp=0, prevec=0, simd=0, uj=1); \
+     the readable form also takes `red=1` (loops run as reductions, reassociating floating point), \
+     which is beyond the paper's space and has no bit string"
 )]
 pub struct ConfigError {
     pub text: String,
@@ -99,6 +108,7 @@ impl Config {
                                         prevector,
                                         simd,
                                         unroll,
+                                        reduce: false,
                                     });
                                 }
                             }
@@ -179,6 +189,7 @@ impl Config {
             prevector: bit(7),
             simd: bit(8),
             unroll: [1, 2, 4, 8][unroll],
+            reduce: false,
         })
     }
 
@@ -201,6 +212,7 @@ impl Config {
                 "prevec" | "prevector" => c.prevector = flag(v)?,
                 "simd" => c.simd = flag(v)?,
                 "uj" | "unroll" => c.unroll = parse_unroll(v)?,
+                "red" | "reduce" => c.reduce = flag(v)?,
                 other => return Err(format!("unknown key `{other}`")),
             }
         }
@@ -293,7 +305,12 @@ impl fmt::Display for Config {
             self.prevector as u8,
             self.simd as u8,
             self.unroll
-        )
+        )?;
+        // Only when asked: the paper's configurations keep their text.
+        if self.reduce {
+            f.write_str(",red=1")?;
+        }
+        Ok(())
     }
 }
 

@@ -10,7 +10,7 @@ use super::tree::{Loop, Node, contains_loop, for_each_stmt};
 use super::{Fact, Lowered, expr};
 
 /// An isl AST expression as an affine expression, when it is one.
-fn affine_of(e: &AstExpr) -> Option<Affine> {
+pub(super) fn affine_of(e: &AstExpr) -> Option<Affine> {
     Some(match e {
         AstExpr::Int(v) => Affine::constant(*v),
         AstExpr::Id(n) => Affine::var(n),

@@ -12,7 +12,9 @@ use std::fmt::Write;
 
 use super::expr;
 use super::marks::{shift, upper_bound};
+use super::reduce::{Kind, Reduce};
 use super::tree::{Loop, Node};
+use crate::frontend::scop::reduction::{Combine, term};
 
 /// Everything the printer needs.
 pub(super) struct Printer<'a> {
@@ -22,9 +24,12 @@ pub(super) struct Printer<'a> {
     pub(super) out: String,
     /// Whether an OpenMP directive was written.
     pub(super) openmp: bool,
+    /// Reduction statements printed with a private accumulator (inside a
+    /// loop that runs as a reduction): statement to its name.
+    pub(super) renamed: HashMap<usize, String>,
 }
 
-impl Printer<'_> {
+impl<'a> Printer<'a> {
     pub(super) fn name(&self, isl_name: &str) -> String {
         c_name(self.scop, &self.prefix, isl_name)
     }
@@ -53,10 +58,16 @@ impl Printer<'_> {
         }
     }
 
-    fn stmt(&mut self, id: usize, args: &[AstExpr], indent: &str) {
-        let st = &self.scop.statements[id];
-        // Each value with the precedence the statement printer needs:
-        // sums and products count as additive (safe for both), anything
+    /// Statement `id`'s iterators as the values `args`, each with the
+    /// precedence the statement printer needs.
+    fn substitution(
+        &self,
+        id: usize,
+        args: &[AstExpr],
+    ) -> impl Fn(&str) -> Option<(String, u8)> + use<'a> {
+        let scop: &'a Scop = self.scop;
+        let st = &scop.statements[id];
+        // Sums and products count as additive (safe for both), anything
         // else that is not atomic is parenthesized here.
         let texts: Vec<(String, u8)> = args
             .iter()
@@ -67,8 +78,8 @@ impl Printer<'_> {
                 _ => (format!("({})", self.c(a)), PREC_ATOM),
             })
             .collect();
-        let casts = &self.scop.iterator_casts;
-        let subst = |name: &str| {
+        let casts = &scop.iterator_casts;
+        move |name: &str| {
             let k = st.iterators.iter().position(|i| i == name)?;
             Some(match casts.get(name) {
                 // The original iterator's type, so that its value means
@@ -76,9 +87,33 @@ impl Printer<'_> {
                 Some(ty) => (format!("(({ty})({}))", texts[k].0), PREC_ATOM),
                 None => texts[k].clone(),
             })
-        };
+        }
+    }
+
+    /// The left-hand side of assignment `id` at `args`.
+    pub(super) fn lhs(&self, id: usize, args: &[AstExpr]) -> Option<String> {
+        let subst = self.substitution(id, args);
+        match self.bodies.get(&id).map(|s| &s.kind) {
+            Some(StmtKind::Assign { lhs, .. }) => Some(expr_to_c_with(lhs, &subst)),
+            _ => None,
+        }
+    }
+
+    fn stmt(&mut self, id: usize, args: &[AstExpr], indent: &str) {
+        let subst = self.substitution(id, args);
         let line = match self.bodies.get(&id).map(|s| &s.kind) {
-            Some(StmtKind::Assign { lhs, op, rhs, .. }) => assignment_to_c(lhs, *op, rhs, &subst),
+            Some(StmtKind::Assign { lhs, op, rhs, .. }) => {
+                match (
+                    self.renamed.get(&id),
+                    self.bodies.get(&id).and_then(|s| term(s)),
+                ) {
+                    // A reduction's update of its private accumulator.
+                    (Some(name), Some((op, e))) => {
+                        format!("{name} {} {}", op.symbol(), expr_to_c_with(e, &subst))
+                    }
+                    _ => assignment_to_c(lhs, *op, rhs, &subst),
+                }
+            }
             Some(StmtKind::Local { parts, .. }) => {
                 // One line, its own block: the block's variables stay
                 // private to this instance (unroll-and-jam copies included).
@@ -126,6 +161,9 @@ impl Printer<'_> {
     }
 
     fn for_loop(&mut self, l: &Loop, indent: &str) {
+        if let Some(r) = &l.reduce {
+            return self.reduction_loop(l, r, indent);
+        }
         let var = self.name(&l.var);
         if l.unroll > 1
             && let (Some(ub), [Node::For(inner)]) = (upper_bound(l), l.body.as_slice())
@@ -191,6 +229,59 @@ impl Printer<'_> {
         self.pragmas(l, indent);
         self.open_for(indent, &var, &self.c(&l.init), &self.c(&l.cond), l.step);
         self.nodes(&l.body, &format!("{indent}  "));
+        let _ = writeln!(self.out, "{indent}}}");
+    }
+}
+
+impl Printer<'_> {
+    /// A loop that runs as a reduction (`reduce.rs`): private copies of
+    /// its accumulators around it, named in its directive.
+    fn reduction_loop(&mut self, l: &Loop, r: &Reduce, indent: &str) {
+        let ind = format!("{indent}  ");
+        let _ = writeln!(self.out, "{indent}{{");
+        let mut copies = Vec::new();
+        for (k, (id, args, combine)) in r.accumulators.iter().enumerate() {
+            let x = self.lhs(*id, args).expect("a reduction is an assignment");
+            let name = format!("polytune_r{k}");
+            let _ = writeln!(self.out, "{ind}__typeof__({x}) {name} = {x};");
+            self.renamed.insert(*id, name.clone());
+            copies.push((x, name, *combine));
+        }
+        let mut clauses = String::new();
+        for c in [Combine::Add, Combine::Mul] {
+            let names: Vec<&str> = copies
+                .iter()
+                .filter(|x| x.2 == c)
+                .map(|x| x.1.as_str())
+                .collect();
+            if !names.is_empty() {
+                let _ = write!(clauses, " reduction({}:{})", c.omp(), names.join(", "));
+            }
+        }
+        let construct = match r.kind {
+            Kind::Simd => "simd",
+            Kind::Parallel => "parallel for",
+            Kind::ParallelSimd => "parallel for simd",
+        };
+        let _ = writeln!(self.out, "{ind}#pragma omp {construct}{clauses}");
+        self.openmp = true;
+        let var = self.name(&l.var);
+        let ub = upper_bound(l).expect("a reduction loop has an upper bound");
+        self.open_for(
+            &ind,
+            &var,
+            &self.c(&l.init),
+            &format!("{var} <= {}", self.c(&ub)),
+            l.step,
+        );
+        self.nodes(&l.body, &format!("{ind}  "));
+        let _ = writeln!(self.out, "{ind}}}");
+        for (id, _, _) in &r.accumulators {
+            self.renamed.remove(id);
+        }
+        for (x, name, _) in copies {
+            let _ = writeln!(self.out, "{ind}{x} = {name};");
+        }
         let _ = writeln!(self.out, "{indent}}}");
     }
 }

@@ -16,6 +16,8 @@ pub(super) struct Loop {
     pub(super) omp: bool,
     pub(super) simd: bool,
     pub(super) unroll: u8,
+    /// Runs as a reduction (`reduce.rs`).
+    pub(super) reduce: Option<super::reduce::Reduce>,
 }
 
 /// The generated code before it is printed.
@@ -61,6 +63,7 @@ pub(super) fn convert(n: AstNode, out: &mut Vec<Node>) -> Result<(), IslError> {
                 omp: false,
                 simd: false,
                 unroll: 1,
+                reduce: None,
             })));
         }
         AstNode::If { cond, then, other } => {

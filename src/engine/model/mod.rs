@@ -52,6 +52,10 @@ pub struct Dependences<'c> {
     pub output: UnionMap<'c>,
     /// All of the above.
     pub all: UnionMap<'c>,
+    /// The part of `all` between two updates of one accumulator by one
+    /// reduction statement (`Scop::reductions`): what a reduction may
+    /// reorder once reassociated.
+    pub reduction: UnionMap<'c>,
 }
 
 /// A SCoP in isl: domains, accesses, original schedule, dependences.
@@ -95,6 +99,17 @@ impl<'c> Model<'c> {
         let output = overwrite.must.coalesce()?;
         let anti = overwrite.may.subtract(&output)?.coalesce()?;
         let all = flow.union(&overwrite.may)?.coalesce()?;
+        let mut reduction = UnionMap::parse(ctx, "{ }")?;
+        for r in scop.reductions() {
+            let s = scop
+                .statements
+                .iter()
+                .find(|s| s.id == r.stmt)
+                .expect("a reduction is a statement");
+            let w = UnionMap::parse(ctx, &scop.writes_of(s))?.intersect_domain(&domain)?;
+            let same = w.apply_range(&w.reverse()?)?;
+            reduction = reduction.union(&all.intersect(&same)?)?;
+        }
         Ok(Model {
             ctx,
             context,
@@ -109,6 +124,7 @@ impl<'c> Model<'c> {
                 anti,
                 output,
                 all,
+                reduction: reduction.coalesce()?,
             },
         })
     }
@@ -130,12 +146,25 @@ impl<'c> Model<'c> {
     /// no dependence pair is left. `schedule` must map every statement
     /// into one time space.
     pub fn distances(&self, schedule: &UnionMap<'c>) -> Result<Option<(Set<'c>, usize)>, IslError> {
-        if self.deps.all.is_empty()? {
+        Self::distances_of(&self.deps.all, schedule)
+    }
+
+    /// [`Model::distances`] without the reductions' own dependences.
+    pub fn distances_but_reductions(
+        &self,
+        schedule: &UnionMap<'c>,
+    ) -> Result<Option<(Set<'c>, usize)>, IslError> {
+        Self::distances_of(&self.deps.all.subtract(&self.deps.reduction)?, schedule)
+    }
+
+    fn distances_of(
+        deps: &UnionMap<'c>,
+        schedule: &UnionMap<'c>,
+    ) -> Result<Option<(Set<'c>, usize)>, IslError> {
+        if deps.is_empty()? {
             return Ok(None);
         }
-        let deltas = self
-            .deps
-            .all
+        let deltas = deps
             .apply_domain(schedule)?
             .apply_range(schedule)?
             .deltas()?;

@@ -7,6 +7,7 @@ mod affine;
 pub mod ast;
 pub mod delinearize;
 pub mod print;
+pub mod reduction;
 
 use crate::isl::mangle;
 use ast::Span;
