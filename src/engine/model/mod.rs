@@ -81,17 +81,33 @@ impl<'c> Model<'c> {
         let (context, guard) = contexts(ctx, scop, context)?;
         let domain = UnionSet::parse(ctx, &scop.domains())?.intersect_params(&context)?;
         let reads = UnionMap::parse(ctx, &scop.reads())?.intersect_domain(&domain)?;
-        let writes = UnionMap::parse(ctx, &scop.writes())?.intersect_domain(&domain)?;
+        let must = UnionMap::parse(ctx, &scop.writes())?.intersect_domain(&domain)?;
         let original = UnionMap::parse(ctx, &scop.schedules())?.intersect_domain(&domain)?;
 
         let original_tree = original_tree(ctx, scop, &domain)?;
-        let flow = isl::dataflow(&reads, Some(&writes), None, &original_tree)?.must;
+        let (writes, flow, overwrite) = if scop.has_may_writes() {
+            // A may-write (inside a compound statement's loops) kills no
+            // earlier write: every write since the last must-write of an
+            // element is a source of its reads, and every access since
+            // then precedes its next write. isl's may dependences hold
+            // them all (a must-write coscheduled with another write of
+            // its element gives may dependences only).
+            let may = UnionMap::parse(ctx, &scop.may_writes())?.intersect_domain(&domain)?;
+            let writes = must.union(&may)?;
+            let flow = isl::dataflow(&reads, Some(&must), Some(&may), &original_tree)?.may;
+            let earlier = may.union(&reads)?;
+            let overwrite = isl::dataflow(&writes, Some(&must), Some(&earlier), &original_tree)?;
+            (writes, flow, overwrite)
+        } else {
+            let flow = isl::dataflow(&reads, Some(&must), None, &original_tree)?.must;
+            let overwrite = isl::dataflow(&must, Some(&must), Some(&reads), &original_tree)?;
+            (must, flow, overwrite)
+        };
         // For every write, the previous write of its element (output) and
         // the reads since that write (anti). These adjacent pairs imply all
         // the others by transitivity, so respecting them is enough for
         // legality, parallelism and permutability, at a fraction of the
         // size of all memory-based pairs.
-        let overwrite = isl::dataflow(&writes, Some(&writes), Some(&reads), &original_tree)?;
         let output = overwrite.must.coalesce()?;
         let anti = overwrite.may.subtract(&output)?.coalesce()?;
         let all = flow.union(&overwrite.may)?.coalesce()?;

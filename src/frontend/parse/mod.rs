@@ -216,6 +216,7 @@ mod tests {
                 .map(|p| match p {
                     LocalPart::Decl { init, .. } => init.as_ref().map_or(0, expr_depth),
                     LocalPart::Assign { lhs, rhs, .. } => expr_depth(lhs).max(expr_depth(rhs)),
+                    LocalPart::Stmt(s) => stmt_depth(s),
                 })
                 .max()
                 .unwrap_or(0),
