@@ -395,4 +395,41 @@ mod tests {
         let tree = m.original_tree.map().unwrap();
         assert_eq!(m.respects_by_distances(&tree).unwrap(), Some(true));
     }
+
+    #[test]
+    fn a_may_write_kills_no_flow() {
+        let ctx = Ctx::new();
+        // S1 writes x[i] only where data says so (a may-write); S2's read
+        // of x[i] depends on S0's write as well as on S1's.
+        let s = scop(
+            "for (i = 0; i < n; i++) x[i] = i; \
+             for (i = 0; i < n; i++) { double t = A[i][0]; if (t > 1.0) x[i] = t; } \
+             for (i = 0; i < n; i++) A[i][1] = x[i];",
+        );
+        assert_eq!(s.statements[1].may_writes.len(), 1);
+        let m = Model::new(&ctx, &s, None).unwrap();
+        let want = UnionMap::parse(
+            &ctx,
+            "[n] -> { S0[i] -> S2[i] : 0 <= i < n; S1[i] -> S2[i] : 0 <= i < n }",
+        )
+        .unwrap();
+        assert!(want.is_subset(&m.deps.flow).unwrap(), "{}", m.deps.flow);
+        // The may-write is ordered after the must-write it may overwrite.
+        let output = UnionMap::parse(&ctx, "[n] -> { S0[i] -> S1[i] : 0 <= i < n }").unwrap();
+        assert!(output.is_subset(&m.deps.all).unwrap(), "{}", m.deps.all);
+    }
+
+    #[test]
+    fn a_compound_statement_is_ordered_by_what_its_loops_touch() {
+        let ctx = Ctx::new();
+        // Each row's inner loop writes and reads all of x: rows in order.
+        let s = scop(
+            "for (i = 0; i < n; i++) { double t = 0; for (j = 0; j < n; j++) x[j] = x[j] + A[i][j]; for (j = 0; j < n; j++) t += x[j]; A[i][0] = t; }",
+        );
+        let m = Model::new(&ctx, &s, None).unwrap();
+        let next = UnionMap::parse(&ctx, "[n] -> { S0[i] -> S0[i + 1] : 0 <= i < n - 1 }").unwrap();
+        assert!(next.is_subset(&m.deps.flow).unwrap(), "{}", m.deps.flow);
+        let reversed = UnionMap::parse(&ctx, "{ S0[i] -> [-i] }").unwrap();
+        assert!(!m.respects(&reversed).unwrap());
+    }
 }

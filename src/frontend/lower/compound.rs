@@ -183,3 +183,77 @@ impl Lowerer<'_> {
         self.uses = s.uses;
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::frontend::scop::Scop;
+    use crate::frontend::{Options, parse_source};
+    use std::path::Path;
+
+    fn lower(body: &str) -> Scop {
+        let text = format!(
+            "double A[9][9], B[9][9], x[9];\nvoid f(int n, double t) {{ int i, j, k;\n#pragma scop\n{body}\n#pragma endscop\n}}\n"
+        );
+        parse_source(Path::new("t.c"), text, &Options::default())
+            .unwrap()
+            .scops
+            .remove(0)
+    }
+
+    #[test]
+    fn inner_accesses_range_over_the_inner_loops_and_affine_conditions() {
+        let s = lower(
+            "for (i = 0; i < n; i++) { double s = 0; for (j = 0; j < n; j++) if (j > i) s += A[i][j]; B[i][0] = s; }",
+        );
+        assert_eq!(
+            s.reads(),
+            "[n] -> { S0[i] -> A[o0_pt, o1_pt] : exists (j : o0_pt = i and o1_pt = j and (j >= 0 and -j + n - 1 >= 0 and -i + j - 1 >= 0)) }"
+        );
+        assert_eq!(s.writes(), "[n] -> { S0[i] -> B[i, 0] }");
+        // The loop inside numbers no statement: the block is the first.
+        assert_eq!(s.statements[0].schedule.len(), 3);
+        assert_eq!(s.schedules(), "[n] -> { S0[i] -> [0, i, 0] }");
+    }
+
+    #[test]
+    fn a_condition_on_data_is_read_and_bounds_nothing() {
+        let s = lower(
+            "for (i = 0; i < n; i++) { double m = 0; for (j = 0; j < n; j++) if (A[i][j] > t) x[j] = m; B[i][0] = m; }",
+        );
+        let st = &s.statements[0];
+        // The condition's reads (A, and the scalar t) are reads; the write
+        // under it may happen anywhere in the loop's range.
+        let read: Vec<&str> = st.reads.iter().map(|r| r.array.as_str()).collect();
+        assert_eq!(read, ["A", "t"]);
+        assert_eq!(
+            s.may_writes(),
+            "[n] -> { S0[i] -> x[o0_pt] : exists (j : o0_pt = j and (j >= 0 and -j + n - 1 >= 0)) }"
+        );
+        assert!(s.parameters.iter().all(|p| p != "t"), "{:?}", s.parameters);
+    }
+
+    #[test]
+    fn a_write_under_a_condition_of_the_block_is_a_may_write() {
+        let s = lower("for (i = 0; i < n; i++) { double v = A[i][0]; if (v > 0) B[i][1] = v; }");
+        let st = &s.statements[0];
+        assert!(st.writes.is_empty());
+        assert_eq!(st.may_writes.len(), 1);
+        assert_eq!(
+            s.may_writes(),
+            "[n] -> { S0[i] -> B[o0_pt, o1_pt] : o0_pt = i and o1_pt = 1 }"
+        );
+    }
+
+    #[test]
+    fn iterators_declared_outside_are_private_with_their_type() {
+        let text = "double A[9][9], B[9];\nlong q;\nvoid f(int n) { int i;\n#pragma scop\nfor (i = 0; i < n; i++) { double s = 0; for (q = 0; q < n; q++) for (p = 0; p < n; p++) s += A[q][p]; B[i] = s; }\n#pragma endscop\n}\n";
+        let src = parse_source(Path::new("t.c"), text.to_string(), &Options::default()).unwrap();
+        assert_eq!(
+            src.scops[0].statements[0].private,
+            [
+                ("q".to_string(), "long".to_string()),
+                ("p".to_string(), "__typeof__(p)".to_string())
+            ]
+        );
+    }
+}

@@ -267,6 +267,11 @@ fn write_body(
             }
             let _ = writeln!(out, "{indent}}}");
         }
+        StmtKind::Local { parts, .. } => {
+            out.push_str(" {\n");
+            write_parts(out, parts, indent, subst);
+            let _ = writeln!(out, "{indent}}}");
+        }
         _ if force_braces => {
             out.push_str(" {\n");
             write_stmt(out, body, &format!("{indent}  "), subst);
