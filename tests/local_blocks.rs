@@ -171,6 +171,8 @@ fn a_block_with_loops_is_one_compound_statement() {
         [("dy".to_string(), "int".to_string()), ("dx".into(), "int".into())]
     );
     assert!(src.scops[1].statements[0].private.is_empty());
+    // The blur's one-dimensional images are delinearized around the window.
+    assert!(src.scops[2].delinearized("in").is_some());
     let reads = src.scops[0].reads();
     assert!(reads.contains("exists (dy, dx :"), "{reads}");
 

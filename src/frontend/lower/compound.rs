@@ -102,8 +102,18 @@ impl Lowerer<'_> {
             && !self.block_locals.contains(it)
             && !self.compound_state().private.iter().any(|(n, _)| n == it)
         {
+            // The type without its storage class: the copy is automatic.
             let ty = match self.types.get(it) {
-                Some((_, spelling)) if spelling != types::MACRO => spelling.clone(),
+                Some((_, spelling)) if spelling != types::MACRO => spelling
+                    .split_whitespace()
+                    .filter(|w| {
+                        !matches!(
+                            *w,
+                            "static" | "extern" | "register" | "auto" | "_Thread_local" | "const"
+                        )
+                    })
+                    .collect::<Vec<_>>()
+                    .join(" "),
                 _ => format!("__typeof__({it})"),
             };
             self.compound_state().private.push((it.clone(), ty));
@@ -246,7 +256,7 @@ mod tests {
 
     #[test]
     fn iterators_declared_outside_are_private_with_their_type() {
-        let text = "double A[9][9], B[9];\nlong q;\nvoid f(int n) { int i;\n#pragma scop\nfor (i = 0; i < n; i++) { double s = 0; for (q = 0; q < n; q++) for (p = 0; p < n; p++) s += A[q][p]; B[i] = s; }\n#pragma endscop\n}\n";
+        let text = "double A[9][9], B[9];\nstatic long q;\nvoid f(int n) { int i;\n#pragma scop\nfor (i = 0; i < n; i++) { double s = 0; for (q = 0; q < n; q++) for (p = 0; p < n; p++) s += A[q][p]; B[i] = s; }\n#pragma endscop\n}\n";
         let src = parse_source(Path::new("t.c"), text.to_string(), &Options::default()).unwrap();
         assert_eq!(
             src.scops[0].statements[0].private,
