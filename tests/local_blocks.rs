@@ -168,7 +168,10 @@ fn a_block_with_loops_is_one_compound_statement() {
     let conv = &src.scops[0].statements[0];
     assert_eq!(
         conv.private,
-        [("dy".to_string(), "int".to_string()), ("dx".into(), "int".into())]
+        [
+            ("dy".to_string(), "int".to_string()),
+            ("dx".into(), "int".into())
+        ]
     );
     assert!(src.scops[1].statements[0].private.is_empty());
     // The blur's one-dimensional images are delinearized around the window.
@@ -248,9 +251,17 @@ fn may_writes_keep_the_loops_they_order() {
             .arg(&out)
             .output()
             .unwrap();
-        assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
+        assert!(
+            run.status.success(),
+            "{}",
+            String::from_utf8_lossy(&run.stderr)
+        );
         let code = std::fs::read_to_string(&out).unwrap();
-        assert_eq!(code.contains("#pragma omp parallel for"), parallel, "{code}");
+        assert_eq!(
+            code.contains("#pragma omp parallel for"),
+            parallel,
+            "{code}"
+        );
         if parallel {
             // The loops' own iterators, private to each thread.
             assert!(code.contains("int dy;\n"), "{code}");

@@ -317,7 +317,10 @@ impl Finder<'_> {
                 }
                 Ok(())
             }
-            Kind::Compound => s.children.iter().try_for_each(|c| self.stmt_in(c, compound)),
+            Kind::Compound => s
+                .children
+                .iter()
+                .try_for_each(|c| self.stmt_in(c, compound)),
             Kind::Null => Ok(()),
             Kind::For => {
                 if s.children.len() != 4 {

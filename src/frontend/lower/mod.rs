@@ -311,7 +311,12 @@ impl Lowerer<'_> {
         order.sort_by_key(|(_, (_, sp))| sp.start);
         let written: HashSet<&str> = statements
             .iter()
-            .flat_map(|s| s.writes.iter().chain(&s.may_writes).map(|w| w.array.as_str()))
+            .flat_map(|s| {
+                s.writes
+                    .iter()
+                    .chain(&s.may_writes)
+                    .map(|w| w.array.as_str())
+            })
             .collect();
         for (name, (rank, span)) in &order {
             if *rank > 0 && params.contains(name) {
