@@ -268,3 +268,64 @@ fn may_writes_keep_the_loops_they_order() {
         }
     }
 }
+
+/// Inner iterators named like the generated loops (`c0`, `c1`): the
+/// generated loops take other names, the block declares its own copies.
+#[test]
+fn inner_iterators_do_not_clash_with_generated_loops() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("clash.c");
+    std::fs::write(
+        &src,
+        "#include <stdio.h>\n#define N 40\nfloat in[N][N], out[N][N];\nint main(void)\n{\n  int y, x, c0, c1;\n  for (y = 0; y < N; y++)\n    for (x = 0; x < N; x++)\n      in[y][x] = (float)((y * 7 + x) % 9);\n#pragma scop\n  for (y = 1; y < N - 1; y++)\n    for (x = 1; x < N - 1; x++) {\n      float m = 0.0f;\n      for (c0 = -1; c0 <= 1; c0++)\n        for (c1 = -1; c1 <= 1; c1++)\n          m = m > in[y + c0][x + c1] ? m : in[y + c0][x + c1];\n      out[y][x] = m;\n    }\n#pragma endscop\n  double s = 0;\n  for (y = 0; y < N; y++)\n    for (x = 0; x < N; x++)\n      s += out[y][x] * (y + 2 * x);\n  printf(\"%.3f\\n\", s);\n  return 0;\n}\n",
+    )
+    .unwrap();
+    let variant = dir.path().join("v.c");
+    let out = Command::new(env!("CARGO_BIN_EXE_polytune"))
+        .arg("optimize")
+        .arg(&src)
+        .args([
+            "--config",
+            "fuse=smart,tile=32x32x1,wave=0,omp=1,prevec=1,simd=1,uj=2",
+            "-o",
+        ])
+        .arg(&variant)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let code = std::fs::read_to_string(&variant).unwrap();
+    assert!(code.contains("for (long polytune_c0 = "), "{code}");
+    assert!(code.contains("int c0;"), "{code}");
+    for cc in compilers() {
+        let want = build_and_run(cc, &src, &dir.path().join("orig"));
+        let got = build_and_run(cc, &variant, &dir.path().join("var"));
+        assert_eq!(got, want, "{cc}");
+    }
+}
+
+/// Detection takes a block with declarations and loops, but not one that
+/// leaves through `break`; it says why.
+#[test]
+fn detection_refuses_a_block_left_by_break() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("brk.c");
+    std::fs::write(
+        &src,
+        "double A[50][50], B[50];\nvoid k(int n)\n{\n  int i, j;\n  for (i = 0; i < n; i++) {\n    double s = 0.0;\n    for (j = 0; j < n; j++) {\n      if (A[i][j] < 0.0)\n        break;\n      s += A[i][j];\n    }\n    B[i] = s;\n  }\n  for (i = 0; i < n; i++) {\n    double s = 0.0;\n    for (j = 0; j < n; j++)\n      if (A[i][j] > 0.0)\n        s += A[i][j];\n    B[i] += s;\n  }\n}\n",
+    )
+    .unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_polytune"))
+        .args(["scop", "--detect"])
+        .arg(&src)
+        .output()
+        .unwrap();
+    let text =
+        String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
+    assert!(text.contains("region 0: k lines 14-20"), "{text}");
+    assert!(text.contains("brk.c:9:9: `break`"), "{text}");
+    assert!(!text.contains("region 1"), "{text}");
+}
