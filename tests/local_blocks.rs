@@ -228,6 +228,9 @@ fn unsound_compound_blocks_are_rejected_with_their_reason() {
         let e = error_of(body);
         assert!(e.contains(want), "{body}\n  gave: {e}\n  want: {want}");
     }
+    // At the statement's own position.
+    let e = error_of("for (i = 0; i < n; i++) { double t = 0; break; }");
+    assert!(e.starts_with("neg.c:6:43: error: `break` statement"), "{e}");
 }
 
 #[test]

@@ -173,8 +173,8 @@ impl<'n> Builder<'n> {
                     span: s.span,
                 }),
                 StmtKind::Empty => {}
-                StmtKind::Unsupported(what) => return Ok(StmtKind::Unsupported(what)),
-                // Loops, conditions, nested blocks: a compound statement.
+                // Loops, conditions, nested blocks: a compound statement;
+                // anything else is refused at its own position.
                 _ => parts.push(LocalPart::Stmt(s)),
             }
         }
