@@ -2,9 +2,9 @@
 //! from the SCoP's parsed body and its iterators replaced.
 
 use crate::frontend::scop::Scop;
-use crate::frontend::scop::ast::{Stmt, StmtKind};
+use crate::frontend::scop::ast::{LocalPart, Stmt, StmtKind};
 use crate::frontend::scop::print::{
-    PREC_ADDITIVE, PREC_ATOM, assignment_to_c, expr_to_c_with, local_part_to_c,
+    PREC_ADDITIVE, PREC_ATOM, assignment_to_c, compound_to_c, expr_to_c_with, local_part_to_c,
 };
 use crate::isl::{self, AstExpr, AstOp};
 use std::collections::{HashMap, HashSet};
@@ -114,13 +114,20 @@ impl<'a> Printer<'a> {
                     _ => assignment_to_c(lhs, *op, rhs, &subst),
                 }
             }
+            Some(StmtKind::Local { parts, .. }) if LocalPart::is_compound(parts) => {
+                // Its own block, its loops' iterators declared in it:
+                // private to this instance like the block's variables.
+                let st = &self.scop.statements[id];
+                self.out
+                    .push_str(&compound_to_c(parts, &st.private, indent, &subst));
+                return;
+            }
             Some(StmtKind::Local { parts, .. }) => {
                 // One line, its own block: the block's variables stay
                 // private to this instance (unroll-and-jam copies included).
-                let c = |e: &crate::frontend::scop::ast::Expr| expr_to_c_with(e, &subst);
                 let inner: Vec<String> = parts
                     .iter()
-                    .map(|p| format!("{};", local_part_to_c(p, &c)))
+                    .map(|p| format!("{};", local_part_to_c(p, &subst)))
                     .collect();
                 let _ = writeln!(self.out, "{indent}{{ {} }}", inner.join(" "));
                 return;
@@ -333,6 +340,7 @@ pub(super) fn identifiers(scop: &Scop) -> HashSet<String> {
         ids.extend(s.iterators.iter().cloned());
     }
     ids.extend(scop.local_names());
+    ids.extend(crate::frontend::scop::ast::inner_iterators(&scop.body));
     ids
 }
 

@@ -203,7 +203,8 @@ fn reduction_of(
         for a in &accumulators {
             let array = &scop.statements[a.0].writes[0].array;
             let st = &scop.statements[id];
-            if id != a.0 && st.reads.iter().chain(&st.writes).any(|x| &x.array == array) {
+            let mut touches = st.reads.iter().chain(&st.writes).chain(&st.may_writes);
+            if id != a.0 && touches.any(|x| &x.array == array) {
                 ok = false;
             }
         }

@@ -116,6 +116,9 @@ fn accumulates(scop: &Scop, s: &Statement) -> bool {
     let [w] = s.writes.as_slice() else {
         return false;
     };
+    if w.inner.is_some() || !s.may_writes.is_empty() {
+        return false;
+    }
     if scop.delinearized(&w.array).is_some() {
         return false;
     }
