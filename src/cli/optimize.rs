@@ -10,6 +10,7 @@ use super::source::SourceArgs;
 use crate::app::select::{Event, Report, Setup, Strategy, default_strategy, select};
 use crate::frontend::{self, SourceFile};
 use crate::learn::saved::SavedModel;
+use crate::learn::search::drive::DEFAULT_MIN_EI;
 use anyhow::{Context, Result};
 use std::path::PathBuf;
 
@@ -100,9 +101,10 @@ struct LearnedArgs {
     #[arg(long, value_name = "SECONDS", value_parser = non_negative)]
     time_budget: Option<f64>,
     /// bo, bo-plain: stop when the expected improvement of the next
-    /// candidate over the best measured falls below this share (0.01: 1%
-    /// faster); 0 never stops early.
-    #[arg(long, value_name = "SHARE", default_value_t = 0.01, value_parser = non_negative)]
+    /// candidate over the fastest of the original and the candidates
+    /// measured falls below this share (0.01: 1% faster); 0 never stops
+    /// early.
+    #[arg(long, value_name = "SHARE", default_value_t = DEFAULT_MIN_EI, value_parser = non_negative)]
     min_ei: f64,
     /// Do not run anything: emit the top prediction (1-shot).
     #[arg(long)]
@@ -114,7 +116,7 @@ struct LearnedArgs {
     json: bool,
 }
 
-fn non_negative(s: &str) -> Result<f64, String> {
+pub(super) fn non_negative(s: &str) -> Result<f64, String> {
     match s.parse::<f64>() {
         Ok(x) if x >= 0.0 && x.is_finite() => Ok(x),
         _ => Err(format!("`{s}` is not a number >= 0")),

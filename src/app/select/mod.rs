@@ -75,7 +75,8 @@ pub struct Setup {
     /// counted).
     pub time_budget: Option<f64>,
     /// Bayesian optimization stops when the expected improvement of its
-    /// next candidate over the best measured falls below this (0.01: 1%).
+    /// next candidate over the incumbent (the fastest of the original and
+    /// the candidates measured) falls below this (0.01: 1%).
     pub min_ei: Option<f64>,
     /// Emit the top prediction without running anything.
     pub no_run: bool,

@@ -31,6 +31,10 @@ pub const INITIAL_PRIOR: usize = 4;
 /// Initial design without: random variants.
 pub const INITIAL_RANDOM: usize = 3;
 
+/// The original program's target (−ln of its speedup over itself): it
+/// is the incumbent until a candidate beats it.
+const ORIGINAL: f64 = 0.0;
+
 pub struct Bo {
     coords: Vec<[f64; FIELDS]>,
     /// Prior mean of the target per variant (0 without the prior).
@@ -156,7 +160,11 @@ impl Bo {
         }
         let x: Vec<[f64; FIELDS]> = ok.iter().map(|&(v, _)| self.coords[v]).collect();
         let r: Vec<f64> = ok.iter().map(|&(v, y)| y - self.prior_mean[v]).collect();
-        let best = ok.iter().map(|o| o.1).fold(f64::INFINITY, f64::min);
+        // The incumbent: the best of the original and the candidates. The
+        // original is always measured and kept unless a candidate beats
+        // it, so a candidate slower than it is worth nothing; speedups are
+        // relative to it (its target is −ln 1 = 0).
+        let best = ok.iter().map(|o| o.1).fold(ORIGINAL, f64::min);
         let Some(gp) = Gp::fit(&x, &r, self.hyper) else {
             return Some((open[0], "bo: the first open variant (no fit)".into()));
         };
@@ -218,6 +226,63 @@ mod tests {
         let random = mean_best(Strategy::Random);
         assert!(bo > random, "bo {bo} vs random {random} (opt {opt})");
         assert!(bo > 0.9 * opt, "bo {bo} vs opt {opt}");
+    }
+
+    /// The incumbent is the best of the original and the candidates: on
+    /// a landscape where every variant is slower than the original, a
+    /// candidate as slow as the best so far is worth nothing, and the
+    /// search stops on the expected-improvement rule right after its
+    /// initial design; the same landscape made faster than the original
+    /// (every speedup times a constant: the same shape in log time, so
+    /// the same proposals and the same expected improvements against the
+    /// best candidate) goes on.
+    #[test]
+    fn expected_improvement_is_against_the_original_too() {
+        use super::super::drive::{Limits, Stop, drive};
+        let (configs, predicted) = space_of(120);
+        let kinds = [Kind::Lr, Kind::Ibk];
+        let s = Space {
+            kinds: &kinds,
+            configs: &configs,
+            predicted: &predicted,
+        };
+        let max = configs.iter().filter_map(truth).fold(0.0, f64::max);
+        let go = |scale: f64| {
+            drive::<std::convert::Infallible>(
+                &mut *s.searcher(Strategy::Bo { prior: true }, 1),
+                &Limits {
+                    budget: 30,
+                    seconds: None,
+                    min_ei: Some(0.01),
+                },
+                &mut || 0.0,
+                &mut |p| Ok(truth(&configs[p.variant]).map(|v| scale * v)),
+            )
+            .unwrap()
+        };
+        // At best 20 times slower than the original, against at best 20
+        // times faster: against the best candidate alone both would run
+        // the same search.
+        let slow = go(0.05 / max);
+        let fast = go(20.0 / max);
+        assert_eq!(
+            (slow.history.len(), slow.stop),
+            (super::INITIAL_PRIOR, Stop::ExpectedImprovement),
+            "{slow:?}"
+        );
+        assert!(slow.final_ei.unwrap() < 0.01);
+        assert!(fast.history.len() > super::INITIAL_PRIOR + 3, "{fast:?}");
+        // Both start from the same initial design.
+        assert_eq!(
+            slow.history[..4]
+                .iter()
+                .map(|o| o.variant)
+                .collect::<Vec<_>>(),
+            fast.history[..4]
+                .iter()
+                .map(|o| o.variant)
+                .collect::<Vec<_>>()
+        );
     }
 
     #[test]
