@@ -86,12 +86,12 @@ struct LearnedArgs {
     /// space), model:NAME (one model's top N), random, local (greedy local
     /// search) or bo (Bayesian optimization with the models as its prior;
     /// bo-plain without them). bo and local choose each candidate from the
-    /// runs before it. Default: diverse below a budget of 11, bo from 11.
+    /// runs before it. Default: diverse below a budget of 5, bo from 5.
     /// Replayed over the shipped dataset (`polytune simulate`, each kernel
     /// new to the models; mean % of the best variant's speedup, gcc /
-    /// clang), diverse leads at 6 candidates (89.1 / 84.3; bo 88.6 / 83.9,
-    /// multi-model 85.2 / 83.1) and bo from 11 (at 12: 92.4 / 92.1;
-    /// diverse 91.6 / 87.6).
+    /// clang), bo leads from 5 candidates (at 6: 91.1 / 87.0; diverse
+    /// 89.1 / 84.3, multi-model 85.2 / 83.1; at 12: 95.1 / 92.7, diverse
+    /// 91.6 / 87.6).
     #[arg(long, value_parser = parse_strategy)]
     strategy: Option<Strategy>,
     /// Stop proposing candidates once they have taken SECONDS (building,
