@@ -586,8 +586,9 @@ fn bayesian_optimize_runs_verified_unique_candidates_and_says_why_it_stopped() {
     for (i, c) in cands.iter().enumerate() {
         assert_eq!(c["run"]["status"], "ok", "{json}");
         let by = c["chosen_by"].as_str().unwrap();
-        // Four picks of the models' ensemble, then the process's own.
-        if i < 4 {
+        // Five picks of the models' ensemble (bo's INITIAL_PRIOR), then
+        // the process's own.
+        if i < 5 {
             assert!(by.starts_with("bo initial design"), "{by}");
             assert!(c["expected_improvement"].is_null());
         } else {
@@ -610,7 +611,7 @@ fn bayesian_optimize_runs_verified_unique_candidates_and_says_why_it_stopped() {
         "budget" => assert_eq!(cands.len(), 12),
         "expected-improvement" => {
             assert!(s["final_ei"].as_f64().unwrap() < 0.01, "{json}");
-            assert!(cands.len() >= 4, "the initial design is run whole");
+            assert!(cands.len() >= 5, "the initial design is run whole");
         }
         "exhausted" => {}
         other => panic!("stopped by {other}: {json}"),

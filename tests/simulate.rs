@@ -139,11 +139,20 @@ fn simulate_renders_markdown_csv_and_a_plot() {
     assert!(std::fs::read_to_string(&svg).unwrap().contains("<polyline"));
     let e = String::from_utf8_lossy(&o.stderr);
     assert!(e.contains("simulated runs"), "{e}");
+    // The stopping rule of `optimize` by default: the evaluations spent.
+    assert!(md.contains("### Evaluations spent"), "{md}");
+    let mut args = common.to_vec();
+    args.extend(["--min-ei", "0"]);
+    let md = String::from_utf8_lossy(&polytune(&args).stdout).to_string();
+    assert!(!md.contains("### Evaluations spent"), "{md}");
+    let mut args = common.to_vec();
+    args.extend(["--min-ei", "-1"]);
+    assert_eq!(polytune(&args).status.code(), Some(2));
     let mut args = common.to_vec();
     args.extend(["--format", "csv"]);
     let o = polytune(&args);
     let csv = String::from_utf8_lossy(&o.stdout);
-    assert!(csv.starts_with("strategy,kernel,evaluations,percent_of_opt\n"));
+    assert!(csv.starts_with("strategy,kernel,evaluations,percent_of_opt,spent\n"));
     // 3 strategies × (3 kernels + mean + geomean) × 12 budgets.
     assert_eq!(csv.lines().count(), 1 + 3 * 5 * 12);
     let bad = polytune(&["simulate", "--db", db, "--strategies", "best"]);

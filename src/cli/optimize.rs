@@ -10,6 +10,7 @@ use super::source::SourceArgs;
 use crate::app::select::{Event, Report, Setup, Strategy, default_strategy, select};
 use crate::frontend::{self, SourceFile};
 use crate::learn::saved::SavedModel;
+use crate::learn::search::drive::DEFAULT_MIN_EI;
 use anyhow::{Context, Result};
 use std::path::PathBuf;
 
@@ -85,12 +86,12 @@ struct LearnedArgs {
     /// space), model:NAME (one model's top N), random, local (greedy local
     /// search) or bo (Bayesian optimization with the models as its prior;
     /// bo-plain without them). bo and local choose each candidate from the
-    /// runs before it. Default: diverse below a budget of 11, bo from 11.
+    /// runs before it. Default: diverse below a budget of 5, bo from 5.
     /// Replayed over the shipped dataset (`polytune simulate`, each kernel
     /// new to the models; mean % of the best variant's speedup, gcc /
-    /// clang), diverse leads at 6 candidates (89.1 / 84.3; bo 88.6 / 83.9,
-    /// multi-model 85.2 / 83.1) and bo from 11 (at 12: 92.4 / 92.1;
-    /// diverse 91.6 / 87.6).
+    /// clang), bo leads from 5 candidates (at 6: 91.1 / 87.0; diverse
+    /// 89.1 / 84.3, multi-model 85.2 / 83.1; at 12: 95.1 / 92.7, diverse
+    /// 91.6 / 87.6).
     #[arg(long, value_parser = parse_strategy)]
     strategy: Option<Strategy>,
     /// Stop proposing candidates once they have taken SECONDS (building,
@@ -100,9 +101,10 @@ struct LearnedArgs {
     #[arg(long, value_name = "SECONDS", value_parser = non_negative)]
     time_budget: Option<f64>,
     /// bo, bo-plain: stop when the expected improvement of the next
-    /// candidate over the best measured falls below this share (0.01: 1%
-    /// faster); 0 never stops early.
-    #[arg(long, value_name = "SHARE", default_value_t = 0.01, value_parser = non_negative)]
+    /// candidate over the fastest of the original and the candidates
+    /// measured falls below this share (0.01: 1% faster); 0 never stops
+    /// early.
+    #[arg(long, value_name = "SHARE", default_value_t = DEFAULT_MIN_EI, value_parser = non_negative)]
     min_ei: f64,
     /// Do not run anything: emit the top prediction (1-shot).
     #[arg(long)]

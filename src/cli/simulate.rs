@@ -7,6 +7,7 @@ use super::progress::counting;
 use super::render::json_text;
 use crate::learn::evaluate;
 use crate::learn::search::Strategy;
+use crate::learn::search::drive::DEFAULT_MIN_EI;
 use crate::learn::search::simulate::{self, Simulation};
 use anyhow::{Context, Result};
 use serde_json::json;
@@ -49,6 +50,12 @@ pub struct Args {
     /// instead of training the folds again.
     #[arg(long, value_name = "FILE")]
     predictions: Option<PathBuf>,
+    /// bo, bo-plain: a run also stops when the expected improvement of
+    /// its next proposal over the fastest of the original and the
+    /// variants measured falls below this share (0.01: 1% faster), as
+    /// `optimize --min-ei` does; 0 never stops early.
+    #[arg(long, value_name = "SHARE", default_value_t = DEFAULT_MIN_EI, value_parser = super::optimize::non_negative)]
+    min_ei: f64,
     /// Draw every strategy's mean curve into FILE (SVG).
     #[arg(long, value_name = "FILE.svg")]
     plot: Option<PathBuf>,
@@ -88,6 +95,7 @@ pub fn run(a: Args, ui: &Ui) -> Result<()> {
         budget: a.budget,
         seeds: a.seeds,
         threads: eo.threads,
+        min_ei: Some(a.min_ei).filter(|&e| e > 0.0),
     };
     let s = counting(ui, "simulated runs", |progress| {
         simulate::simulate(&d, &eo.models, &p, &opts, progress)
@@ -120,7 +128,7 @@ pub fn run(a: Args, ui: &Ui) -> Result<()> {
         }))?,
         _ => {
             let mut o = format!(
-                "## Simulated search: {} ({}), {}\n\n{} kernels, {} verified variants; each kernel held out in turn, the models ({}) trained without it; {} unique evaluations per run, {} seeds for randomized strategies; simulated in {:.1} s.\n",
+                "## Simulated search: {} ({}), {}\n\n{} kernels, {} verified variants; each kernel held out in turn, the models ({}) trained without it; {} unique evaluations per run, {} seeds for randomized strategies{}; simulated in {:.1} s.\n",
                 d.compiler,
                 d.flags,
                 d.machine,
@@ -129,6 +137,10 @@ pub fn run(a: Args, ui: &Ui) -> Result<()> {
                 s.models.join(", "),
                 s.budget,
                 s.seeds,
+                s.min_ei.map_or(String::new(), |e| format!(
+                    "; bo and bo-plain stop when the next expected improvement is below {}%",
+                    100.0 * e
+                )),
                 took
             );
             o += &markdown(&s);
@@ -176,6 +188,26 @@ pub fn markdown(s: &Simulation) -> String {
             let _ = write!(o, " {:.1} / {:.1} |", c.mean[b - 1], c.geomean[b - 1]);
         }
         o += "\n";
+    }
+    if let Some(floor) = s.min_ei {
+        let _ = write!(
+            o,
+            "\n### Evaluations spent (mean over kernels and runs) with a budget of N: a run of bo or bo-plain stops early when its next proposal's expected improvement over the incumbent is below {}%\n\n| strategy |",
+            100.0 * floor
+        );
+        for b in &bs {
+            let _ = write!(o, " {b} |");
+        }
+        o += "\n|---|";
+        o += &"---:|".repeat(bs.len());
+        o += "\n";
+        for c in &s.strategies {
+            let _ = write!(o, "| {} |", c.strategy);
+            for &b in &bs {
+                let _ = write!(o, " {:.1} |", c.spent[b - 1]);
+            }
+            o += "\n";
+        }
     }
     o += "\n### Evaluations to reach a share of Opt (mean over kernels and runs; a run that never does counts as budget + 1), and the share of runs that do\n\n| strategy |";
     for t in &s.thresholds {
@@ -249,16 +281,29 @@ pub fn markdown(s: &Simulation) -> String {
 
 /// One line per strategy, kernel (or mean, geomean) and budget.
 pub fn csv(s: &Simulation) -> String {
-    let mut o = String::from("strategy,kernel,evaluations,percent_of_opt\n");
+    let mut o = String::from("strategy,kernel,evaluations,percent_of_opt,spent\n");
     for c in &s.strategies {
         for k in &c.kernels {
             for (b, p) in k.percent.iter().enumerate() {
-                let _ = writeln!(o, "{},{},{},{p:.4}", c.strategy, k.kernel, b + 1);
+                let _ = writeln!(
+                    o,
+                    "{},{},{},{p:.4},{:.4}",
+                    c.strategy,
+                    k.kernel,
+                    b + 1,
+                    k.spent[b]
+                );
             }
         }
         for (name, v) in [("mean", &c.mean), ("geomean", &c.geomean)] {
             for (b, p) in v.iter().enumerate() {
-                let _ = writeln!(o, "{},{name},{},{p:.4}", c.strategy, b + 1);
+                let _ = writeln!(
+                    o,
+                    "{},{name},{},{p:.4},{:.4}",
+                    c.strategy,
+                    b + 1,
+                    c.spent[b]
+                );
             }
         }
     }

@@ -87,7 +87,7 @@ pub struct Candidate {
     /// The same configuration, bit form.
     pub bits: String,
     /// Which models (and at which rank) chose it; for an adaptive
-    /// strategy, which step of the search (`bo initial design (1 of 4)`,
+    /// strategy, which step of the search (`bo initial design (1 of 5)`,
     /// `bo #5 (EI 3.2%)`).
     pub chosen_by: String,
     pub predicted: Vec<Prediction>,

@@ -7,6 +7,11 @@
 use super::{Observation, Searcher};
 use serde::Serialize;
 
+/// The default floor on the expected improvement (`--min-ei` of
+/// `optimize` and `simulate`): a next candidate not expected to run even
+/// 1% faster than the incumbent is not worth running.
+pub const DEFAULT_MIN_EI: f64 = 0.01;
+
 /// When a search stops.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Limits {
@@ -16,7 +21,8 @@ pub struct Limits {
     /// (a running evaluation is finished).
     pub seconds: Option<f64>,
     /// Stop when the searcher's expected improvement of its next proposal
-    /// (relative: 0.01 is 1% faster than the best measured) falls below
+    /// (relative: 0.01 is 1% faster than the incumbent, the best of the
+    /// original and the candidates measured) falls below
     /// this. Searchers without one (planned strategies, local search, a
     /// Bayesian search still in its initial design) are not stopped by it.
     pub min_ei: Option<f64>,

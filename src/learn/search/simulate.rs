@@ -12,8 +12,9 @@
 //! kernels (arithmetic and geometric); per kernel, how peaked its
 //! landscape is (the share of variants within 5/10/20% of Opt).
 
+use super::drive::{Limits, drive};
 use super::fields::{FIELDS, NAMES};
-use super::{Observation, Space, Strategy, run};
+use super::{Space, Strategy};
 use crate::config::Config;
 use crate::learn::dataset::Dataset;
 use crate::learn::evaluate::means;
@@ -33,6 +34,11 @@ pub struct Options {
     /// Seeds for the strategies that draw at random (1, 2, … seeds).
     pub seeds: usize,
     pub threads: usize,
+    /// The stopping rule of `optimize --min-ei`: a run also stops when the
+    /// expected improvement of its next proposal over the incumbent falls
+    /// below this share (strategies that compute one: Bayesian
+    /// optimization past its initial design).
+    pub min_ei: Option<f64>,
 }
 
 /// One kernel's curve for one strategy.
@@ -47,6 +53,10 @@ pub struct KernelCurve {
     pub evaluations_to: Vec<f64>,
     /// Per threshold: the share of runs that reach it within the budget.
     pub reached: Vec<f64>,
+    /// Mean over runs of the evaluations spent with a budget of
+    /// 1…budget: the budget itself unless the run stopped earlier (on
+    /// the expected-improvement rule, or the space ran out).
+    pub spent: Vec<f64>,
     /// Lengthscales per configuration field of the last fit (Bayesian
     /// optimization, first seed): the shorter, the more the field
     /// matters.
@@ -68,6 +78,8 @@ pub struct StrategyCurves {
     /// share of runs that do.
     pub evaluations_to: Vec<f64>,
     pub reached: Vec<f64>,
+    /// Over kernels, at each budget: the mean evaluations spent.
+    pub spent: Vec<f64>,
 }
 
 /// How peaked a kernel's landscape is.
@@ -86,6 +98,9 @@ pub struct Simulation {
     pub models: Vec<String>,
     pub budget: usize,
     pub seeds: usize,
+    /// The expected-improvement floor the runs stopped on, if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub min_ei: Option<f64>,
     pub thresholds: Vec<f64>,
     pub fields: Vec<String>,
     pub strategies: Vec<StrategyCurves>,
@@ -135,17 +150,21 @@ impl KernelSpace {
     }
 }
 
-/// One run's curve and its model's last lengthscales.
-type RunResult = (Vec<f64>, Option<[f64; FIELDS]>);
+/// One run's curve, the evaluations it spent and its model's last
+/// lengthscales.
+type RunResult = (Vec<f64>, usize, Option<[f64; FIELDS]>);
 
 /// One run's best-so-far % of Opt after 1…budget evaluations (the last
-/// value held when the space runs out first), and the last lengthscales.
+/// value held when the run stops first: the space ran out, or the
+/// expected improvement fell below `min_ei`), and the last lengthscales.
+/// The run with a smaller budget is a prefix of this one.
 fn one_run(
     ks: &KernelSpace,
     kinds: &[Kind],
     strategy: Strategy,
     seed: u64,
     budget: usize,
+    min_ei: Option<f64>,
 ) -> RunResult {
     let space = Space {
         kinds,
@@ -153,7 +172,15 @@ fn one_run(
         predicted: &ks.predicted,
     };
     let mut s = space.searcher(strategy, seed);
-    let history: Vec<Observation> = run(&mut *s, budget, &mut |v| ks.speedup[v]);
+    let limits = Limits {
+        budget,
+        seconds: None,
+        min_ei,
+    };
+    let Ok(outcome) = drive::<std::convert::Infallible>(&mut *s, &limits, &mut || 0.0, &mut |p| {
+        Ok(ks.speedup[p.variant])
+    });
+    let history = outcome.history;
     let mut best = 0.0f64;
     let mut curve = Vec::with_capacity(budget);
     for o in &history {
@@ -165,7 +192,7 @@ fn one_run(
     while curve.len() < budget {
         curve.push(curve.last().copied().unwrap_or(0.0));
     }
-    (curve, s.lengthscales())
+    (curve, history.len(), s.lengthscales())
 }
 
 /// Replays `opts.strategies` over the dataset's kernels, with the
@@ -214,7 +241,14 @@ pub fn simulate(
     let mut done: Vec<((usize, usize, u64), RunResult)> = pool.install(|| {
         jobs.par_iter()
             .map(|&(si, k, seed)| {
-                let r = one_run(&spaces[k], kinds, opts.strategies[si], seed, budget);
+                let r = one_run(
+                    &spaces[k],
+                    kinds,
+                    opts.strategies[si],
+                    seed,
+                    budget,
+                    opts.min_ei,
+                );
                 let n = through.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
                 progress(n, total);
                 ((si, k, seed), r)
@@ -250,12 +284,16 @@ pub fn simulate(
                 .iter()
                 .map(|&t| these.iter().filter(|r| first(&r.0, t).is_some()).count() as f64 / n)
                 .collect();
+            let spent = (1..=budget)
+                .map(|b| these.iter().map(|r| r.1.min(b) as f64).sum::<f64>() / n)
+                .collect();
             kernels.push(KernelCurve {
                 kernel: ks.name.clone(),
                 percent,
                 evaluations_to,
                 reached,
-                lengthscales: these.first().and_then(|r| r.1),
+                spent,
+                lengthscales: these.first().and_then(|r| r.2),
             });
         }
         let at = |b: usize| -> Vec<f64> { kernels.iter().map(|k| k.percent[b]).collect() };
@@ -273,6 +311,7 @@ pub fn simulate(
             reached: (0..THRESHOLDS.len())
                 .map(|t| avg(&|k| k.reached[t]))
                 .collect(),
+            spent: (0..budget).map(|b| avg(&|k| k.spent[b])).collect(),
             kernels,
         });
     }
@@ -280,6 +319,7 @@ pub fn simulate(
         models: kinds.iter().map(|k| k.name().to_string()).collect(),
         budget,
         seeds: opts.seeds,
+        min_ei: opts.min_ei,
         thresholds: THRESHOLDS.to_vec(),
         fields: NAMES.iter().map(|s| s.to_string()).collect(),
         strategies,
@@ -362,6 +402,7 @@ mod tests {
                 budget: 8,
                 seeds: 3,
                 threads: 2,
+                min_ei: None,
             },
             &|_, _| {},
         )
@@ -389,6 +430,10 @@ mod tests {
             }
         }
         assert_eq!(s.strategies[2].runs_per_kernel, 3);
+        // Without a stopping rule every run spends its budget.
+        for st in &s.strategies {
+            assert_eq!(st.spent, (1..=8).map(|b| b as f64).collect::<Vec<_>>());
+        }
         assert_eq!(s.landscapes.len(), 5);
         assert!(s.landscapes.iter().all(|l| l.within[0] > 0.0));
         // Predictions written by `evaluate --predictions` read back whole.
@@ -396,5 +441,43 @@ mod tests {
         assert_eq!(read_predictions(&d, &eo.models, &csv).unwrap(), p);
         let e = read_predictions(&d, &[Kind::Svm], &csv).unwrap_err();
         assert!(e.to_string().contains("no column for model SVM"), "{e}");
+    }
+
+    #[test]
+    fn the_stopping_rule_spends_fewer_evaluations_and_holds_the_curve() {
+        let d = Dataset::synthetic(4, 40, 4, 5);
+        let eo = evaluate::Options {
+            models: vec![Kind::Lr, Kind::Ibk],
+            threads: 2,
+            ..Default::default()
+        };
+        let p = evaluate::predictions(&d, &eo).unwrap();
+        let go = |min_ei| {
+            let o = Options {
+                strategies: vec![Strategy::Bo { prior: true }, Strategy::Diverse],
+                budget: 20,
+                seeds: 1,
+                threads: 2,
+                min_ei,
+            };
+            simulate(&d, &eo.models, &p, &o, &|_, _| {}).unwrap()
+        };
+        let (free, ruled) = (go(None), go(Some(0.05)));
+        assert_eq!(ruled.min_ei, Some(0.05));
+        let (f, r) = (&free.strategies[0], &ruled.strategies[0]);
+        assert!(r.spent[19] < 20.0, "{:?}", r.spent);
+        for (fk, rk) in f.kernels.iter().zip(&r.kernels) {
+            // One run per kernel: it stopped after `s` evaluations, and
+            // its curve is the free run's, held from there.
+            let s = rk.spent[19] as usize;
+            assert!(s >= super::super::bo::INITIAL_PRIOR, "{}", rk.kernel);
+            for b in 0..20 {
+                assert_eq!(rk.spent[b], (b + 1).min(s) as f64);
+                assert_eq!(rk.percent[b], fk.percent[b.min(s - 1)], "{}", rk.kernel);
+            }
+        }
+        // Planned strategies compute no expected improvement: untouched.
+        assert_eq!(free.strategies[1].mean, ruled.strategies[1].mean);
+        assert_eq!(ruled.strategies[1].spent[19], 20.0);
     }
 }
