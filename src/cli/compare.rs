@@ -53,7 +53,7 @@ pub struct Args {
     strategy: Strategy,
     /// bo, bo-plain: stop when the expected improvement of the next
     /// candidate falls below this share (as in `optimize`).
-    #[arg(long, value_name = "SHARE", default_value_t = 0.01, value_parser = super::optimize::non_negative)]
+    #[arg(long, value_name = "SHARE", default_value_t = crate::learn::search::drive::DEFAULT_MIN_EI, value_parser = super::optimize::non_negative)]
     min_ei: f64,
     /// polytune's models [default: models/<compiler> here, else the
     /// shipped ones].
