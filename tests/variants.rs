@@ -22,6 +22,7 @@ fn sample() -> Vec<Config> {
             prevector: true,
             simd: true,
             unroll: 8,
+            regblock: None,
         });
         out.push(Config {
             fusion,

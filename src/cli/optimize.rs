@@ -136,7 +136,7 @@ pub fn run(a: Args, ui: &Ui) -> Result<()> {
                 src.scops.len()
             ));
             let outcome = crate::engine::pipeline::optimize(&src, &c, a.context.as_deref())?;
-            for s in &outcome.skipped {
+            for s in outcome.skipped.iter().chain(&outcome.notes) {
                 ui.warn(s);
             }
             (outcome.text, outcome.internal)

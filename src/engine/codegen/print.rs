@@ -22,9 +22,11 @@ pub(super) struct Printer<'a> {
     pub(super) out: String,
     /// Whether an OpenMP directive was written.
     pub(super) openmp: bool,
+    /// The prefix of register-blocking accumulators (`acc0_1`).
+    pub(super) acc: String,
 }
 
-impl Printer<'_> {
+impl<'a> Printer<'a> {
     pub(super) fn name(&self, isl_name: &str) -> String {
         c_name(self.scop, &self.prefix, isl_name)
     }
@@ -53,22 +55,34 @@ impl Printer<'_> {
         }
     }
 
-    fn stmt(&mut self, id: usize, args: &[AstExpr], indent: &str) {
-        let st = &self.scop.statements[id];
-        // Each value with the precedence the statement printer needs:
-        // sums and products count as additive (safe for both), anything
-        // else that is not atomic is parenthesized here.
-        let texts: Vec<(String, u8)> = args
-            .iter()
+    /// Each value of a statement's iterators as text with the precedence
+    /// the statement printer needs: sums and products count as additive
+    /// (safe for both), anything else that is not atomic is parenthesized
+    /// here.
+    pub(super) fn arg_texts(&self, args: &[AstExpr]) -> Vec<(String, u8)> {
+        args.iter()
             .map(|a| match a {
                 AstExpr::Int(v) if *v >= 0 => (v.to_string(), PREC_ATOM),
                 AstExpr::Id(_) => (self.c(a), PREC_ATOM),
                 AstExpr::Op(AstOp::Add | AstOp::Sub | AstOp::Mul, _) => (self.c(a), PREC_ADDITIVE),
                 _ => (format!("({})", self.c(a)), PREC_ATOM),
             })
-            .collect();
-        let casts = &self.scop.iterator_casts;
-        let subst = |name: &str| {
+            .collect()
+    }
+
+    /// Statement `id`'s iterators replaced by `texts`.
+    pub(super) fn substitution<'s>(
+        &self,
+        id: usize,
+        texts: &'s [(String, u8)],
+    ) -> impl Fn(&str) -> Option<(String, u8)> + 's
+    where
+        'a: 's,
+    {
+        let scop: &'a Scop = self.scop;
+        let st = &scop.statements[id];
+        let casts = &scop.iterator_casts;
+        move |name: &str| {
             let k = st.iterators.iter().position(|i| i == name)?;
             Some(match casts.get(name) {
                 // The original iterator's type, so that its value means
@@ -76,7 +90,12 @@ impl Printer<'_> {
                 Some(ty) => (format!("(({ty})({}))", texts[k].0), PREC_ATOM),
                 None => texts[k].clone(),
             })
-        };
+        }
+    }
+
+    fn stmt(&mut self, id: usize, args: &[AstExpr], indent: &str) {
+        let texts = self.arg_texts(args);
+        let subst = self.substitution(id, &texts);
         let line = match self.bodies.get(&id).map(|s| &s.kind) {
             Some(StmtKind::Assign { lhs, op, rhs, .. }) => assignment_to_c(lhs, *op, rhs, &subst),
             Some(StmtKind::Local { parts, .. }) => {
@@ -95,7 +114,7 @@ impl Printer<'_> {
         let _ = writeln!(self.out, "{indent}{line};");
     }
 
-    fn pragmas(&mut self, l: &Loop, indent: &str) {
+    pub(super) fn pragmas(&mut self, l: &Loop, indent: &str) {
         match (l.omp, l.simd) {
             // Nothing may stand between an OpenMP loop directive and its
             // loop, so a loop that is both gets the combined construct.
@@ -114,7 +133,7 @@ impl Printer<'_> {
     }
 
     /// Writes the head of a loop, `for (...) {`, at `indent`.
-    fn open_for(&mut self, indent: &str, var: &str, init: &str, cond: &str, step: i64) {
+    pub(super) fn open_for(&mut self, indent: &str, var: &str, init: &str, cond: &str, step: i64) {
         let inc = match step {
             1 => format!("{var}++"),
             s => format!("{var} += {s}"),
@@ -126,6 +145,10 @@ impl Printer<'_> {
     }
 
     fn for_loop(&mut self, l: &Loop, indent: &str) {
+        if let Some(plan) = &l.regblock {
+            self.register_tile(l, plan, indent);
+            return;
+        }
         let var = self.name(&l.var);
         if l.unroll > 1
             && let (Some(ub), [Node::For(inner)]) = (upper_bound(l), l.body.as_slice())

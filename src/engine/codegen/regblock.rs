@@ -1,0 +1,554 @@
+//! Register blocking of contractions (beyond the paper's space: `rb=MRxNR`).
+//!
+//! A nest of three perfectly nested innermost loops whose statements
+//! accumulate into one element per iteration, the same element all along
+//! one of the loops (the reduction loop `r`: `C[i][j] += A[i][k] *
+//! B[k][j]` along `k`), becomes a micro-kernel: the two other loops `p`
+//! (outer) and `q` (inner) are tiled by `mr` and `nr`, the reduction loop
+//! runs inside the tile loops, the `mr` × `nr` statement instances of one
+//! tile are unrolled and jammed into its body, and the elements they
+//! accumulate into, invariant along `r`, live in local scalars: loaded
+//! before the reduction loop and stored after it (scalar replacement).
+//! What is left over at the edges (rows or columns that do not fill a
+//! tile) runs in the original loop order.
+//!
+//! Legal when (checked here, on the generated loops like the other
+//! post-passes):
+//! - the three loops are fully permutable given the loops around them
+//!   (every dependence they carry has non-negative distances along all
+//!   three), so that tiling them and moving `r` inside is a legal
+//!   reordering, and the leftover parts may run in the original order;
+//! - the loops are rectangular (no bound depends on another of the three)
+//!   and the innermost body is only statements (no condition), so every
+//!   point of a tile is an instance and the scalars load only elements the
+//!   original touches;
+//! - every statement writes the same one element, every other reference
+//!   to its array in the body is that same element (so no other reference
+//!   in the reduction loop touches the scalars' elements; distinct arrays
+//!   are distinct memory, as everywhere in the model), and the `mr` × `nr`
+//!   instances of a tile write distinct elements.
+//!
+//! A nest that fails one of these keeps the code the other passes give it,
+//! and the reason is returned as a note.
+
+use crate::config::RegisterTile;
+use crate::frontend::scop::ast::{Expr, ExprKind, Stmt, StmtKind};
+use crate::frontend::scop::{Access, Affine, Scop, Term};
+use crate::isl::AstExpr;
+use std::collections::HashMap;
+use std::fmt::Write;
+
+use super::marks::{affine_of, shift, upper_bound};
+use super::print::{Printer, collect_bodies};
+use super::tree::{Loop, Node, contains_loop};
+use super::{Lowered, expr};
+
+/// How one nest is register-blocked: set on the outermost of its three
+/// loops.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct Plan {
+    pub(super) tile: RegisterTile,
+    /// Positions (0 outermost) of the register loops `p`, `q` and of the
+    /// reduction loop `r` among the three.
+    pub(super) p: usize,
+    pub(super) q: usize,
+    pub(super) r: usize,
+    /// The array whose elements the scalars hold.
+    pub(super) array: String,
+    /// Whether the row-block loop carries the OpenMP directive (when the
+    /// outermost of the three had it and is `p`).
+    pub(super) omp: bool,
+}
+
+/// Marks every nest of three innermost loops that can be register-blocked
+/// by `tile`; returns, for each one that cannot, why.
+pub(super) fn mark_regblock(
+    nodes: &mut [Node],
+    tile: RegisterTile,
+    scop: &Scop,
+    lw: &Lowered<'_, '_>,
+) -> Vec<String> {
+    let mut bodies = HashMap::new();
+    collect_bodies(&scop.body, &mut bodies);
+    let mut notes = Vec::new();
+    let mut found = 0;
+    walk(nodes, tile, scop, &bodies, lw, &mut notes, &mut found);
+    if found == 0 {
+        notes.push("no nest of three perfectly nested innermost loops".into());
+    }
+    notes
+        .into_iter()
+        .map(|n| format!("register blocking {tile} not applied: {n}"))
+        .collect()
+}
+
+fn walk(
+    nodes: &mut [Node],
+    tile: RegisterTile,
+    scop: &Scop,
+    bodies: &HashMap<usize, &Stmt>,
+    lw: &Lowered<'_, '_>,
+    notes: &mut Vec<String>,
+    found: &mut usize,
+) {
+    for n in nodes {
+        match n {
+            Node::For(l) => {
+                let plan = match triple(l) {
+                    Some((a, b, c)) => {
+                        *found += 1;
+                        Some(plan(a, b, c, tile, scop, bodies, lw).map_err(|why| {
+                            format!("loops {}, {}, {}: {why}", a.var, b.var, c.var)
+                        }))
+                    }
+                    None => None,
+                };
+                match plan {
+                    Some(Ok(p)) => l.regblock = Some(Box::new(p)),
+                    Some(Err(why)) => notes.push(why),
+                    None => walk(&mut l.body, tile, scop, bodies, lw, notes, found),
+                }
+            }
+            Node::If { then, other, .. } => {
+                walk(then, tile, scop, bodies, lw, notes, found);
+                walk(other, tile, scop, bodies, lw, notes, found);
+            }
+            Node::Stmt { .. } => {}
+        }
+    }
+}
+
+/// `a` with its only child `b` with its only child `c`, the innermost loop.
+fn triple(a: &Loop) -> Option<(&Loop, &Loop, &Loop)> {
+    let [Node::For(b)] = a.body.as_slice() else {
+        return None;
+    };
+    let [Node::For(c)] = b.body.as_slice() else {
+        return None;
+    };
+    (!contains_loop(&c.body)).then_some((a, b, &**c))
+}
+
+/// `aff` (over a statement's iterators) over the generated loops' variables.
+fn compose(aff: &Affine, iterators: &[String], args: &[Affine]) -> Option<Affine> {
+    let mut out = Affine::constant(aff.constant);
+    for (t, &k) in &aff.terms {
+        let term = match t {
+            Term::Var(v) => match iterators.iter().position(|i| i == v) {
+                Some(j) => args[j].clone(),
+                None => Affine::var(v),
+            },
+            Term::FloorDiv(e, d) => compose(e, iterators, args)?.floor_div(*d),
+        };
+        out = out.add_scaled(&term, k)?;
+    }
+    Some(out)
+}
+
+/// Whether `var` occurs inside a division of `aff`.
+fn divides(aff: &Affine, var: &str) -> bool {
+    aff.terms.keys().any(|t| match t {
+        Term::FloorDiv(e, _) => e.coefficient(var) != 0 || divides(e, var),
+        Term::Var(_) => false,
+    })
+}
+
+/// One reference over the generated loops: the array and its subscripts.
+type Reference = (String, Vec<Affine>);
+
+fn reference(a: &Access, iterators: &[String], args: &[Affine]) -> Option<Reference> {
+    let subs = a
+        .subscripts
+        .iter()
+        .map(|s| compose(s, iterators, args))
+        .collect::<Option<Vec<_>>>()?;
+    Some((a.array.clone(), subs))
+}
+
+/// The plan for the nest `a` ⊃ `b` ⊃ `c`, or why there is none.
+fn plan(
+    a: &Loop,
+    b: &Loop,
+    c: &Loop,
+    tile: RegisterTile,
+    scop: &Scop,
+    bodies: &HashMap<usize, &Stmt>,
+    lw: &Lowered<'_, '_>,
+) -> Result<Plan, String> {
+    let loops = [a, b, c];
+    if loops
+        .iter()
+        .any(|l| l.step != 1 || upper_bound(l).is_none())
+    {
+        return Err("a loop has a step or a bound of a form polytune does not block".into());
+    }
+    let rectangular = [&b.init, &b.cond]
+        .iter()
+        .all(|e| !expr::mentions(e, &a.var))
+        && [&c.init, &c.cond]
+            .iter()
+            .all(|e| !expr::mentions(e, &a.var) && !expr::mentions(e, &b.var));
+    if !rectangular {
+        return Err(
+            "the loops' bounds depend on each other (only rectangular nests are register-blocked)"
+                .into(),
+        );
+    }
+    // The innermost body: assignments only, all writing one element.
+    let mut written: Option<Reference> = None;
+    let mut refs: Vec<Reference> = Vec::new();
+    for n in &c.body {
+        let Node::Stmt { id, args } = n else {
+            return Err("the innermost body has a condition".into());
+        };
+        if !matches!(bodies.get(id).map(|s| &s.kind), Some(StmtKind::Assign { .. })) {
+            return Err("the innermost body has a block of local variables".into());
+        }
+        let st = &scop.statements[*id];
+        let args: Vec<Affine> = args
+            .iter()
+            .map(affine_of)
+            .collect::<Option<_>>()
+            .ok_or("a statement's iterators are not affine in the loops")?;
+        for w in &st.writes {
+            let r = reference(w, &st.iterators, &args).ok_or("a subscript overflows")?;
+            match &written {
+                None => written = Some(r),
+                Some(x) if *x == r => {}
+                Some(_) => return Err("the body writes more than one element per iteration".into()),
+            }
+        }
+        for x in st.reads.iter().chain(&st.writes) {
+            refs.push(reference(x, &st.iterators, &args).ok_or("a subscript overflows")?);
+        }
+    }
+    let Some((array, subs)) = written else {
+        return Err("the body writes nothing".into());
+    };
+    if subs.is_empty() {
+        return Err(format!("`{array}` is a scalar: one accumulator, nothing to block"));
+    }
+    if refs.iter().any(|(n, s)| *n == array && *s != subs) {
+        return Err(format!(
+            "another reference in the loop may touch the accumulated elements of `{array}` \
+             (scalar replacement would change the result)"
+        ));
+    }
+    // The reduction loop: the one along which the element stays the same.
+    let mut strides = Vec::new();
+    for l in loops {
+        if subs.iter().any(|s| divides(s, &l.var)) {
+            return Err(format!(
+                "the subscripts of `{array}` divide loop variable {}",
+                l.var
+            ));
+        }
+        strides.push(
+            subs.iter()
+                .map(|s| s.coefficient(&l.var))
+                .collect::<Vec<_>>(),
+        );
+    }
+    let invariant: Vec<usize> = (0..3)
+        .filter(|&k| strides[k].iter().all(|&s| s == 0))
+        .collect();
+    let r = match invariant.as_slice() {
+        [r] => *r,
+        [] => {
+            return Err(format!(
+                "the element of `{array}` changes along every loop (not a contraction)"
+            ));
+        }
+        _ => {
+            return Err(format!(
+                "the element of `{array}` stays the same along two loops"
+            ));
+        }
+    };
+    let (p, q) = match r {
+        0 => (1, 2),
+        1 => (0, 2),
+        _ => (0, 1),
+    };
+    // The tile's instances write distinct elements.
+    for x in 0..tile.mr as i64 {
+        for y in 0..tile.nr as i64 {
+            for (x2, y2) in (0..tile.mr as i64).flat_map(|x2| (0..tile.nr as i64).map(move |y2| (x2, y2))) {
+                if (x, y) >= (x2, y2) {
+                    continue;
+                }
+                let same = strides[p]
+                    .iter()
+                    .zip(&strides[q])
+                    .all(|(&sp, &sq)| sp * (x - x2) + sq * (y - y2) == 0);
+                if same {
+                    return Err(format!(
+                        "two instances of a {tile} tile write the same element of `{array}`"
+                    ));
+                }
+            }
+        }
+    }
+    if !lw.permutable3(c.info) {
+        return Err(
+            "the dependences do not allow the reduction loop inside the register tile \
+             (the three loops are not fully permutable)"
+                .into(),
+        );
+    }
+    Ok(Plan {
+        tile,
+        p,
+        q,
+        r,
+        array,
+        omp: a.omp && p == 0,
+    })
+}
+
+/// `expr` with every access to `array` replaced by the variable `name`.
+fn replaced(e: &Expr, array: &str, name: &str) -> Expr {
+    let mut e = e.clone();
+    replace_in(&mut e, array, name);
+    e
+}
+
+fn replace_in(e: &mut Expr, array: &str, name: &str) {
+    match &mut e.kind {
+        ExprKind::Access { name: n, .. } if n == array => {
+            e.kind = ExprKind::Ident(name.to_string());
+        }
+        ExprKind::Access { subscripts: v, .. } | ExprKind::Call { args: v, .. } => {
+            v.iter_mut().for_each(|x| replace_in(x, array, name));
+        }
+        ExprKind::Unary { expr, .. } | ExprKind::Cast { expr, .. } => {
+            replace_in(expr, array, name)
+        }
+        ExprKind::Binary { lhs, rhs, .. } => {
+            replace_in(lhs, array, name);
+            replace_in(rhs, array, name);
+        }
+        ExprKind::Ternary { cond, then, other } => {
+            replace_in(cond, array, name);
+            replace_in(then, array, name);
+            replace_in(other, array, name);
+        }
+        _ => {}
+    }
+}
+
+/// The first access to `array` in `e`.
+fn find_access<'e>(e: &'e Expr, array: &str) -> Option<&'e Expr> {
+    match &e.kind {
+        ExprKind::Access { name, .. } if name == array => Some(e),
+        ExprKind::Access { subscripts: v, .. } | ExprKind::Call { args: v, .. } => {
+            v.iter().find_map(|x| find_access(x, array))
+        }
+        ExprKind::Unary { expr, .. } | ExprKind::Cast { expr, .. } => find_access(expr, array),
+        ExprKind::Binary { lhs, rhs, .. } => {
+            find_access(lhs, array).or_else(|| find_access(rhs, array))
+        }
+        ExprKind::Ternary { cond, then, other } => find_access(cond, array)
+            .or_else(|| find_access(then, array))
+            .or_else(|| find_access(other, array)),
+        _ => None,
+    }
+}
+
+impl Printer<'_> {
+    /// The statement `id` at `args`, with every access to `array` read and
+    /// written as the scalar `name`, when given.
+    pub(super) fn assignment(
+        &self,
+        id: usize,
+        args: &[AstExpr],
+        replace: Option<(&str, &str)>,
+    ) -> Option<String> {
+        let Some(StmtKind::Assign { lhs, op, rhs, .. }) = self.bodies.get(&id).map(|s| &s.kind)
+        else {
+            return None;
+        };
+        let texts = self.arg_texts(args);
+        let subst = self.substitution(id, &texts);
+        let c = crate::frontend::scop::print::assignment_to_c;
+        Some(match replace {
+            Some((array, name)) => c(
+                &replaced(lhs, array, name),
+                *op,
+                &replaced(rhs, array, name),
+                &subst,
+            ),
+            None => c(lhs, *op, rhs, &subst),
+        })
+    }
+
+    /// The C text of the access to `array` of statement `id` at `args`.
+    fn access_text(&self, id: usize, args: &[AstExpr], array: &str) -> Option<String> {
+        let Some(StmtKind::Assign { lhs, rhs, .. }) = self.bodies.get(&id).map(|s| &s.kind) else {
+            return None;
+        };
+        let access = find_access(lhs, array).or_else(|| find_access(rhs, array))?;
+        let texts = self.arg_texts(args);
+        let subst = self.substitution(id, &texts);
+        Some(crate::frontend::scop::print::expr_to_c_with(access, &subst))
+    }
+
+    /// The register-blocked nest whose outermost loop is `a` (see the
+    /// module's documentation for the code's shape).
+    pub(super) fn register_tile(&mut self, a: &Loop, plan: &Plan, indent: &str) {
+        let Some((a, b, c)) = triple(a) else {
+            return;
+        };
+        let loops = [a, b, c];
+        let names: Vec<String> = loops.iter().map(|l| self.name(&l.var)).collect();
+        let (mr, nr) = (plan.tile.mr as i64, plan.tile.nr as i64);
+        let (p, q, r) = (plan.p, plan.q, plan.r);
+        let _ = writeln!(self.out, "{indent}{{");
+        let ind = format!("{indent}  ");
+        for (l, n) in loops.iter().zip(&names) {
+            let ub = upper_bound(l).map(|u| self.c(&u)).unwrap_or_default();
+            let _ = writeln!(
+                self.out,
+                "{ind}const long {n}_lb = {}, {n}_ub = {ub};",
+                self.c(&l.init)
+            );
+        }
+        let lb = |k: usize| format!("{}_lb", names[k]);
+        let ub = |k: usize| format!("{}_ub", names[k]);
+        // The first index of the leftover rows / columns.
+        let rest = |k: usize, u: i64| {
+            format!(
+                "{} - ({} - {} + 1) % {u} + 1",
+                ub(k),
+                ub(k),
+                lb(k)
+            )
+        };
+        // Nothing runs when the reduction loop is empty; the scalars
+        // would then load elements the original never touches.
+        let _ = writeln!(self.out, "{ind}if ({} <= {}) {{", lb(r), ub(r));
+        let i1 = format!("{ind}  ");
+        if plan.omp {
+            let _ = writeln!(self.out, "{i1}#pragma omp parallel for");
+            self.openmp = true;
+        }
+        let (np, nq, nrr) = (&names[p], &names[q], &names[r]);
+        let _ = writeln!(
+            self.out,
+            "{i1}for (long {np} = {}; {np} <= {} - {}; {np} += {mr}) {{",
+            lb(p),
+            ub(p),
+            mr - 1
+        );
+        let i2 = format!("{i1}  ");
+        let _ = writeln!(
+            self.out,
+            "{i2}for (long {nq} = {}; {nq} <= {} - {}; {nq} += {nr}) {{",
+            lb(q),
+            ub(q),
+            nr - 1
+        );
+        let i3 = format!("{i2}  ");
+        // One instance of the body per point of the tile, with the
+        // reduction loop at its first value (the elements do not depend
+        // on it) for the loads and stores.
+        let at_first = |nodes: &[Node]| -> Vec<Node> {
+            nodes
+                .iter()
+                .map(|n| match n {
+                    Node::Stmt { id, args } => Node::Stmt {
+                        id: *id,
+                        args: args
+                            .iter()
+                            .map(|e| expr::substitute(e, &loops[r].var, &loops[r].init))
+                            .collect(),
+                    },
+                    other => other.clone(),
+                })
+                .collect()
+        };
+        let points: Vec<(String, Vec<Node>)> = (0..mr)
+            .flat_map(|x| (0..nr).map(move |y| (x, y)))
+            .map(|(x, y)| {
+                let body = shift(&shift(&c.body, &loops[p].var, x), &loops[q].var, y);
+                (format!("{}{x}_{y}", self.acc), body)
+            })
+            .collect();
+        for (acc, body) in &points {
+            if let Some(Node::Stmt { id, args }) = at_first(body).first() {
+                let text = self
+                    .access_text(*id, args, &plan.array)
+                    .unwrap_or_default();
+                let _ = writeln!(self.out, "{i3}__typeof__({text}) {acc} = {text};");
+            }
+        }
+        let _ = writeln!(
+            self.out,
+            "{i3}for (long {nrr} = {}; {nrr} <= {}; {nrr}++) {{",
+            lb(r),
+            ub(r)
+        );
+        let i4 = format!("{i3}  ");
+        for (acc, body) in &points {
+            for n in body {
+                if let Node::Stmt { id, args } = n {
+                    let line = self
+                        .assignment(*id, args, Some((&plan.array, acc)))
+                        .unwrap_or_else(|| format!("/* missing statement S{id} */"));
+                    let _ = writeln!(self.out, "{i4}{line};");
+                }
+            }
+        }
+        let _ = writeln!(self.out, "{i3}}}");
+        for (acc, body) in &points {
+            if let Some(Node::Stmt { id, args }) = at_first(body).first() {
+                let text = self
+                    .access_text(*id, args, &plan.array)
+                    .unwrap_or_default();
+                let _ = writeln!(self.out, "{i3}{text} = {acc};");
+            }
+        }
+        let _ = writeln!(self.out, "{i2}}}");
+        // Columns left over in this block of rows: the original order.
+        let _ = writeln!(self.out, "{i2}{{");
+        let i3 = format!("{i2}  ");
+        let _ = writeln!(self.out, "{i3}const long {np}_blk = {np};");
+        let mut bounds: Vec<(String, String)> = (0..3).map(|k| (lb(k), ub(k))).collect();
+        bounds[p] = (format!("{np}_blk"), format!("{np}_blk + {}", mr - 1));
+        bounds[q].0 = rest(q, nr);
+        self.plain_nest(&loops, &bounds, false, &i3);
+        let _ = writeln!(self.out, "{i2}}}");
+        let _ = writeln!(self.out, "{i1}}}");
+        // Rows left over: the original order.
+        let mut bounds: Vec<(String, String)> = (0..3).map(|k| (lb(k), ub(k))).collect();
+        bounds[p].0 = rest(p, mr);
+        self.plain_nest(&loops, &bounds, true, &i1);
+        let _ = writeln!(self.out, "{ind}}}");
+        let _ = writeln!(self.out, "{indent}}}");
+    }
+
+    /// The three loops in their order with the given bounds, their marks
+    /// kept (OpenMP only when `omp`), and the innermost body.
+    fn plain_nest(
+        &mut self,
+        loops: &[&Loop; 3],
+        bounds: &[(String, String)],
+        omp: bool,
+        indent: &str,
+    ) {
+        let mut ind = indent.to_string();
+        for (l, (lo, hi)) in loops.iter().zip(bounds) {
+            let mut marks = (*l).clone();
+            marks.omp &= omp;
+            self.pragmas(&marks, &ind);
+            let v = self.name(&l.var);
+            self.open_for(&ind, &v, lo, &format!("{v} <= {hi}"), 1);
+            ind.push_str("  ");
+        }
+        self.nodes(&loops[2].body, &ind);
+        for _ in 0..3 {
+            ind.truncate(ind.len() - 2);
+            let _ = writeln!(self.out, "{ind}}}");
+        }
+    }
+}
