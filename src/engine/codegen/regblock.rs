@@ -18,10 +18,12 @@
 //!   (every dependence they carry has non-negative distances along all
 //!   three), so that tiling them and moving `r` inside is a legal
 //!   reordering, and the leftover parts may run in the original order;
-//! - the loops are rectangular (no bound depends on another of the three)
-//!   and the innermost body is only statements (no condition), so every
-//!   point of a tile is an instance and the scalars load only elements the
-//!   original touches;
+//! - no bound depends on another of the three loops, except the bounds of
+//!   `q` on `p` (triangular nests: a block of rows then blocks the columns
+//!   all its rows share, computed at run time, and runs the columns before
+//!   and after them in the original order), and the innermost body is only
+//!   statements (no condition), so every point of a tile is an instance
+//!   and the scalars load only elements the original touches;
 //! - every statement writes the same one element, every other reference
 //!   to its array in the body is that same element (so no other reference
 //!   in the reduction loop touches the scalars' elements; distinct arrays
@@ -58,6 +60,9 @@ pub(super) struct Plan {
     /// Whether the row-block loop carries the OpenMP directive (when the
     /// outermost of the three had it and is `p`).
     pub(super) omp: bool,
+    /// Whether the bounds of `q` depend on `p`: each block of rows then
+    /// computes the columns all its rows share.
+    pub(super) dependent: bool,
 }
 
 /// Marks every nest of three innermost loops that can be register-blocked
@@ -71,15 +76,27 @@ pub(super) fn mark_regblock(
     let mut bodies = HashMap::new();
     collect_bodies(&scop.body, &mut bodies);
     let mut notes = Vec::new();
-    let mut found = 0;
-    walk(nodes, tile, scop, &bodies, lw, &mut notes, &mut found);
-    if found == 0 {
-        notes.push("no nest of three perfectly nested innermost loops".into());
+    let mut blocked = 0;
+    walk(nodes, tile, scop, &bodies, lw, &mut notes, &mut blocked);
+    if blocked == 0 && notes.is_empty() {
+        notes.push(
+            "no contraction (three perfectly nested innermost loops whose statements \
+             accumulate into an element that stays the same along one of them)"
+                .into(),
+        );
     }
     notes
         .into_iter()
         .map(|n| format!("register blocking {tile} not applied: {n}"))
         .collect()
+}
+
+/// Why a nest is not register-blocked.
+enum Refusal {
+    /// It is not a contraction: nothing to say about it.
+    NotContraction,
+    /// A contraction the rules do not allow, and why.
+    Illegal(String),
 }
 
 fn walk(
@@ -89,33 +106,66 @@ fn walk(
     bodies: &HashMap<usize, &Stmt>,
     lw: &Lowered<'_, '_>,
     notes: &mut Vec<String>,
-    found: &mut usize,
+    blocked: &mut usize,
 ) {
     for n in nodes {
         match n {
             Node::For(l) => {
-                let plan = match triple(l) {
-                    Some((a, b, c)) => {
-                        *found += 1;
-                        Some(plan(a, b, c, tile, scop, bodies, lw).map_err(|why| {
-                            format!("loops {}, {}, {}: {why}", a.var, b.var, c.var)
-                        }))
-                    }
-                    None => None,
-                };
+                let plan = triple(l).map(|(a, b, c)| {
+                    plan(a, b, c, tile, scop, bodies, lw).map_err(|why| match why {
+                        Refusal::Illegal(why) => {
+                            Some(format!("loops {}, {}, {}: {why}", a.var, b.var, c.var))
+                        }
+                        Refusal::NotContraction => None,
+                    })
+                });
                 match plan {
-                    Some(Ok(p)) => l.regblock = Some(Box::new(p)),
-                    Some(Err(why)) => notes.push(why),
-                    None => walk(&mut l.body, tile, scop, bodies, lw, notes, found),
+                    Some(Ok(p)) => {
+                        *blocked += 1;
+                        l.regblock = Some(Box::new(p));
+                    }
+                    Some(Err(why)) => notes.extend(why),
+                    None => walk(&mut l.body, tile, scop, bodies, lw, notes, blocked),
                 }
             }
             Node::If { then, other, .. } => {
-                walk(then, tile, scop, bodies, lw, notes, found);
-                walk(other, tile, scop, bodies, lw, notes, found);
+                walk(then, tile, scop, bodies, lw, notes, blocked);
+                walk(other, tile, scop, bodies, lw, notes, blocked);
             }
             Node::Stmt { .. } => {}
         }
     }
+}
+
+/// Whether some statement under `nodes` accumulates over the nest `vars`:
+/// reads the one element it writes, and that element stays the same
+/// along exactly one of the loops its iterators move with (the reduction
+/// loop; a tile loop around point loops does not count) and changes along
+/// the two others (the register loops).
+fn accumulates(nodes: &[Node], scop: &Scop, vars: &[&str]) -> bool {
+    let mut found = false;
+    super::tree::for_each_stmt(nodes, &mut |id, args| {
+        let st = &scop.statements[id];
+        let Some(args) = args.iter().map(affine_of).collect::<Option<Vec<_>>>() else {
+            return;
+        };
+        let [w] = st.writes.as_slice() else {
+            return;
+        };
+        let Some(written) = reference(w, &st.iterators, &args) else {
+            return;
+        };
+        let reads_it = st
+            .reads
+            .iter()
+            .any(|r| reference(r, &st.iterators, &args).as_ref() == Some(&written));
+        let moves = |v: &str| args.iter().any(|a| a.coefficient(v) != 0);
+        let same = |v: &str| written.1.iter().all(|s| s.coefficient(v) == 0 && !divides(s, v));
+        let reductions = vars.iter().filter(|v| moves(v) && same(v)).count();
+        let registers = vars.iter().filter(|v| !same(v)).count();
+        found |= reads_it && reductions == 1 && registers == 2;
+    });
+    found
 }
 
 /// `a` with its only child `b` with its only child `c`, the innermost loop.
@@ -174,6 +224,22 @@ fn plan(
     scop: &Scop,
     bodies: &HashMap<usize, &Stmt>,
     lw: &Lowered<'_, '_>,
+) -> Result<Plan, Refusal> {
+    if !accumulates(&c.body, scop, &[&a.var, &b.var, &c.var]) {
+        return Err(Refusal::NotContraction);
+    }
+    legal_plan(a, b, c, tile, scop, bodies, lw).map_err(Refusal::Illegal)
+}
+
+/// The plan for a contraction nest, or the rule it breaks.
+fn legal_plan(
+    a: &Loop,
+    b: &Loop,
+    c: &Loop,
+    tile: RegisterTile,
+    scop: &Scop,
+    bodies: &HashMap<usize, &Stmt>,
+    lw: &Lowered<'_, '_>,
 ) -> Result<Plan, String> {
     let loops = [a, b, c];
     if loops
@@ -182,20 +248,10 @@ fn plan(
     {
         return Err("a loop has a step or a bound of a form polytune does not block".into());
     }
-    let rectangular = [&b.init, &b.cond]
-        .iter()
-        .all(|e| !expr::mentions(e, &a.var))
-        && [&c.init, &c.cond]
-            .iter()
-            .all(|e| !expr::mentions(e, &a.var) && !expr::mentions(e, &b.var));
-    if !rectangular {
-        return Err(
-            "the loops' bounds depend on each other (only rectangular nests are register-blocked)"
-                .into(),
-        );
-    }
     // The innermost body: assignments only, all writing one element.
     let mut written: Option<Reference> = None;
+    // Whether a statement's iterators move with each loop.
+    let mut moved = [false; 3];
     let mut refs: Vec<Reference> = Vec::new();
     for n in &c.body {
         let Node::Stmt { id, args } = n else {
@@ -210,6 +266,9 @@ fn plan(
             .map(affine_of)
             .collect::<Option<_>>()
             .ok_or("a statement's iterators are not affine in the loops")?;
+        for (k, l) in loops.iter().enumerate() {
+            moved[k] |= args.iter().any(|x| x.coefficient(&l.var) != 0);
+        }
         for w in &st.writes {
             let r = reference(w, &st.iterators, &args).ok_or("a subscript overflows")?;
             match &written {
@@ -252,6 +311,12 @@ fn plan(
     let invariant: Vec<usize> = (0..3)
         .filter(|&k| strides[k].iter().all(|&s| s == 0))
         .collect();
+    if invariant.len() == 1 && !moved[invariant[0]] {
+        return Err(format!(
+            "no statement moves with loop {}, along which the element of `{array}` stays the same",
+            loops[invariant[0]].var
+        ));
+    }
     let r = match invariant.as_slice() {
         [r] => *r,
         [] => {
@@ -270,6 +335,26 @@ fn plan(
         1 => (0, 2),
         _ => (0, 1),
     };
+    // No bound depends on another of the three loops, except the column
+    // loop's on the row loop (a triangular nest such as syrk's).
+    let mut dependent = false;
+    for inner in 1..3 {
+        for outer in 0..inner {
+            let l = loops[inner];
+            if expr::mentions(&l.init, &loops[outer].var) || expr::mentions(&l.cond, &loops[outer].var)
+            {
+                if (inner, outer) == (q, p) {
+                    dependent = true;
+                } else {
+                    return Err(format!(
+                        "the bounds of loop {} depend on loop {} (only the columns' bounds \
+                         may depend on the rows')",
+                        l.var, loops[outer].var
+                    ));
+                }
+            }
+        }
+    }
     // The tile's instances write distinct elements.
     for x in 0..tile.mr as i64 {
         for y in 0..tile.nr as i64 {
@@ -303,6 +388,7 @@ fn plan(
         r,
         array,
         omp: a.omp && p == 0,
+        dependent,
     })
 }
 
@@ -405,7 +491,10 @@ impl Printer<'_> {
         let (p, q, r) = (plan.p, plan.q, plan.r);
         let _ = writeln!(self.out, "{indent}{{");
         let ind = format!("{indent}  ");
-        for (l, n) in loops.iter().zip(&names) {
+        for (k, (l, n)) in loops.iter().zip(&names).enumerate() {
+            if plan.dependent && k == q {
+                continue;
+            }
             let ub = upper_bound(l).map(|u| self.c(&u)).unwrap_or_default();
             let _ = writeln!(
                 self.out,
@@ -416,14 +505,7 @@ impl Printer<'_> {
         let lb = |k: usize| format!("{}_lb", names[k]);
         let ub = |k: usize| format!("{}_ub", names[k]);
         // The first index of the leftover rows / columns.
-        let rest = |k: usize, u: i64| {
-            format!(
-                "{} - ({} - {} + 1) % {u} + 1",
-                ub(k),
-                ub(k),
-                lb(k)
-            )
-        };
+        let rest = |k: usize, u: i64| format!("{} - ({} - {} + 1) % {u} + 1", ub(k), ub(k), lb(k));
         // Nothing runs when the reduction loop is empty; the scalars
         // would then load elements the original never touches.
         let _ = writeln!(self.out, "{ind}if ({} <= {}) {{", lb(r), ub(r));
@@ -441,11 +523,52 @@ impl Printer<'_> {
             mr - 1
         );
         let i2 = format!("{i1}  ");
+        // The columns' own bounds at row `x` of the block (text).
+        let q_init = |this: &Self, x: i64| {
+            let at = expr::plus(&AstExpr::Id(loops[p].var.clone()), x);
+            this.c(&expr::substitute(&loops[q].init, &loops[p].var, &at))
+        };
+        let q_ub = |this: &Self, x: i64| {
+            let at = expr::plus(&AstExpr::Id(loops[p].var.clone()), x);
+            let u = upper_bound(loops[q]).unwrap_or(AstExpr::Int(0));
+            this.c(&expr::substitute(&u, &loops[p].var, &at))
+        };
+        let (lo, hi) = if plan.dependent {
+            // The columns every row of the block has.
+            let _ = writeln!(
+                self.out,
+                "{i2}long {nq}_lo = {}, {nq}_hi = {};",
+                q_init(self, 0),
+                q_ub(self, 0)
+            );
+            for x in 1..mr {
+                let _ = writeln!(
+                    self.out,
+                    "{i2}{nq}_lo = polytune_max({nq}_lo, {}), {nq}_hi = polytune_min({nq}_hi, {});",
+                    q_init(self, x),
+                    q_ub(self, x)
+                );
+            }
+            let _ = writeln!(
+                self.out,
+                "{i2}const long {nq}_end = {nq}_hi < {nq}_lo ? {nq}_lo - 1 : {nq}_hi - ({nq}_hi - {nq}_lo + 1) % {nr};"
+            );
+            // Columns before them, in the original order.
+            let _ = writeln!(self.out, "{i2}{{");
+            let i3 = format!("{i2}  ");
+            let _ = writeln!(self.out, "{i3}const long {np}_blk = {np};");
+            let mut bounds = self.own_bounds(&loops, &lb, &ub, plan);
+            bounds[p] = (format!("{np}_blk"), format!("{np}_blk + {}", mr - 1));
+            bounds[q].1 = format!("polytune_min({}, {nq}_lo - 1)", bounds[q].1);
+            self.plain_nest(&loops, &bounds, false, &i3);
+            let _ = writeln!(self.out, "{i2}}}");
+            (format!("{nq}_lo"), format!("{nq}_hi"))
+        } else {
+            (lb(q), ub(q))
+        };
         let _ = writeln!(
             self.out,
-            "{i2}for (long {nq} = {}; {nq} <= {} - {}; {nq} += {nr}) {{",
-            lb(q),
-            ub(q),
+            "{i2}for (long {nq} = {lo}; {nq} <= {hi} - {}; {nq} += {nr}) {{",
             nr - 1
         );
         let i3 = format!("{i2}  ");
@@ -513,18 +636,43 @@ impl Printer<'_> {
         let _ = writeln!(self.out, "{i2}{{");
         let i3 = format!("{i2}  ");
         let _ = writeln!(self.out, "{i3}const long {np}_blk = {np};");
-        let mut bounds: Vec<(String, String)> = (0..3).map(|k| (lb(k), ub(k))).collect();
+        let mut bounds = self.own_bounds(&loops, &lb, &ub, plan);
         bounds[p] = (format!("{np}_blk"), format!("{np}_blk + {}", mr - 1));
-        bounds[q].0 = rest(q, nr);
+        bounds[q].0 = if plan.dependent {
+            format!("polytune_max({}, {nq}_end + 1)", bounds[q].0)
+        } else {
+            rest(q, nr)
+        };
         self.plain_nest(&loops, &bounds, false, &i3);
         let _ = writeln!(self.out, "{i2}}}");
         let _ = writeln!(self.out, "{i1}}}");
         // Rows left over: the original order.
-        let mut bounds: Vec<(String, String)> = (0..3).map(|k| (lb(k), ub(k))).collect();
+        let mut bounds = self.own_bounds(&loops, &lb, &ub, plan);
         bounds[p].0 = rest(p, mr);
         self.plain_nest(&loops, &bounds, true, &i1);
         let _ = writeln!(self.out, "{ind}}}");
         let _ = writeln!(self.out, "{indent}}}");
+    }
+
+    /// Each loop's own bounds: the constants computed before the nest,
+    /// or, for columns that depend on the row, their expressions.
+    fn own_bounds(
+        &self,
+        loops: &[&Loop; 3],
+        lb: &dyn Fn(usize) -> String,
+        ub: &dyn Fn(usize) -> String,
+        plan: &Plan,
+    ) -> Vec<(String, String)> {
+        (0..3)
+            .map(|k| {
+                if plan.dependent && k == plan.q {
+                    let u = upper_bound(loops[k]).unwrap_or(AstExpr::Int(0));
+                    (self.c(&loops[k].init), self.c(&u))
+                } else {
+                    (lb(k), ub(k))
+                }
+            })
+            .collect()
     }
 
     /// The three loops in their order with the given bounds, their marks
