@@ -47,9 +47,10 @@ pub struct RegisterTile {
 }
 
 /// The register tile sizes accepted: a side of 1 to 16, at most 64
-/// accumulators (the 16 vector registers of AVX2 hold 64 doubles).
+/// accumulators (the 32 registers of AVX-512 hold 256 doubles, the 16 of
+/// AVX2 64: more than the registers hold spills).
 pub const MAX_REGISTER_SIDE: u8 = 16;
-pub const MAX_ACCUMULATORS: u16 = 64;
+pub const MAX_ACCUMULATORS: u16 = 128;
 
 impl fmt::Display for RegisterTile {
     /// `4x8`.
@@ -503,7 +504,7 @@ mod tests {
             assert!(none.parse::<Config>().unwrap().is_paper(), "{none}");
         }
         assert!(Config::all().iter().all(Config::is_paper));
-        for bad in ["rb=4", "rb=0x4", "rb=17x2", "rb=8x16", "rb=axb"] {
+        for bad in ["rb=4", "rb=0x4", "rb=17x2", "rb=16x16", "rb=axb"] {
             let e = bad.parse::<Config>().unwrap_err().to_string();
             assert!(e.contains("rb must be MRxNR"), "{e}");
             assert!(e.contains("no bit string"), "{e}");
