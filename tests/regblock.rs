@@ -65,7 +65,11 @@ fn check(rel: &str, blocked: bool) -> Vec<String> {
     {
         let config: Config = format!("{base},rb={shape}").parse().unwrap();
         let outcome = polytune::engine::pipeline::optimize(&src, &config, None).unwrap();
-        assert!(outcome.skipped.is_empty(), "{rel} {config}: {:?}", outcome.skipped);
+        assert!(
+            outcome.skipped.is_empty(),
+            "{rel} {config}: {:?}",
+            outcome.skipped
+        );
         let is_blocked = outcome.text.contains("__typeof__(");
         if is_blocked != blocked {
             failures.push(format!(
@@ -117,7 +121,14 @@ fn contraction_kernels_compute_what_the_original_computes() {
     let failures: Vec<String> = std::thread::scope(|s| {
         let handles: Vec<_> = all
             .chunks(all.len().div_ceil(2))
-            .map(|chunk| s.spawn(move || chunk.iter().flat_map(|(k, b)| check(k, *b)).collect::<Vec<_>>()))
+            .map(|chunk| {
+                s.spawn(move || {
+                    chunk
+                        .iter()
+                        .flat_map(|(k, b)| check(k, *b))
+                        .collect::<Vec<_>>()
+                })
+            })
             .collect();
         handles
             .into_iter()
@@ -149,7 +160,9 @@ fn illegal_nests_are_refused_with_the_reason() {
     // The reduction loop's bounds depend on a register loop: the tile's
     // instances would not share one reduction loop.
     let (text, n) = notes(
-        &kernel("for (i = 0; i < n; i++) for (j = 0; j < n; j++) for (k = 0; k < i; k++) C[i][j] += A[i][k] * B[k][j];"),
+        &kernel(
+            "for (i = 0; i < n; i++) for (j = 0; j < n; j++) for (k = 0; k < i; k++) C[i][j] += A[i][k] * B[k][j];",
+        ),
         "fuse=no,rb=4x4",
     );
     assert!(!text.contains("__typeof__"), "{text}");
@@ -160,17 +173,27 @@ fn illegal_nests_are_refused_with_the_reason() {
     // Another reference to the accumulated array in the loop (it may be
     // one of the elements the scalars hold).
     let (text, n) = notes(
-        &kernel("for (i = 0; i < n; i++) for (j = 0; j < n; j++) for (k = 0; k < n; k++) C[i][j] += A[i][k] * C[k][j];"),
+        &kernel(
+            "for (i = 0; i < n; i++) for (j = 0; j < n; j++) for (k = 0; k < n; k++) C[i][j] += A[i][k] * C[k][j];",
+        ),
         "fuse=no,rb=4x4",
     );
     assert!(!text.contains("__typeof__"), "{text}");
-    assert!(n.len() == 1 && n[0].contains("may touch the accumulated elements of `C`"), "{n:?}");
-    assert!(n[0].contains("SCoP 0: register blocking 4x4 not applied"), "{n:?}");
+    assert!(
+        n.len() == 1 && n[0].contains("may touch the accumulated elements of `C`"),
+        "{n:?}"
+    );
+    assert!(
+        n[0].contains("SCoP 0: register blocking 4x4 not applied"),
+        "{n:?}"
+    );
     // Not a contraction: a plain assignment, or one accumulator for the
     // whole nest (x[2i + j], rescheduled by isl, stays the same along two
     // loops).
     let (_, n) = notes(
-        &kernel("for (i = 0; i < n; i++) for (j = 0; j < n; j++) for (k = 0; k < n; k++) x[2 * i + j] += A[i][k] * B[k][j];"),
+        &kernel(
+            "for (i = 0; i < n; i++) for (j = 0; j < n; j++) for (k = 0; k < n; k++) x[2 * i + j] += A[i][k] * B[k][j];",
+        ),
         "fuse=no,rb=2x2",
     );
     assert!(n.len() == 1 && n[0].contains("no contraction"), "{n:?}");
@@ -181,10 +204,15 @@ fn illegal_nests_are_refused_with_the_reason() {
     assert!(n.len() == 1 && n[0].contains("no contraction"), "{n:?}");
     // The legal contraction is blocked, with no note.
     let (text, n) = notes(
-        &kernel("for (i = 0; i < n; i++) for (j = 0; j < n; j++) for (k = 0; k < n; k++) C[i][j] += A[i][k] * B[k][j];"),
+        &kernel(
+            "for (i = 0; i < n; i++) for (j = 0; j < n; j++) for (k = 0; k < n; k++) C[i][j] += A[i][k] * B[k][j];",
+        ),
         "fuse=no,rb=4x4",
     );
-    assert!(text.contains("__typeof__(C[c0][c1]) acc0_0 = C[c0][c1];"), "{text}");
+    assert!(
+        text.contains("__typeof__(C[c0][c1]) acc0_0 = C[c0][c1];"),
+        "{text}"
+    );
     assert!(n.is_empty(), "{n:?}");
 }
 

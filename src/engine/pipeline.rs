@@ -209,9 +209,11 @@ fn transform_all(
             Ok(body) => {
                 openmp |= body.openmp;
                 let (line, _) = src.line_col(s.region.open.start);
-                notes.extend(body.notes.iter().map(|n| {
-                    format!("{}:{line}: SCoP {}: {n}", src.path.display(), s.index)
-                }));
+                notes.extend(
+                    body.notes
+                        .iter()
+                        .map(|n| format!("{}:{line}: SCoP {}: {n}", src.path.display(), s.index)),
+                );
                 bodies.push(body.text);
             }
             Err(e @ EngineError::Context { .. }) => return Err(e),

@@ -160,7 +160,12 @@ fn accumulates(nodes: &[Node], scop: &Scop, vars: &[&str]) -> bool {
             .iter()
             .any(|r| reference(r, &st.iterators, &args).as_ref() == Some(&written));
         let moves = |v: &str| args.iter().any(|a| a.coefficient(v) != 0);
-        let same = |v: &str| written.1.iter().all(|s| s.coefficient(v) == 0 && !divides(s, v));
+        let same = |v: &str| {
+            written
+                .1
+                .iter()
+                .all(|s| s.coefficient(v) == 0 && !divides(s, v))
+        };
         let reductions = vars.iter().filter(|v| moves(v) && same(v)).count();
         let registers = vars.iter().filter(|v| !same(v)).count();
         found |= reads_it && reductions == 1 && registers == 2;
@@ -257,7 +262,10 @@ fn legal_plan(
         let Node::Stmt { id, args } = n else {
             return Err("the innermost body has a condition".into());
         };
-        if !matches!(bodies.get(id).map(|s| &s.kind), Some(StmtKind::Assign { .. })) {
+        if !matches!(
+            bodies.get(id).map(|s| &s.kind),
+            Some(StmtKind::Assign { .. })
+        ) {
             return Err("the innermost body has a block of local variables".into());
         }
         let st = &scop.statements[*id];
@@ -285,7 +293,9 @@ fn legal_plan(
         return Err("the body writes nothing".into());
     };
     if subs.is_empty() {
-        return Err(format!("`{array}` is a scalar: one accumulator, nothing to block"));
+        return Err(format!(
+            "`{array}` is a scalar: one accumulator, nothing to block"
+        ));
     }
     if refs.iter().any(|(n, s)| *n == array && *s != subs) {
         return Err(format!(
@@ -341,7 +351,8 @@ fn legal_plan(
     for inner in 1..3 {
         for outer in 0..inner {
             let l = loops[inner];
-            if expr::mentions(&l.init, &loops[outer].var) || expr::mentions(&l.cond, &loops[outer].var)
+            if expr::mentions(&l.init, &loops[outer].var)
+                || expr::mentions(&l.cond, &loops[outer].var)
             {
                 if (inner, outer) == (q, p) {
                     dependent = true;
@@ -358,7 +369,9 @@ fn legal_plan(
     // The tile's instances write distinct elements.
     for x in 0..tile.mr as i64 {
         for y in 0..tile.nr as i64 {
-            for (x2, y2) in (0..tile.mr as i64).flat_map(|x2| (0..tile.nr as i64).map(move |y2| (x2, y2))) {
+            for (x2, y2) in
+                (0..tile.mr as i64).flat_map(|x2| (0..tile.nr as i64).map(move |y2| (x2, y2)))
+            {
                 if (x, y) >= (x2, y2) {
                     continue;
                 }
@@ -407,9 +420,7 @@ fn replace_in(e: &mut Expr, array: &str, name: &str) {
         ExprKind::Access { subscripts: v, .. } | ExprKind::Call { args: v, .. } => {
             v.iter_mut().for_each(|x| replace_in(x, array, name));
         }
-        ExprKind::Unary { expr, .. } | ExprKind::Cast { expr, .. } => {
-            replace_in(expr, array, name)
-        }
+        ExprKind::Unary { expr, .. } | ExprKind::Cast { expr, .. } => replace_in(expr, array, name),
         ExprKind::Binary { lhs, rhs, .. } => {
             replace_in(lhs, array, name);
             replace_in(rhs, array, name);
@@ -599,9 +610,7 @@ impl Printer<'_> {
             .collect();
         for (acc, body) in &points {
             if let Some(Node::Stmt { id, args }) = at_first(body).first() {
-                let text = self
-                    .access_text(*id, args, &plan.array)
-                    .unwrap_or_default();
+                let text = self.access_text(*id, args, &plan.array).unwrap_or_default();
                 let _ = writeln!(self.out, "{i3}__typeof__({text}) {acc} = {text};");
             }
         }
@@ -625,9 +634,7 @@ impl Printer<'_> {
         let _ = writeln!(self.out, "{i3}}}");
         for (acc, body) in &points {
             if let Some(Node::Stmt { id, args }) = at_first(body).first() {
-                let text = self
-                    .access_text(*id, args, &plan.array)
-                    .unwrap_or_default();
+                let text = self.access_text(*id, args, &plan.array).unwrap_or_default();
                 let _ = writeln!(self.out, "{i3}{text} = {acc};");
             }
         }
