@@ -491,7 +491,7 @@ mod tests {
         assert_eq!(c.to_string().parse::<Config>().unwrap(), c);
         // The bits are the paper part's; the register tile has none, and
         // a serialization by bits refuses it.
-        assert_eq!(c.bits(), "010111100000");
+        assert_eq!(c.bits(), "011110100000");
         assert_eq!(
             Config::from_bits(&c.bits()).unwrap(),
             Config {
