@@ -130,9 +130,13 @@ pub fn run(a: Args, ui: &Ui) -> Result<()> {
     let src = a.source.load(&a.file, &a.build.include, ui)?;
     let (text, internal) = match a.config.config() {
         Some(c) => {
+            let bits = if c.is_paper() {
+                c.bits()
+            } else {
+                "beyond the paper's space, no bit string".to_string()
+            };
             ui.detail(format!(
-                "applying {c} ({}) to {} SCoP(s)",
-                c.bits(),
+                "applying {c} ({bits}) to {} SCoP(s)",
                 src.scops.len()
             ));
             let outcome = crate::engine::pipeline::optimize(&src, &c, a.context.as_deref())?;

@@ -707,3 +707,58 @@ impl Printer<'_> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::lower;
+    use super::super::tree::Node;
+    use crate::engine::model::Model;
+    use crate::frontend::{Options, parse_source};
+    use crate::isl::Ctx;
+    use std::path::Path;
+
+    fn innermost(nodes: &[Node]) -> Option<usize> {
+        match nodes {
+            [Node::For(l)] if l.body.iter().any(|n| matches!(n, Node::For(_))) => {
+                innermost(&l.body)
+            }
+            [Node::For(l)] => l.info,
+            _ => None,
+        }
+    }
+
+    /// Whether the innermost three loops of `body`, in the original order,
+    /// are fully permutable.
+    fn permutable(body: &str) -> bool {
+        let text = format!(
+            "void f(int n, double A[99][99], double B[99][99], double C[99][99]) {{ int i, j, k;\n#pragma scop\n{body}\n#pragma endscop\n}}\n"
+        );
+        let scop = parse_source(Path::new("t.c"), text, &Options::default())
+            .unwrap()
+            .scops
+            .remove(0);
+        let ctx = Ctx::new();
+        let m = Model::new(&ctx, &scop, None).unwrap();
+        let lw = lower(&m, 0, &m.original_tree).unwrap();
+        lw.permutable3(innermost(&lw.nodes))
+    }
+
+    /// The dependence test register blocking rests on. (With one
+    /// accumulated element and no other reference to its array, the only
+    /// dependences inside the nest are on that element, so a contraction
+    /// the other rules accept always passes it; it stays as a guard.)
+    #[test]
+    fn full_permutability_of_three_loops() {
+        assert!(permutable(
+            "for (i = 0; i < n; i++) for (j = 0; j < n; j++) for (k = 0; k < n; k++) C[i][j] += A[i][k] * B[k][j];"
+        ));
+        // (0, 1, -1): j and k may not be interchanged.
+        assert!(!permutable(
+            "for (i = 0; i < n; i++) for (j = 1; j < n; j++) for (k = 0; k < n - 1; k++) C[j][k] = C[j - 1][k + 1] + A[i][k];"
+        ));
+        // (1, -1, 0) between rows.
+        assert!(!permutable(
+            "for (i = 1; i < n; i++) for (j = 0; j < n - 1; j++) for (k = 0; k < n; k++) C[i][j] += C[i - 1][j + 1] * A[j][k];"
+        ));
+    }
+}
