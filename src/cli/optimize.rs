@@ -17,10 +17,11 @@ use std::path::PathBuf;
 /// learned selection (slow: compiles and times candidates for minutes).
 ///
 /// With `--config T` and/or the named flags (--fuse, --tile, --wave,
-/// --omp, --prevec, --simd, --uj) the configuration is applied directly:
-/// no compiler runs, it takes well under a second per SCoP. Every
-/// transformation is proven legal; a SCoP that cannot be handled is left
-/// unchanged (and said so on stderr).
+/// --omp, --prevec, --simd, --uj, --rb) the configuration is applied
+/// directly: no compiler runs, it takes well under a second per SCoP.
+/// Every transformation is proven legal; a SCoP that cannot be handled is
+/// left unchanged (and said so on stderr), and so is a register tile the
+/// rules refuse (with the reason).
 ///
 /// Without a configuration, the trained models predict the best variants
 /// and polytune compiles, verifies and times the original and up to
