@@ -8,7 +8,7 @@
 //! `mod.rs` builds and checks the AST ([`lower`]) and emits a
 //! configuration's C ([`emit`]); `tree.rs` is the generated code as an
 //! owned tree, `check.rs` its translation validation, `marks.rs` the
-//! post-passes, `regblock.rs` register blocking of contractions (beyond the
+//! post-passes, `regblock/` register blocking of contractions (beyond the
 //! paper's space), `print.rs` the C printer and `expr.rs` its expressions.
 
 mod check;
