@@ -30,6 +30,12 @@ pub struct Config {
     pub simd: bool,
     /// Unroll-and-jam factor: 1, 2, 4 or 8.
     pub unroll: u8,
+    /// Run loops whose only carried dependences are reductions' own
+    /// (`X += e`) as reductions: `omp simd reduction` on innermost loops,
+    /// `omp parallel for reduction` on outermost ones with `omp`. It
+    /// reassociates floating-point sums (verified with a tolerance).
+    /// Beyond the paper's space: no bit string has it.
+    pub reduce: bool,
     /// Register blocking of contractions (`rb=MRxNR`): beyond the paper's
     /// space, so outside the 12-bit encoding; `None` in every
     /// configuration the bit strings describe.
@@ -114,6 +120,7 @@ impl Default for Config {
             simd: false,
             unroll: 1,
             regblock: None,
+            reduce: false,
         }
     }
 }
@@ -125,8 +132,9 @@ impl Default for Config {
      (fuse:2 thermometer, tile:3, wave, omp, prevec, simd, unroll:3 thermometer) or \
      `fuse=no|smart|max,tile=AxBxC (each 1 or 32),wave=0|1,omp=0|1,prevec=0|1,simd=0|1,uj=1|2|4|8` \
      (an omitted key means what its bits mean at 0: fuse=no, tile=1x1x1, wave=0, omp=0, prevec=0, simd=0, uj=1); \
-     the readable form also takes `rb=MRxNR` (register blocking of contractions, e.g. rb=4x8), \
-     which is beyond the paper's space and has no bit string"
+     the readable form also takes `red=1` (loops run as reductions, reassociating floating point) \
+     and `rb=MRxNR` (register blocking of contractions, e.g. rb=4x8), \
+     both beyond the paper's space, with no bit string"
 )]
 pub struct ConfigError {
     pub text: String,
@@ -164,6 +172,7 @@ impl Config {
                                         simd,
                                         unroll,
                                         regblock: None,
+                                        reduce: false,
                                     });
                                 }
                             }
@@ -178,11 +187,11 @@ impl Config {
     /// Whether the configuration lies in the paper's space (the one the
     /// bit strings encode): no primitive beyond it is asked for.
     pub fn is_paper(&self) -> bool {
-        self.regblock.is_none()
+        self.regblock.is_none() && !self.reduce
     }
 
     /// The canonical bit vector T of the paper's primitives; a field
-    /// beyond the paper's space (`regblock`) has no bits: check
+    /// beyond the paper's space (`reduce`, `regblock`) has no bits: check
     /// [`Config::is_paper`] where the bits must name the whole
     /// configuration.
     pub fn bits(&self) -> String {
@@ -254,6 +263,7 @@ impl Config {
             simd: bit(8),
             unroll: [1, 2, 4, 8][unroll],
             regblock: None,
+            reduce: false,
         })
     }
 
@@ -277,6 +287,7 @@ impl Config {
                 "simd" => c.simd = flag(v)?,
                 "uj" | "unroll" => c.unroll = parse_unroll(v)?,
                 "rb" | "regblock" => c.regblock = parse_regblock(v)?,
+                "red" | "reduce" => c.reduce = flag(v)?,
                 other => return Err(format!("unknown key `{other}`")),
             }
         }
@@ -372,6 +383,9 @@ impl fmt::Display for Config {
         )?;
         // Only when asked: the paper's configurations keep their text
         // (it is in every generated file's header).
+        if self.reduce {
+            f.write_str(",red=1")?;
+        }
         match self.regblock {
             Some(rb) => write!(f, ",rb={rb}"),
             None => Ok(()),

@@ -229,7 +229,17 @@ fn measure_prints_json() {
 fn compare_reports_every_contender() {
     let file = kernel("polybench/stencils/jacobi-1d-imper.c");
     let o = polytune(&[
-        "compare", &file, "--size", "mini", "--shots", "1", "--rounds", "2", "--json",
+        "compare",
+        &file,
+        "--size",
+        "mini",
+        "--strategy",
+        "bo",
+        "--budget",
+        "1",
+        "--rounds",
+        "2",
+        "--json",
     ]);
     let v = json(&o, 0);
     let names: Vec<&str> = v["contenders"]
@@ -274,6 +284,11 @@ fn compare_reports_every_contender() {
     let means = v["geomean"].as_array().unwrap();
     assert_eq!(means[0]["speedup"].as_f64(), Some(1.0));
     assert!(means[5]["speedup"].as_f64().unwrap() > 0.0);
+    // An adaptive strategy runs here as in `optimize`.
+    assert_eq!(
+        v["contenders"][5]["detail"],
+        "learned selection: strategy bo, budget 1"
+    );
     let e = stderr(&o);
     assert!(e.contains("[8/8]"), "{e}");
     assert!(!e.contains('\r'));

@@ -371,3 +371,89 @@ fn a_job_array_on_the_local_cluster_merges_to_the_whole_campaign() {
     assert_eq!(e.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&e.stderr).contains("exists"));
 }
+
+/// The cores this test may use, as taskset names them.
+fn allowed_cores() -> Vec<usize> {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    let list = status
+        .lines()
+        .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
+        .unwrap()
+        .trim()
+        .to_string();
+    let mut out = Vec::new();
+    for part in list.split(',') {
+        match part.split_once('-') {
+            Some((a, b)) => out.extend(a.parse::<usize>().unwrap()..=b.parse().unwrap()),
+            None => out.push(part.parse().unwrap()),
+        }
+    }
+    out
+}
+
+/// `--jobs 2` (builds in pairs between timed runs) and `--jobs 2
+/// --timing-cores C` (builds beside the timed runs, on the other cores)
+/// store exactly what the campaign built one variant at a time stores;
+/// impossible core lists are refused before anything is measured.
+#[test]
+fn parallel_builds_store_what_one_at_a_time_stores() {
+    let dir = tempfile::tempdir().unwrap();
+    let one = dir.path().join("one.sqlite");
+    ok(&collect(&one, &["--threads", "1"]));
+    let pairs = dir.path().join("pairs.sqlite");
+    ok(&collect(&pairs, &["--threads", "1", "--jobs", "2"]));
+    assert_same(&one, &pairs);
+    let cores = allowed_cores();
+    let last = cores.last().unwrap().to_string();
+    let beside = dir.path().join("beside.sqlite");
+    let out = collect(
+        &beside,
+        &["--threads", "1", "--jobs", "2", "--timing-cores", &last],
+    );
+    if cores.len() > 1 {
+        ok(&out);
+        assert_same(&one, &beside);
+    } else {
+        assert!(String::from_utf8_lossy(&out.stderr).contains("none is left for the compilers"));
+    }
+    // Refused: every core for timing, fewer cores than threads, a core
+    // that is not there, no jobs.
+    let bad = dir.path().join("bad.sqlite");
+    let all = format!("{}-{}", cores[0], last);
+    for (args, says, code) in [
+        (
+            vec!["--threads", "1", "--timing-cores", all.as_str()],
+            "none is left for the compilers",
+            1,
+        ),
+        (
+            vec!["--threads", "2", "--timing-cores", last.as_str()],
+            "threads would share a core",
+            1,
+        ),
+        (
+            vec!["--threads", "1", "--timing-cores", "1023"],
+            "are not among the cores polytune may use",
+            1,
+        ),
+        (vec!["--timing-cores", "2-1"], "invalid core list", 2),
+        (vec!["--jobs", "0"], "--jobs", 2),
+    ] {
+        if cores.len() == 1 && says == "none is left for the compilers" {
+            continue;
+        }
+        let out = collect(&bad, &args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(code), "{args:?}: {err}");
+        assert!(err.contains(says), "{args:?}: {err}");
+    }
+    let (rows, _) = if bad.exists() {
+        content(&bad)
+    } else {
+        (Vec::new(), Vec::new())
+    };
+    assert!(
+        !rows.iter().any(|r| r.starts_with("measurement")),
+        "nothing measured: {rows:?}"
+    );
+}

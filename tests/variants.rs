@@ -23,6 +23,7 @@ fn sample() -> Vec<Config> {
             simd: true,
             unroll: 8,
             regblock: None,
+            reduce: false,
         });
         out.push(Config {
             fusion,
@@ -32,6 +33,16 @@ fn sample() -> Vec<Config> {
             unroll: 4,
             ..Config::default()
         });
+    }
+    // Beyond the paper's space: loops run as reductions (reassociated,
+    // so verified with the default tolerance), alone, with OpenMP and
+    // SIMD marks, and with tiles and unroll-and-jam around them.
+    for text in [
+        "fuse=no,red=1",
+        "fuse=smart,omp=1,simd=1,red=1",
+        "fuse=max,tile=32x32x1,uj=2,red=1",
+    ] {
+        out.push(text.parse().unwrap());
     }
     let all = Config::all();
     let mut x: u64 = 0x9e3779b97f4a7c15;

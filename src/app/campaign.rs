@@ -4,15 +4,18 @@
 //! same campaign resumes it: what is stored is skipped.
 //!
 //! A campaign may be one shard of a larger one (`shard.rs`): it measures
-//! its share of the units only, into its own store, to be merged.
-//!
-//! (A little over 600 lines: the run loop, its recipe and the two ways
-//! of measuring a kernel, `Lab`, read as one; sharding lives apart.)
+//! its share of the units only, into its own store, to be merged. The two
+//! ways of measuring a kernel live in `lab.rs`; `ahead.rs` builds variants
+//! several at a time (`--jobs`) while they are timed one at a time.
 //!
 //! [`run`] prints nothing: it reports progress as [`Event`]s and returns
 //! a [`Summary`].
 
+mod ahead;
+mod lab;
 mod shard;
+
+use lab::{Lab, recipe_for};
 
 pub use shard::{Costs, Shard, ShardError};
 
@@ -21,13 +24,13 @@ use crate::frontend::{self, Options};
 use crate::lab::build::{Recipe, corpus_style};
 use crate::lab::characterize::{Backend, characterize, characterize_instrumented};
 use crate::lab::compiler::{Compiler, Family};
-use crate::lab::dump::{Dump, Tolerance};
-use crate::lab::harness::{Harness, OriginalError, Reference};
+use crate::lab::confine::Cores;
+use crate::lab::dump::Tolerance;
+use crate::lab::harness::Harness;
 use crate::lab::runner::Protocol;
 use crate::lab::scratch::Scratch;
 use crate::lab::size::Size;
 use crate::lab::store::{Key, Machine, Store, UnitCost};
-use crate::lab::verify::Measurement;
 use crate::lab::verify::{Bench, Status};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
@@ -60,6 +63,11 @@ pub struct Campaign {
     /// What measuring programs cost, for cutting shards (from a store
     /// every shard reads alike, never the shard's own).
     pub costs: Vec<UnitCost>,
+    /// Variants built at once (`ahead.rs`): in batches of this many
+    /// between timed runs, or beside them when the protocol gives the
+    /// runs cores of their own (`protocol.cores`; the builders get the
+    /// others).
+    pub jobs: usize,
 }
 
 /// How a campaign builds and runs the programs outside the corpus style
@@ -90,6 +98,8 @@ pub enum CollectError {
     Io(#[from] std::io::Error),
     #[error("{path}: {message}")]
     Driver { path: String, message: String },
+    #[error("{0}")]
+    Cores(String),
     #[error(
         "{db} holds shard {stored} of a campaign, not {asked}\n  help: give each shard its own --db"
     )]
@@ -220,6 +230,7 @@ pub fn run(
     store: &mut Store,
     progress: &mut dyn FnMut(Event),
 ) -> Result<Summary, CollectError> {
+    let mode = build_mode(c)?;
     let machine = store.machine_id(&Machine::this())?;
     let scratch = Scratch::new("collect")?;
     let work = scratch.path().to_path_buf();
@@ -396,24 +407,54 @@ pub fn run(
                 done += variants.len();
                 continue;
             }
+            // Stored variants are counted as found; the others are built
+            // ahead (`--jobs`) and measured in order.
+            let mut todo = Vec::new();
             for v in variants {
                 let vid = store.variant_id(kernel, &v.hash, &v.configs)?;
-                let status = if store.has_measurement(&key(vid))? {
+                if store.has_measurement(&key(vid))? {
                     summary.skipped += 1;
-                    None
+                    done += 1;
+                    progress(Event::Variant {
+                        done,
+                        total,
+                        name: &name,
+                        compiler: compiler.family,
+                        status: None,
+                        so_far: summary,
+                        each: spent / variants_measured.max(1) as f64,
+                        eta: spent / variants_measured.max(1) as f64 * (total - done) as f64,
+                    });
                 } else {
-                    wait_while_paused(c.pause_file.as_deref(), progress)?;
-                    let t = Instant::now();
-                    let m = lab.variant(src, v, &work, &name)?;
-                    spent += t.elapsed().as_secs_f64();
-                    if m.status != Status::Ok {
-                        summary.failed += 1;
+                    todo.push((v, vid));
+                }
+            }
+            let jobs = if lab.parallel_builds() { c.jobs } else { 1 };
+            let build = |i: usize| {
+                let t = Instant::now();
+                let dir = work.join(format!("{name}-b{i}"));
+                let built = lab.build(src, todo[i].0, &dir, &name);
+                (built, dir, t.elapsed().as_secs_f64())
+            };
+            let mut step = |s: ahead::Step<(Result<lab::Built, CollectError>, PathBuf, f64)>| {
+                let (i, (built, dir, build_seconds)) = match s {
+                    ahead::Step::Wait => {
+                        return Ok(wait_while_paused(c.pause_file.as_deref(), progress)?);
                     }
-                    store.record_against(&key(vid), &m, baseline)?;
-                    summary.measured += 1;
-                    variants_measured += 1;
-                    Some(m.status)
+                    ahead::Step::Measure(i, b) => (i, b),
                 };
+                let t = Instant::now();
+                let m = lab.measure_built(built?);
+                let _ = std::fs::remove_dir_all(&dir);
+                // The build counts in the rate as if it ran in line: with
+                // several jobs the ETA is pessimistic, never optimistic.
+                spent += t.elapsed().as_secs_f64() + build_seconds / jobs as f64;
+                if m.status != Status::Ok {
+                    summary.failed += 1;
+                }
+                store.record_against(&key(todo[i].1), &m, baseline)?;
+                summary.measured += 1;
+                variants_measured += 1;
                 done += 1;
                 // Seconds per measurement so far, over what is left (some
                 // of which may turn out to be stored already).
@@ -424,16 +465,56 @@ pub fn run(
                     total,
                     name: &name,
                     compiler: compiler.family,
-                    status,
+                    status: Some(m.status),
                     so_far: summary,
                     each: rate,
                     eta,
                 });
-            }
+                Ok::<(), CollectError>(())
+            };
+            ahead::in_order(
+                todo.len(),
+                jobs,
+                mode,
+                c.pause_file.as_deref(),
+                &build,
+                &mut step,
+            )?;
         }
     }
     drop(scratch);
     Ok(summary)
+}
+
+/// How builds share the machine with timed runs: beside them on the
+/// other cores when the runs have cores of their own.
+fn build_mode(c: &Campaign) -> Result<ahead::Mode, CollectError> {
+    let Some(timing) = c.protocol.cores else {
+        return Ok(ahead::Mode::Batches);
+    };
+    let allowed = Cores::allowed()?;
+    let outside = timing.without(&allowed);
+    if !outside.is_empty() {
+        return Err(CollectError::Cores(format!(
+            "timing cores {outside} are not among the cores polytune may use here ({allowed})\n  help: pick timing cores from {allowed}"
+        )));
+    }
+    if timing.len() < c.protocol.threads {
+        return Err(CollectError::Cores(format!(
+            "the timed runs use {} threads but the timing cores ({timing}) are {}: threads would share a core\n  help: give as many timing cores as threads (--threads)",
+            c.protocol.threads,
+            timing.len()
+        )));
+    }
+    let compile = allowed.without(&timing);
+    if compile.is_empty() {
+        return Err(CollectError::Cores(format!(
+            "the timing cores ({timing}) are every core polytune may use: none is left for the compilers\n  help: leave at least one core out of the timing cores, or time without them (builds then run between timed runs)"
+        )));
+    }
+    Ok(ahead::Mode::Overlap {
+        compile: Some(compile),
+    })
 }
 
 /// A kernel's plan: its file, its parsed source, the variants picked.
@@ -450,135 +531,6 @@ pub(crate) fn kernel_name(path: &Path) -> String {
 /// The file of a store, for messages.
 fn store_path(store: &Store) -> String {
     store.path().unwrap_or_else(|| "the store".into())
-}
-
-/// The recipe of a kernel outside the corpus style, with the driver of
-/// a bare kernel written into `work`.
-fn recipe_for(
-    c: &Campaign,
-    path: &Path,
-    src: &crate::frontend::SourceFile,
-    work: &Path,
-    name: &str,
-) -> Result<Recipe, CollectError> {
-    let compiler = c.compilers.first().expect("at least one compiler").clone();
-    let mut r = Recipe::new(compiler, path);
-    r.include = c.include.clone();
-    r.extra = c.program.extra.clone();
-    r.run_args = c.program.run_args.clone();
-    r.build = c.program.build.clone();
-    r.run = c.program.run.clone();
-    if !crate::engine::driver::has_main(&src.text) && r.build.is_none() {
-        let d = crate::engine::driver::generate_with(
-            src,
-            &c.program.params,
-            c.program.size_from_footprint,
-        )
-        .map_err(|e| CollectError::Driver {
-            path: path.display().to_string(),
-            message: format!("the file has no `main`, and polytune cannot write one: {e}"),
-        })?;
-        let file = work.join(format!("{name}-driver.c"));
-        std::fs::write(&file, &d.text)?;
-        r.extra.push(file.display().to_string());
-        r.extra
-            .extend(d.defines.iter().map(|(n, v)| format!("-D{n}={v}")));
-    }
-    Ok(r)
-}
-
-/// How one kernel is measured with one compiler: through the corpus'
-/// protocol, or through polytune's instrumentation.
-enum Lab {
-    Corpus {
-        bench: Bench,
-        reference: Option<Dump>,
-    },
-    Instrumented {
-        harness: Harness,
-        reference: Box<Option<Reference>>,
-    },
-}
-
-impl Lab {
-    /// Measures the original (`instrumented`: its instrumented build) and
-    /// keeps its reference; the detail says why it failed.
-    fn original(&mut self, path: &Path, instrumented: Option<&Path>) -> (Measurement, String) {
-        match self {
-            Lab::Corpus { bench, reference } => {
-                let (m, r) = bench.reference(path, true);
-                *reference = r;
-                let detail = m.detail.clone();
-                (m, detail)
-            }
-            Lab::Instrumented { harness, reference } => {
-                match harness.reference(instrumented.unwrap_or(path), true) {
-                    Ok((m, r)) => {
-                        **reference = Some(r);
-                        (m, String::new())
-                    }
-                    Err(e) => {
-                        let status = match e {
-                            OriginalError::Build { .. } => Status::CompileError,
-                            OriginalError::Nondeterministic { .. } => Status::WrongOutput,
-                            _ => Status::Crash,
-                        };
-                        let detail = e.to_string();
-                        (
-                            Measurement {
-                                status,
-                                detail: detail.clone(),
-                                compile_seconds: 0.0,
-                                timing: None,
-                            },
-                            detail,
-                        )
-                    }
-                }
-            }
-        }
-    }
-
-    fn set_slow_cutoff(&mut self, cutoff: Option<f64>) {
-        match self {
-            Lab::Corpus { bench, .. } => bench.protocol.slow_cutoff = cutoff,
-            Lab::Instrumented { harness, .. } => harness.protocol.slow_cutoff = cutoff,
-        }
-    }
-
-    /// Measures variant `v` against the original's reference.
-    fn variant(
-        &self,
-        src: &crate::frontend::SourceFile,
-        v: &crate::engine::space::Variant,
-        work: &Path,
-        name: &str,
-    ) -> Result<Measurement, CollectError> {
-        Ok(match self {
-            Lab::Corpus { bench, reference } => {
-                let file = work.join(format!("{name}.c"));
-                std::fs::write(&file, &v.text)?;
-                bench
-                    .measure(&file, "variant", reference.as_ref(), v.openmp, true)
-                    .0
-            }
-            Lab::Instrumented { harness, reference } => {
-                let d = work.join(format!("{name}-variant"));
-                std::fs::create_dir_all(&d)?;
-                let file = d.join(src.path.file_name().unwrap_or_default());
-                let config = v.configs.first().copied().unwrap_or_default();
-                std::fs::write(
-                    &file,
-                    crate::engine::pipeline::instrumented(src, Some(&config), None)?.text,
-                )?;
-                let reference = reference
-                    .as_ref()
-                    .as_ref()
-                    .expect("measured after its original");
-                harness.measure(&file, "variant", reference, v.openmp, true)
-            }
-        })
-    }
 }
 
 #[cfg(test)]

@@ -43,6 +43,17 @@ pub struct Args {
     /// its baseline gets only two samples (it can never be chosen).
     #[arg(long, value_name = "X", default_value_t = 3.0)]
     slow_factor: f64,
+    /// Build N variants at once. Without --timing-cores they build in
+    /// batches of N between timed runs (nothing compiles while anything
+    /// is timed); with it, beside the timed runs on the other cores.
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..))]
+    jobs: u16,
+    /// Run every program measured (and only those) on these cores, e.g.
+    /// `0-1` (as taskset names them), and the compilers on the others,
+    /// beside the timed runs: on a many-core node the campaign is then
+    /// not compile-bound. At least as many cores as --threads.
+    #[arg(long, value_name = "LIST")]
+    timing_cores: Option<crate::lab::confine::Cores>,
     /// While this file exists, wait before the next measurement: lets
     /// other work use the machine without disturbing a timed run.
     #[arg(long, value_name = "FILE")]
@@ -125,6 +136,7 @@ pub fn run(a: Args, ui: &Ui) -> Result<()> {
             min_runs: a.runs.0,
             max_runs: a.runs.1,
             verification_is_sample: true,
+            cores: a.timing_cores,
             ..a.run.protocol()
         },
         slow_factor: Some(a.slow_factor).filter(|f| *f > 0.0),
@@ -152,6 +164,7 @@ pub fn run(a: Args, ui: &Ui) -> Result<()> {
         },
         shard: a.shard,
         costs,
+        jobs: a.jobs as usize,
     };
     let mut p = Progress::new(ui);
     p.doing("enumerating the variants");

@@ -38,12 +38,23 @@ pub struct Args {
     /// Alternating timing rounds.
     #[arg(long, default_value_t = 5, value_name = "N")]
     rounds: usize,
-    /// polytune's candidates (besides the original).
-    #[arg(long, default_value_t = 6)]
+    /// polytune's candidates (besides the original), as `optimize
+    /// --budget` (--shots is the same option).
+    #[arg(
+        long = "budget",
+        visible_alias = "shots",
+        value_name = "N",
+        default_value_t = 6
+    )]
     shots: usize,
-    /// polytune's strategy (as in `optimize`).
-    #[arg(long, default_value = "multi-model", value_parser = Strategy::parse_planned)]
+    /// polytune's strategy (as in `optimize`: multi-model, diverse,
+    /// model:NAME, random, local, bo, bo-plain).
+    #[arg(long, default_value = "multi-model", value_parser = parse_strategy)]
     strategy: Strategy,
+    /// bo, bo-plain: stop when the expected improvement of the next
+    /// candidate falls below this share (as in `optimize`).
+    #[arg(long, value_name = "SHARE", default_value_t = 0.01, value_parser = super::optimize::non_negative)]
+    min_ei: f64,
     /// polytune's models [default: models/<compiler> here, else the
     /// shipped ones].
     #[arg(long, value_name = "DIR", conflicts_with = "db")]
@@ -59,6 +70,10 @@ pub struct Args {
     measured_threads: i64,
     #[command(flatten)]
     output: OutputArgs,
+}
+
+fn parse_strategy(s: &str) -> Result<Strategy, String> {
+    s.parse()
 }
 
 pub fn run(a: Args, ui: &Ui) -> Result<()> {
@@ -126,7 +141,7 @@ pub fn run(a: Args, ui: &Ui) -> Result<()> {
             strategy: a.strategy,
             shots: a.shots,
             time_budget: None,
-            min_ei: None,
+            min_ei: Some(a.min_ei),
             no_run: false,
             confirm_rounds: 7,
         },

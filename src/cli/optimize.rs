@@ -115,7 +115,7 @@ struct LearnedArgs {
     json: bool,
 }
 
-fn non_negative(s: &str) -> Result<f64, String> {
+pub(super) fn non_negative(s: &str) -> Result<f64, String> {
     match s.parse::<f64>() {
         Ok(x) if x >= 0.0 && x.is_finite() => Ok(x),
         _ => Err(format!("`{s}` is not a number >= 0")),

@@ -84,7 +84,7 @@ fn record(scop: &Scop, indent: &str) -> Result<String, EngineError> {
         reason: format!("the written footprint could not be computed: {e}"),
     };
     let domain = UnionSet::parse(&ctx, &scop.domains()).map_err(internal)?;
-    let written = UnionMap::parse(&ctx, &scop.writes())
+    let written = UnionMap::parse(&ctx, &scop.all_writes())
         .and_then(|w| w.intersect_domain(&domain))
         .and_then(|w| w.range())
         .map_err(internal)?;

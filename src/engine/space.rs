@@ -50,6 +50,7 @@ fn schedule_key(c: &Config) -> Config {
         simd: false,
         unroll: 1,
         regblock: None,
+        reduce: false,
         ..*c
     }
 }

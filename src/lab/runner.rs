@@ -3,7 +3,7 @@
 //! count, and the timing protocol: warm-up, at least five timed runs, more
 //! while the spread is high, the median reported with its spread.
 
-use super::confine::{self, Ending, Limits};
+use super::confine::{self, Cores, Ending, Limits};
 use serde::Serialize;
 use std::path::Path;
 use std::time::Duration;
@@ -135,12 +135,18 @@ pub struct Protocol {
     /// kernel is timed inside the program, before it dumps anything), so
     /// a campaign spends one run less per variant.
     pub verification_is_sample: bool,
+    /// The cores every run goes on (`collect --timing-cores`); `None`:
+    /// wherever polytune may run.
+    pub cores: Option<Cores>,
 }
 
 impl Protocol {
     /// The limits of one run.
     pub fn limits(&self) -> Limits {
-        Limits::new(self.timeout, self.memory_limit)
+        Limits {
+            cores: self.cores,
+            ..Limits::new(self.timeout, self.memory_limit)
+        }
     }
 }
 
@@ -157,6 +163,7 @@ impl Default for Protocol {
             slow_cutoff: None,
             slow_runs: 2,
             verification_is_sample: false,
+            cores: None,
         }
     }
 }

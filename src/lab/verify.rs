@@ -126,7 +126,13 @@ pub fn dump_cap(size: Size) -> usize {
 }
 
 impl Bench {
-    fn build(&self, src: &Path, name: &str, openmp: bool) -> Result<(PathBuf, f64), Measurement> {
+    /// Builds `src` as `name` in the work directory.
+    pub fn build(
+        &self,
+        src: &Path,
+        name: &str,
+        openmp: bool,
+    ) -> Result<(PathBuf, f64), Measurement> {
         let exe = self.workdir.join(name);
         let c = self
             .compiler
@@ -149,7 +155,17 @@ impl Bench {
         openmp: bool,
         time: bool,
     ) -> (Measurement, Option<Dump>) {
-        let (exe, compile_seconds) = match self.build(src, name, openmp) {
+        self.measure_built(self.build(src, name, openmp), reference, time)
+    }
+
+    /// [`Bench::measure`] of a program [`Bench::build`] built.
+    pub fn measure_built(
+        &self,
+        built: Result<(PathBuf, f64), Measurement>,
+        reference: Option<&Dump>,
+        time: bool,
+    ) -> (Measurement, Option<Dump>) {
+        let (exe, compile_seconds) = match built {
             Ok(x) => x,
             Err(m) => return (m, None),
         };

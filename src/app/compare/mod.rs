@@ -167,7 +167,11 @@ fn plans(setup: &Setup, dir: &Path) -> Vec<Plan> {
             flags: mine.flags.clone(),
             openmp: true,
             available: true,
-            detail: String::new(),
+            detail: format!(
+                "learned selection: strategy {}, budget {}",
+                setup.select.strategy.name(),
+                setup.select.shots
+            ),
         },
         compiler: Some(mine.clone()),
         learned: true,

@@ -171,6 +171,9 @@ pub fn scop_text(ctx: &isl::Ctx, src: &SourceFile, with_c: bool) -> Result<Strin
             writeln!(o, "    schedule: {}", isl.map(&s.schedule_of(st))?)?;
             writeln!(o, "    reads:    {}", isl.map(&s.reads_of(st))?)?;
             writeln!(o, "    writes:   {}", isl.map(&s.writes_of(st))?)?;
+            if !st.may_writes.is_empty() {
+                writeln!(o, "    may write: {}", isl.map(&s.may_writes_of(st))?)?;
+            }
         }
         if !s.division_checks.is_empty() {
             let d: Vec<String> = s
@@ -208,7 +211,7 @@ pub fn scop_json(ctx: &isl::Ctx, src: &SourceFile) -> Result<Value> {
         let mut stmts = Vec::new();
         for st in &s.statements {
             let (l, c) = src.line_col(st.span.start);
-            stmts.push(json!({
+            let mut one = json!({
                 "name": st.name(),
                 "line": l,
                 "column": c,
@@ -218,7 +221,11 @@ pub fn scop_json(ctx: &isl::Ctx, src: &SourceFile) -> Result<Value> {
                 "schedule": isl.map(&s.schedule_of(st))?,
                 "reads": isl.map(&s.reads_of(st))?,
                 "writes": isl.map(&s.writes_of(st))?,
-            }));
+            });
+            if !st.may_writes.is_empty() {
+                one["may_writes"] = json!(isl.map(&s.may_writes_of(st))?);
+            }
+            stmts.push(one);
         }
         let mut scop = json!({
             "index": s.index,
@@ -235,6 +242,9 @@ pub fn scop_json(ctx: &isl::Ctx, src: &SourceFile) -> Result<Value> {
             "statements": stmts,
             "c": s.to_c(""),
         });
+        if s.has_may_writes() {
+            scop["may_writes"] = json!(isl.map(&s.may_writes())?);
+        }
         if !s.delinearized.is_empty() {
             // Array name and the sizes of its dimensions but the outermost.
             scop["delinearized"] = json!(

@@ -68,7 +68,7 @@ fn unit_stride(l: &Loop, scop: &Scop) -> bool {
     for_each_stmt(&l.body, &mut |id, args| {
         let st = &scop.statements[id];
         let args: Vec<Option<Affine>> = args.iter().map(affine_of).collect();
-        for a in st.reads.iter().chain(&st.writes) {
+        for a in st.reads.iter().chain(&st.writes).chain(&st.may_writes) {
             let n = a.subscripts.len();
             for (k, s) in a.subscripts.iter().enumerate() {
                 match stride(s, &st.iterators, &args, &l.var) {

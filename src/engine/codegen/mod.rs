@@ -15,6 +15,7 @@ mod check;
 pub mod expr;
 mod marks;
 mod print;
+mod reduce;
 mod regblock;
 mod tree;
 
@@ -44,6 +45,9 @@ enum Fact {
     /// No dependence carried by the parent has a non-zero distance along
     /// this loop: it stays parallel after unroll-and-jam of the parent.
     ParallelAfterJam = 2,
+    /// [`Fact::Parallel`] once the reductions' own dependences are set
+    /// aside (`Dependences::reduction`): parallel as a reduction.
+    ParallelButReductions = 3,
 }
 
 /// The distances that would falsify `fact` for a loop at depth `d`, as
@@ -56,7 +60,9 @@ fn counterexamples(fact: Fact, d: usize) -> Option<Vec<Vec<isl::Bound>>> {
     const ANY: isl::Bound = (None, None);
     let (prefix, tails): (usize, Vec<Vec<isl::Bound>>) = match fact {
         // me != 0
-        Fact::Parallel if d >= 1 => (d - 1, vec![vec![NEG], vec![POS]]),
+        Fact::Parallel | Fact::ParallelButReductions if d >= 1 => {
+            (d - 1, vec![vec![NEG], vec![POS]])
+        }
         // parent < 0 or me < 0
         Fact::JamWithParent if d >= 2 => (d - 2, vec![vec![NEG, ANY], vec![ANY, NEG]]),
         // parent > 0 and me != 0
@@ -93,10 +99,11 @@ pub struct Lowered<'m, 'c> {
     guard: Option<AstExpr>,
     /// Per loop: statement instances to the loop's schedule dimensions.
     schedules: Vec<UnionMap<'c>>,
-    /// Per loop: its dependence distances, once computed.
-    distances: RefCell<Vec<Option<Distances<'c>>>>,
+    /// Per loop: its dependence distances, once computed; with and
+    /// without the reductions' own.
+    distances: RefCell<Vec<[Option<Distances<'c>>; 2]>>,
     /// Per loop and [`Fact`]: the answer, once computed.
-    known: RefCell<Vec<[Option<bool>; 3]>>,
+    known: RefCell<Vec<[Option<bool>; 4]>>,
 }
 
 impl<'c> Lowered<'_, 'c> {
@@ -124,7 +131,7 @@ impl<'c> Lowered<'_, 'c> {
         let Some(k) = info else {
             return false;
         };
-        self.decide_with(k, &|d| {
+        self.decide_with(k, 0, &|d| {
             (d >= 3).then(|| {
                 [[NEG, ANY, ANY], [ANY, NEG, ANY], [ANY, ANY, NEG]]
                     .iter()
@@ -140,28 +147,36 @@ impl<'c> Lowered<'_, 'c> {
     }
 
     fn decide(&self, k: usize, fact: Fact) -> Result<bool, IslError> {
-        self.decide_with(k, &|d| counterexamples(fact, d))
+        let which = usize::from(fact == Fact::ParallelButReductions);
+        self.decide_with(k, which, &|d| counterexamples(fact, d))
     }
 
-    /// Whether no distance of loop `k` lies in the boxes `bad(depth)`
+    /// Whether no distance of loop `k` (every dependence's, or with
+    /// `which` = 1 all but the reductions') lies in the boxes `bad(depth)`
     /// gives (`None`: the question has no answer at that depth).
     fn decide_with(
         &self,
         k: usize,
+        which: usize,
         bad: &dyn Fn(usize) -> Option<Vec<Vec<isl::Bound>>>,
     ) -> Result<bool, IslError> {
-        if self.distances.borrow()[k].is_none() {
+        if self.distances.borrow()[k][which].is_none() {
             // The build's schedule nests one level per loop; flattened,
             // the last dimension is this loop.
-            let d = match self.model.distances(&self.schedules[k]) {
+            let found = if which == 1 {
+                self.model.distances_but_reductions(&self.schedules[k])
+            } else {
+                self.model.distances(&self.schedules[k])
+            };
+            let d = match found {
                 Ok(Some((set, d))) => Distances::Known(set, d),
                 Ok(None) => Distances::Independent,
                 Err(_) => Distances::Unknown,
             };
-            self.distances.borrow_mut()[k] = Some(d);
+            self.distances.borrow_mut()[k][which] = Some(d);
         }
         let cache = self.distances.borrow();
-        let (deltas, d) = match &cache[k] {
+        let (deltas, d) = match &cache[k][which] {
             Some(Distances::Known(set, d)) => (set, *d),
             Some(Distances::Independent) => return Ok(true),
             _ => return Ok(false),
@@ -207,8 +222,8 @@ pub fn lower<'m, 'c>(
         nodes,
         guard,
         schedules,
-        distances: RefCell::new(vec![None; n]),
-        known: RefCell::new(vec![[None; 3]; n]),
+        distances: RefCell::new(vec![[None, None]; n]),
+        known: RefCell::new(vec![[None; 4]; n]),
     })
 }
 
@@ -241,6 +256,9 @@ pub fn emit(scop: &Scop, lowered: &Lowered<'_, '_>, config: &Config, indent: &st
     if config.unroll > 1 {
         mark_unroll(&mut nodes, config.unroll, lowered);
     }
+    if config.reduce {
+        reduce::mark_reductions(&mut nodes, scop, lowered, config.omp);
+    }
     let ids = identifiers(scop);
     let clash = ids.iter().any(|i| {
         i.strip_prefix('c')
@@ -263,6 +281,7 @@ pub fn emit(scop: &Scop, lowered: &Lowered<'_, '_>, config: &Config, indent: &st
         } else {
             "acc".into()
         },
+        renamed: HashMap::new(),
     };
     let _ = writeln!(p.out, "{indent}/* polytune: {config} */");
     // Values the SCoP reads from memory it never writes are parameters,

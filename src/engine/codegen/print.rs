@@ -2,9 +2,9 @@
 //! from the SCoP's parsed body and its iterators replaced.
 
 use crate::frontend::scop::Scop;
-use crate::frontend::scop::ast::{Stmt, StmtKind};
+use crate::frontend::scop::ast::{LocalPart, Stmt, StmtKind};
 use crate::frontend::scop::print::{
-    PREC_ADDITIVE, PREC_ATOM, assignment_to_c, expr_to_c_with, local_part_to_c,
+    PREC_ADDITIVE, PREC_ATOM, assignment_to_c, compound_to_c, expr_to_c_with, local_part_to_c,
 };
 use crate::isl::{self, AstExpr, AstOp};
 use std::collections::{HashMap, HashSet};
@@ -12,7 +12,9 @@ use std::fmt::Write;
 
 use super::expr;
 use super::marks::{shift, upper_bound};
+use super::reduce::{Kind, Reduce};
 use super::tree::{Loop, Node};
+use crate::frontend::scop::reduction::{Combine, term};
 
 /// Everything the printer needs.
 pub(super) struct Printer<'a> {
@@ -24,6 +26,9 @@ pub(super) struct Printer<'a> {
     pub(super) openmp: bool,
     /// The prefix of register-blocking accumulators (`acc0_1`).
     pub(super) acc: String,
+    /// Reduction statements printed with a private accumulator (inside a
+    /// loop that runs as a reduction): statement to its name.
+    pub(super) renamed: HashMap<usize, String>,
 }
 
 impl<'a> Printer<'a> {
@@ -55,32 +60,26 @@ impl<'a> Printer<'a> {
         }
     }
 
-    /// Each value of a statement's iterators as text with the precedence
-    /// the statement printer needs: sums and products count as additive
-    /// (safe for both), anything else that is not atomic is parenthesized
-    /// here.
-    pub(super) fn arg_texts(&self, args: &[AstExpr]) -> Vec<(String, u8)> {
-        args.iter()
+    /// Statement `id`'s iterators as the values `args`, each with the
+    /// precedence the statement printer needs.
+    pub(super) fn substitution(
+        &self,
+        id: usize,
+        args: &[AstExpr],
+    ) -> impl Fn(&str) -> Option<(String, u8)> + use<'a> {
+        let scop: &'a Scop = self.scop;
+        let st = &scop.statements[id];
+        // Sums and products count as additive (safe for both), anything
+        // else that is not atomic is parenthesized here.
+        let texts: Vec<(String, u8)> = args
+            .iter()
             .map(|a| match a {
                 AstExpr::Int(v) if *v >= 0 => (v.to_string(), PREC_ATOM),
                 AstExpr::Id(_) => (self.c(a), PREC_ATOM),
                 AstExpr::Op(AstOp::Add | AstOp::Sub | AstOp::Mul, _) => (self.c(a), PREC_ADDITIVE),
                 _ => (format!("({})", self.c(a)), PREC_ATOM),
             })
-            .collect()
-    }
-
-    /// Statement `id`'s iterators replaced by `texts`.
-    pub(super) fn substitution<'s>(
-        &self,
-        id: usize,
-        texts: &'s [(String, u8)],
-    ) -> impl Fn(&str) -> Option<(String, u8)> + 's
-    where
-        'a: 's,
-    {
-        let scop: &'a Scop = self.scop;
-        let st = &scop.statements[id];
+            .collect();
         let casts = &scop.iterator_casts;
         move |name: &str| {
             let k = st.iterators.iter().position(|i| i == name)?;
@@ -93,18 +92,44 @@ impl<'a> Printer<'a> {
         }
     }
 
+    /// The left-hand side of assignment `id` at `args`.
+    pub(super) fn lhs(&self, id: usize, args: &[AstExpr]) -> Option<String> {
+        let subst = self.substitution(id, args);
+        match self.bodies.get(&id).map(|s| &s.kind) {
+            Some(StmtKind::Assign { lhs, .. }) => Some(expr_to_c_with(lhs, &subst)),
+            _ => None,
+        }
+    }
+
     fn stmt(&mut self, id: usize, args: &[AstExpr], indent: &str) {
-        let texts = self.arg_texts(args);
-        let subst = self.substitution(id, &texts);
+        let subst = self.substitution(id, args);
         let line = match self.bodies.get(&id).map(|s| &s.kind) {
-            Some(StmtKind::Assign { lhs, op, rhs, .. }) => assignment_to_c(lhs, *op, rhs, &subst),
+            Some(StmtKind::Assign { lhs, op, rhs, .. }) => {
+                match (
+                    self.renamed.get(&id),
+                    self.bodies.get(&id).and_then(|s| term(s)),
+                ) {
+                    // A reduction's update of its private accumulator.
+                    (Some(name), Some((op, e))) => {
+                        format!("{name} {} {}", op.symbol(), expr_to_c_with(e, &subst))
+                    }
+                    _ => assignment_to_c(lhs, *op, rhs, &subst),
+                }
+            }
+            Some(StmtKind::Local { parts, .. }) if LocalPart::is_compound(parts) => {
+                // Its own block, its loops' iterators declared in it:
+                // private to this instance like the block's variables.
+                let st = &self.scop.statements[id];
+                self.out
+                    .push_str(&compound_to_c(parts, &st.private, indent, &subst));
+                return;
+            }
             Some(StmtKind::Local { parts, .. }) => {
                 // One line, its own block: the block's variables stay
                 // private to this instance (unroll-and-jam copies included).
-                let c = |e: &crate::frontend::scop::ast::Expr| expr_to_c_with(e, &subst);
                 let inner: Vec<String> = parts
                     .iter()
-                    .map(|p| format!("{};", local_part_to_c(p, &c)))
+                    .map(|p| format!("{};", local_part_to_c(p, &subst)))
                     .collect();
                 let _ = writeln!(self.out, "{indent}{{ {} }}", inner.join(" "));
                 return;
@@ -148,6 +173,9 @@ impl<'a> Printer<'a> {
         if let Some(plan) = &l.regblock {
             self.register_tile(l, plan, indent);
             return;
+        }
+        if let Some(r) = &l.reduce {
+            return self.reduction_loop(l, r, indent);
         }
         let var = self.name(&l.var);
         if l.unroll > 1
@@ -218,6 +246,59 @@ impl<'a> Printer<'a> {
     }
 }
 
+impl Printer<'_> {
+    /// A loop that runs as a reduction (`reduce.rs`): private copies of
+    /// its accumulators around it, named in its directive.
+    fn reduction_loop(&mut self, l: &Loop, r: &Reduce, indent: &str) {
+        let ind = format!("{indent}  ");
+        let _ = writeln!(self.out, "{indent}{{");
+        let mut copies = Vec::new();
+        for (k, (id, args, combine)) in r.accumulators.iter().enumerate() {
+            let x = self.lhs(*id, args).expect("a reduction is an assignment");
+            let name = format!("polytune_r{k}");
+            let _ = writeln!(self.out, "{ind}__typeof__({x}) {name} = {x};");
+            self.renamed.insert(*id, name.clone());
+            copies.push((x, name, *combine));
+        }
+        let mut clauses = String::new();
+        for c in [Combine::Add, Combine::Mul] {
+            let names: Vec<&str> = copies
+                .iter()
+                .filter(|x| x.2 == c)
+                .map(|x| x.1.as_str())
+                .collect();
+            if !names.is_empty() {
+                let _ = write!(clauses, " reduction({}:{})", c.omp(), names.join(", "));
+            }
+        }
+        let construct = match r.kind {
+            Kind::Simd => "simd",
+            Kind::Parallel => "parallel for",
+            Kind::ParallelSimd => "parallel for simd",
+        };
+        let _ = writeln!(self.out, "{ind}#pragma omp {construct}{clauses}");
+        self.openmp = true;
+        let var = self.name(&l.var);
+        let ub = upper_bound(l).expect("a reduction loop has an upper bound");
+        self.open_for(
+            &ind,
+            &var,
+            &self.c(&l.init),
+            &format!("{var} <= {}", self.c(&ub)),
+            l.step,
+        );
+        self.nodes(&l.body, &format!("{ind}  "));
+        let _ = writeln!(self.out, "{ind}}}");
+        for (id, _, _) in &r.accumulators {
+            self.renamed.remove(id);
+        }
+        for (x, name, _) in copies {
+            let _ = writeln!(self.out, "{ind}{x} = {name};");
+        }
+        let _ = writeln!(self.out, "{indent}}}");
+    }
+}
+
 /// The C spelling of a name in isl's AST of `scop`: a loop variable
 /// `cN` of isl becomes `{prefix}N`; a parameter of unsigned type is read
 /// as a `long` (its arithmetic must not wrap); any other name is the
@@ -265,6 +346,7 @@ pub(super) fn identifiers(scop: &Scop) -> HashSet<String> {
         ids.extend(s.iterators.iter().cloned());
     }
     ids.extend(scop.local_names());
+    ids.extend(crate::frontend::scop::ast::inner_iterators(&scop.body));
     ids
 }
 

@@ -18,6 +18,8 @@ pub(super) struct Loop {
     pub(super) unroll: u8,
     /// Register blocking of this loop and the two below it.
     pub(super) regblock: Option<Box<super::regblock::Plan>>,
+    /// Runs as a reduction (`reduce.rs`).
+    pub(super) reduce: Option<super::reduce::Reduce>,
 }
 
 /// The generated code before it is printed.
@@ -64,6 +66,7 @@ pub(super) fn convert(n: AstNode, out: &mut Vec<Node>) -> Result<(), IslError> {
                 simd: false,
                 unroll: 1,
                 regblock: None,
+                reduce: None,
             })));
         }
         AstNode::If { cond, then, other } => {

@@ -47,7 +47,7 @@ pub(super) fn footprints(
     let mut out: HashMap<String, Vec<DimRange>> = HashMap::new();
     for scop in scops {
         let mut accessed = UnionMap::parse(&ctx, &scop.reads())
-            .and_then(|r| r.union(&UnionMap::parse(&ctx, &scop.writes())?))
+            .and_then(|r| r.union(&UnionMap::parse(&ctx, &scop.all_writes())?))
             .and_then(|a| a.intersect_domain(&UnionSet::parse(&ctx, &scop.domains())?))
             .map_err(internal)?;
         if !scop.parameters.is_empty() {

@@ -52,6 +52,10 @@ pub struct Dependences<'c> {
     pub output: UnionMap<'c>,
     /// All of the above.
     pub all: UnionMap<'c>,
+    /// The part of `all` between two updates of one accumulator by one
+    /// reduction statement (`Scop::reductions`): what a reduction may
+    /// reorder once reassociated.
+    pub reduction: UnionMap<'c>,
 }
 
 /// A SCoP in isl: domains, accesses, original schedule, dependences.
@@ -81,20 +85,47 @@ impl<'c> Model<'c> {
         let (context, guard) = contexts(ctx, scop, context)?;
         let domain = UnionSet::parse(ctx, &scop.domains())?.intersect_params(&context)?;
         let reads = UnionMap::parse(ctx, &scop.reads())?.intersect_domain(&domain)?;
-        let writes = UnionMap::parse(ctx, &scop.writes())?.intersect_domain(&domain)?;
+        let must = UnionMap::parse(ctx, &scop.writes())?.intersect_domain(&domain)?;
         let original = UnionMap::parse(ctx, &scop.schedules())?.intersect_domain(&domain)?;
 
         let original_tree = original_tree(ctx, scop, &domain)?;
-        let flow = isl::dataflow(&reads, Some(&writes), None, &original_tree)?.must;
+        let (writes, flow, overwrite) = if scop.has_may_writes() {
+            // A may-write (inside a compound statement's loops) kills no
+            // earlier write: every write since the last must-write of an
+            // element is a source of its reads, and every access since
+            // then precedes its next write. isl's may dependences hold
+            // them all (a must-write coscheduled with another write of
+            // its element gives may dependences only).
+            let may = UnionMap::parse(ctx, &scop.may_writes())?.intersect_domain(&domain)?;
+            let writes = must.union(&may)?;
+            let flow = isl::dataflow(&reads, Some(&must), Some(&may), &original_tree)?.may;
+            let earlier = may.union(&reads)?;
+            let overwrite = isl::dataflow(&writes, Some(&must), Some(&earlier), &original_tree)?;
+            (writes, flow, overwrite)
+        } else {
+            let flow = isl::dataflow(&reads, Some(&must), None, &original_tree)?.must;
+            let overwrite = isl::dataflow(&must, Some(&must), Some(&reads), &original_tree)?;
+            (must, flow, overwrite)
+        };
         // For every write, the previous write of its element (output) and
         // the reads since that write (anti). These adjacent pairs imply all
         // the others by transitivity, so respecting them is enough for
         // legality, parallelism and permutability, at a fraction of the
         // size of all memory-based pairs.
-        let overwrite = isl::dataflow(&writes, Some(&writes), Some(&reads), &original_tree)?;
         let output = overwrite.must.coalesce()?;
         let anti = overwrite.may.subtract(&output)?.coalesce()?;
         let all = flow.union(&overwrite.may)?.coalesce()?;
+        let mut reduction = UnionMap::parse(ctx, "{ }")?;
+        for r in scop.reductions() {
+            let s = scop
+                .statements
+                .iter()
+                .find(|s| s.id == r.stmt)
+                .expect("a reduction is a statement");
+            let w = UnionMap::parse(ctx, &scop.writes_of(s))?.intersect_domain(&domain)?;
+            let same = w.apply_range(&w.reverse()?)?;
+            reduction = reduction.union(&all.intersect(&same)?)?;
+        }
         Ok(Model {
             ctx,
             context,
@@ -109,6 +140,7 @@ impl<'c> Model<'c> {
                 anti,
                 output,
                 all,
+                reduction: reduction.coalesce()?,
             },
         })
     }
@@ -130,12 +162,25 @@ impl<'c> Model<'c> {
     /// no dependence pair is left. `schedule` must map every statement
     /// into one time space.
     pub fn distances(&self, schedule: &UnionMap<'c>) -> Result<Option<(Set<'c>, usize)>, IslError> {
-        if self.deps.all.is_empty()? {
+        Self::distances_of(&self.deps.all, schedule)
+    }
+
+    /// [`Model::distances`] without the reductions' own dependences.
+    pub fn distances_but_reductions(
+        &self,
+        schedule: &UnionMap<'c>,
+    ) -> Result<Option<(Set<'c>, usize)>, IslError> {
+        Self::distances_of(&self.deps.all.subtract(&self.deps.reduction)?, schedule)
+    }
+
+    fn distances_of(
+        deps: &UnionMap<'c>,
+        schedule: &UnionMap<'c>,
+    ) -> Result<Option<(Set<'c>, usize)>, IslError> {
+        if deps.is_empty()? {
             return Ok(None);
         }
-        let deltas = self
-            .deps
-            .all
+        let deltas = deps
             .apply_domain(schedule)?
             .apply_range(schedule)?
             .deltas()?;
@@ -378,5 +423,42 @@ mod tests {
         // A schedule tree's map takes the fast path.
         let tree = m.original_tree.map().unwrap();
         assert_eq!(m.respects_by_distances(&tree).unwrap(), Some(true));
+    }
+
+    #[test]
+    fn a_may_write_kills_no_flow() {
+        let ctx = Ctx::new();
+        // S1 writes x[i] only where data says so (a may-write); S2's read
+        // of x[i] depends on S0's write as well as on S1's.
+        let s = scop(
+            "for (i = 0; i < n; i++) x[i] = i; \
+             for (i = 0; i < n; i++) { double t = A[i][0]; if (t > 1.0) x[i] = t; } \
+             for (i = 0; i < n; i++) A[i][1] = x[i];",
+        );
+        assert_eq!(s.statements[1].may_writes.len(), 1);
+        let m = Model::new(&ctx, &s, None).unwrap();
+        let want = UnionMap::parse(
+            &ctx,
+            "[n] -> { S0[i] -> S2[i] : 0 <= i < n; S1[i] -> S2[i] : 0 <= i < n }",
+        )
+        .unwrap();
+        assert!(want.is_subset(&m.deps.flow).unwrap(), "{}", m.deps.flow);
+        // The may-write is ordered after the must-write it may overwrite.
+        let output = UnionMap::parse(&ctx, "[n] -> { S0[i] -> S1[i] : 0 <= i < n }").unwrap();
+        assert!(output.is_subset(&m.deps.all).unwrap(), "{}", m.deps.all);
+    }
+
+    #[test]
+    fn a_compound_statement_is_ordered_by_what_its_loops_touch() {
+        let ctx = Ctx::new();
+        // Each row's inner loop writes and reads all of x: rows in order.
+        let s = scop(
+            "for (i = 0; i < n; i++) { double t = 0; for (j = 0; j < n; j++) x[j] = x[j] + A[i][j]; for (j = 0; j < n; j++) t += x[j]; A[i][0] = t; }",
+        );
+        let m = Model::new(&ctx, &s, None).unwrap();
+        let next = UnionMap::parse(&ctx, "[n] -> { S0[i] -> S0[i + 1] : 0 <= i < n - 1 }").unwrap();
+        assert!(next.is_subset(&m.deps.flow).unwrap(), "{}", m.deps.flow);
+        let reversed = UnionMap::parse(&ctx, "{ S0[i] -> [-i] }").unwrap();
+        assert!(!m.respects(&reversed).unwrap());
     }
 }

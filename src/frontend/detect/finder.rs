@@ -296,27 +296,31 @@ impl Finder<'_> {
 
     /// Does one statement qualify on its own?
     fn stmt(&self, s: &Node) -> Result<(), Why> {
+        self.stmt_in(s, false)
+    }
+
+    /// The same inside a block that declares variables (`compound`): an
+    /// `if` there may depend on data (the front end over-approximates
+    /// what its branches touch); loop bounds stay affine.
+    fn stmt_in(&self, s: &Node, compound: bool) -> Result<(), Why> {
         match s.kind {
-            // A straight-line block may declare variables of its own
-            // (the front end makes it one statement; its variables are
-            // private to each execution).
+            // A block may declare variables of its own (the front end
+            // makes it one statement, a compound one when it also holds
+            // loops or conditions; its variables are private to each
+            // execution). Its other statements qualify as anywhere.
             Kind::Compound if s.children.iter().any(|c| c.kind == Kind::Decl) => {
                 for c in &s.children {
                     match c.kind {
                         Kind::Decl if c.children.iter().all(|v| v.kind == Kind::VarDecl) => {}
-                        Kind::Decl => self.stmt(c)?,
-                        Kind::For | Kind::While | Kind::Do | Kind::If | Kind::Compound => {
-                            return Err(Why::at(
-                                c,
-                                "a block that declares variables and also has loops or conditions (declare them before the loop nest)",
-                            ));
-                        }
-                        _ => self.stmt(c)?,
+                        _ => self.stmt_in(c, true)?,
                     }
                 }
                 Ok(())
             }
-            Kind::Compound => s.children.iter().try_for_each(|c| self.stmt(c)),
+            Kind::Compound => s
+                .children
+                .iter()
+                .try_for_each(|c| self.stmt_in(c, compound)),
             Kind::Null => Ok(()),
             Kind::For => {
                 if s.children.len() != 4 {
@@ -328,7 +332,13 @@ impl Finder<'_> {
                 for header in &s.children[..3] {
                     self.bound(header, "loop bound")?;
                 }
-                self.stmt(&s.children[3])
+                self.stmt_in(&s.children[3], compound)
+            }
+            Kind::If if compound => {
+                self.expr(&s.children[0])?;
+                s.children[1..]
+                    .iter()
+                    .try_for_each(|c| self.stmt_in(c, compound))
             }
             Kind::If => {
                 self.bound(&s.children[0], "`if` condition")?;

@@ -12,7 +12,8 @@
 //!
 //! Conservative by construction. A statement does not qualify if it
 //! contains `goto`, `break`, `continue`, `return`, `while`, `do`,
-//! `switch`, labels, declarations, inline assembly, pointer dereferences,
+//! `switch`, labels, declarations (but of scalars at the head of a block
+//! of their own, whose `if`s may then read memory), inline assembly, pointer dereferences,
 //! address-of, struct members, a call to a function not known to be pure,
 //! a loop bound or `if` condition that reads memory or calls a function,
 //! or a subscript that reads memory or divides by a variable (a product

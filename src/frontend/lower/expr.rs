@@ -158,7 +158,9 @@ impl Lowerer<'_> {
                 literal_type(text, *value),
                 Why::Value,
             ),
-            ExprKind::Ident(name) if self.local_names.contains(name) => {
+            ExprKind::Ident(name)
+                if self.local_names.contains(name) && self.in_scope(name).is_none() =>
+            {
                 return Err(non_affine(format!(
                     "`{name}` is declared in a block inside the SCoP, so its value is not static"
                 )));

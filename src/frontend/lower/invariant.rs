@@ -44,8 +44,10 @@ pub(super) fn written_arrays(body: &[Stmt]) -> HashMap<String, Span> {
             StmtKind::Assign { lhs: l, .. } => lhs(l, out),
             StmtKind::Local { parts, .. } => {
                 for p in parts {
-                    if let LocalPart::Assign { lhs: l, .. } = p {
-                        lhs(l, out);
+                    match p {
+                        LocalPart::Assign { lhs: l, .. } => lhs(l, out),
+                        LocalPart::Stmt(s) => walk(s, out),
+                        LocalPart::Decl { .. } => {}
                     }
                 }
             }

@@ -151,10 +151,11 @@ pub(super) fn delinearize_arrays(
             ))
         };
         // Every access of the array, in statement order.
-        let mut places: Vec<(usize, bool, usize)> = Vec::new();
+        // (statement, list: reads, writes, may-writes, index)
+        let mut places: Vec<(usize, usize, usize)> = Vec::new();
         let mut polys = Vec::new();
         for (si, st) in statements.iter().enumerate() {
-            for (write, list) in [(false, &st.reads), (true, &st.writes)] {
+            for (write, list) in [(0, &st.reads), (1, &st.writes), (2, &st.may_writes)] {
                 for (k, a) in list.iter().enumerate().filter(|(_, a)| &a.array == array) {
                     let p = match linear
                         .iter()
@@ -176,17 +177,24 @@ pub(super) fn delinearize_arrays(
         let mut checks: Vec<ExtentCheck> = Vec::new();
         for ((si, write, k), subs) in places.into_iter().zip(shape.subscripts) {
             let st = &mut statements[si];
-            let access = if write {
-                &mut st.writes[k]
-            } else {
-                &mut st.reads[k]
+            let access = match write {
+                0 => &mut st.reads[k],
+                1 => &mut st.writes[k],
+                _ => &mut st.may_writes[k],
             };
             access.subscripts = subs.clone();
             let span = access.span;
+            // Inside a compound statement's loops, where its iterators
+            // run.
+            let (mut iterators, mut domain) = (st.iterators.clone(), st.domain.clone());
+            if let Some(inner) = &access.inner {
+                iterators.extend(inner.iterators.iter().cloned());
+                domain = Formula::and(vec![domain, inner.domain.clone()]);
+            }
             for (value, size) in subs[1..].iter().zip(&shape.sizes) {
                 let c = ExtentCheck {
-                    iterators: st.iterators.clone(),
-                    domain: st.domain.clone(),
+                    iterators: iterators.clone(),
+                    domain: domain.clone(),
                     value: value.clone(),
                     size: size.clone(),
                     array: array.clone(),

@@ -9,6 +9,7 @@
 //! with the assumptions their C types call for; `types.rs` knows the C
 //! integer types and scans the declarations in front of a SCoP.
 
+mod compound;
 mod expr;
 mod invariant;
 mod linear;
@@ -24,6 +25,7 @@ use crate::frontend::scop::{
     Access, Affine, Array, DivisionCheck, Formula, LONG_MAX, Region, ScheduleDim, Scop, Statement,
     UnsignedCheck,
 };
+use compound::Compound;
 use expr::Place;
 use loops::declared_iterator_type;
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -116,6 +118,8 @@ struct Lowerer<'o> {
     /// write that are parameters (`invariant.rs`).
     written_arrays: HashMap<String, Span>,
     invariants: Vec<crate::frontend::scop::InvariantLoad>,
+    /// The compound block being lowered (`compound.rs`).
+    compound: Option<Compound>,
 }
 
 type R<T> = Result<T, SpanError>;
@@ -174,6 +178,7 @@ pub fn lower(
         linear: Vec::new(),
         written_arrays: invariant::written_arrays(&body),
         invariants: Vec::new(),
+        compound: None,
     };
     for s in &body {
         l.stmt(s)?;
@@ -212,14 +217,23 @@ fn collect(s: &Stmt, iters: &mut HashSet<String>, written: &mut HashMap<String, 
         StmtKind::Local { parts, .. } => {
             for p in parts {
                 match p {
-                    LocalPart::Decl { name, span, .. } => {
+                    // Declared without a value, it may be the block's
+                    // own loop iterator (`int k; for (k = 0; ...)`).
+                    LocalPart::Decl {
+                        name,
+                        span,
+                        init: Some(_),
+                        ..
+                    } => {
                         written.entry(name.clone()).or_insert(*span);
                     }
+                    LocalPart::Decl { .. } => {}
                     LocalPart::Assign { lhs, .. } => {
                         if let ExprKind::Ident(n) = &lhs.kind {
                             written.entry(n.clone()).or_insert(lhs.span);
                         }
                     }
+                    LocalPart::Stmt(s) => collect(s, iters, written)?,
                 }
             }
             Ok(())
@@ -235,6 +249,10 @@ impl Lowerer<'_> {
 
     fn stmt(&mut self, s: &Stmt) -> R<()> {
         match &s.kind {
+            StmtKind::For(l) if self.compound.is_some() => self.inner_loop(l),
+            StmtKind::If { cond, then, other } if self.compound.is_some() => {
+                self.inner_if(cond, then, other.as_deref())
+            }
             StmtKind::For(l) => self.for_loop(l),
             StmtKind::If { cond, then, other } => {
                 let f = self.condition(cond, Place::Condition)?;
@@ -293,7 +311,12 @@ impl Lowerer<'_> {
         order.sort_by_key(|(_, (_, sp))| sp.start);
         let written: HashSet<&str> = statements
             .iter()
-            .flat_map(|s| s.writes.iter().map(|w| w.array.as_str()))
+            .flat_map(|s| {
+                s.writes
+                    .iter()
+                    .chain(&s.may_writes)
+                    .map(|w| w.array.as_str())
+            })
             .collect();
         for (name, (rank, span)) in &order {
             if *rank > 0 && params.contains(name) {

@@ -13,10 +13,13 @@ impl Lowerer<'_> {
         op: AssignOp,
         rhs: &Expr,
     ) -> R<()> {
+        if self.compound.is_some() {
+            return self.inner_assignment(lhs, op, rhs);
+        }
         self.current_reads.clear();
         let write = self.target(lhs, op)?;
         self.value(rhs)?;
-        self.push_statement(id, span, vec![write]);
+        self.push_statement(id, span, vec![write], Compound::default());
         Ok(())
     }
 
@@ -30,6 +33,7 @@ impl Lowerer<'_> {
                     array: name.clone(),
                     subscripts: vec![],
                     span: lhs.span,
+                    inner: None,
                 }
             }
             _ => {
@@ -46,8 +50,9 @@ impl Lowerer<'_> {
         Ok(write)
     }
 
-    /// A statement at the current position, with the reads gathered so far.
-    fn push_statement(&mut self, id: usize, span: Span, writes: Vec<Access>) {
+    /// A statement at the current position, with the reads gathered so
+    /// far (and a compound statement's may-writes and private iterators).
+    fn push_statement(&mut self, id: usize, span: Span, writes: Vec<Access>, c: Compound) {
         let d = self.loops.len();
         let mut schedule = self.prefix.clone();
         schedule.push(ScheduleDim::Position(self.counters[d]));
@@ -59,6 +64,8 @@ impl Lowerer<'_> {
             schedule,
             reads: std::mem::take(&mut self.current_reads),
             writes,
+            may_writes: c.may_writes,
+            private: c.private,
             span,
         });
     }
@@ -66,10 +73,30 @@ impl Lowerer<'_> {
     /// A block with variables of its own: one statement whose accesses
     /// are those of its parts, its own variables left out (each execution
     /// of the block has fresh ones: nothing flows between executions).
+    /// Inside a compound block (see `compound.rs`), a nested block's parts
+    /// are the enclosing statement's.
     pub(super) fn local_block(&mut self, id: usize, span: Span, parts: &[LocalPart]) -> R<()> {
+        if self.compound.is_some() {
+            return self.local_parts(parts);
+        }
         self.current_reads.clear();
         self.block_locals.clear();
-        let mut writes = Vec::new();
+        self.compound = Some(Compound {
+            depth: self.loops.len(),
+            guards: self.guards.len(),
+            iterators: crate::frontend::scop::ast::loop_iterators(parts),
+            ..Compound::default()
+        });
+        let r = self.local_parts(parts);
+        let mut c = self.compound.take().expect("set above");
+        self.block_locals.clear();
+        r?;
+        let writes = std::mem::take(&mut c.writes);
+        self.push_statement(id, span, writes, c);
+        Ok(())
+    }
+
+    fn local_parts(&mut self, parts: &[LocalPart]) -> R<()> {
         for p in parts {
             match p {
                 LocalPart::Decl {
@@ -98,7 +125,16 @@ impl Lowerer<'_> {
                             "declare it before the loop nest, or move the block outside the SCoP",
                         ));
                     }
-                    if self.all_iterators.contains(name) || self.uses.contains_key(name) {
+                    // Declared without a value for a loop of the block
+                    // (`int k; for (k = 0; ...)`): private like the others.
+                    let own_iterator = init.is_none()
+                        && self
+                            .compound
+                            .as_ref()
+                            .is_some_and(|c| c.iterators.contains(name));
+                    if (self.all_iterators.contains(name) && !own_iterator)
+                        || self.uses.contains_key(name)
+                    {
                         return Err(SpanError::new(
                             *span,
                             format!("`{name}` is declared here and also names another variable of the SCoP"),
@@ -106,22 +142,16 @@ impl Lowerer<'_> {
                         .help("give the block's variable a name of its own"));
                     }
                     if let Some(e) = init {
+                        let mark = self.current_reads.len();
                         self.value(e)?;
+                        self.quantify_reads(mark);
                     }
                     self.block_locals.push(name.clone());
                 }
-                LocalPart::Assign { lhs, op, rhs, .. } => {
-                    match &lhs.kind {
-                        // The block's own variable: private, not an access.
-                        ExprKind::Ident(n) if self.block_locals.contains(n) => {}
-                        _ => writes.push(self.target(lhs, *op)?),
-                    }
-                    self.value(rhs)?;
-                }
+                LocalPart::Assign { lhs, op, rhs, .. } => self.inner_assignment(lhs, *op, rhs)?,
+                LocalPart::Stmt(s) => self.stmt(s)?,
             }
         }
-        self.block_locals.clear();
-        self.push_statement(id, span, writes);
         Ok(())
     }
 
@@ -177,6 +207,7 @@ impl Lowerer<'_> {
                 array: name.to_string(),
                 subscripts: vec![Affine::default()],
                 span,
+                inner: None,
             });
         }
         let mut subs = Vec::new();
@@ -197,6 +228,7 @@ impl Lowerer<'_> {
             array: name.to_string(),
             subscripts: subs,
             span,
+            inner: None,
         })
     }
 
@@ -217,6 +249,7 @@ impl Lowerer<'_> {
                     array: name.clone(),
                     subscripts: vec![],
                     span: e.span,
+                    inner: None,
                 });
                 Ok(())
             }

@@ -132,7 +132,8 @@ impl<'n> Builder<'n> {
     }
 
     /// A block; one that declares scalars of its own is a
-    /// [`StmtKind::Local`] when it is straight-line code.
+    /// [`StmtKind::Local`] (a compound one when it holds loops or
+    /// conditions).
     pub(super) fn block(&mut self, p: Pair<Rule>) -> Result<StmtKind, SpanError> {
         let pairs: Vec<Pair<Rule>> = p.into_inner().collect();
         if !pairs.iter().any(|q| q.as_rule() == Rule::local_decl) {
@@ -172,16 +173,12 @@ impl<'n> Builder<'n> {
                     span: s.span,
                 }),
                 StmtKind::Empty => {}
-                StmtKind::Unsupported(what) => return Ok(StmtKind::Unsupported(what)),
-                _ => {
-                    return Ok(StmtKind::Unsupported(
-                        "a declaration in a block that also has loops, conditions or other statements (only straight-line blocks may declare variables: declare it before the loop nest)"
-                            .to_string(),
-                    ));
-                }
+                // Loops, conditions, nested blocks: a compound statement;
+                // anything else is refused at its own position.
+                _ => parts.push(LocalPart::Stmt(s)),
             }
         }
-        if !parts.iter().any(|p| matches!(p, LocalPart::Assign { .. })) {
+        if !parts.iter().any(|p| !matches!(p, LocalPart::Decl { .. })) {
             // Declarations alone do nothing.
             return Ok(StmtKind::Empty);
         }

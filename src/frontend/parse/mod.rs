@@ -132,7 +132,7 @@ fn rule_name(r: Rule) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::frontend::scop::print::stmts_to_c;
+    use crate::frontend::scop::print::{PREC_ADDITIVE, compound_to_c, stmts_to_c};
 
     fn roundtrip(src: &str) -> String {
         let mut id = 0;
@@ -148,6 +148,34 @@ mod tests {
         assert_eq!(out, "x = a < b ? c : d ? e : f;\n");
         let out = roundtrip("x = (a ? b : c) + (double)(i + 1) * 2.5e-3f;");
         assert_eq!(out, "x = (a ? b : c) + (double)(i + 1) * 2.5e-3f;\n");
+    }
+
+    #[test]
+    fn a_block_with_declarations_and_loops_prints_back_and_substitutes() {
+        let src = "for (y = 1; y < h; y++) { float acc = 0.0f; for (dy = -1; dy <= 1; dy++) { float w = k[dy + 1]; if (w > 0) acc += in[y + dy] * w; } out[y] = acc; }";
+        let out = roundtrip(src);
+        assert_eq!(
+            out,
+            "for (y = 1; y < h; y++) {\n  float acc = 0.0f;\n  for (dy = -1; dy <= 1; dy++) {\n    float w = k[dy + 1];\n    if (w > 0)\n      acc += in[y + dy] * w;\n  }\n  out[y] = acc;\n}\n"
+        );
+        assert_eq!(roundtrip(&out), out);
+        let mut id = 0;
+        let body = parse_body(src, 0, &mut id).unwrap();
+        // One statement: the block.
+        assert_eq!(id, 1);
+        let StmtKind::For(l) = &body[0].kind else {
+            panic!("a loop")
+        };
+        let StmtKind::Local { parts, .. } = &l.body.kind else {
+            panic!("a block with declarations: {:?}", l.body.kind)
+        };
+        assert!(LocalPart::is_compound(parts));
+        let subst = |n: &str| (n == "y").then(|| ("c0 + 1".to_string(), PREC_ADDITIVE));
+        let declared = [("dy".to_string(), "int".to_string())];
+        assert_eq!(
+            compound_to_c(parts, &declared, "  ", &subst),
+            "  {\n    int dy;\n    float acc = 0.0f;\n    for (dy = -1; dy <= 1; dy++) {\n      float w = k[dy + 1];\n      if (w > 0)\n        acc += in[c0 + 1 + dy] * w;\n    }\n    out[c0 + 1] = acc;\n  }\n"
+        );
     }
 
     #[test]
@@ -216,6 +244,7 @@ mod tests {
                 .map(|p| match p {
                     LocalPart::Decl { init, .. } => init.as_ref().map_or(0, expr_depth),
                     LocalPart::Assign { lhs, rhs, .. } => expr_depth(lhs).max(expr_depth(rhs)),
+                    LocalPart::Stmt(s) => stmt_depth(s),
                 })
                 .max()
                 .unwrap_or(0),

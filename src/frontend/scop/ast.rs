@@ -244,10 +244,13 @@ pub enum StmtKind {
         rhs: Expr,
     },
     /// A block that declares variables of its own,
-    /// `{ double t = A[i][j] * 2.0; B[i][j] = t + 1.0; }`: straight-line
-    /// declarations and assignments, one polyhedral statement. Its
-    /// variables are private to each execution of the block, so they
-    /// carry no dependence from one execution to the next.
+    /// `{ double t = A[i][j] * 2.0; B[i][j] = t + 1.0; }`: one polyhedral
+    /// statement. Its variables are private to each execution of the
+    /// block, so they carry no dependence from one execution to the next.
+    /// A block that also holds loops or conditions
+    /// ([`LocalPart::Stmt`], `{ float acc = 0; for (k ...) acc += ...;
+    /// out[i] = acc; }`) is a compound statement: it runs as written, and
+    /// what its loops and conditions touch is over-approximated.
     Local {
         id: usize,
         parts: Vec<LocalPart>,
@@ -275,6 +278,17 @@ pub enum LocalPart {
         rhs: Expr,
         span: Span,
     },
+    /// A loop, a condition, a nested block or any other statement (the
+    /// lowering says what it refuses). Assignments inside carry ids that
+    /// number nothing: the enclosing block is the statement.
+    Stmt(Stmt),
+}
+
+impl LocalPart {
+    /// Whether the block is a compound statement (see [`StmtKind::Local`]).
+    pub fn is_compound(parts: &[LocalPart]) -> bool {
+        parts.iter().any(|p| matches!(p, LocalPart::Stmt(_)))
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -297,8 +311,10 @@ pub fn local_names(stmts: &[Stmt]) -> Vec<String> {
             StmtKind::Block(v) => v.iter().for_each(|x| walk(x, out)),
             StmtKind::Local { parts, .. } => {
                 for p in parts {
-                    if let LocalPart::Decl { name, .. } = p {
-                        out.push(name.clone());
+                    match p {
+                        LocalPart::Decl { name, .. } => out.push(name.clone()),
+                        LocalPart::Stmt(s) => walk(s, out),
+                        LocalPart::Assign { .. } => {}
                     }
                 }
             }
@@ -308,4 +324,49 @@ pub fn local_names(stmts: &[Stmt]) -> Vec<String> {
     let mut out = Vec::new();
     stmts.iter().for_each(|s| walk(s, &mut out));
     out
+}
+
+/// The iterators of the loops inside the compound statements of `stmts`
+/// (see [`StmtKind::Local`]), each once, in textual order.
+pub fn inner_iterators(stmts: &[Stmt]) -> Vec<String> {
+    let mut out = Vec::new();
+    stmts.iter().for_each(|s| iterators_in(s, false, &mut out));
+    out
+}
+
+/// The iterators of the loops inside one block's parts, each once.
+pub fn loop_iterators(parts: &[LocalPart]) -> Vec<String> {
+    let mut out = Vec::new();
+    parts_iterators(parts, &mut out);
+    out
+}
+
+fn parts_iterators(parts: &[LocalPart], out: &mut Vec<String>) {
+    for p in parts {
+        if let LocalPart::Stmt(s) = p {
+            iterators_in(s, true, out);
+        }
+    }
+}
+
+/// The iterators of the loops in `s` that are inside a compound block
+/// (all of them when `inside`).
+fn iterators_in(s: &Stmt, inside: bool, out: &mut Vec<String>) {
+    match &s.kind {
+        StmtKind::For(l) => {
+            if inside && !out.contains(&l.iterator) {
+                out.push(l.iterator.clone());
+            }
+            iterators_in(&l.body, inside, out)
+        }
+        StmtKind::If { then, other, .. } => {
+            iterators_in(then, inside, out);
+            if let Some(o) = other {
+                iterators_in(o, inside, out);
+            }
+        }
+        StmtKind::Block(v) => v.iter().for_each(|x| iterators_in(x, inside, out)),
+        StmtKind::Local { parts, .. } => parts_iterators(parts, out),
+        _ => {}
+    }
 }

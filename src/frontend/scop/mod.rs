@@ -7,6 +7,7 @@ mod affine;
 pub mod ast;
 pub mod delinearize;
 pub mod print;
+pub mod reduction;
 
 use crate::isl::mangle;
 use ast::Span;
@@ -32,6 +33,21 @@ pub struct Access {
     pub array: String,
     pub subscripts: Vec<Affine>,
     pub span: Span,
+    /// An access inside the loops or conditions of a compound statement
+    /// ([`ast::StmtKind::Local`]): every element it reaches for some
+    /// value of those loops' iterators where `domain` holds.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub inner: Option<Inner>,
+}
+
+/// The loops and conditions inside a compound statement around one of
+/// its accesses: its subscripts may name `iterators` (quantified), and
+/// `domain` bounds them (loop bounds, affine conditions; a condition
+/// that depends on data is left out, which only widens the access).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Inner {
+    pub iterators: Vec<String>,
+    pub domain: Formula,
 }
 
 /// A polyhedral statement: one assignment with its enclosing loops.
@@ -43,7 +59,17 @@ pub struct Statement {
     pub domain: Formula,
     pub schedule: Vec<ScheduleDim>,
     pub reads: Vec<Access>,
+    /// Elements every execution writes (must-writes).
     pub writes: Vec<Access>,
+    /// Elements an execution may write (inside the loops or conditions
+    /// of a compound statement): they kill no earlier write.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub may_writes: Vec<Access>,
+    /// Iterators of a compound statement's loops declared outside the
+    /// SCoP, with their C type: the generated block declares its own, so
+    /// that each execution (each thread) has them private.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub private: Vec<(String, String)>,
     pub span: Span,
 }
 
@@ -320,6 +346,11 @@ impl Scop {
         self.accesses_text(std::iter::once(s), |s| &s.writes)
     }
 
+    /// isl notation of one statement's may-writes.
+    pub fn may_writes_of(&self, s: &Statement) -> String {
+        self.accesses_text(std::iter::once(s), |s| &s.may_writes)
+    }
+
     /// Union of all statement domains.
     pub fn domains(&self) -> String {
         let pieces: Vec<_> = self.statements.iter().map(domain_piece).collect();
@@ -356,9 +387,35 @@ impl Scop {
         self.accesses_text(self.statements.iter(), |s| &s.reads)
     }
 
-    /// Union of all writes.
+    /// Union of all must-writes.
     pub fn writes(&self) -> String {
         self.accesses_text(self.statements.iter(), |s| &s.writes)
+    }
+
+    /// Union of all may-writes (see [`Statement::may_writes`]).
+    pub fn may_writes(&self) -> String {
+        self.accesses_text(self.statements.iter(), |s| &s.may_writes)
+    }
+
+    /// Whether some statement may write what it does not surely write.
+    pub fn has_may_writes(&self) -> bool {
+        self.statements.iter().any(|s| !s.may_writes.is_empty())
+    }
+
+    /// Union of everything written, surely or maybe.
+    pub fn all_writes(&self) -> String {
+        let mut pieces = Vec::new();
+        for s in &self.statements {
+            for list in [&s.writes, &s.may_writes] {
+                for a in list {
+                    let p = access_piece(s, a);
+                    if !pieces.contains(&p) {
+                        pieces.push(p);
+                    }
+                }
+            }
+        }
+        format!("{}{{ {} }}", self.params_prefix(), pieces.join("; "))
     }
 
     fn accesses_text<'a>(
@@ -370,8 +427,7 @@ impl Scop {
         let mut seen = std::collections::HashSet::new();
         for s in stmts {
             for a in pick(s) {
-                let subs: Vec<String> = a.subscripts.iter().map(|e| e.to_string()).collect();
-                let p = format!("{} -> {}[{}]", s.tuple(), mangle(&a.array), subs.join(", "));
+                let p = access_piece(s, a);
                 if seen.insert(p.clone()) {
                     pieces.push(p);
                 }
@@ -384,6 +440,42 @@ impl Scop {
     pub fn to_c(&self, indent: &str) -> String {
         print::stmts_to_c(&self.body, indent)
     }
+}
+
+/// One access in isl notation. An access inside a compound statement's
+/// loops names the element through fresh output variables (`o0_pt`: no
+/// C name is mangled to it) bound by its subscripts, with the inner
+/// iterators quantified.
+fn access_piece(s: &Statement, a: &Access) -> String {
+    let subs: Vec<String> = a.subscripts.iter().map(|e| e.to_string()).collect();
+    let Some(inner) = &a.inner else {
+        return format!("{} -> {}[{}]", s.tuple(), mangle(&a.array), subs.join(", "));
+    };
+    let outs: Vec<String> = (0..subs.len()).map(|k| format!("o{k}_pt")).collect();
+    let mut conditions: Vec<String> = outs
+        .iter()
+        .zip(&subs)
+        .map(|(o, e)| format!("{o} = {e}"))
+        .collect();
+    if !inner.domain.is_true() {
+        conditions.push(format!("({})", inner.domain));
+    }
+    let body = if conditions.is_empty() {
+        "true".to_string()
+    } else {
+        conditions.join(" and ")
+    };
+    let body = if inner.iterators.is_empty() {
+        body
+    } else {
+        format!("exists ({} : {body})", isl_names(&inner.iterators))
+    };
+    format!(
+        "{} -> {}[{}] : {body}",
+        s.tuple(),
+        mangle(&a.array),
+        outs.join(", ")
+    )
 }
 
 fn domain_piece(s: &Statement) -> String {

@@ -158,16 +158,48 @@ fn write_expr(out: &mut String, e: &Expr, min_prec: u8, subst: Substitution<'_>)
 pub fn stmts_to_c(stmts: &[Stmt], indent: &str) -> String {
     let mut out = String::new();
     for s in stmts {
-        write_stmt(&mut out, s, indent);
+        write_stmt(&mut out, s, indent, &|_| None);
     }
     out
 }
 
-fn write_stmt(out: &mut String, s: &Stmt, indent: &str) {
+/// C text of a compound block ([`LocalPart::is_compound`]) at `indent`,
+/// with identifiers substituted and `declared` (name, C type) declared
+/// first: the variables its loops need private to each execution.
+pub fn compound_to_c(
+    parts: &[LocalPart],
+    declared: &[(String, String)],
+    indent: &str,
+    subst: Substitution<'_>,
+) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "{indent}{{");
+    for (name, ty) in declared {
+        let _ = writeln!(out, "{indent}  {ty} {name};");
+    }
+    write_parts(&mut out, parts, indent, subst);
+    let _ = writeln!(out, "{indent}}}");
+    out
+}
+
+fn write_parts(out: &mut String, parts: &[LocalPart], indent: &str, subst: Substitution<'_>) {
+    let inner = format!("{indent}  ");
+    for p in parts {
+        match p {
+            LocalPart::Stmt(s) => write_stmt(out, s, &inner, subst),
+            p => {
+                let _ = writeln!(out, "{inner}{};", local_part_to_c(p, subst));
+            }
+        }
+    }
+}
+
+fn write_stmt(out: &mut String, s: &Stmt, indent: &str, subst: Substitution<'_>) {
+    let expr_to_c = |e: &Expr| expr_to_c_with(e, subst);
     match &s.kind {
         StmtKind::For(l) => {
-            let _ = write!(out, "{indent}{}", for_header(l));
-            write_body(out, &l.body, indent, false);
+            let _ = write!(out, "{indent}{}", for_header_with(l, subst));
+            write_body(out, &l.body, indent, false, subst);
         }
         StmtKind::If { cond, then, other } => {
             let _ = write!(out, "{indent}if ({})", expr_to_c(cond));
@@ -178,17 +210,18 @@ fn write_stmt(out: &mut String, s: &Stmt, indent: &str) {
                 then,
                 indent,
                 other.is_some() && ends_with_open_if(then),
+                subst,
             );
             if let Some(other) = other {
                 let _ = write!(out, "{indent}else");
-                write_body(out, other, indent, false);
+                write_body(out, other, indent, false, subst);
             }
         }
         StmtKind::Block(stmts) => {
             let _ = writeln!(out, "{indent}{{");
             let inner = format!("{indent}  ");
             for st in stmts {
-                write_stmt(out, st, &inner);
+                write_stmt(out, st, &inner, subst);
             }
             let _ = writeln!(out, "{indent}}}");
         }
@@ -203,9 +236,7 @@ fn write_stmt(out: &mut String, s: &Stmt, indent: &str) {
         }
         StmtKind::Local { parts, .. } => {
             let _ = writeln!(out, "{indent}{{");
-            for p in parts {
-                let _ = writeln!(out, "{indent}  {};", local_part_to_c(p, &expr_to_c));
-            }
+            write_parts(out, parts, indent, subst);
             let _ = writeln!(out, "{indent}}}");
         }
         StmtKind::Expr(e) => {
@@ -220,24 +251,35 @@ fn write_stmt(out: &mut String, s: &Stmt, indent: &str) {
     }
 }
 
-fn write_body(out: &mut String, body: &Stmt, indent: &str, force_braces: bool) {
+fn write_body(
+    out: &mut String,
+    body: &Stmt,
+    indent: &str,
+    force_braces: bool,
+    subst: Substitution<'_>,
+) {
     match &body.kind {
         StmtKind::Block(stmts) => {
             out.push_str(" {\n");
             let inner = format!("{indent}  ");
             for st in stmts {
-                write_stmt(out, st, &inner);
+                write_stmt(out, st, &inner, subst);
             }
+            let _ = writeln!(out, "{indent}}}");
+        }
+        StmtKind::Local { parts, .. } => {
+            out.push_str(" {\n");
+            write_parts(out, parts, indent, subst);
             let _ = writeln!(out, "{indent}}}");
         }
         _ if force_braces => {
             out.push_str(" {\n");
-            write_stmt(out, body, &format!("{indent}  "));
+            write_stmt(out, body, &format!("{indent}  "), subst);
             let _ = writeln!(out, "{indent}}}");
         }
         _ => {
             out.push('\n');
-            write_stmt(out, body, &format!("{indent}  "));
+            write_stmt(out, body, &format!("{indent}  "), subst);
         }
     }
 }
@@ -254,6 +296,12 @@ fn ends_with_open_if(s: &Stmt) -> bool {
 
 /// `for (init; cond; step)` of a loop.
 pub fn for_header(l: &ForLoop) -> String {
+    for_header_with(l, &|_| None)
+}
+
+/// [`for_header`] with identifiers substituted (not the loop's own).
+fn for_header_with(l: &ForLoop, subst: Substitution<'_>) -> String {
+    let expr_to_c = |e: &Expr| expr_to_c_with(e, subst);
     let decl = match &l.declared_type {
         Some(t) => format!("{t} "),
         None => String::new(),
@@ -287,9 +335,10 @@ pub fn assignment_to_c(lhs: &Expr, op: AssignOp, rhs: &Expr, subst: Substitution
     )
 }
 
-/// One step of a local block as C (without the `;`), its expressions
-/// written by `c`.
-pub fn local_part_to_c(p: &LocalPart, c: &dyn Fn(&Expr) -> String) -> String {
+/// One step of a local block as C (without the `;`), identifiers
+/// substituted; a statement part on one line.
+pub fn local_part_to_c(p: &LocalPart, subst: Substitution<'_>) -> String {
+    let c = |e: &Expr| expr_to_c_with(e, subst);
     match p {
         LocalPart::Decl {
             ty,
@@ -300,6 +349,12 @@ pub fn local_part_to_c(p: &LocalPart, c: &dyn Fn(&Expr) -> String) -> String {
         LocalPart::Decl { ty, name, .. } => format!("{ty} {name}"),
         LocalPart::Assign { lhs, op, rhs, .. } => {
             format!("{} {} {}", c(lhs), op.symbol(), c(rhs))
+        }
+        LocalPart::Stmt(s) => {
+            let mut out = String::new();
+            write_stmt(&mut out, s, "", subst);
+            let words: Vec<&str> = out.split_whitespace().collect();
+            words.join(" ").trim_end_matches(';').to_string()
         }
     }
 }

@@ -1,6 +1,7 @@
-//! What a confined program may use: its deadline and its memory.
+//! What a confined program may use: its deadline, its memory and its
+//! cores.
 
-use super::{STDERR_CAP, STDOUT_CAP, TOOL_TIMEOUT};
+use super::{Cores, STDERR_CAP, STDOUT_CAP, TOOL_TIMEOUT};
 use std::time::Duration;
 
 /// What a confined program may use.
@@ -11,6 +12,8 @@ pub struct Limits {
     pub memory: Option<u64>,
     pub stdout_cap: usize,
     pub stderr_cap: usize,
+    /// The cores it runs on (`taskset`); `None`: wherever polytune may.
+    pub cores: Option<Cores>,
 }
 
 impl Limits {
@@ -21,6 +24,7 @@ impl Limits {
             memory,
             stdout_cap: STDOUT_CAP,
             stderr_cap: STDERR_CAP,
+            cores: None,
         }
     }
 

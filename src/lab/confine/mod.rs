@@ -14,6 +14,9 @@
 //!   scratch directories) when polytune is interrupted or terminated;
 //! - its address space is limited (`prlimit --as`, util-linux), by default
 //!   to half the machine's memory;
+//! - when given cores, it runs on those only (`taskset --cpu-list`,
+//!   util-linux, which sets them before the program starts: threads it
+//!   creates later inherit them);
 //! - what it prints is drained continuously but kept only up to a cap
 //!   (the head, and the last [`TAIL`] bytes), so a program that floods its
 //!   output costs no memory; the outcome says how much was dropped;
@@ -24,14 +27,16 @@
 //! right after the program started (a window of a few microseconds) and
 //! the program does not die with a SIGKILLed polytune.
 //!
-//! `limits.rs` holds the limits, `captured.rs` the capped output and
-//! `sweep.rs` the search for orphans in /proc.
+//! `limits.rs` holds the limits, `cores.rs` sets of cores, `captured.rs`
+//! the capped output and `sweep.rs` the search for orphans in /proc.
 
 mod captured;
+mod cores;
 mod limits;
 mod sweep;
 
 pub use captured::Captured;
+pub use cores::{Cores, CoresError};
 pub use limits::{Limits, MemoryLimit, default_memory_limit, show_bytes};
 use std::ffi::{OsStr, OsString};
 use std::io::Read;
@@ -238,6 +243,19 @@ where
             "--".into(),
         ]);
     }
+    if let Some(cores) = &limits.cores {
+        let taskset = resolve(Path::new("taskset")).map_err(|e| {
+            std::io::Error::new(
+                e.kind(),
+                format!("running on given cores needs taskset (util-linux): {e}"),
+            )
+        })?;
+        argv.extend([
+            taskset.into_os_string(),
+            "--cpu-list".into(),
+            cores.to_string().into(),
+        ]);
+    }
     argv.push(program.into_os_string());
     argv.extend(args.into_iter().map(|a| a.as_ref().to_os_string()));
     let token = new_token();
@@ -394,6 +412,34 @@ mod tests {
             .ok()
             .and_then(|s| s[s.rfind(')')? + 2..].bytes().next())
             .is_some_and(|state| state != b'Z')
+    }
+
+    #[test]
+    fn a_program_given_cores_runs_on_them_only() {
+        let last = Cores::allowed().unwrap().iter().last().unwrap();
+        let mut one = Cores::none();
+        one.insert(last);
+        let limits = Limits {
+            cores: Some(one),
+            ..Limits::new(Duration::from_secs(20), None)
+        };
+        let o = sh("grep Cpus_allowed_list /proc/self/status", &limits);
+        assert_eq!(o.ending, Ending::Code(0));
+        let text = o.stdout.into_text();
+        assert_eq!(
+            text.split_whitespace().last(),
+            Some(last.to_string().as_str()),
+            "{text}"
+        );
+        let o = sh(
+            "grep Cpus_allowed_list /proc/self/status",
+            &Limits::new(Duration::from_secs(20), None),
+        );
+        assert_eq!(
+            o.stdout.into_text().split_whitespace().last(),
+            Some(Cores::allowed().unwrap().to_string().as_str()),
+            "without cores: wherever polytune may"
+        );
     }
 
     #[test]

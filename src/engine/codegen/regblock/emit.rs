@@ -72,8 +72,7 @@ impl Printer<'_> {
         else {
             return None;
         };
-        let texts = self.arg_texts(args);
-        let subst = self.substitution(id, &texts);
+        let subst = self.substitution(id, args);
         let c = crate::frontend::scop::print::assignment_to_c;
         Some(match replace {
             Some((array, name)) => c(
@@ -92,8 +91,7 @@ impl Printer<'_> {
             return None;
         };
         let access = find_access(lhs, array).or_else(|| find_access(rhs, array))?;
-        let texts = self.arg_texts(args);
-        let subst = self.substitution(id, &texts);
+        let subst = self.substitution(id, args);
         Some(crate::frontend::scop::print::expr_to_c_with(access, &subst))
     }
 
