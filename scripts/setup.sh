@@ -17,6 +17,8 @@ packages=(
   clang-19 libomp-19-dev
   # timing helpers for scripts
   python3
+  # the reference dgemm of scripts/bench_gemm.py
+  libopenblas-dev
   # a single-node Slurm cluster for campaigns on a cluster and their test
   # (scripts/slurm-local.sh, scripts/collect-slurm.sh)
   slurm-wlm munge

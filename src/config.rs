@@ -36,6 +36,67 @@ pub struct Config {
     /// reassociates floating-point sums (verified with a tolerance).
     /// Beyond the paper's space: no bit string has it.
     pub reduce: bool,
+    /// Register blocking of contractions (`rb=MRxNR`): beyond the paper's
+    /// space, so outside the 12-bit encoding; `None` in every
+    /// configuration the bit strings describe.
+    pub regblock: Option<RegisterTile>,
+}
+
+/// The shape of a register tile: `mr` × `nr` accumulators kept in local
+/// scalars while the reduction loop runs innermost around them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+pub struct RegisterTile {
+    /// Unrolled iterations of the outer register loop (rows).
+    pub mr: u8,
+    /// Unrolled iterations of the inner register loop (columns).
+    pub nr: u8,
+}
+
+/// The register tile sizes accepted: a side of 1 to 16, at most 64
+/// accumulators (the 32 registers of AVX-512 hold 256 doubles, the 16 of
+/// AVX2 64: more than the registers hold spills).
+pub const MAX_REGISTER_SIDE: u8 = 16;
+pub const MAX_ACCUMULATORS: u16 = 128;
+
+impl fmt::Display for RegisterTile {
+    /// `4x8`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}x{}", self.mr, self.nr)
+    }
+}
+
+impl FromStr for RegisterTile {
+    type Err = String;
+
+    /// `MRxNR`, e.g. `4x8`.
+    fn from_str(v: &str) -> Result<RegisterTile, String> {
+        let bad = || {
+            format!(
+                "rb must be MRxNR (each 1 to {MAX_REGISTER_SIDE}, at most {MAX_ACCUMULATORS} \
+                 accumulators, e.g. 4x8) or 0 for none, not `{v}`"
+            )
+        };
+        let (a, b) = v.trim().split_once('x').ok_or_else(bad)?;
+        let side = |t: &str| {
+            t.trim()
+                .parse::<u8>()
+                .ok()
+                .filter(|&n| (1..=MAX_REGISTER_SIDE).contains(&n))
+        };
+        let (mr, nr) = (side(a).ok_or_else(bad)?, side(b).ok_or_else(bad)?);
+        if mr as u16 * nr as u16 > MAX_ACCUMULATORS || mr as u16 * nr as u16 == 1 {
+            return Err(bad());
+        }
+        Ok(RegisterTile { mr, nr })
+    }
+}
+
+/// `rb=` of the readable form: `0`, `none` or `off` for none, else a shape.
+pub fn parse_regblock(v: &str) -> Result<Option<RegisterTile>, String> {
+    match v.trim() {
+        "0" | "none" | "off" | "1x1" => Ok(None),
+        t => t.parse().map(Some),
+    }
 }
 
 /// The tile size of a tiled dimension.
@@ -58,6 +119,7 @@ impl Default for Config {
             prevector: false,
             simd: false,
             unroll: 1,
+            regblock: None,
             reduce: false,
         }
     }
@@ -70,8 +132,9 @@ impl Default for Config {
      (fuse:2 thermometer, tile:3, wave, omp, prevec, simd, unroll:3 thermometer) or \
      `fuse=no|smart|max,tile=AxBxC (each 1 or 32),wave=0|1,omp=0|1,prevec=0|1,simd=0|1,uj=1|2|4|8` \
      (an omitted key means what its bits mean at 0: fuse=no, tile=1x1x1, wave=0, omp=0, prevec=0, simd=0, uj=1); \
-     the readable form also takes `red=1` (loops run as reductions, reassociating floating point), \
-     which is beyond the paper's space and has no bit string"
+     the readable form also takes `red=1` (loops run as reductions, reassociating floating point) \
+     and `rb=MRxNR` (register blocking of contractions, e.g. rb=4x8), \
+     both beyond the paper's space, with no bit string"
 )]
 pub struct ConfigError {
     pub text: String,
@@ -108,6 +171,7 @@ impl Config {
                                         prevector,
                                         simd,
                                         unroll,
+                                        regblock: None,
                                         reduce: false,
                                     });
                                 }
@@ -120,7 +184,16 @@ impl Config {
         out
     }
 
-    /// The canonical bit vector T.
+    /// Whether the configuration lies in the paper's space (the one the
+    /// bit strings encode): no primitive beyond it is asked for.
+    pub fn is_paper(&self) -> bool {
+        self.regblock.is_none() && !self.reduce
+    }
+
+    /// The canonical bit vector T of the paper's primitives; a field
+    /// beyond the paper's space (`reduce`, `regblock`) has no bits: check
+    /// [`Config::is_paper`] where the bits must name the whole
+    /// configuration.
     pub fn bits(&self) -> String {
         let fuse = match self.fusion {
             Fusion::No => 0,
@@ -189,6 +262,7 @@ impl Config {
             prevector: bit(7),
             simd: bit(8),
             unroll: [1, 2, 4, 8][unroll],
+            regblock: None,
             reduce: false,
         })
     }
@@ -212,6 +286,7 @@ impl Config {
                 "prevec" | "prevector" => c.prevector = flag(v)?,
                 "simd" => c.simd = flag(v)?,
                 "uj" | "unroll" => c.unroll = parse_unroll(v)?,
+                "rb" | "regblock" => c.regblock = parse_regblock(v)?,
                 "red" | "reduce" => c.reduce = flag(v)?,
                 other => return Err(format!("unknown key `{other}`")),
             }
@@ -306,11 +381,15 @@ impl fmt::Display for Config {
             self.simd as u8,
             self.unroll
         )?;
-        // Only when asked: the paper's configurations keep their text.
+        // Only when asked: the paper's configurations keep their text
+        // (it is in every generated file's header).
         if self.reduce {
             f.write_str(",red=1")?;
         }
-        Ok(())
+        match self.regblock {
+            Some(rb) => write!(f, ",rb={rb}"),
+            None => Ok(()),
+        }
     }
 }
 
@@ -321,6 +400,11 @@ pub mod as_bits {
     use serde::{Deserialize, Deserializer, Serializer};
 
     pub fn serialize<S: Serializer>(c: &Config, s: S) -> Result<S::Ok, S::Error> {
+        if !c.is_paper() {
+            return Err(serde::ser::Error::custom(format!(
+                "configuration {c} is beyond the paper's space and has no bit string"
+            )));
+        }
         s.serialize_str(&c.bits())
     }
 
@@ -406,6 +490,43 @@ mod tests {
         ] {
             let c: Config = readable.parse().unwrap();
             assert_eq!(c.bits(), bits, "{readable}");
+        }
+    }
+
+    #[test]
+    fn register_blocking_is_readable_only() {
+        let c: Config = "fuse=smart,tile=32x32x32,omp=1,rb=4x8".parse().unwrap();
+        assert_eq!(c.regblock, Some(RegisterTile { mr: 4, nr: 8 }));
+        assert!(!c.is_paper());
+        assert_eq!(
+            c.to_string(),
+            "fuse=smart,tile=32x32x32,wave=0,omp=1,prevec=0,simd=0,uj=1,rb=4x8"
+        );
+        assert_eq!(c.to_string().parse::<Config>().unwrap(), c);
+        // The bits are the paper part's; the register tile has none, and
+        // a serialization by bits refuses it.
+        assert_eq!(c.bits(), "011110100000");
+        assert_eq!(
+            Config::from_bits(&c.bits()).unwrap(),
+            Config {
+                regblock: None,
+                ..c
+            }
+        );
+        assert!(serde_json::to_string(&Row { config: c }).is_err());
+        for none in ["rb=0", "rb=none", "rb=1x1"] {
+            assert!(none.parse::<Config>().unwrap().is_paper(), "{none}");
+        }
+        assert!(Config::all().iter().all(Config::is_paper));
+        for bad in ["rb=4", "rb=0x4", "rb=17x2", "rb=16x16", "rb=axb"] {
+            let e = bad.parse::<Config>().unwrap_err().to_string();
+            assert!(e.contains("rb must be MRxNR"), "{e}");
+            assert!(e.contains("no bit string"), "{e}");
+        }
+        #[derive(serde::Serialize)]
+        struct Row {
+            #[serde(with = "as_bits")]
+            config: Config,
         }
     }
 

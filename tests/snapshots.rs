@@ -65,3 +65,13 @@ fn local_block_jammed() {
     let text = "void f(int n, double A[restrict 99][99], double B[restrict 99][99]) {\n  int i, j;\n#pragma scop\n  for (i = 1; i < n; i++)\n    for (j = 0; j < n; j++) {\n      double t = A[i][j] * 2.0;\n      B[i][j] = t * t + B[i - 1][j];\n    }\n#pragma endscop\n}\n";
     insta::assert_snapshot!(optimized(text, "fuse=smart,tile=1x1x1,uj=2"));
 }
+
+/// Register blocking (beyond the paper's space): gemm's 4x8 micro-kernel
+/// inside 32x32x32 cache tiles, with its leftover rows and columns.
+#[test]
+fn gemm_register_blocked_micro_kernel() {
+    insta::assert_snapshot!(generated(
+        "linear-algebra/gemm.c",
+        "fuse=no,tile=32x32x32,omp=1,rb=4x8"
+    ));
+}

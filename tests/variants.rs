@@ -22,6 +22,7 @@ fn sample() -> Vec<Config> {
             prevector: true,
             simd: true,
             unroll: 8,
+            regblock: None,
             reduce: false,
         });
         out.push(Config {

@@ -329,6 +329,10 @@ pub struct ConfigArgs {
     /// Unroll-and-jam factor of the two innermost loops (uj=).
     #[arg(long, alias = "unroll-jam", value_name = "1|2|4|8", value_parser = crate::config::parse_unroll)]
     pub uj: Option<u8>,
+    /// Register blocking of contractions, MRxNR accumulators (rb=; beyond
+    /// the paper's space: no bit string), e.g. 4x8.
+    #[arg(long, value_name = "MRxNR")]
+    pub rb: Option<crate::config::RegisterTile>,
 }
 
 impl ConfigArgs {
@@ -342,7 +346,8 @@ impl ConfigArgs {
             || self.omp
             || self.prevec
             || self.simd
-            || self.uj.is_some();
+            || self.uj.is_some()
+            || self.rb.is_some();
         if !given {
             return None;
         }
@@ -359,6 +364,9 @@ impl ConfigArgs {
         c.simd |= self.simd;
         if let Some(u) = self.uj {
             c.unroll = u;
+        }
+        if let Some(rb) = self.rb {
+            c.regblock = Some(rb);
         }
         Some(c)
     }

@@ -18,10 +18,11 @@ use std::path::PathBuf;
 /// learned selection (slow: compiles and times candidates for minutes).
 ///
 /// With `--config T` and/or the named flags (--fuse, --tile, --wave,
-/// --omp, --prevec, --simd, --uj) the configuration is applied directly:
-/// no compiler runs, it takes well under a second per SCoP. Every
-/// transformation is proven legal; a SCoP that cannot be handled is left
-/// unchanged (and said so on stderr).
+/// --omp, --prevec, --simd, --uj, --rb) the configuration is applied
+/// directly: no compiler runs, it takes well under a second per SCoP.
+/// Every transformation is proven legal; a SCoP that cannot be handled is
+/// left unchanged (and said so on stderr), and so is a register tile the
+/// rules refuse (with the reason).
 ///
 /// Without a configuration, the trained models predict the best variants
 /// and polytune compiles, verifies and times the original and up to
@@ -132,13 +133,17 @@ pub fn run(a: Args, ui: &Ui) -> Result<()> {
     let src = a.source.load(&a.file, &a.build.include, ui)?;
     let (text, internal) = match a.config.config() {
         Some(c) => {
+            let bits = if c.is_paper() {
+                c.bits()
+            } else {
+                "beyond the paper's space, no bit string".to_string()
+            };
             ui.detail(format!(
-                "applying {c} ({}) to {} SCoP(s)",
-                c.bits(),
+                "applying {c} ({bits}) to {} SCoP(s)",
                 src.scops.len()
             ));
             let outcome = crate::engine::pipeline::optimize(&src, &c, a.context.as_deref())?;
-            for s in &outcome.skipped {
+            for s in outcome.skipped.iter().chain(&outcome.notes) {
                 ui.warn(s);
             }
             (outcome.text, outcome.internal)

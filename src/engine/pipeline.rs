@@ -22,6 +22,9 @@ pub struct Outcome {
     pub internal: Vec<String>,
     /// Whether a SCoP's new code has an OpenMP directive.
     pub openmp: bool,
+    /// What the configuration asked for and was not done in a SCoP that
+    /// was transformed, with the reason (one line each).
+    pub notes: Vec<String>,
 }
 
 /// Deepest loop nest the engine transforms. isl's scheduler grows about
@@ -166,6 +169,7 @@ pub fn instrumented(
                 skipped: Vec::new(),
                 internal: Vec::new(),
                 openmp: false,
+                notes: Vec::new(),
             },
         ),
     };
@@ -199,10 +203,17 @@ fn transform_all(
     let mut skipped = Vec::new();
     let mut internal = Vec::new();
     let mut openmp = false;
+    let mut notes = Vec::new();
     for s in &src.scops {
         match transform_scop(src, s, config, context) {
             Ok(body) => {
                 openmp |= body.openmp;
+                let (line, _) = src.line_col(s.region.open.start);
+                notes.extend(
+                    body.notes
+                        .iter()
+                        .map(|n| format!("{}:{line}: SCoP {}: {n}", src.path.display(), s.index)),
+                );
                 bodies.push(body.text);
             }
             Err(e @ EngineError::Context { .. }) => return Err(e),
@@ -238,6 +249,7 @@ fn transform_all(
             skipped,
             internal,
             openmp,
+            notes,
         },
     ))
 }

@@ -49,6 +49,7 @@ fn schedule_key(c: &Config) -> Config {
         omp: false,
         simd: false,
         unroll: 1,
+        regblock: None,
         reduce: false,
         ..*c
     }

@@ -517,6 +517,7 @@ impl Ctx<'_> {
                     // The child does not say; the configuration asked for
                     // it (the fuzzer builds every program with OpenMP).
                     openmp: cfg.omp,
+                    notes: Vec::new(),
                 })
             }
             Ok(r) if r.exit == Exit::Timeout => Err((

@@ -140,6 +140,8 @@ pub(super) fn upper_bound(l: &Loop) -> Option<AstExpr> {
 pub(super) fn mark_unroll(nodes: &mut [Node], factor: u8, lw: &Lowered<'_, '_>) {
     for n in nodes {
         match n {
+            // The register tile is the nest's unroll-and-jam.
+            Node::For(l) if l.regblock.is_some() => {}
             Node::For(l) => {
                 let candidate = match l.body.as_slice() {
                     [Node::For(inner)] => {

@@ -8,13 +8,15 @@
 //! `mod.rs` builds and checks the AST ([`lower`]) and emits a
 //! configuration's C ([`emit`]); `tree.rs` is the generated code as an
 //! owned tree, `check.rs` its translation validation, `marks.rs` the
-//! post-passes, `print.rs` the C printer and `expr.rs` its expressions.
+//! post-passes, `regblock/` register blocking of contractions (beyond the
+//! paper's space), `print.rs` the C printer and `expr.rs` its expressions.
 
 mod check;
 pub mod expr;
 mod marks;
 mod print;
 mod reduce;
+mod regblock;
 mod tree;
 
 use crate::config::Config;
@@ -119,8 +121,45 @@ impl<'c> Lowered<'_, 'c> {
         v
     }
 
+    /// Whether a loop and the two around it are fully permutable given
+    /// the loops outside them: no dependence they carry has a negative
+    /// distance along any of the three (register blocking rests on it).
+    fn permutable3(&self, info: Option<usize>) -> bool {
+        const ZERO: isl::Bound = (Some(0), Some(0));
+        const NEG: isl::Bound = (None, Some(-1));
+        const ANY: isl::Bound = (None, None);
+        let Some(k) = info else {
+            return false;
+        };
+        self.decide_with(k, 0, &|d| {
+            (d >= 3).then(|| {
+                [[NEG, ANY, ANY], [ANY, NEG, ANY], [ANY, ANY, NEG]]
+                    .iter()
+                    .map(|tail| {
+                        std::iter::repeat_n(ZERO, d - 3)
+                            .chain(tail.iter().copied())
+                            .collect()
+                    })
+                    .collect()
+            })
+        })
+        .unwrap_or(false)
+    }
+
     fn decide(&self, k: usize, fact: Fact) -> Result<bool, IslError> {
         let which = usize::from(fact == Fact::ParallelButReductions);
+        self.decide_with(k, which, &|d| counterexamples(fact, d))
+    }
+
+    /// Whether no distance of loop `k` (every dependence's, or with
+    /// `which` = 1 all but the reductions') lies in the boxes `bad(depth)`
+    /// gives (`None`: the question has no answer at that depth).
+    fn decide_with(
+        &self,
+        k: usize,
+        which: usize,
+        bad: &dyn Fn(usize) -> Option<Vec<Vec<isl::Bound>>>,
+    ) -> Result<bool, IslError> {
         if self.distances.borrow()[k][which].is_none() {
             // The build's schedule nests one level per loop; flattened,
             // the last dimension is this loop.
@@ -142,7 +181,7 @@ impl<'c> Lowered<'_, 'c> {
             Some(Distances::Independent) => return Ok(true),
             _ => return Ok(false),
         };
-        let Some(boxes) = counterexamples(fact, d) else {
+        let Some(boxes) = bad(d) else {
             return Ok(false);
         };
         let bad = deltas.boxes_like(&boxes)?;
@@ -195,6 +234,9 @@ pub struct Emitted {
     /// Whether it contains an OpenMP directive (it must be compiled with
     /// OpenMP to run in parallel).
     pub openmp: bool,
+    /// What was asked for and not done, with the reason (register
+    /// blocking of a nest the dependences or the statements do not allow).
+    pub notes: Vec<String>,
 }
 
 /// The C text replacing the body of `scop`, with the post-passes `config`
@@ -207,6 +249,10 @@ pub fn emit(scop: &Scop, lowered: &Lowered<'_, '_>, config: &Config, indent: &st
     if config.omp {
         mark_omp(&mut nodes, lowered);
     }
+    let notes = match config.regblock {
+        Some(tile) => regblock::mark_regblock(&mut nodes, tile, scop, lowered),
+        None => Vec::new(),
+    };
     if config.unroll > 1 {
         mark_unroll(&mut nodes, config.unroll, lowered);
     }
@@ -230,6 +276,11 @@ pub fn emit(scop: &Scop, lowered: &Lowered<'_, '_>, config: &Config, indent: &st
         },
         out: String::new(),
         openmp: false,
+        acc: if ids.iter().any(|i| i.starts_with("acc")) {
+            "polytune_acc".into()
+        } else {
+            "acc".into()
+        },
         renamed: HashMap::new(),
     };
     let _ = writeln!(p.out, "{indent}/* polytune: {config} */");
@@ -268,6 +319,7 @@ pub fn emit(scop: &Scop, lowered: &Lowered<'_, '_>, config: &Config, indent: &st
     Emitted {
         text: p.out,
         openmp: p.openmp,
+        notes,
     }
 }
 

@@ -24,6 +24,8 @@ pub(super) struct Printer<'a> {
     pub(super) out: String,
     /// Whether an OpenMP directive was written.
     pub(super) openmp: bool,
+    /// The prefix of register-blocking accumulators (`acc0_1`).
+    pub(super) acc: String,
     /// Reduction statements printed with a private accumulator (inside a
     /// loop that runs as a reduction): statement to its name.
     pub(super) renamed: HashMap<usize, String>,
@@ -60,7 +62,7 @@ impl<'a> Printer<'a> {
 
     /// Statement `id`'s iterators as the values `args`, each with the
     /// precedence the statement printer needs.
-    fn substitution(
+    pub(super) fn substitution(
         &self,
         id: usize,
         args: &[AstExpr],
@@ -137,7 +139,7 @@ impl<'a> Printer<'a> {
         let _ = writeln!(self.out, "{indent}{line};");
     }
 
-    fn pragmas(&mut self, l: &Loop, indent: &str) {
+    pub(super) fn pragmas(&mut self, l: &Loop, indent: &str) {
         match (l.omp, l.simd) {
             // Nothing may stand between an OpenMP loop directive and its
             // loop, so a loop that is both gets the combined construct.
@@ -156,7 +158,7 @@ impl<'a> Printer<'a> {
     }
 
     /// Writes the head of a loop, `for (...) {`, at `indent`.
-    fn open_for(&mut self, indent: &str, var: &str, init: &str, cond: &str, step: i64) {
+    pub(super) fn open_for(&mut self, indent: &str, var: &str, init: &str, cond: &str, step: i64) {
         let inc = match step {
             1 => format!("{var}++"),
             s => format!("{var} += {s}"),
@@ -168,6 +170,10 @@ impl<'a> Printer<'a> {
     }
 
     fn for_loop(&mut self, l: &Loop, indent: &str) {
+        if let Some(plan) = &l.regblock {
+            self.register_tile(l, plan, indent);
+            return;
+        }
         if let Some(r) = &l.reduce {
             return self.reduction_loop(l, r, indent);
         }

@@ -56,9 +56,17 @@ fn walk(
 ) {
     for n in nodes {
         match n {
+            // A register-blocked nest prints its statements itself (on
+            // scalar accumulators): no loop in or around it runs as a
+            // reduction.
+            Node::For(l) if l.regblock.is_some() => {}
             Node::For(l) => {
                 let may_parallel = omp && !in_omp && !l.omp && !omp_inside(&l.body);
-                l.reduce = reduction_of(l, scop, lw, reductions, may_parallel, jammed);
+                l.reduce = if regblocked(&l.body) {
+                    None
+                } else {
+                    reduction_of(l, scop, lw, reductions, may_parallel, jammed)
+                };
                 if l.reduce.is_none() {
                     let inner_omp = in_omp || l.omp;
                     let jam = l.unroll > 1;
@@ -72,6 +80,14 @@ fn walk(
             Node::Stmt { .. } => {}
         }
     }
+}
+
+fn regblocked(nodes: &[Node]) -> bool {
+    nodes.iter().any(|n| match n {
+        Node::For(l) => l.regblock.is_some() || regblocked(&l.body),
+        Node::If { then, other, .. } => regblocked(then) || regblocked(other),
+        Node::Stmt { .. } => false,
+    })
 }
 
 fn omp_inside(nodes: &[Node]) -> bool {

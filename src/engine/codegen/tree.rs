@@ -16,6 +16,8 @@ pub(super) struct Loop {
     pub(super) omp: bool,
     pub(super) simd: bool,
     pub(super) unroll: u8,
+    /// Register blocking of this loop and the two below it.
+    pub(super) regblock: Option<Box<super::regblock::Plan>>,
     /// Runs as a reduction (`reduce.rs`).
     pub(super) reduce: Option<super::reduce::Reduce>,
 }
@@ -63,6 +65,7 @@ pub(super) fn convert(n: AstNode, out: &mut Vec<Node>) -> Result<(), IslError> {
                 omp: false,
                 simd: false,
                 unroll: 1,
+                regblock: None,
                 reduce: None,
             })));
         }

@@ -44,7 +44,14 @@ named!(Status);
 named!(Backend);
 
 impl ToSql for Config {
+    /// The bit string; a configuration beyond the paper's space has none
+    /// and is refused rather than stored as its paper part.
     fn to_sql(&self) -> rusqlite::Result<ToSqlOutput<'_>> {
+        if !self.is_paper() {
+            return Err(rusqlite::Error::ToSqlConversionFailure(
+                format!("configuration {self} is beyond the paper's space: the store keeps bit strings only").into(),
+            ));
+        }
         Ok(self.bits().into())
     }
 }

@@ -1,0 +1,173 @@
+#!/usr/bin/env python3
+"""GFLOP/s of the corpus gemm: gcc -O3, polytune variants (paper space and
+register-blocked), and OpenBLAS cblas_dgemm on the same matrices.
+
+Each program is built once per size with `CC -O3 -march=native -fopenmp`,
+then all are run ROUNDS times, interleaved (one run of each program per
+round), on THREADS threads; the kernel's own timer (the corpus header's
+`polytune-time:` line) is read, and the median of the rounds reported as
+GFLOP/s = 2 * NI * NJ * NK / seconds. OpenBLAS is measured when its
+development files are installed (Debian: `apt-get install
+libopenblas-dev`); otherwise its row says so.
+
+Usage: scripts/bench_gemm.py [--sizes medium,large] [--rounds 5]
+           [--threads 2] [--cc gcc] [--variant NAME=CONFIG ...]
+Without --variant: the original, the best paper variant of the shipped
+dataset (fuse=no,tile=32x32x32,omp=1,prevec=1,simd=1,uj=8) and
+register-blocked variants of it. Needs target/release/polytune (cargo build
+--release).
+"""
+
+import argparse
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+GEMM = os.path.join(ROOT, "polybench", "linear-algebra", "gemm.c")
+INCLUDE = os.path.join(ROOT, "polybench", "include")
+SIZES = {  # NI, NJ, NK as in gemm.c
+    "mini": (20, 25, 30),
+    "small": (60, 70, 80),
+    "medium": (1000, 1100, 1200),
+    "large": (2000, 2300, 2600),
+}
+DEFAULT_VARIANTS = [
+    ("paper-best", "fuse=no,tile=32x32x32,omp=1,prevec=1,simd=1,uj=8"),
+    ("rb4x8", "fuse=no,tile=32x32x32,omp=1,prevec=1,rb=4x8"),
+    ("rb8x4", "fuse=no,tile=32x32x32,omp=1,prevec=1,rb=8x4"),
+    ("rb4x16", "fuse=no,tile=32x32x32,omp=1,prevec=1,rb=4x16"),
+    ("rb8x16", "fuse=no,tile=32x32x32,omp=1,prevec=1,rb=8x16"),
+    ("rb4x16-ijk", "fuse=no,tile=32x32x32,omp=1,rb=4x16"),
+]
+
+# cblas_dgemm on gemm.c's matrices (same initialization, same alpha and
+# beta), timed like the corpus kernels.
+OPENBLAS_C = r"""
+#include "polytune_bench.h"
+#include <cblas.h>
+#if defined(MINI_DATASET)
+#define NI 20
+#define NJ 25
+#define NK 30
+#elif defined(SMALL_DATASET)
+#define NI 60
+#define NJ 70
+#define NK 80
+#elif defined(LARGE_DATASET)
+#define NI 2000
+#define NJ 2300
+#define NK 2600
+#else
+#define NI 1000
+#define NJ 1100
+#define NK 1200
+#endif
+int main(void)
+{
+  int ni = NI, nj = NJ, nk = NK, i, j;
+  double alpha = 1.5, beta = 1.2;
+  double(*C)[NJ] = bench_alloc((size_t)NI * NJ, sizeof(double));
+  double(*A)[NK] = bench_alloc((size_t)NI * NK, sizeof(double));
+  double(*B)[NJ] = bench_alloc((size_t)NK * NJ, sizeof(double));
+  for (i = 0; i < ni; i++)
+    for (j = 0; j < nj; j++)
+      C[i][j] = (double)((i * j + 1) % ni) / ni;
+  for (i = 0; i < ni; i++)
+    for (j = 0; j < nk; j++)
+      A[i][j] = (double)(i * (j + 1) % nk) / nk;
+  for (i = 0; i < nk; i++)
+    for (j = 0; j < nj; j++)
+      B[i][j] = (double)(i * (j + 2) % nj) / nj;
+  bench_timer_start();
+  cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, ni, nj, nk, alpha,
+              &A[0][0], nk, &B[0][0], nj, beta, &C[0][0], nj);
+  bench_timer_stop();
+  bench_timer_print();
+  free(C);
+  free(A);
+  free(B);
+  return 0;
+}
+"""
+
+
+def run(cmd, **kw):
+    return subprocess.run(cmd, check=True, capture_output=True, text=True, **kw)
+
+
+def build(cc, src, exe, size, extra=()):
+    run([cc, "-O3", "-march=native", "-fopenmp", "-I", INCLUDE,
+         f"-D{size.upper()}_DATASET", src, "-o", exe, "-lm", *extra])
+
+
+def time_of(exe, threads):
+    env = dict(os.environ, OMP_NUM_THREADS=str(threads),
+               OPENBLAS_NUM_THREADS=str(threads))
+    r = run([exe], env=env)
+    m = re.search(r"polytune-time: ([0-9.eE+-]+)", r.stderr)
+    if not m:
+        sys.exit(f"{exe} printed no time line")
+    return float(m.group(1))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--sizes", default="medium,large")
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--cc", default="gcc")
+    ap.add_argument("--variant", action="append", default=[],
+                    metavar="NAME=CONFIG")
+    ap.add_argument("--polytune",
+                    default=os.path.join(ROOT, "target", "release", "polytune"))
+    a = ap.parse_args()
+    variants = [tuple(v.split("=", 1)) for v in a.variant] or DEFAULT_VARIANTS
+    if not os.path.exists(a.polytune):
+        sys.exit(f"{a.polytune} is missing: run `cargo build --release`")
+    with tempfile.TemporaryDirectory(prefix="bench-gemm-") as tmp:
+        sources = [("original", GEMM)]
+        for name, config in variants:
+            out = os.path.join(tmp, f"{name}.c")
+            r = run([a.polytune, "optimize", GEMM, "--config", config, "-o", out])
+            for line in r.stderr.splitlines():
+                print(f"# {name}: {line}", file=sys.stderr)
+            sources.append((name, out))
+        blas_src = os.path.join(tmp, "openblas.c")
+        with open(blas_src, "w") as f:
+            f.write(OPENBLAS_C)
+        for size in a.sizes.split(","):
+            ni, nj, nk = SIZES[size]
+            flops = 2.0 * ni * nj * nk
+            exes = []
+            for name, src in sources:
+                exe = os.path.join(tmp, f"{name}-{size}")
+                build(a.cc, src, exe, size)
+                exes.append((name, exe))
+            try:
+                exe = os.path.join(tmp, f"openblas-{size}")
+                build(a.cc, blas_src, exe, size, ["-lopenblas"])
+                exes.append(("openblas", exe))
+            except subprocess.CalledProcessError:
+                print("# openblas: not built (install libopenblas-dev)",
+                      file=sys.stderr)
+            times = {name: [] for name, _ in exes}
+            for _ in range(a.rounds):
+                for name, exe in exes:
+                    times[name].append(time_of(exe, a.threads))
+            base = statistics.median(times["original"])
+            print(f"gemm {size.upper()} ({ni}x{nj}x{nk}), {a.cc} -O3 -march=native, "
+                  f"{a.threads} threads, median of {a.rounds} interleaved runs")
+            print(f"  {'program':<14} {'seconds':>9} {'GFLOP/s':>8} {'speedup':>8}  spread")
+            for name, _ in exes:
+                t = statistics.median(times[name])
+                spread = (max(times[name]) - min(times[name])) / t
+                print(f"  {name:<14} {t:9.4f} {flops / t / 1e9:8.1f} {base / t:7.2f}x  {spread:5.1%}")
+            sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()
