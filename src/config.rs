@@ -21,9 +21,10 @@ pub enum Fusion {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 pub struct Config {
     pub fusion: Fusion,
-    /// Tile the first three dimensions of each permutable band by 32
-    /// (`true`) or leave them untiled (`false`, size 1).
-    pub tile: [bool; 3],
+    /// Tile sizes of the first three dimensions of each permutable band:
+    /// 1 (untiled) or 32 in the paper's space, any size from 1 to
+    /// [`MAX_TILE_SIZE`] beyond it (`tile=64x256x8`).
+    pub tile: [u16; 3],
     pub wavefront: bool,
     pub omp: bool,
     pub prevector: bool,
@@ -99,8 +100,11 @@ pub fn parse_regblock(v: &str) -> Result<Option<RegisterTile>, String> {
     }
 }
 
-/// The tile size of a tiled dimension.
+/// The tile size of a tiled dimension in the paper's space.
 pub const TILE_SIZE: i64 = 32;
+
+/// The largest tile size accepted beyond the paper's space.
+pub const MAX_TILE_SIZE: u16 = 4096;
 
 /// Number of bits of the encoding.
 pub const BITS: usize = 12;
@@ -113,7 +117,7 @@ impl Default for Config {
     fn default() -> Self {
         Config {
             fusion: Fusion::No,
-            tile: [false; 3],
+            tile: [1; 3],
             wavefront: false,
             omp: false,
             prevector: false,
@@ -132,9 +136,9 @@ impl Default for Config {
      (fuse:2 thermometer, tile:3, wave, omp, prevec, simd, unroll:3 thermometer) or \
      `fuse=no|smart|max,tile=AxBxC (each 1 or 32),wave=0|1,omp=0|1,prevec=0|1,simd=0|1,uj=1|2|4|8` \
      (an omitted key means what its bits mean at 0: fuse=no, tile=1x1x1, wave=0, omp=0, prevec=0, simd=0, uj=1); \
-     the readable form also takes `red=1` (loops run as reductions, reassociating floating point) \
-     and `rb=MRxNR` (register blocking of contractions, e.g. rb=4x8), \
-     both beyond the paper's space, with no bit string"
+     beyond the paper's space, with no bit string, the readable form also takes tile sizes other than \
+     1 and 32 (up to 4096, e.g. tile=64x256x8), `red=1` (loops run as reductions, reassociating \
+     floating point) and `rb=MRxNR` (register blocking of contractions, e.g. rb=4x8)"
 )]
 pub struct ConfigError {
     pub text: String,
@@ -165,7 +169,8 @@ impl Config {
                                 for unroll in [1, 2, 4, 8] {
                                     out.push(Config {
                                         fusion,
-                                        tile: [t & 4 != 0, t & 2 != 0, t & 1 != 0],
+                                        tile: [t & 4, t & 2, t & 1]
+                                            .map(|b| if b != 0 { TILE_SIZE as u16 } else { 1 }),
                                         wavefront,
                                         omp,
                                         prevector,
@@ -187,11 +192,17 @@ impl Config {
     /// Whether the configuration lies in the paper's space (the one the
     /// bit strings encode): no primitive beyond it is asked for.
     pub fn is_paper(&self) -> bool {
-        self.regblock.is_none() && !self.reduce
+        self.regblock.is_none()
+            && !self.reduce
+            && self
+                .tile
+                .iter()
+                .all(|&t| t == 1 || i64::from(t) == TILE_SIZE)
     }
 
     /// The canonical bit vector T of the paper's primitives; a field
-    /// beyond the paper's space (`reduce`, `regblock`) has no bits: check
+    /// beyond the paper's space (`reduce`, `regblock`, a tile size other
+    /// than 1 and 32) has no bits: check
     /// [`Config::is_paper`] where the bits must name the whole
     /// configuration.
     pub fn bits(&self) -> String {
@@ -208,7 +219,7 @@ impl Config {
         };
         let b = |x: bool| if x { '1' } else { '0' };
         let mut s = thermometer(fuse, 2);
-        s.extend(self.tile.iter().map(|&t| b(t)));
+        s.extend(self.tile.iter().map(|&t| b(t > 1)));
         s.push(b(self.wavefront));
         s.push(b(self.omp));
         s.push(b(self.prevector));
@@ -227,7 +238,7 @@ impl Config {
 
     /// Tile sizes for the first three band members.
     pub fn tile_sizes(&self) -> [i64; 3] {
-        self.tile.map(|t| if t { TILE_SIZE } else { 1 })
+        self.tile.map(i64::from)
     }
 
     /// The configuration of a bit string, and only of a bit string (the
@@ -256,7 +267,7 @@ impl Config {
         let bit = |k: usize| text.as_bytes()[k] == b'1';
         Ok(Config {
             fusion: [Fusion::No, Fusion::Smart, Fusion::Max][fuse],
-            tile: [bit(2), bit(3), bit(4)],
+            tile: [bit(2), bit(3), bit(4)].map(|b| if b { TILE_SIZE as u16 } else { 1 }),
             wavefront: bit(5),
             omp: bit(6),
             prevector: bit(7),
@@ -321,18 +332,22 @@ pub fn parse_unroll(v: &str) -> Result<u8, String> {
 }
 
 /// `32x32x1`, `32,1,32` or `32x32` (missing dimensions are 1).
-pub fn parse_tile(v: &str) -> Result<[bool; 3], String> {
+pub fn parse_tile(v: &str) -> Result<[u16; 3], String> {
     let parts: Vec<&str> = v.split(['x', ',']).map(str::trim).collect();
     if parts.is_empty() || parts.len() > 3 {
         return Err(format!("tile must have one to three sizes, not `{v}`"));
     }
-    let mut t = [false; 3];
+    let mut t = [1; 3];
     for (k, p) in parts.iter().enumerate() {
-        t[k] = match *p {
-            "1" => false,
-            "32" => true,
-            _ => return Err(format!("tile sizes must be 1 or {TILE_SIZE}, not `{p}`")),
-        };
+        t[k] = p
+            .parse::<u16>()
+            .ok()
+            .filter(|n| (1..=MAX_TILE_SIZE).contains(n))
+            .ok_or_else(|| {
+                format!(
+                    "tile sizes must be 1 or {TILE_SIZE} (the paper's space) or any size up to {MAX_TILE_SIZE} beyond it, not `{p}`"
+                )
+            })?;
     }
     Ok(t)
 }
@@ -531,12 +546,30 @@ mod tests {
     }
 
     #[test]
+    fn free_tile_sizes_are_readable_only() {
+        let c: Config = "fuse=no,tile=64x256x8,omp=1".parse().unwrap();
+        assert_eq!(c.tile_sizes(), [64, 256, 8]);
+        assert_eq!(
+            c.to_string(),
+            "fuse=no,tile=64x256x8,wave=0,omp=1,prevec=0,simd=0,uj=1"
+        );
+        assert_eq!(c.to_string().parse::<Config>().unwrap(), c);
+        assert!(!c.is_paper());
+        // 1 and 32 stay the paper's: the same configuration as the bits.
+        let p: Config = "tile=32x1x32".parse().unwrap();
+        assert!(p.is_paper());
+        assert_eq!(Config::from_bits(&p.bits()).unwrap(), p);
+    }
+
+    #[test]
     fn malformed_configs_explain_the_accepted_forms() {
         for bad in [
             "10",
             "100000000000",
             "fuse=some",
-            "tile=16",
+            "tile=0",
+            "tile=5000",
+            "tile=32x32x32x32",
             "uj=3",
             "omp=2",
             "speed=1",

@@ -16,7 +16,7 @@ fn sample() -> Vec<Config> {
     for fusion in [Fusion::No, Fusion::Smart, Fusion::Max] {
         out.push(Config {
             fusion,
-            tile: [true; 3],
+            tile: [32; 3],
             wavefront: true,
             omp: true,
             prevector: true,
@@ -27,7 +27,7 @@ fn sample() -> Vec<Config> {
         });
         out.push(Config {
             fusion,
-            tile: [true, true, false],
+            tile: [32, 32, 1],
             omp: true,
             simd: true,
             unroll: 4,
@@ -36,11 +36,15 @@ fn sample() -> Vec<Config> {
     }
     // Beyond the paper's space: loops run as reductions (reassociated,
     // so verified with the default tolerance), alone, with OpenMP and
-    // SIMD marks, and with tiles and unroll-and-jam around them.
+    // SIMD marks, and with tiles and unroll-and-jam around them; and
+    // tile sizes other than 1 and 32.
     for text in [
         "fuse=no,red=1",
         "fuse=smart,omp=1,simd=1,red=1",
         "fuse=max,tile=32x32x1,uj=2,red=1",
+        // Free tile sizes (issue 20), beyond the paper's 1 and 32.
+        "fuse=smart,tile=64x8x16,omp=1",
+        "fuse=max,tile=16x128x256,wave=1,simd=1,uj=2",
     ] {
         out.push(text.parse().unwrap());
     }

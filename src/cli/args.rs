@@ -311,9 +311,11 @@ pub struct ConfigArgs {
     /// Fusion structure (fuse=).
     #[arg(long, value_name = "no|smart|max")]
     pub fuse: Option<Fusion>,
-    /// Tile sizes of the first three band dimensions, each 1 or 32 (tile=).
+    /// Tile sizes of the first three band dimensions (tile=): each 1 or
+    /// 32 in the paper's space, any size up to 4096 beyond it (no bit
+    /// string), e.g. 64x256x8 or 64,256,8.
     #[arg(long, value_name = "AxBxC", value_parser = crate::config::parse_tile)]
-    pub tile: Option<[bool; 3]>,
+    pub tile: Option<[u16; 3]>,
     /// Wavefront the tile loops (wave=1).
     #[arg(long, alias = "wavefront")]
     pub wave: bool,
@@ -521,7 +523,7 @@ mod tests {
         let a = ConfigArgs {
             config: Some("fuse=max,uj=8".parse().unwrap()),
             fuse: Some(Fusion::Smart),
-            tile: Some([true, true, false]),
+            tile: Some([32, 32, 1]),
             ..Default::default()
         };
         assert_eq!(
