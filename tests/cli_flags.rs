@@ -56,7 +56,7 @@ fn exit_codes_tell_success_rejection_and_usage_apart() {
         &["evaluate", "--db", "x.sqlite", "--models", "LR,XYZ"],
         &["optimize", &g, "--config", "fuse=most"],
         &["optimize", &g, "--fuse", "most"],
-        &["optimize", &g, "--tile", "16x16"],
+        &["optimize", &g, "--tile", "5000x16"],
         &["optimize", &g, "--uj", "3"],
         &["fuzz", "--compilers", "gcc,icc"],
         &["measure", &g, "--compiler", "gcc,clang"],
