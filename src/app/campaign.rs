@@ -422,8 +422,8 @@ pub fn run(
                         compiler: compiler.family,
                         status: None,
                         so_far: summary,
-                        each: spent / variants_measured.max(1) as f64,
-                        eta: spent / variants_measured.max(1) as f64 * (total - done) as f64,
+                        each: rate(spent, variants_measured),
+                        eta: rate(spent, variants_measured) * (total - done) as f64,
                     });
                 } else {
                     todo.push((v, vid));
@@ -458,8 +458,8 @@ pub fn run(
                 done += 1;
                 // Seconds per measurement so far, over what is left (some
                 // of which may turn out to be stored already).
-                let rate = spent / variants_measured.max(1) as f64;
-                let eta = rate * (total - done) as f64;
+                let each = rate(spent, variants_measured);
+                let eta = each * (total - done) as f64;
                 progress(Event::Variant {
                     done,
                     total,
@@ -467,7 +467,7 @@ pub fn run(
                     compiler: compiler.family,
                     status: Some(m.status),
                     so_far: summary,
-                    each: rate,
+                    each,
                     eta,
                 });
                 Ok::<(), CollectError>(())
@@ -484,6 +484,11 @@ pub fn run(
     }
     drop(scratch);
     Ok(summary)
+}
+
+/// Seconds per measurement so far.
+fn rate(spent: f64, measured: usize) -> f64 {
+    spent / measured.max(1) as f64
 }
 
 /// How builds share the machine with timed runs: beside them on the

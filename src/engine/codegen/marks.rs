@@ -29,6 +29,36 @@ pub(super) fn affine_of(e: &AstExpr) -> Option<Affine> {
     })
 }
 
+/// `aff` (over a statement's iterators) over the generated loops'
+/// variables, given the iterators' values `args`; `None` when a value it
+/// needs is not affine.
+pub(super) fn compose(
+    aff: &Affine,
+    iterators: &[String],
+    args: &[Option<Affine>],
+) -> Option<Affine> {
+    let mut out = Affine::constant(aff.constant);
+    for (t, &k) in &aff.terms {
+        let term = match t {
+            Term::Var(v) => match iterators.iter().position(|i| i == v) {
+                Some(j) => args[j].clone()?,
+                None => Affine::var(v),
+            },
+            Term::FloorDiv(e, d) => compose(e, iterators, args)?.floor_div(*d),
+        };
+        out = out.add_scaled(&term, k)?;
+    }
+    Some(out)
+}
+
+/// Whether `var` occurs inside a division of `aff`.
+pub(super) fn divides(aff: &Affine, var: &str) -> bool {
+    aff.terms.keys().any(|t| match t {
+        Term::FloorDiv(e, _) => e.coefficient(var) != 0 || divides(e, var),
+        Term::Var(_) => false,
+    })
+}
+
 /// Coefficient of loop variable `var` in `subscript` once the statement's
 /// iterators are replaced by `args`; `None` when it cannot be told.
 fn stride(

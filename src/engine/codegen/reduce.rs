@@ -10,10 +10,10 @@
 //! variant with it is verified with a tolerance.
 
 use crate::frontend::scop::reduction::{Combine, Reduction};
-use crate::frontend::scop::{Affine, Scop, Term};
+use crate::frontend::scop::{Affine, Scop};
 use crate::isl::AstExpr;
 
-use super::marks::affine_of;
+use super::marks::{affine_of, compose, divides};
 use super::tree::{Loop, Node, contains_loop, for_each_stmt};
 use super::{Fact, Lowered};
 
@@ -115,27 +115,6 @@ fn loop_vars(nodes: &[Node], out: &mut Vec<String>) {
     }
 }
 
-/// `a` with the statement's iterators replaced by their values `args`;
-/// `None` when a value is not affine or an iterator is under a division.
-fn substituted(a: &Affine, iterators: &[String], args: &[Option<Affine>]) -> Option<Affine> {
-    let mut out = Affine::constant(a.constant);
-    for (t, &k) in &a.terms {
-        match t {
-            Term::Var(name) => match iterators.iter().position(|i| i == name) {
-                Some(j) => out = out.add_scaled(args[j].as_ref()?, k)?,
-                None => out = out.add_scaled(&Affine::var(name), k)?,
-            },
-            Term::FloorDiv(e, _) => {
-                if e.variables().any(|v| iterators.iter().any(|i| i == v)) {
-                    return None;
-                }
-                out = out.add_scaled(&Affine::term(t.clone()), k)?;
-            }
-        }
-    }
-    Some(out)
-}
-
 fn reduction_of(
     l: &Loop,
     scop: &Scop,
@@ -180,22 +159,22 @@ fn reduction_of(
             let element: Option<Vec<Affine>> = w
                 .subscripts
                 .iter()
-                .map(|s| substituted(s, &st.iterators, &values))
+                .map(|s| compose(s, &st.iterators, &values))
                 .collect();
             // The same element all along the loop and the loops inside,
             // and printable before the loop (its values name none of them).
             let fixed = element.filter(|e| {
-                e.iter()
-                    .all(|a| inside.iter().all(|v| a.coefficient(v) == 0))
-                    && w.subscripts.iter().all(|s| {
-                        s.variables()
-                            .all(|v| match st.iterators.iter().position(|i| i == v) {
-                                Some(j) => {
-                                    inside.iter().all(|lv| !super::expr::mentions(&args[j], lv))
-                                }
-                                None => true,
-                            })
-                    })
+                e.iter().all(|a| {
+                    inside
+                        .iter()
+                        .all(|v| a.coefficient(v) == 0 && !divides(a, v))
+                }) && w.subscripts.iter().all(|s| {
+                    s.variables()
+                        .all(|v| match st.iterators.iter().position(|i| i == v) {
+                            Some(j) => inside.iter().all(|lv| !super::expr::mentions(&args[j], lv)),
+                            None => true,
+                        })
+                })
             });
             let Some(element) = fixed else {
                 ok = false;

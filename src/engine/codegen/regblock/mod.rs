@@ -38,10 +38,10 @@ mod emit;
 
 use crate::config::RegisterTile;
 use crate::frontend::scop::ast::{Stmt, StmtKind};
-use crate::frontend::scop::{Access, Affine, Scop, Term};
+use crate::frontend::scop::{Access, Affine, Scop};
 use std::collections::HashMap;
 
-use super::marks::{affine_of, upper_bound};
+use super::marks::{affine_of, compose, divides, upper_bound};
 use super::print::collect_bodies;
 use super::tree::{Loop, Node, contains_loop};
 use super::{Lowered, expr};
@@ -185,38 +185,15 @@ fn triple(a: &Loop) -> Option<(&Loop, &Loop, &Loop)> {
     (!contains_loop(&c.body)).then_some((a, b, &**c))
 }
 
-/// `aff` (over a statement's iterators) over the generated loops' variables.
-fn compose(aff: &Affine, iterators: &[String], args: &[Affine]) -> Option<Affine> {
-    let mut out = Affine::constant(aff.constant);
-    for (t, &k) in &aff.terms {
-        let term = match t {
-            Term::Var(v) => match iterators.iter().position(|i| i == v) {
-                Some(j) => args[j].clone(),
-                None => Affine::var(v),
-            },
-            Term::FloorDiv(e, d) => compose(e, iterators, args)?.floor_div(*d),
-        };
-        out = out.add_scaled(&term, k)?;
-    }
-    Some(out)
-}
-
-/// Whether `var` occurs inside a division of `aff`.
-fn divides(aff: &Affine, var: &str) -> bool {
-    aff.terms.keys().any(|t| match t {
-        Term::FloorDiv(e, _) => e.coefficient(var) != 0 || divides(e, var),
-        Term::Var(_) => false,
-    })
-}
-
 /// One reference over the generated loops: the array and its subscripts.
 type Reference = (String, Vec<Affine>);
 
 fn reference(a: &Access, iterators: &[String], args: &[Affine]) -> Option<Reference> {
+    let values: Vec<Option<Affine>> = args.iter().cloned().map(Some).collect();
     let subs = a
         .subscripts
         .iter()
-        .map(|s| compose(s, iterators, args))
+        .map(|s| compose(s, iterators, &values))
         .collect::<Option<Vec<_>>>()?;
     Some((a.array.clone(), subs))
 }
