@@ -1,8 +1,11 @@
 #!/usr/bin/env python3
-"""GFLOP/s of the corpus gemm: gcc -O3, polytune variants (paper space and
-register-blocked), and OpenBLAS cblas_dgemm on the same matrices.
+"""GFLOP/s of the corpus gemm: gcc -O3, Polly (clang -O3 -mllvm -polly
+-mllvm -polly-parallel), polytune variants (paper space, register-blocked,
+packed), and OpenBLAS cblas_dgemm on the same matrices.
 
-Each program is built once per size with `CC -O3 -march=native -fopenmp`,
+Each program is built once per size with `CC -O3 -march=native -fopenmp`
+(Polly: the first of clang-19, clang-18, clang-17, clang that builds with
+Polly, same flags plus Polly's),
 then all are run ROUNDS times, interleaved (one run of each program per
 round), on THREADS threads; the kernel's own timer (the corpus header's
 `polytune-time:` line) is read, and the median of the rounds reported as
@@ -37,11 +40,9 @@ SIZES = {  # NI, NJ, NK as in gemm.c
 }
 DEFAULT_VARIANTS = [
     ("paper-best", "fuse=no,tile=32x32x32,omp=1,prevec=1,simd=1,uj=8"),
-    ("rb4x8", "fuse=no,tile=32x32x32,omp=1,prevec=1,rb=4x8"),
-    ("rb8x4", "fuse=no,tile=32x32x32,omp=1,prevec=1,rb=8x4"),
     ("rb4x16", "fuse=no,tile=32x32x32,omp=1,prevec=1,rb=4x16"),
-    ("rb8x16", "fuse=no,tile=32x32x32,omp=1,prevec=1,rb=8x16"),
-    ("rb4x16-ijk", "fuse=no,tile=32x32x32,omp=1,rb=4x16"),
+    ("rb8x16-pack", "fuse=no,tile=32x32x32,omp=1,prevec=1,rb=8x16,pack=1"),
+    ("rb8x16-pack-t", "fuse=no,tile=64x64x128,omp=1,prevec=1,rb=8x16,pack=1"),
 ]
 
 # cblas_dgemm on gemm.c's matrices (same initialization, same alpha and
@@ -96,12 +97,32 @@ int main(void)
 
 
 def run(cmd, **kw):
-    return subprocess.run(cmd, check=True, capture_output=True, text=True, **kw)
+    r = subprocess.run(cmd, capture_output=True, text=True, **kw)
+    if r.returncode != 0:
+        sys.exit(f"{' '.join(cmd)} failed ({r.returncode}):\n{r.stderr}")
+    return r
 
 
 def build(cc, src, exe, size, extra=()):
     run([cc, "-O3", "-march=native", "-fopenmp", "-I", INCLUDE,
          f"-D{size.upper()}_DATASET", src, "-o", exe, "-lm", *extra])
+
+
+POLLY_FLAGS = ["-mllvm", "-polly", "-mllvm", "-polly-parallel"]
+
+
+def polly_clang():
+    """The first clang that builds a program with Polly's flags, or None."""
+    for cc in ["clang-19", "clang-18", "clang-17", "clang"]:
+        try:
+            r = subprocess.run([cc, "-O3", "-fopenmp", *POLLY_FLAGS, "-x", "c", "-",
+                                "-o", os.devnull], input="int main(void){return 0;}\n",
+                               capture_output=True, text=True)
+        except OSError:
+            continue
+        if r.returncode == 0:
+            return cc
+    return None
 
 
 def openblas_core():
@@ -177,11 +198,21 @@ def main():
                 exe = os.path.join(tmp, f"{name}-{size}")
                 build(a.cc, src, exe, size)
                 exes.append((name, exe))
-            try:
-                exe = os.path.join(tmp, f"openblas-{size}")
-                build(a.cc, blas_src, exe, size, ["-lopenblas"])
+            clang = polly_clang()
+            if clang:
+                exe = os.path.join(tmp, f"polly-par-{size}")
+                build(clang, GEMM, exe, size, POLLY_FLAGS)
+                exes.append(("polly-par", exe))
+            else:
+                print("# polly-par: no clang with Polly (install clang-19)",
+                      file=sys.stderr)
+            exe = os.path.join(tmp, f"openblas-{size}")
+            r = subprocess.run([a.cc, "-O3", "-march=native", "-fopenmp", "-I", INCLUDE,
+                                f"-D{size.upper()}_DATASET", blas_src, "-o", exe, "-lm",
+                                "-lopenblas"], capture_output=True, text=True)
+            if r.returncode == 0:
                 exes.append(("openblas", exe))
-            except subprocess.CalledProcessError:
+            else:
                 print("# openblas: not built (install libopenblas-dev)",
                       file=sys.stderr)
             times = {name: [] for name, _ in exes}
@@ -193,11 +224,15 @@ def main():
                   f"{a.threads} threads, median of {a.rounds} interleaved runs, "
                   f"OpenBLAS kernels {openblas_core() or 'as detected'}, "
                   f"load {os.getloadavg()[0]:.2f}")
-            print(f"  {'program':<14} {'seconds':>9} {'GFLOP/s':>8} {'speedup':>8}  spread")
+            blas = statistics.median(times["openblas"]) if "openblas" in times else None
+            print(f"  {'program':<14} {'seconds':>9} {'GFLOP/s':>8} {'speedup':>8}  spread"
+                  f"  {'of OpenBLAS':>11}")
             for name, _ in exes:
                 t = statistics.median(times[name])
                 spread = (max(times[name]) - min(times[name])) / t
-                print(f"  {name:<14} {t:9.4f} {flops / t / 1e9:8.1f} {base / t:7.2f}x  {spread:5.1%}")
+                share = f"{blas / t:11.0%}" if blas else ""
+                print(f"  {name:<14} {t:9.4f} {flops / t / 1e9:8.1f} {base / t:7.2f}x  "
+                      f"{spread:5.1%}  {share}")
             sys.stdout.flush()
 
 

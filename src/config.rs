@@ -51,6 +51,11 @@ pub struct RegisterTile {
     pub mr: u8,
     /// Unrolled iterations of the inner register loop (columns).
     pub nr: u8,
+    /// `pack=1`: the rows' operands (the factors that do not move with the
+    /// columns, `alpha * A[i][k]`) are computed once per cache tile into a
+    /// contiguous buffer in micro-panel order, and the micro-kernel runs on
+    /// vectors of the target's width over the columns.
+    pub pack: bool,
 }
 
 /// The register tile sizes accepted: a side of 1 to 16, at most 64
@@ -88,7 +93,11 @@ impl FromStr for RegisterTile {
         if mr as u16 * nr as u16 > MAX_ACCUMULATORS || mr as u16 * nr as u16 == 1 {
             return Err(bad());
         }
-        Ok(RegisterTile { mr, nr })
+        Ok(RegisterTile {
+            mr,
+            nr,
+            pack: false,
+        })
     }
 }
 
@@ -138,7 +147,8 @@ impl Default for Config {
      (an omitted key means what its bits mean at 0: fuse=no, tile=1x1x1, wave=0, omp=0, prevec=0, simd=0, uj=1); \
      beyond the paper's space, with no bit string, the readable form also takes tile sizes other than \
      1 and 32 (up to 4096, e.g. tile=64x256x8), `red=1` (loops run as reductions, reassociating \
-     floating point) and `rb=MRxNR` (register blocking of contractions, e.g. rb=4x8)"
+     floating point), `rb=MRxNR` (register blocking of contractions, e.g. rb=4x8) and, with it, \
+     `pack=1` (operands packed per cache tile, a vector micro-kernel)"
 )]
 pub struct ConfigError {
     pub text: String,
@@ -280,6 +290,7 @@ impl Config {
 
     fn from_readable(text: &str) -> Result<Config, String> {
         let mut c = Config::default();
+        let mut pack = false;
         for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
             let (k, v) = part
                 .split_once('=')
@@ -299,8 +310,16 @@ impl Config {
                 "uj" | "unroll" => c.unroll = parse_unroll(v)?,
                 "rb" | "regblock" => c.regblock = parse_regblock(v)?,
                 "red" | "reduce" => c.reduce = flag(v)?,
+                "pack" => pack = flag(v)?,
                 other => return Err(format!("unknown key `{other}`")),
             }
+        }
+        match (&mut c.regblock, pack) {
+            (Some(rb), _) => rb.pack = pack,
+            (None, true) => {
+                return Err("pack=1 packs a register tile's operands: it needs rb=MRxNR".into());
+            }
+            (None, false) => {}
         }
         Ok(c)
     }
@@ -402,6 +421,7 @@ impl fmt::Display for Config {
             f.write_str(",red=1")?;
         }
         match self.regblock {
+            Some(rb) if rb.pack => write!(f, ",rb={rb},pack=1"),
             Some(rb) => write!(f, ",rb={rb}"),
             None => Ok(()),
         }
@@ -511,7 +531,14 @@ mod tests {
     #[test]
     fn register_blocking_is_readable_only() {
         let c: Config = "fuse=smart,tile=32x32x32,omp=1,rb=4x8".parse().unwrap();
-        assert_eq!(c.regblock, Some(RegisterTile { mr: 4, nr: 8 }));
+        assert_eq!(
+            c.regblock,
+            Some(RegisterTile {
+                mr: 4,
+                nr: 8,
+                pack: false
+            })
+        );
         assert!(!c.is_paper());
         assert_eq!(
             c.to_string(),

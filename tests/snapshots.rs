@@ -75,3 +75,15 @@ fn gemm_register_blocked_micro_kernel() {
         "fuse=no,tile=32x32x32,omp=1,rb=4x8"
     ));
 }
+
+/// Packed operands and the vector micro-kernel (`pack=1`, beyond the
+/// paper's space): gemm's 4x8 register tile in 32x32x32 cache tiles with
+/// the row operand `alpha * A[i][k]` packed per block of rows, and one
+/// branch of the kernel per vector width (8 and 4 lanes, 2 otherwise).
+#[test]
+fn gemm_packed_vector_micro_kernel() {
+    insta::assert_snapshot!(generated(
+        "linear-algebra/gemm.c",
+        "fuse=no,tile=32x32x32,omp=1,prevec=1,rb=4x8,pack=1"
+    ));
+}

@@ -45,6 +45,9 @@ fn sample() -> Vec<Config> {
         // Free tile sizes (issue 20), beyond the paper's 1 and 32.
         "fuse=smart,tile=64x8x16,omp=1",
         "fuse=max,tile=16x128x256,wave=1,simd=1,uj=2",
+        // Register blocking with packed operands and the vector
+        // micro-kernel (contractions only; elsewhere a note).
+        "fuse=no,tile=32x32x32,omp=1,prevec=1,rb=4x8,pack=1",
     ] {
         out.push(text.parse().unwrap());
     }

@@ -335,6 +335,10 @@ pub struct ConfigArgs {
     /// the paper's space: no bit string), e.g. 4x8.
     #[arg(long, value_name = "MRxNR")]
     pub rb: Option<crate::config::RegisterTile>,
+    /// With --rb: pack the register tile's row operands per cache tile and
+    /// run the micro-kernel on vectors (pack=1).
+    #[arg(long, requires = "rb")]
+    pub pack: bool,
 }
 
 impl ConfigArgs {
@@ -368,7 +372,10 @@ impl ConfigArgs {
             c.unroll = u;
         }
         if let Some(rb) = self.rb {
-            c.regblock = Some(rb);
+            c.regblock = Some(crate::config::RegisterTile {
+                pack: self.pack,
+                ..rb
+            });
         }
         Some(c)
     }

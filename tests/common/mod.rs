@@ -72,8 +72,21 @@ pub fn run_dump(exe: &Path) -> Dump {
 /// Compiles a generated variant (OpenMP on; warnings allowed, since the
 /// original's now-unused iterators may be reported).
 pub fn compile_variant(cc: &str, src: &Path, exe: &Path, size: &str) -> Result<(), String> {
+    compile_variant_with(cc, src, exe, size, &[])
+}
+
+/// [`compile_variant`] with more flags after `-march=native` (e.g.
+/// `-mno-avx512f`, to build what another target would run).
+pub fn compile_variant_with(
+    cc: &str,
+    src: &Path,
+    exe: &Path,
+    size: &str,
+    extra: &[&str],
+) -> Result<(), String> {
     let out = Command::new(cc)
         .args(["-O2", "-march=native", "-std=c99", "-fopenmp"])
+        .args(extra)
         .arg(format!("-D{}_DATASET", size.to_uppercase()))
         .arg("-I")
         .arg(include_dir())

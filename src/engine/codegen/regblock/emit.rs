@@ -135,7 +135,7 @@ impl Printer<'_> {
             let _ = writeln!(self.out, "{i1}#pragma omp parallel for");
             self.openmp = true;
         }
-        let (np, nq, nrr) = (&names[p], &names[q], &names[r]);
+        let (np, nq) = (&names[p], &names[q]);
         let _ = writeln!(
             self.out,
             "{i1}for (long {np} = {}; {np} <= {} - {}; {np} += {mr}) {{",
@@ -183,8 +183,16 @@ impl Printer<'_> {
             bounds[q].1 = format!("polytune_min({}, {nq}_lo - 1)", bounds[q].1);
             self.plain_nest(&loops, &bounds, false, &i3);
             let _ = writeln!(self.out, "{i2}}}");
+            if let Some(panel) = plan.pack {
+                let columns = format!("{nq}_lo <= {nq}_hi");
+                self.pack_rows(loops, &names, plan, panel, &columns, &i2);
+            }
             (format!("{nq}_lo"), format!("{nq}_hi"))
         } else {
+            if let Some(panel) = plan.pack {
+                let columns = format!("{} <= {}", lb(q), ub(q));
+                self.pack_rows(loops, &names, plan, panel, &columns, &i2);
+            }
             (lb(q), ub(q))
         };
         let _ = writeln!(
@@ -193,6 +201,43 @@ impl Printer<'_> {
             nr - 1
         );
         let i3 = format!("{i2}  ");
+        if plan.pack.is_some() {
+            self.vector_kernel(loops, &names, plan, &i3);
+        } else {
+            self.scalar_kernel(&loops, plan, &i3);
+        }
+        let _ = writeln!(self.out, "{i2}}}");
+        // Columns left over in this block of rows: the original order.
+        let _ = writeln!(self.out, "{i2}{{");
+        let i3 = format!("{i2}  ");
+        let _ = writeln!(self.out, "{i3}const long {np}_blk = {np};");
+        let mut bounds = self.own_bounds(&loops, &lb, &ub, plan);
+        bounds[p] = (format!("{np}_blk"), format!("{np}_blk + {}", mr - 1));
+        bounds[q].0 = if plan.dependent {
+            format!("polytune_max({}, {nq}_end + 1)", bounds[q].0)
+        } else {
+            rest(q, nr)
+        };
+        self.plain_nest(&loops, &bounds, false, &i3);
+        let _ = writeln!(self.out, "{i2}}}");
+        let _ = writeln!(self.out, "{i1}}}");
+        // Rows left over: the original order.
+        let mut bounds = self.own_bounds(&loops, &lb, &ub, plan);
+        bounds[p].0 = rest(p, mr);
+        self.plain_nest(&loops, &bounds, true, &i1);
+        let _ = writeln!(self.out, "{ind}}}");
+        let _ = writeln!(self.out, "{indent}}}");
+    }
+
+    /// The micro-kernel of one block of `mr` rows and `nr` columns on
+    /// scalars: one accumulator per point of the tile, loaded, updated
+    /// along the reduction loop and stored (scalar replacement).
+    fn scalar_kernel(&mut self, loops: &[&Loop; 3], plan: &Plan, ind: &str) {
+        let (mr, nr) = (plan.tile.mr as i64, plan.tile.nr as i64);
+        let (p, q, r) = (plan.p, plan.q, plan.r);
+        let c = loops[2];
+        let nrr = self.name(&loops[r].var);
+        let (lb_r, ub_r) = (format!("{nrr}_lb"), format!("{nrr}_ub"));
         // One instance of the body per point of the tile, with the
         // reduction loop at its first value (the elements do not depend
         // on it) for the loads and stores.
@@ -221,16 +266,14 @@ impl Printer<'_> {
         for (acc, body) in &points {
             if let Some(Node::Stmt { id, args }) = at_first(body).first() {
                 let text = self.access_text(*id, args, &plan.array).unwrap_or_default();
-                let _ = writeln!(self.out, "{i3}__typeof__({text}) {acc} = {text};");
+                let _ = writeln!(self.out, "{ind}__typeof__({text}) {acc} = {text};");
             }
         }
         let _ = writeln!(
             self.out,
-            "{i3}for (long {nrr} = {}; {nrr} <= {}; {nrr}++) {{",
-            lb(r),
-            ub(r)
+            "{ind}for (long {nrr} = {lb_r}; {nrr} <= {ub_r}; {nrr}++) {{"
         );
-        let i4 = format!("{i3}  ");
+        let i4 = format!("{ind}  ");
         for (acc, body) in &points {
             for n in body {
                 if let Node::Stmt { id, args } = n {
@@ -241,34 +284,13 @@ impl Printer<'_> {
                 }
             }
         }
-        let _ = writeln!(self.out, "{i3}}}");
+        let _ = writeln!(self.out, "{ind}}}");
         for (acc, body) in &points {
             if let Some(Node::Stmt { id, args }) = at_first(body).first() {
                 let text = self.access_text(*id, args, &plan.array).unwrap_or_default();
-                let _ = writeln!(self.out, "{i3}{text} = {acc};");
+                let _ = writeln!(self.out, "{ind}{text} = {acc};");
             }
         }
-        let _ = writeln!(self.out, "{i2}}}");
-        // Columns left over in this block of rows: the original order.
-        let _ = writeln!(self.out, "{i2}{{");
-        let i3 = format!("{i2}  ");
-        let _ = writeln!(self.out, "{i3}const long {np}_blk = {np};");
-        let mut bounds = self.own_bounds(&loops, &lb, &ub, plan);
-        bounds[p] = (format!("{np}_blk"), format!("{np}_blk + {}", mr - 1));
-        bounds[q].0 = if plan.dependent {
-            format!("polytune_max({}, {nq}_end + 1)", bounds[q].0)
-        } else {
-            rest(q, nr)
-        };
-        self.plain_nest(&loops, &bounds, false, &i3);
-        let _ = writeln!(self.out, "{i2}}}");
-        let _ = writeln!(self.out, "{i1}}}");
-        // Rows left over: the original order.
-        let mut bounds = self.own_bounds(&loops, &lb, &ub, plan);
-        bounds[p].0 = rest(p, mr);
-        self.plain_nest(&loops, &bounds, true, &i1);
-        let _ = writeln!(self.out, "{ind}}}");
-        let _ = writeln!(self.out, "{indent}}}");
     }
 
     /// Each loop's own bounds: the constants computed before the nest,

@@ -35,6 +35,8 @@
 //! nest, or why not); `emit.rs` prints the micro-kernel and its leftovers.
 
 mod emit;
+mod operands;
+mod vector;
 
 use crate::config::RegisterTile;
 use crate::frontend::scop::ast::{Stmt, StmtKind};
@@ -64,6 +66,9 @@ pub(super) struct Plan {
     /// Whether the bounds of `q` depend on `p`: each block of rows then
     /// computes the columns all its rows share.
     pub(super) dependent: bool,
+    /// With `pack=1`, when the nest allows it: the bounds of its packed
+    /// buffers (the micro-kernel then runs on vectors, `vector.rs`).
+    pub(super) pack: Option<vector::Panel>,
 }
 
 /// Marks every nest of three innermost loops that can be register-blocked
@@ -81,15 +86,13 @@ pub(super) fn mark_regblock(
     walk(nodes, tile, scop, &bodies, lw, &mut notes, &mut blocked);
     if blocked == 0 && notes.is_empty() {
         notes.push(
-            "no contraction (three perfectly nested innermost loops whose statements \
-             accumulate into an element that stays the same along one of them)"
-                .into(),
+            "register blocking {tile} not applied: no contraction (three perfectly nested \
+             innermost loops whose statements accumulate into an element that stays the same \
+             along one of them)"
+                .replace("{tile}", &tile.to_string()),
         );
     }
     notes
-        .into_iter()
-        .map(|n| format!("register blocking {tile} not applied: {n}"))
-        .collect()
 }
 
 /// Why a nest is not register-blocked.
@@ -113,12 +116,23 @@ fn walk(
         match n {
             Node::For(l) => {
                 let plan = triple(l).map(|(a, b, c)| {
-                    plan(a, b, c, tile, scop, bodies, lw).map_err(|why| match why {
+                    let at = format!("loops {}, {}, {}", a.var, b.var, c.var);
+                    let mut p = plan(a, b, c, tile, scop, bodies, lw).map_err(|why| match why {
                         Refusal::Illegal(why) => {
-                            Some(format!("loops {}, {}, {}: {why}", a.var, b.var, c.var))
+                            Some(format!("register blocking {tile} not applied: {at}: {why}"))
                         }
                         Refusal::NotContraction => None,
-                    })
+                    })?;
+                    if tile.pack {
+                        match vector::panel([a, b, c], &p, scop, bodies) {
+                            Ok(panel) => p.pack = Some(panel),
+                            Err(why) => notes.push(format!(
+                                "register blocking {tile}: operands not packed, scalar \
+                                 micro-kernel: {at}: {why}"
+                            )),
+                        }
+                    }
+                    Ok::<_, Option<String>>(p)
                 });
                 match plan {
                     Some(Ok(p)) => {
@@ -380,6 +394,7 @@ fn legal_plan(
         array,
         omp: a.omp && p == 0,
         dependent,
+        pack: None,
     })
 }
 

@@ -1,0 +1,486 @@
+//! The packed vector micro-kernel of a register-blocked nest (`pack=1`).
+//!
+//! The rows' operands (the largest sub-expressions of a statement that do
+//! not move with the column loop `q` but do with the reduction loop `r`,
+//! such as `alpha * A[i][k]`) are computed once per cache tile into a
+//! buffer on the stack, in micro-panel order (`mr` rows side by side for
+//! each step of `r`), so the micro-kernel reads them one after the other
+//! and broadcasts each from memory. The `nr` accumulators of a row are
+//! `nr / L` vectors of `L` lanes (GCC and Clang vector extensions), loaded
+//! and stored once per panel; the columns' operands are loaded as vectors
+//! straight from the arrays, which must be contiguous along `q`.
+//!
+//! `L` is chosen when the program is compiled: 8 lanes where AVX-512 is
+//! on, 4 with AVX, 2 otherwise (each as a divisor of `nr`). Wider generic
+//! vectors than the target's registers are not an option: GCC keeps them
+//! in memory (measured on this machine type: gemm LARGE with 64-byte
+//! vectors built for AVX2 ran at 0.6 GFLOP/s against 39 for the scalar
+//! micro-kernel).
+//!
+//! Each lane computes exactly what the scalar statement computes at its
+//! column, with the same operations in the same order: the packed values
+//! are the sub-expressions' own values (the other arrays are not written
+//! in the nest, and a sub-expression that does not move with `q` never
+//! reads the accumulated array, whose only references are the element
+//! written), and vector arithmetic with a scalar operand applies the
+//! scalar to every lane.
+//!
+//! Measured (`scripts/bench_gemm.py`, gemm LARGE, gcc 12, 2 threads): the
+//! scalar `rb=4x16` kernel reaches 69 GFLOP/s; by hand, the same with
+//! packing but scalar accumulators 50–65 (GCC's SLP vectorizer builds the
+//! broadcasts with permutations), vector accumulators without packing 70
+//! (each row's operand is multiplied by `alpha` and broadcast from a
+//! register, on the port the FMAs need), both together 112.
+
+use crate::frontend::scop::Affine;
+use crate::frontend::scop::ast::{AssignOp, BinOp, Expr, ExprKind, Stmt, StmtKind, UnOp};
+use crate::frontend::scop::print::expr_to_c_with;
+use crate::isl::{AstExpr, AstOp};
+use std::collections::HashMap;
+use std::fmt::Write;
+
+use super::super::expr;
+use super::super::marks::{affine_of, upper_bound};
+use super::super::print::Printer;
+use super::super::tree::{Loop, Node};
+use super::Plan;
+use super::operands::{Moves, packed_operands, vectorizable};
+
+/// The most elements a packed buffer may hold: it lives on the stack of
+/// the thread that runs the block of rows (128 KiB of doubles).
+const MAX_PANEL: i64 = 16384;
+
+/// The bound of a nest's packed buffers: `mr` × `depth` elements each
+/// (`depth`: the most steps of the reduction loop, a cache tile's extent).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(in crate::engine::codegen) struct Panel {
+    pub(in crate::engine::codegen) depth: i64,
+}
+
+/// The vector lane counts, by the preprocessor test that selects them.
+const LANES: [(&str, i64); 3] = [
+    ("defined(__AVX512F__)", 8),
+    ("defined(__AVX__)", 4),
+    ("", 2),
+];
+
+/// The most iterations `l` runs (its upper bound less its lower bound is
+/// a constant under one of the bound's `min` terms: a cache tile's point
+/// loop).
+fn extent_bound(l: &Loop) -> Option<i64> {
+    let lb = affine_of(&l.init)?;
+    let ub = upper_bound(l)?;
+    let terms = match &ub {
+        AstExpr::Op(AstOp::Min, a) => a.clone(),
+        other => vec![other.clone()],
+    };
+    terms
+        .iter()
+        .filter_map(|t| affine_of(t)?.add_scaled(&lb, -1)?.as_constant())
+        .min()
+        .map(|d| d + 1)
+}
+
+/// The statements of the nest's innermost body, with their iterators'
+/// values.
+fn statements<'b>(
+    c: &'b Loop,
+    bodies: &HashMap<usize, &'b Stmt>,
+) -> Option<Vec<(usize, &'b Stmt, Vec<Affine>)>> {
+    c.body
+        .iter()
+        .map(|n| match n {
+            Node::Stmt { id, args } => Some((
+                *id,
+                *bodies.get(id)?,
+                args.iter().map(affine_of).collect::<Option<Vec<_>>>()?,
+            )),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The bounds of the packed buffers of a register-blocked nest, or why
+/// its operands are not packed.
+pub(super) fn panel(
+    loops: [&Loop; 3],
+    plan: &Plan,
+    scop: &crate::frontend::scop::Scop,
+    bodies: &HashMap<usize, &Stmt>,
+) -> Result<Panel, String> {
+    if !plan.tile.nr.is_multiple_of(2) {
+        return Err(format!(
+            "{} columns do not fill vectors of 2 lanes",
+            plan.tile.nr
+        ));
+    }
+    let Some(depth) = extent_bound(loops[plan.r]) else {
+        return Err(
+            "the reduction loop is not the points of a cache tile (tile it: the tile size \
+             bounds the packed buffers)"
+                .into(),
+        );
+    };
+    let mr = plan.tile.mr as i64;
+    if depth.saturating_mul(mr) > MAX_PANEL {
+        return Err(format!(
+            "a packed buffer of {mr} x {depth} elements is more than {MAX_PANEL} on the stack \
+             (use a smaller tile along the reduction loop)"
+        ));
+    }
+    let c = loops[2];
+    let stmts = statements(c, bodies).ok_or("the innermost body is not only statements")?;
+    let q = &loops[plan.q].var;
+    for (id, body, args) in &stmts {
+        let StmtKind::Assign { lhs, op, rhs, .. } = &body.kind else {
+            return Err("the innermost body has a block of local variables".into());
+        };
+        if !matches!(
+            op,
+            AssignOp::Assign | AssignOp::Add | AssignOp::Sub | AssignOp::Mul | AssignOp::Div
+        ) {
+            return Err(format!("`{}=` is not vector arithmetic", op.symbol()));
+        }
+        let m = Moves {
+            iterators: &scop.statements[*id].iterators,
+            args,
+        };
+        if !matches!(&lhs.kind, ExprKind::Access { name, .. } if *name == plan.array) {
+            return Err("a statement writes something else than the accumulated element".into());
+        }
+        vectorizable(rhs, &m, q, &plan.array)?;
+    }
+    Ok(Panel { depth })
+}
+
+/// A packed operand: its statement, the statement's iterators' values in
+/// the loops, and the sub-expression.
+type Operand<'e> = (usize, Vec<AstExpr>, &'e Expr);
+
+/// A statement at one point of the tile, printed on vectors.
+struct Line<'a> {
+    id: usize,
+    /// The row of the tile (0 to `mr` - 1).
+    row: i64,
+    args: Vec<AstExpr>,
+    /// The accumulator vector of this point.
+    acc: String,
+    rhs: &'a Expr,
+    lhs: &'a Expr,
+    op: AssignOp,
+}
+
+impl<'a> Printer<'a> {
+    /// Declares and fills the packed buffers of one block of `mr` rows,
+    /// inside the loop over blocks of rows (so each thread has its own),
+    /// when `columns` (a C condition) says the block's rows have columns
+    /// in common: the operands are then values the original computes.
+    pub(super) fn pack_rows(
+        &mut self,
+        loops: [&Loop; 3],
+        names: &[String],
+        plan: &Plan,
+        panel: Panel,
+        columns: &str,
+        indent: &str,
+    ) {
+        let (p, r) = (plan.p, plan.r);
+        let mr = plan.tile.mr as i64;
+        let operands = self.operands(loops, plan);
+        let nr_ = &names[r];
+        // The type of each operand, at the block's first row and the
+        // reduction loop's first step.
+        let first = |e: &AstExpr| expr::substitute(e, &loops[r].var, &loops[r].init);
+        for (n, (id, args, e)) in operands.iter().enumerate() {
+            let at: Vec<AstExpr> = args.iter().map(first).collect();
+            let subst = self.substitution(*id, &at);
+            let _ = writeln!(
+                self.out,
+                "{indent}__typeof__({}) {}pk{n}[{mr} * {}];",
+                expr_to_c_with(e, &subst),
+                self.acc,
+                panel.depth
+            );
+        }
+        let _ = writeln!(self.out, "{indent}if ({columns}) {{");
+        let i1 = format!("{indent}  ");
+        let _ = writeln!(
+            self.out,
+            "{i1}for (long {nr_} = {nr_}_lb; {nr_} <= {nr_}_ub; {nr_}++) {{"
+        );
+        let i2 = format!("{i1}  ");
+        for x in 0..mr {
+            for (n, (id, args, e)) in operands.iter().enumerate() {
+                let by = expr::plus(&AstExpr::Id(loops[p].var.clone()), x);
+                let at: Vec<AstExpr> = args
+                    .iter()
+                    .map(|a| expr::substitute(a, &loops[p].var, &by))
+                    .collect();
+                let subst = self.substitution(*id, &at);
+                let _ = writeln!(
+                    self.out,
+                    "{i2}{}pk{n}[({nr_} - {nr_}_lb) * {mr} + {x}] = {};",
+                    self.acc,
+                    expr_to_c_with(e, &subst)
+                );
+            }
+        }
+        let _ = writeln!(self.out, "{i1}}}");
+        let _ = writeln!(self.out, "{indent}}}");
+    }
+
+    /// The packed operands of the nest's statements, each with its
+    /// statement and the statement's iterators' values in the loops.
+    fn operands(&self, loops: [&Loop; 3], plan: &Plan) -> Vec<Operand<'a>> {
+        let roles = (loops[plan.q].var.as_str(), loops[plan.r].var.as_str());
+        let mut out = Vec::new();
+        for n in &loops[2].body {
+            let Node::Stmt { id, args } = n else { continue };
+            let Some(StmtKind::Assign { rhs, .. }) = self.bodies.get(id).map(|s| &s.kind) else {
+                continue;
+            };
+            let Some(aff) = args.iter().map(affine_of).collect::<Option<Vec<_>>>() else {
+                continue;
+            };
+            let m = Moves {
+                iterators: &self.scop.statements[*id].iterators,
+                args: &aff,
+            };
+            let mut found = Vec::new();
+            packed_operands(rhs, &m, roles, &mut found);
+            out.extend(found.into_iter().map(|e| (*id, args.clone(), e)));
+        }
+        out
+    }
+
+    /// The micro-kernel of one block of `mr` rows and `nr` columns on
+    /// vectors, for each lane count (see the module's documentation).
+    /// Emitted as the body of the loop over blocks of columns.
+    pub(super) fn vector_kernel(
+        &mut self,
+        loops: [&Loop; 3],
+        names: &[String],
+        plan: &Plan,
+        indent: &str,
+    ) {
+        let (p, q, r) = (plan.p, plan.q, plan.r);
+        let (mr, nr) = (plan.tile.mr as i64, plan.tile.nr as i64);
+        let operands = self.operands(loops, plan);
+        let branches: Vec<(&str, i64)> = {
+            let mut v: Vec<(&str, i64)> =
+                LANES.iter().map(|&(test, l)| (test, gcd(l, nr))).collect();
+            // One branch when every target gets the same lanes.
+            v.dedup_by_key(|b| b.1);
+            if v.len() == 1 {
+                v[0].0 = "";
+            }
+            v
+        };
+        let nrr = &names[r];
+        let vec = format!("{}vec", self.acc);
+        for (k, &(test, lanes)) in branches.iter().enumerate() {
+            match (k, test.is_empty(), branches.len()) {
+                (_, _, 1) => {}
+                (0, _, _) => {
+                    let _ = writeln!(self.out, "#if {test}");
+                }
+                (_, true, _) => {
+                    let _ = writeln!(self.out, "#else");
+                }
+                _ => {
+                    let _ = writeln!(self.out, "#elif {test}");
+                }
+            }
+            let vectors = nr / lanes;
+            // The points of the tile the vectors start at: row x, column
+            // block v (its first column).
+            let at = |x: i64, v: i64, args: &[AstExpr]| -> Vec<AstExpr> {
+                args.iter()
+                    .map(|a| {
+                        let a = expr::substitute(
+                            a,
+                            &loops[p].var,
+                            &expr::plus(&AstExpr::Id(loops[p].var.clone()), x),
+                        );
+                        expr::substitute(
+                            &a,
+                            &loops[q].var,
+                            &expr::plus(&AstExpr::Id(loops[q].var.clone()), v * lanes),
+                        )
+                    })
+                    .collect()
+            };
+            let mut lines: Vec<Line<'_>> = Vec::new();
+            for x in 0..mr {
+                for v in 0..vectors {
+                    for n in &loops[2].body {
+                        let Node::Stmt { id, args } = n else { continue };
+                        let Some(StmtKind::Assign { lhs, op, rhs, .. }) =
+                            self.bodies.get(id).map(|s| &s.kind)
+                        else {
+                            continue;
+                        };
+                        lines.push(Line {
+                            id: *id,
+                            row: x,
+                            args: at(x, v, args),
+                            acc: format!("{}{x}_{v}", self.acc),
+                            rhs,
+                            lhs,
+                            op: *op,
+                        });
+                    }
+                }
+            }
+            // The accumulated element of a line, with the reduction loop
+            // at its first value.
+            let element = |this: &Self, l: &Line<'_>| {
+                let args: Vec<AstExpr> = l
+                    .args
+                    .iter()
+                    .map(|a| expr::substitute(a, &loops[r].var, &loops[r].init))
+                    .collect();
+                let subst = this.substitution(l.id, &args);
+                expr_to_c_with(l.lhs, &subst)
+            };
+            let first = element(self, &lines[0]);
+            let _ = writeln!(
+                self.out,
+                "{indent}typedef __typeof__({first}) {vec} __attribute__((vector_size({lanes} * sizeof({first}))));"
+            );
+            let mut seen = std::collections::HashSet::new();
+            for l in &lines {
+                if seen.insert(l.acc.clone()) {
+                    let e = element(self, l);
+                    let _ = writeln!(
+                        self.out,
+                        "{indent}{vec} {}; __builtin_memcpy(&{}, &{e}, sizeof {});",
+                        l.acc, l.acc, l.acc
+                    );
+                }
+            }
+            let _ = writeln!(
+                self.out,
+                "{indent}for (long {nrr} = {nrr}_lb; {nrr} <= {nrr}_ub; {nrr}++) {{"
+            );
+            let i1 = format!("{indent}  ");
+            // Loads of the columns' operands, shared by the lines that
+            // read the same vector; then the lines.
+            let mut loads: Vec<(String, String)> = Vec::new();
+            let mut texts = Vec::new();
+            for l in &lines {
+                let subst = self.substitution(l.id, &l.args);
+                let aff = l.args.iter().map(affine_of).collect::<Option<Vec<_>>>();
+                let mut ctx = VecCtx {
+                    subst: &subst,
+                    moves: Moves {
+                        iterators: &self.scop.statements[l.id].iterators,
+                        args: aff.as_deref().unwrap_or_default(),
+                    },
+                    q: &loops[q].var,
+                    array: &plan.array,
+                    acc: &l.acc,
+                    packed: &operands,
+                    id: l.id,
+                    index: format!("[({nrr} - {nrr}_lb) * {mr} + {}]", l.row),
+                    prefix: &self.acc,
+                    loads: &mut loads,
+                };
+                let rhs = ctx.print(l.rhs);
+                texts.push(format!("{} {} {rhs};", l.acc, l.op.symbol()));
+            }
+            for (name, access) in &loads {
+                let _ = writeln!(
+                    self.out,
+                    "{i1}{vec} {name}; __builtin_memcpy(&{name}, &{access}, sizeof {name});"
+                );
+            }
+            for t in texts {
+                let _ = writeln!(self.out, "{i1}{t}");
+            }
+            let _ = writeln!(self.out, "{indent}}}");
+            let mut seen = std::collections::HashSet::new();
+            for l in &lines {
+                if seen.insert(l.acc.clone()) {
+                    let e = element(self, l);
+                    let _ = writeln!(
+                        self.out,
+                        "{indent}__builtin_memcpy(&{e}, &{}, sizeof {});",
+                        l.acc, l.acc
+                    );
+                }
+            }
+        }
+        if branches.len() > 1 {
+            let _ = writeln!(self.out, "#endif");
+        }
+    }
+}
+
+/// What printing one line's right-hand side on vectors needs.
+struct VecCtx<'c> {
+    /// The statement's identifiers at the line's point.
+    subst: &'c dyn Fn(&str) -> Option<(String, u8)>,
+    moves: Moves<'c>,
+    q: &'c str,
+    array: &'c str,
+    /// The line's accumulator vector.
+    acc: &'c str,
+    /// The nest's packed operands, and this line's statement and index
+    /// into their buffers.
+    packed: &'c [Operand<'c>],
+    id: usize,
+    index: String,
+    prefix: &'c str,
+    /// The column operands' vectors loaded so far: name and element.
+    loads: &'c mut Vec<(String, String)>,
+}
+
+impl VecCtx<'_> {
+    fn print(&mut self, e: &Expr) -> String {
+        if !self.moves.moves(e, self.q) {
+            if let Some(n) = self
+                .packed
+                .iter()
+                .position(|(id, _, x)| *id == self.id && std::ptr::eq(*x, e))
+            {
+                return format!("{}pk{n}{}", self.prefix, self.index);
+            }
+            return format!("({})", expr_to_c_with(e, self.subst));
+        }
+        match &e.kind {
+            ExprKind::Access { name, .. } if name == self.array => self.acc.to_string(),
+            ExprKind::Access { .. } => {
+                let text = expr_to_c_with(e, self.subst);
+                match self.loads.iter().find(|(_, t)| *t == text) {
+                    Some((n, _)) => n.clone(),
+                    None => {
+                        let n = format!("{}b{}", self.prefix, self.loads.len());
+                        self.loads.push((n.clone(), text));
+                        n
+                    }
+                }
+            }
+            ExprKind::Binary { op, lhs, rhs } => {
+                let sym = match op {
+                    BinOp::Add => "+",
+                    BinOp::Sub => "-",
+                    BinOp::Mul => "*",
+                    _ => "/",
+                };
+                format!("({} {sym} {})", self.print(lhs), self.print(rhs))
+            }
+            ExprKind::Unary {
+                op: UnOp::Neg,
+                expr,
+            } => format!("(-{})", self.print(expr)),
+            ExprKind::Unary { expr, .. } => self.print(expr),
+            // `panel` refused anything else.
+            _ => format!("({})", expr_to_c_with(e, self.subst)),
+        }
+    }
+}
+
+fn gcd(a: i64, b: i64) -> i64 {
+    if b == 0 { a } else { gcd(b, a % b) }
+}
