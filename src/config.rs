@@ -29,8 +29,10 @@ pub struct Config {
     pub omp: bool,
     pub prevector: bool,
     pub simd: bool,
-    /// Unroll-and-jam factor: 1, 2, 4 or 8.
-    pub unroll: u8,
+    /// Unroll-and-jam of the two innermost loops: the paper's one factor
+    /// (1, 2, 4 or 8, `uj=4`), or beyond its space the outer and inner
+    /// loops' factors separately (`uj=4x2`).
+    pub unroll: UnrollJam,
     /// Run loops whose only carried dependences are reductions' own
     /// (`X += e`) as reductions: `omp simd reduction` on innermost loops,
     /// `omp parallel for reduction` on outermost ones with `omp`. It
@@ -51,6 +53,73 @@ pub struct RegisterTile {
     pub mr: u8,
     /// Unrolled iterations of the inner register loop (columns).
     pub nr: u8,
+}
+
+/// Unroll-and-jam of the two innermost loops of a nest (`uj=OxI`): the
+/// outer loop unrolled `outer` times with its copies jammed into the
+/// inner loop, and the innermost loop itself unrolled `inner` times. The
+/// paper's factor `uj=N` is `N`×1; its space has `N` of 1, 2, 4 or 8.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+pub struct UnrollJam {
+    /// Copies of the outer loop's body jammed into the inner loop.
+    pub outer: u8,
+    /// Copies of the innermost loop's body per iteration.
+    pub inner: u8,
+}
+
+/// The largest factor accepted for either loop beyond the paper's space:
+/// 16 copies already outnumber the 16 vector registers of AVX2 for one
+/// value live per copy, so a larger factor only grows the code (up to
+/// 16 × 16 = 256 copies of the innermost body).
+pub const MAX_UNROLL: u8 = 16;
+
+impl UnrollJam {
+    /// No unrolling (`uj=1`).
+    pub const NONE: UnrollJam = UnrollJam { outer: 1, inner: 1 };
+
+    /// The paper's unroll-and-jam by `factor`: the outer loop only.
+    pub const fn jam(factor: u8) -> UnrollJam {
+        UnrollJam {
+            outer: factor,
+            inner: 1,
+        }
+    }
+
+    /// Whether the paper's space has it: the outer factor 1, 2, 4 or 8
+    /// and the innermost loop not unrolled.
+    pub fn is_paper(&self) -> bool {
+        self.inner == 1 && matches!(self.outer, 1 | 2 | 4 | 8)
+    }
+
+    /// Whether it asks for any unrolling.
+    pub fn is_some(&self) -> bool {
+        self.outer > 1 || self.inner > 1
+    }
+}
+
+impl Default for UnrollJam {
+    fn default() -> Self {
+        UnrollJam::NONE
+    }
+}
+
+impl fmt::Display for UnrollJam {
+    /// `4` for the outer factor alone (the paper's form), else `4x2`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.inner {
+            1 => write!(f, "{}", self.outer),
+            i => write!(f, "{}x{i}", self.outer),
+        }
+    }
+}
+
+impl FromStr for UnrollJam {
+    type Err = String;
+
+    /// `N` (the outer factor, the inner 1) or `OxI` / `O,I`.
+    fn from_str(v: &str) -> Result<UnrollJam, String> {
+        parse_unroll(v)
+    }
 }
 
 /// The register tile sizes accepted: a side of 1 to 16, at most 64
@@ -122,7 +191,7 @@ impl Default for Config {
             omp: false,
             prevector: false,
             simd: false,
-            unroll: 1,
+            unroll: UnrollJam::NONE,
             regblock: None,
             reduce: false,
         }
@@ -137,8 +206,9 @@ impl Default for Config {
      `fuse=no|smart|max,tile=AxBxC (each 1 or 32),wave=0|1,omp=0|1,prevec=0|1,simd=0|1,uj=1|2|4|8` \
      (an omitted key means what its bits mean at 0: fuse=no, tile=1x1x1, wave=0, omp=0, prevec=0, simd=0, uj=1); \
      beyond the paper's space, with no bit string, the readable form also takes tile sizes other than \
-     1 and 32 (up to 4096, e.g. tile=64x256x8), `red=1` (loops run as reductions, reassociating \
-     floating point) and `rb=MRxNR` (register blocking of contractions, e.g. rb=4x8)"
+     1 and 32 (up to 4096, e.g. tile=64x256x8), unroll-and-jam factors of the outer and inner \
+     loop separately (`uj=OxI`, each 1 to 16, e.g. uj=4x2), `red=1` (loops run as reductions, \
+     reassociating floating point) and `rb=MRxNR` (register blocking of contractions, e.g. rb=4x8)"
 )]
 pub struct ConfigError {
     pub text: String,
@@ -175,7 +245,7 @@ impl Config {
                                         omp,
                                         prevector,
                                         simd,
-                                        unroll,
+                                        unroll: UnrollJam::jam(unroll),
                                         regblock: None,
                                         reduce: false,
                                     });
@@ -194,6 +264,7 @@ impl Config {
     pub fn is_paper(&self) -> bool {
         self.regblock.is_none()
             && !self.reduce
+            && self.unroll.is_paper()
             && self
                 .tile
                 .iter()
@@ -202,7 +273,9 @@ impl Config {
 
     /// The canonical bit vector T of the paper's primitives; a field
     /// beyond the paper's space (`reduce`, `regblock`, a tile size other
-    /// than 1 and 32) has no bits: check
+    /// than 1 and 32, an inner unroll factor; an outer one other than 1,
+    /// 2, 4 and 8 gets the bits of the power of two below it) has no
+    /// bits: check
     /// [`Config::is_paper`] where the bits must name the whole
     /// configuration.
     pub fn bits(&self) -> String {
@@ -211,10 +284,10 @@ impl Config {
             Fusion::Smart => 1,
             Fusion::Max => 2,
         };
-        let unroll = match self.unroll {
-            1 => 0,
-            2 => 1,
-            4 => 2,
+        let unroll = match self.unroll.outer {
+            0..=1 => 0,
+            2..=3 => 1,
+            4..=7 => 2,
             _ => 3,
         };
         let b = |x: bool| if x { '1' } else { '0' };
@@ -272,7 +345,7 @@ impl Config {
             omp: bit(6),
             prevector: bit(7),
             simd: bit(8),
-            unroll: [1, 2, 4, 8][unroll],
+            unroll: UnrollJam::jam([1, 2, 4, 8][unroll]),
             regblock: None,
             reduce: false,
         })
@@ -320,14 +393,29 @@ impl FromStr for Fusion {
     }
 }
 
-/// An unroll-and-jam factor: 1, 2, 4 or 8.
-pub fn parse_unroll(v: &str) -> Result<u8, String> {
-    match v.trim() {
-        "1" => Ok(1),
-        "2" => Ok(2),
-        "4" => Ok(4),
-        "8" => Ok(8),
-        _ => Err(format!("uj must be 1, 2, 4 or 8, not `{v}`")),
+/// Unroll-and-jam factors: `N` (the paper's one factor, of the outer
+/// loop) or `OxI` / `O,I` (the outer and the inner loop's), each 1 to
+/// [`MAX_UNROLL`].
+pub fn parse_unroll(v: &str) -> Result<UnrollJam, String> {
+    let bad = || {
+        format!(
+            "uj must be 1, 2, 4 or 8 (the paper's space) or, beyond it, OxI (the outer and \
+             inner loop's factors, each 1 to {MAX_UNROLL}, e.g. 4x2), not `{v}`"
+        )
+    };
+    let factor = |t: &str| {
+        t.trim()
+            .parse::<u8>()
+            .ok()
+            .filter(|n| (1..=MAX_UNROLL).contains(n))
+            .ok_or_else(bad)
+    };
+    match v.trim().split_once(['x', ',']) {
+        Some((o, i)) => Ok(UnrollJam {
+            outer: factor(o)?,
+            inner: factor(i)?,
+        }),
+        None => factor(v).map(UnrollJam::jam),
     }
 }
 
@@ -562,6 +650,38 @@ mod tests {
     }
 
     #[test]
+    fn separate_unroll_factors_are_readable_only() {
+        let c: Config = "fuse=smart,tile=32x32x1,omp=1,uj=4x2".parse().unwrap();
+        assert_eq!(c.unroll, UnrollJam { outer: 4, inner: 2 });
+        assert!(!c.is_paper());
+        assert_eq!(
+            c.to_string(),
+            "fuse=smart,tile=32x32x1,wave=0,omp=1,prevec=0,simd=0,uj=4x2"
+        );
+        assert_eq!(c.to_string().parse::<Config>().unwrap(), c);
+        // The paper's factors keep their form and their bits, in both
+        // spellings.
+        for (text, n) in [("uj=1", 1), ("uj=2x1", 2), ("uj=4", 4), ("uj=8x1", 8)] {
+            let p: Config = text.parse().unwrap();
+            assert_eq!(p.unroll, UnrollJam::jam(n), "{text}");
+            assert!(p.is_paper(), "{text}");
+            assert_eq!(p.to_string(), format!("{}", Config::from_bits(&p.bits()).unwrap()));
+            assert!(p.to_string().ends_with(&format!(",uj={n}")), "{p}");
+        }
+        // Any other factor is beyond the paper's space.
+        for text in ["uj=3", "uj=16", "uj=1x2", "uj=16x16", "uj=2x8"] {
+            let p: Config = text.parse().unwrap();
+            assert!(!p.is_paper(), "{text}");
+            assert_eq!(p.to_string().parse::<Config>().unwrap(), p, "{text}");
+        }
+        assert_eq!(parse_unroll("4,2"), Ok(UnrollJam { outer: 4, inner: 2 }));
+        assert_eq!(" 3 ".parse::<UnrollJam>(), Ok(UnrollJam::jam(3)));
+        let e = "uj=4x17".parse::<Config>().unwrap_err().to_string();
+        assert!(e.contains("each 1 to 16"), "{e}");
+        assert!(Config::all().iter().all(|c| c.unroll.inner == 1));
+    }
+
+    #[test]
     fn malformed_configs_explain_the_accepted_forms() {
         for bad in [
             "10",
@@ -570,7 +690,10 @@ mod tests {
             "tile=0",
             "tile=5000",
             "tile=32x32x32x32",
-            "uj=3",
+            "uj=0",
+            "uj=17",
+            "uj=4x0",
+            "uj=4x2x2",
             "omp=2",
             "speed=1",
             "hello",

@@ -6,7 +6,7 @@
 mod common;
 
 use common::{compile_variant, compilers, corpus_files, root, run_dump_threads};
-use polytune::config::{Config, Fusion};
+use polytune::config::{Config, Fusion, UnrollJam};
 use polytune::frontend::{self, Options};
 use polytune::lab::dump::Tolerance;
 
@@ -21,7 +21,7 @@ fn sample() -> Vec<Config> {
             omp: true,
             prevector: true,
             simd: true,
-            unroll: 8,
+            unroll: UnrollJam::jam(8),
             regblock: None,
             reduce: false,
         });
@@ -30,7 +30,7 @@ fn sample() -> Vec<Config> {
             tile: [32, 32, 1],
             omp: true,
             simd: true,
-            unroll: 4,
+            unroll: UnrollJam::jam(4),
             ..Config::default()
         });
     }

@@ -3,6 +3,7 @@
 //! innermost loops; each asks [`Lowered`] for the dependence fact it rests
 //! on.
 
+use crate::config::UnrollJam;
 use crate::frontend::scop::{Affine, Scop, Term};
 use crate::isl::{AstExpr, AstOp};
 
@@ -164,45 +165,111 @@ pub(super) fn upper_bound(l: &Loop) -> Option<AstExpr> {
     }
 }
 
-/// Step 9: unroll-and-jam of the two innermost loops when they are
-/// permutable, the inner bounds do not depend on the outer loop, and the
-/// nest is perfect.
-pub(super) fn mark_unroll(nodes: &mut [Node], factor: u8, lw: &Lowered<'_, '_>) {
+/// Step 9: unroll-and-jam of the two innermost loops. The outer factor
+/// unrolls the outer of two perfectly nested innermost loops and jams its
+/// copies into the inner one, when they are permutable, the inner bounds
+/// do not depend on the outer loop and both steps are 1. The inner factor
+/// (beyond the paper's space) unrolls every innermost loop whose step is
+/// 1: plain unrolling keeps the iterations' order, so it is legal
+/// whatever the dependences; a loop parallel before stays parallel in
+/// blocks, so its marks stay. Loops of a register tile are left alone
+/// (the tile is their unroll-and-jam). Returns, per factor that could not
+/// be applied somewhere, why.
+pub(super) fn mark_unroll(nodes: &mut [Node], uj: UnrollJam, lw: &Lowered<'_, '_>) -> Vec<String> {
+    let mut done = Unrolled::default();
+    walk_unroll(nodes, uj, lw, &mut done);
+    if uj.outer > 1 && done.jammed == 0 && done.outer.is_empty() {
+        done.outer.push(
+            "no two perfectly nested innermost loops (a loop whose body is only the innermost loop)"
+                .into(),
+        );
+    }
+    if uj.inner > 1 && done.unrolled == 0 && done.inner.is_empty() {
+        done.inner.push("no loop".into());
+    }
+    let mut notes: Vec<String> = Vec::new();
+    let (o, i) = (uj.outer, uj.inner);
+    for (which, list) in [(format!("outer factor {o}"), done.outer), (format!("inner factor {i}"), done.inner)] {
+        for why in list {
+            let n = format!("unroll-and-jam {uj}: {which} not applied: {why}");
+            if !notes.contains(&n) {
+                notes.push(n);
+            }
+        }
+    }
+    notes
+}
+
+/// What step 9 did, and why not where it did not.
+#[derive(Default)]
+struct Unrolled {
+    jammed: usize,
+    unrolled: usize,
+    outer: Vec<String>,
+    inner: Vec<String>,
+}
+
+fn walk_unroll(nodes: &mut [Node], uj: UnrollJam, lw: &Lowered<'_, '_>, done: &mut Unrolled) {
     for n in nodes {
         match n {
             // The register tile is the nest's unroll-and-jam.
             Node::For(l) if l.regblock.is_some() => {}
-            Node::For(l) => {
-                let candidate = match l.body.as_slice() {
-                    [Node::For(inner)] => {
-                        !contains_loop(&inner.body)
-                            && inner.step == 1
-                            && l.step == 1
-                            && !expr::mentions(&inner.init, &l.var)
-                            && !expr::mentions(&inner.cond, &l.var)
-                            && upper_bound(l).is_some()
-                            && lw.holds(inner.info, Fact::JamWithParent)
+            Node::For(l) if !contains_loop(&l.body) => {
+                if uj.inner > 1 {
+                    if l.step != 1 {
+                        done.inner.push(format!("loop {}: its step is {}", l.var, l.step));
+                    } else if upper_bound(l).is_none() {
+                        done.inner.push(format!("loop {}: its condition is not an upper bound", l.var));
+                    } else {
+                        l.unroll = uj.inner;
+                        done.unrolled += 1;
                     }
-                    _ => false,
-                };
-                if candidate {
-                    l.unroll = factor;
-                    if let [Node::For(inner)] = l.body.as_mut_slice()
-                        && !lw.holds(inner.info, Fact::ParallelAfterJam)
-                    {
-                        inner.simd = false;
-                        inner.omp = false;
-                    }
-                } else {
-                    mark_unroll(&mut l.body, factor, lw);
                 }
             }
+            Node::For(l) => {
+                if uj.outer > 1
+                    && let [Node::For(inner)] = l.body.as_slice()
+                    && !contains_loop(&inner.body)
+                {
+                    match jam_refusal(l, inner, lw) {
+                        Some(why) => done.outer.push(format!("loops {}, {}: {why}", l.var, inner.var)),
+                        None => {
+                            l.jam = uj.outer;
+                            done.jammed += 1;
+                            if let [Node::For(inner)] = l.body.as_mut_slice()
+                                && !lw.holds(inner.info, Fact::ParallelAfterJam)
+                            {
+                                inner.simd = false;
+                                inner.omp = false;
+                            }
+                        }
+                    }
+                }
+                walk_unroll(&mut l.body, uj, lw, done);
+            }
             Node::If { then, other, .. } => {
-                mark_unroll(then, factor, lw);
-                mark_unroll(other, factor, lw);
+                walk_unroll(then, uj, lw, done);
+                walk_unroll(other, uj, lw, done);
             }
             Node::Stmt { .. } => {}
         }
+    }
+}
+
+/// Why the innermost loop `inner`, the only child of `l`, cannot be
+/// jammed with it; `None` when it can. The dependence test comes last:
+/// it is the costly one.
+fn jam_refusal(l: &Loop, inner: &Loop, lw: &Lowered<'_, '_>) -> Option<String> {
+    if inner.step != 1 || l.step != 1 {
+        Some("a step other than 1".into())
+    } else if expr::mentions(&inner.init, &l.var) || expr::mentions(&inner.cond, &l.var) {
+        Some(format!("the bounds of {} depend on {}", inner.var, l.var))
+    } else if upper_bound(l).is_none() {
+        Some(format!("the condition of {} is not an upper bound", l.var))
+    } else if !lw.holds(inner.info, Fact::JamWithParent) {
+        Some("the dependences forbid interchanging them".into())
+    } else {
+        None
     }
 }
 
