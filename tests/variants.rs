@@ -36,8 +36,8 @@ fn sample() -> Vec<Config> {
     }
     // Beyond the paper's space: loops run as reductions (reassociated,
     // so verified with the default tolerance), alone, with OpenMP and
-    // SIMD marks, and with tiles and unroll-and-jam around them; and
-    // tile sizes other than 1 and 32.
+    // SIMD marks, and with tiles and unroll-and-jam around them; tile
+    // sizes other than 1 and 32; separate unroll-and-jam factors.
     for text in [
         "fuse=no,red=1",
         "fuse=smart,omp=1,simd=1,red=1",
@@ -45,6 +45,12 @@ fn sample() -> Vec<Config> {
         // Free tile sizes (issue 20), beyond the paper's 1 and 32.
         "fuse=smart,tile=64x8x16,omp=1",
         "fuse=max,tile=16x128x256,wave=1,simd=1,uj=2",
+        // Separate unroll-and-jam factors (issue 20): odd ones for the
+        // remainders, one beside reductions, the inner factor alone.
+        "fuse=smart,tile=32x32x1,omp=1,simd=1,uj=4x2",
+        "fuse=no,prevec=1,uj=3x5",
+        "fuse=max,tile=8x8x8,wave=1,omp=1,uj=16x3,red=1",
+        "fuse=smart,simd=1,uj=1x4",
     ] {
         out.push(text.parse().unwrap());
     }

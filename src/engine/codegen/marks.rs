@@ -306,13 +306,17 @@ mod tests {
     use std::path::Path;
 
     fn generate(body: &str, config: &str) -> String {
+        optimize(body, config).0
+    }
+
+    /// The generated text and the notes.
+    fn optimize(body: &str, config: &str) -> (String, Vec<String>) {
         let text = format!(
             "void f(int n, int t_steps, double x[99], double y[99], double A[99][99]) {{ int t, i, j;\n#pragma scop\n{body}\n#pragma endscop\n}}\n"
         );
         let src = parse_source(Path::new("t.c"), text, &Options::default()).unwrap();
-        crate::engine::pipeline::optimize(&src, &config.parse().unwrap(), None)
-            .unwrap()
-            .text
+        let out = crate::engine::pipeline::optimize(&src, &config.parse().unwrap(), None).unwrap();
+        (out.text, out.notes)
     }
 
     #[test]
@@ -361,5 +365,70 @@ mod tests {
             "fuse=smart,uj=4",
         );
         assert!(out.contains("c0 += 4"), "{out}");
+    }
+
+    #[test]
+    fn each_factor_unrolls_its_own_loop_with_a_remainder() {
+        let (out, notes) = optimize(
+            "for (i = 0; i < n; i++) for (j = 0; j < n; j++) x[i] += A[i][j];",
+            "fuse=smart,uj=4x3",
+        );
+        assert!(notes.is_empty(), "{notes:?}");
+        // The outer loop in blocks of 4 jammed into the inner one, which
+        // runs in blocks of 3: 12 copies, then the remainders.
+        assert!(out.contains("c0 += 4") && out.contains("c1 += 3"), "{out}");
+        assert!(out.contains("% 4 + 1") && out.contains("% 3 + 1"), "{out}");
+        assert!(out.contains("x[c0 + 3] += A[c0 + 3][c1 + 2];"), "{out}");
+        // (and the original, run where the parameters' assumed values
+        // do not hold).
+        assert_eq!(out.matches(" += A[").count(), 12 + 4 + 3 + 1 + 1, "{out}");
+        // The inner factor alone unrolls a loop with no loop around it.
+        let (out, notes) = optimize("for (i = 0; i < n; i++) x[i] = y[i];", "uj=1x3");
+        assert!(notes.is_empty(), "{notes:?}");
+        assert!(out.contains("c0 += 3") && out.contains("x[c0 + 2] = y[c0 + 2];"), "{out}");
+    }
+
+    #[test]
+    fn a_factor_that_cannot_be_applied_says_why() {
+        // Distances (1, n - 1 - 2j) along (i, j), negative along j for
+        // half the j: no skew makes the pair permutable, so no jam; the
+        // inner loop is still unrolled (plain unrolling keeps the order).
+        let (out, notes) = optimize(
+            "for (i = 1; i < n; i++) for (j = 0; j < n; j++) A[i][j] = A[i - 1][n - 1 - j] + 1;",
+            "fuse=smart,uj=4x2",
+        );
+        assert!(!out.contains("c0 += 4") && out.contains("c1 += 2"), "{out}");
+        assert_eq!(notes.len(), 1, "{notes:?}");
+        assert!(
+            notes[0].ends_with(
+                "unroll-and-jam 4x2: outer factor 4 not applied: loops c0, c1: \
+                 the dependences forbid interchanging them"
+            ),
+            "{notes:?}"
+        );
+        // A triangular nest: the inner bounds depend on the outer loop.
+        let (out, notes) = optimize(
+            "for (i = 0; i < n; i++) for (j = i; j < n; j++) A[i][j] = 2 * A[i][j];",
+            "fuse=smart,uj=2x2",
+        );
+        assert!(!out.contains("c0 += 2") && out.contains("c1 += 2"), "{out}");
+        assert_eq!(notes.len(), 1, "{notes:?}");
+        assert!(notes[0].contains("the bounds of c1 depend on c0"), "{notes:?}");
+        // No nest of two loops at all.
+        let (_, notes) = optimize("for (i = 0; i < n; i++) x[i] = y[i];", "uj=2x2");
+        assert_eq!(notes.len(), 1, "{notes:?}");
+        assert!(notes[0].contains("outer factor 2 not applied: no two perfectly nested"), "{notes:?}");
+        // The paper's factor is silent where it does not apply.
+        let (_, notes) = optimize("for (i = 0; i < n; i++) x[i] = y[i];", "uj=2");
+        assert!(notes.is_empty(), "{notes:?}");
+    }
+
+    #[test]
+    fn the_paper_factor_is_the_outer_one() {
+        let body = "for (i = 0; i < n; i++) for (j = 0; j < n; j++) x[i] += A[i][j];";
+        let paper = generate(body, "fuse=smart,simd=1,uj=4");
+        let separate = generate(body, "fuse=smart,simd=1,uj=4x1");
+        assert_eq!(paper, separate);
+        assert!(!paper.contains("c1 += "), "{paper}");
     }
 }
