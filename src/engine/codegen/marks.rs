@@ -189,7 +189,10 @@ pub(super) fn mark_unroll(nodes: &mut [Node], uj: UnrollJam, lw: &Lowered<'_, '_
     }
     let mut notes: Vec<String> = Vec::new();
     let (o, i) = (uj.outer, uj.inner);
-    for (which, list) in [(format!("outer factor {o}"), done.outer), (format!("inner factor {i}"), done.inner)] {
+    for (which, list) in [
+        (format!("outer factor {o}"), done.outer),
+        (format!("inner factor {i}"), done.inner),
+    ] {
         for why in list {
             let n = format!("unroll-and-jam {uj}: {which} not applied: {why}");
             if !notes.contains(&n) {
@@ -217,9 +220,13 @@ fn walk_unroll(nodes: &mut [Node], uj: UnrollJam, lw: &Lowered<'_, '_>, done: &m
             Node::For(l) if !contains_loop(&l.body) => {
                 if uj.inner > 1 {
                     if l.step != 1 {
-                        done.inner.push(format!("loop {}: its step is {}", l.var, l.step));
+                        done.inner
+                            .push(format!("loop {}: its step is {}", l.var, l.step));
                     } else if upper_bound(l).is_none() {
-                        done.inner.push(format!("loop {}: its condition is not an upper bound", l.var));
+                        done.inner.push(format!(
+                            "loop {}: its condition is not an upper bound",
+                            l.var
+                        ));
                     } else {
                         l.unroll = uj.inner;
                         done.unrolled += 1;
@@ -232,7 +239,9 @@ fn walk_unroll(nodes: &mut [Node], uj: UnrollJam, lw: &Lowered<'_, '_>, done: &m
                     && !contains_loop(&inner.body)
                 {
                     match jam_refusal(l, inner, lw) {
-                        Some(why) => done.outer.push(format!("loops {}, {}: {why}", l.var, inner.var)),
+                        Some(why) => done
+                            .outer
+                            .push(format!("loops {}, {}: {why}", l.var, inner.var)),
                         None => {
                             l.jam = uj.outer;
                             done.jammed += 1;
@@ -385,7 +394,10 @@ mod tests {
         // The inner factor alone unrolls a loop with no loop around it.
         let (out, notes) = optimize("for (i = 0; i < n; i++) x[i] = y[i];", "uj=1x3");
         assert!(notes.is_empty(), "{notes:?}");
-        assert!(out.contains("c0 += 3") && out.contains("x[c0 + 2] = y[c0 + 2];"), "{out}");
+        assert!(
+            out.contains("c0 += 3") && out.contains("x[c0 + 2] = y[c0 + 2];"),
+            "{out}"
+        );
     }
 
     #[test]
@@ -413,11 +425,17 @@ mod tests {
         );
         assert!(!out.contains("c0 += 2") && out.contains("c1 += 2"), "{out}");
         assert_eq!(notes.len(), 1, "{notes:?}");
-        assert!(notes[0].contains("the bounds of c1 depend on c0"), "{notes:?}");
+        assert!(
+            notes[0].contains("the bounds of c1 depend on c0"),
+            "{notes:?}"
+        );
         // No nest of two loops at all.
         let (_, notes) = optimize("for (i = 0; i < n; i++) x[i] = y[i];", "uj=2x2");
         assert_eq!(notes.len(), 1, "{notes:?}");
-        assert!(notes[0].contains("outer factor 2 not applied: no two perfectly nested"), "{notes:?}");
+        assert!(
+            notes[0].contains("outer factor 2 not applied: no two perfectly nested"),
+            "{notes:?}"
+        );
         // The paper's factor is silent where it does not apply.
         let (_, notes) = optimize("for (i = 0; i < n; i++) x[i] = y[i];", "uj=2");
         assert!(notes.is_empty(), "{notes:?}");
