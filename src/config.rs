@@ -6,6 +6,9 @@ use serde::Serialize;
 use std::fmt;
 use std::str::FromStr;
 
+mod unroll;
+pub use unroll::{MAX_UNROLL, UnrollJam, parse_unroll};
+
 /// Fusion / distribution structure.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 pub enum Fusion {
@@ -29,8 +32,10 @@ pub struct Config {
     pub omp: bool,
     pub prevector: bool,
     pub simd: bool,
-    /// Unroll-and-jam factor: 1, 2, 4 or 8.
-    pub unroll: u8,
+    /// Unroll-and-jam of the two innermost loops: the paper's one factor
+    /// (1, 2, 4 or 8, `uj=4`), or beyond its space the outer and inner
+    /// loops' factors separately (`uj=4x2`).
+    pub unroll: UnrollJam,
     /// Run loops whose only carried dependences are reductions' own
     /// (`X += e`) as reductions: `omp simd reduction` on innermost loops,
     /// `omp parallel for reduction` on outermost ones with `omp`. It
@@ -131,7 +136,7 @@ impl Default for Config {
             omp: false,
             prevector: false,
             simd: false,
-            unroll: 1,
+            unroll: UnrollJam::NONE,
             regblock: None,
             reduce: false,
         }
@@ -146,9 +151,10 @@ impl Default for Config {
      `fuse=no|smart|max,tile=AxBxC (each 1 or 32),wave=0|1,omp=0|1,prevec=0|1,simd=0|1,uj=1|2|4|8` \
      (an omitted key means what its bits mean at 0: fuse=no, tile=1x1x1, wave=0, omp=0, prevec=0, simd=0, uj=1); \
      beyond the paper's space, with no bit string, the readable form also takes tile sizes other than \
-     1 and 32 (up to 4096, e.g. tile=64x256x8), `red=1` (loops run as reductions, reassociating \
-     floating point), `rb=MRxNR` (register blocking of contractions, e.g. rb=4x8) and, with it, \
-     `pack=1` (operands packed per cache tile, a vector micro-kernel)"
+     1 and 32 (up to 4096, e.g. tile=64x256x8), unroll-and-jam factors of the outer and inner \
+     loop separately (`uj=OxI`, each 1 to 16, e.g. uj=4x2), `red=1` (loops run as reductions, \
+     reassociating floating point), `rb=MRxNR` (register blocking of contractions, e.g. rb=4x8) \
+     and, with it, `pack=1` (row operands packed, a vector micro-kernel)"
 )]
 pub struct ConfigError {
     pub text: String,
@@ -185,7 +191,7 @@ impl Config {
                                         omp,
                                         prevector,
                                         simd,
-                                        unroll,
+                                        unroll: UnrollJam::jam(unroll),
                                         regblock: None,
                                         reduce: false,
                                     });
@@ -204,6 +210,7 @@ impl Config {
     pub fn is_paper(&self) -> bool {
         self.regblock.is_none()
             && !self.reduce
+            && self.unroll.is_paper()
             && self
                 .tile
                 .iter()
@@ -212,7 +219,9 @@ impl Config {
 
     /// The canonical bit vector T of the paper's primitives; a field
     /// beyond the paper's space (`reduce`, `regblock`, a tile size other
-    /// than 1 and 32) has no bits: check
+    /// than 1 and 32, an inner unroll factor; an outer one other than 1,
+    /// 2, 4 and 8 gets the bits of the power of two below it) has no
+    /// bits: check
     /// [`Config::is_paper`] where the bits must name the whole
     /// configuration.
     pub fn bits(&self) -> String {
@@ -221,10 +230,10 @@ impl Config {
             Fusion::Smart => 1,
             Fusion::Max => 2,
         };
-        let unroll = match self.unroll {
-            1 => 0,
-            2 => 1,
-            4 => 2,
+        let unroll = match self.unroll.outer {
+            0..=1 => 0,
+            2..=3 => 1,
+            4..=7 => 2,
             _ => 3,
         };
         let b = |x: bool| if x { '1' } else { '0' };
@@ -282,7 +291,7 @@ impl Config {
             omp: bit(6),
             prevector: bit(7),
             simd: bit(8),
-            unroll: [1, 2, 4, 8][unroll],
+            unroll: UnrollJam::jam([1, 2, 4, 8][unroll]),
             regblock: None,
             reduce: false,
         })
@@ -336,17 +345,6 @@ impl FromStr for Fusion {
             "max" | "maxfuse" => Ok(Fusion::Max),
             _ => Err(format!("fuse must be no, smart or max, not `{v}`")),
         }
-    }
-}
-
-/// An unroll-and-jam factor: 1, 2, 4 or 8.
-pub fn parse_unroll(v: &str) -> Result<u8, String> {
-    match v.trim() {
-        "1" => Ok(1),
-        "2" => Ok(2),
-        "4" => Ok(4),
-        "8" => Ok(8),
-        _ => Err(format!("uj must be 1, 2, 4 or 8, not `{v}`")),
     }
 }
 
@@ -597,7 +595,10 @@ mod tests {
             "tile=0",
             "tile=5000",
             "tile=32x32x32x32",
-            "uj=3",
+            "uj=0",
+            "uj=17",
+            "uj=4x0",
+            "uj=4x2x2",
             "omp=2",
             "speed=1",
             "hello",

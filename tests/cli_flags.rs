@@ -57,7 +57,8 @@ fn exit_codes_tell_success_rejection_and_usage_apart() {
         &["optimize", &g, "--config", "fuse=most"],
         &["optimize", &g, "--fuse", "most"],
         &["optimize", &g, "--tile", "5000x16"],
-        &["optimize", &g, "--uj", "3"],
+        &["optimize", &g, "--uj", "17"],
+        &["optimize", &g, "--uj", "4x0"],
         &["fuzz", "--compilers", "gcc,icc"],
         &["measure", &g, "--compiler", "gcc,clang"],
     ] {
@@ -193,6 +194,41 @@ fn one_spelling_per_field_and_the_old_ones_still_work() {
         assert!(!help.contains(flag), "{flag} in\n{help}");
     }
     assert!(help.contains("minutes"), "{help}");
+}
+
+#[test]
+fn separate_unroll_factors_in_every_spelling() {
+    let g = gemm();
+    let flag = polytune(&["optimize", &g, "--tile", "32x32x32", "--uj", "4,2"]);
+    assert!(flag.status.success(), "{}", stderr(&flag));
+    let text = String::from_utf8_lossy(&flag.stdout).into_owned();
+    assert!(
+        text.contains("/* polytune: fuse=no,tile=32x32x32,wave=0,omp=0,prevec=0,simd=0,uj=4x2 */"),
+        "{text}"
+    );
+    for other in [
+        &["--tile", "32x32x32", "--uj", "4x2"][..],
+        &["--config", "tile=32x32x32,uj=4x2"],
+        &["--config", "tile=32x32x32,uj=2x8", "--uj", "4,2"],
+    ] {
+        let o = polytune(&[&["optimize", g.as_str()][..], other].concat());
+        assert_eq!(o.stdout, flag.stdout, "{other:?}: {}", stderr(&o));
+    }
+    // The paper's factor keeps its spelling, given either way.
+    let paper = polytune(&["optimize", &g, "--uj", "4,1"]);
+    assert!(
+        String::from_utf8_lossy(&paper.stdout).contains(",uj=4 */"),
+        "{}",
+        stderr(&paper)
+    );
+    // Beyond the paper's space, a factor that cannot be applied says why.
+    let smart = polytune(&["optimize", &g, "--fuse", "smart", "--uj", "4,2"]);
+    assert!(smart.status.success(), "{}", stderr(&smart));
+    assert!(
+        stderr(&smart).contains("outer factor 4 not applied"),
+        "{}",
+        stderr(&smart)
+    );
 }
 
 #[test]

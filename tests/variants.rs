@@ -6,7 +6,7 @@
 mod common;
 
 use common::{compile_variant, compilers, corpus_files, root, run_dump_threads};
-use polytune::config::{Config, Fusion};
+use polytune::config::{Config, Fusion, UnrollJam};
 use polytune::frontend::{self, Options};
 use polytune::lab::dump::Tolerance;
 
@@ -21,7 +21,7 @@ fn sample() -> Vec<Config> {
             omp: true,
             prevector: true,
             simd: true,
-            unroll: 8,
+            unroll: UnrollJam::jam(8),
             regblock: None,
             reduce: false,
         });
@@ -30,14 +30,14 @@ fn sample() -> Vec<Config> {
             tile: [32, 32, 1],
             omp: true,
             simd: true,
-            unroll: 4,
+            unroll: UnrollJam::jam(4),
             ..Config::default()
         });
     }
     // Beyond the paper's space: loops run as reductions (reassociated,
     // so verified with the default tolerance), alone, with OpenMP and
-    // SIMD marks, and with tiles and unroll-and-jam around them; and
-    // tile sizes other than 1 and 32.
+    // SIMD marks, and with tiles and unroll-and-jam around them; tile
+    // sizes other than 1 and 32; separate unroll-and-jam factors.
     for text in [
         "fuse=no,red=1",
         "fuse=smart,omp=1,simd=1,red=1",
@@ -48,6 +48,12 @@ fn sample() -> Vec<Config> {
         // Register blocking with packed operands and the vector
         // micro-kernel (contractions only; elsewhere a note).
         "fuse=no,tile=32x32x32,omp=1,prevec=1,rb=4x8,pack=1",
+        // Separate unroll-and-jam factors (issue 20): odd ones for the
+        // remainders, one beside reductions, the inner factor alone.
+        "fuse=smart,tile=32x32x1,omp=1,simd=1,uj=4x2",
+        "fuse=no,prevec=1,uj=3x5",
+        "fuse=max,tile=8x8x8,wave=1,omp=1,uj=16x3,red=1",
+        "fuse=smart,simd=1,uj=1x4",
     ] {
         out.push(text.parse().unwrap());
     }

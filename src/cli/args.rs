@@ -328,9 +328,11 @@ pub struct ConfigArgs {
     /// Mark vectorizable innermost loops for the compiler (simd=1).
     #[arg(long)]
     pub simd: bool,
-    /// Unroll-and-jam factor of the two innermost loops (uj=).
-    #[arg(long, alias = "unroll-jam", value_name = "1|2|4|8", value_parser = crate::config::parse_unroll)]
-    pub uj: Option<u8>,
+    /// Unroll-and-jam of the two innermost loops (uj=): 1, 2, 4 or 8 in
+    /// the paper's space; beyond it (no bit string) the outer and inner
+    /// loop's factors separately, each 1 to 16, e.g. 4x2 or 4,2.
+    #[arg(long, alias = "unroll-jam", value_name = "N|OxI", value_parser = crate::config::parse_unroll)]
+    pub uj: Option<crate::config::UnrollJam>,
     /// Register blocking of contractions, MRxNR accumulators (rb=; beyond
     /// the paper's space: no bit string), e.g. 4x8.
     #[arg(long, value_name = "MRxNR")]

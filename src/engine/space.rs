@@ -48,7 +48,7 @@ fn schedule_key(c: &Config) -> Config {
     Config {
         omp: false,
         simd: false,
-        unroll: 1,
+        unroll: crate::config::UnrollJam::NONE,
         regblock: None,
         reduce: false,
         ..*c

@@ -3,6 +3,7 @@
 //! innermost loops; each asks [`Lowered`] for the dependence fact it rests
 //! on.
 
+use crate::config::UnrollJam;
 use crate::frontend::scop::{Affine, Scop, Term};
 use crate::isl::{AstExpr, AstOp};
 
@@ -164,45 +165,120 @@ pub(super) fn upper_bound(l: &Loop) -> Option<AstExpr> {
     }
 }
 
-/// Step 9: unroll-and-jam of the two innermost loops when they are
-/// permutable, the inner bounds do not depend on the outer loop, and the
-/// nest is perfect.
-pub(super) fn mark_unroll(nodes: &mut [Node], factor: u8, lw: &Lowered<'_, '_>) {
+/// Step 9: unroll-and-jam of the two innermost loops. The outer factor
+/// unrolls the outer of two perfectly nested innermost loops and jams its
+/// copies into the inner one, when they are permutable, the inner bounds
+/// do not depend on the outer loop and both steps are 1. The inner factor
+/// (beyond the paper's space) unrolls every innermost loop whose step is
+/// 1: plain unrolling keeps the iterations' order, so it is legal
+/// whatever the dependences; a loop parallel before stays parallel in
+/// blocks, so its marks stay. Loops of a register tile are left alone
+/// (the tile is their unroll-and-jam). Returns, per factor that could not
+/// be applied somewhere, why.
+pub(super) fn mark_unroll(nodes: &mut [Node], uj: UnrollJam, lw: &Lowered<'_, '_>) -> Vec<String> {
+    let mut done = Unrolled::default();
+    walk_unroll(nodes, uj, lw, &mut done);
+    if uj.outer > 1 && done.jammed == 0 && done.outer.is_empty() {
+        done.outer.push(
+            "no two perfectly nested innermost loops (a loop whose body is only the innermost loop)"
+                .into(),
+        );
+    }
+    if uj.inner > 1 && done.unrolled == 0 && done.inner.is_empty() {
+        done.inner.push("no loop".into());
+    }
+    let mut notes: Vec<String> = Vec::new();
+    let (o, i) = (uj.outer, uj.inner);
+    for (which, list) in [
+        (format!("outer factor {o}"), done.outer),
+        (format!("inner factor {i}"), done.inner),
+    ] {
+        for why in list {
+            let n = format!("unroll-and-jam {uj}: {which} not applied: {why}");
+            if !notes.contains(&n) {
+                notes.push(n);
+            }
+        }
+    }
+    notes
+}
+
+/// What step 9 did, and why not where it did not.
+#[derive(Default)]
+struct Unrolled {
+    jammed: usize,
+    unrolled: usize,
+    outer: Vec<String>,
+    inner: Vec<String>,
+}
+
+fn walk_unroll(nodes: &mut [Node], uj: UnrollJam, lw: &Lowered<'_, '_>, done: &mut Unrolled) {
     for n in nodes {
         match n {
             // The register tile is the nest's unroll-and-jam.
             Node::For(l) if l.regblock.is_some() => {}
-            Node::For(l) => {
-                let candidate = match l.body.as_slice() {
-                    [Node::For(inner)] => {
-                        !contains_loop(&inner.body)
-                            && inner.step == 1
-                            && l.step == 1
-                            && !expr::mentions(&inner.init, &l.var)
-                            && !expr::mentions(&inner.cond, &l.var)
-                            && upper_bound(l).is_some()
-                            && lw.holds(inner.info, Fact::JamWithParent)
+            Node::For(l) if !contains_loop(&l.body) => {
+                if uj.inner > 1 {
+                    if l.step != 1 {
+                        done.inner
+                            .push(format!("loop {}: its step is {}", l.var, l.step));
+                    } else if upper_bound(l).is_none() {
+                        done.inner.push(format!(
+                            "loop {}: its condition is not an upper bound",
+                            l.var
+                        ));
+                    } else {
+                        l.unroll = uj.inner;
+                        done.unrolled += 1;
                     }
-                    _ => false,
-                };
-                if candidate {
-                    l.unroll = factor;
-                    if let [Node::For(inner)] = l.body.as_mut_slice()
-                        && !lw.holds(inner.info, Fact::ParallelAfterJam)
-                    {
-                        inner.simd = false;
-                        inner.omp = false;
-                    }
-                } else {
-                    mark_unroll(&mut l.body, factor, lw);
                 }
             }
+            Node::For(l) => {
+                if uj.outer > 1
+                    && let [Node::For(inner)] = l.body.as_slice()
+                    && !contains_loop(&inner.body)
+                {
+                    match jam_refusal(l, inner, lw) {
+                        Some(why) => done
+                            .outer
+                            .push(format!("loops {}, {}: {why}", l.var, inner.var)),
+                        None => {
+                            l.jam = uj.outer;
+                            done.jammed += 1;
+                            if let [Node::For(inner)] = l.body.as_mut_slice()
+                                && !lw.holds(inner.info, Fact::ParallelAfterJam)
+                            {
+                                inner.simd = false;
+                                inner.omp = false;
+                            }
+                        }
+                    }
+                }
+                walk_unroll(&mut l.body, uj, lw, done);
+            }
             Node::If { then, other, .. } => {
-                mark_unroll(then, factor, lw);
-                mark_unroll(other, factor, lw);
+                walk_unroll(then, uj, lw, done);
+                walk_unroll(other, uj, lw, done);
             }
             Node::Stmt { .. } => {}
         }
+    }
+}
+
+/// Why the innermost loop `inner`, the only child of `l`, cannot be
+/// jammed with it; `None` when it can. The dependence test comes last:
+/// it is the costly one.
+fn jam_refusal(l: &Loop, inner: &Loop, lw: &Lowered<'_, '_>) -> Option<String> {
+    if inner.step != 1 || l.step != 1 {
+        Some("a step other than 1".into())
+    } else if expr::mentions(&inner.init, &l.var) || expr::mentions(&inner.cond, &l.var) {
+        Some(format!("the bounds of {} depend on {}", inner.var, l.var))
+    } else if upper_bound(l).is_none() {
+        Some(format!("the condition of {} is not an upper bound", l.var))
+    } else if !lw.holds(inner.info, Fact::JamWithParent) {
+        Some("the dependences forbid interchanging them".into())
+    } else {
+        None
     }
 }
 
@@ -239,13 +315,17 @@ mod tests {
     use std::path::Path;
 
     fn generate(body: &str, config: &str) -> String {
+        optimize(body, config).0
+    }
+
+    /// The generated text and the notes.
+    fn optimize(body: &str, config: &str) -> (String, Vec<String>) {
         let text = format!(
             "void f(int n, int t_steps, double x[99], double y[99], double A[99][99]) {{ int t, i, j;\n#pragma scop\n{body}\n#pragma endscop\n}}\n"
         );
         let src = parse_source(Path::new("t.c"), text, &Options::default()).unwrap();
-        crate::engine::pipeline::optimize(&src, &config.parse().unwrap(), None)
-            .unwrap()
-            .text
+        let out = crate::engine::pipeline::optimize(&src, &config.parse().unwrap(), None).unwrap();
+        (out.text, out.notes)
     }
 
     #[test]
@@ -294,5 +374,79 @@ mod tests {
             "fuse=smart,uj=4",
         );
         assert!(out.contains("c0 += 4"), "{out}");
+    }
+
+    #[test]
+    fn each_factor_unrolls_its_own_loop_with_a_remainder() {
+        let (out, notes) = optimize(
+            "for (i = 0; i < n; i++) for (j = 0; j < n; j++) x[i] += A[i][j];",
+            "fuse=smart,uj=4x3",
+        );
+        assert!(notes.is_empty(), "{notes:?}");
+        // The outer loop in blocks of 4 jammed into the inner one, which
+        // runs in blocks of 3: 12 copies, then the remainders.
+        assert!(out.contains("c0 += 4") && out.contains("c1 += 3"), "{out}");
+        assert!(out.contains("% 4 + 1") && out.contains("% 3 + 1"), "{out}");
+        assert!(out.contains("x[c0 + 3] += A[c0 + 3][c1 + 2];"), "{out}");
+        // (and the original, run where the parameters' assumed values
+        // do not hold).
+        assert_eq!(out.matches(" += A[").count(), 12 + 4 + 3 + 1 + 1, "{out}");
+        // The inner factor alone unrolls a loop with no loop around it.
+        let (out, notes) = optimize("for (i = 0; i < n; i++) x[i] = y[i];", "uj=1x3");
+        assert!(notes.is_empty(), "{notes:?}");
+        assert!(
+            out.contains("c0 += 3") && out.contains("x[c0 + 2] = y[c0 + 2];"),
+            "{out}"
+        );
+    }
+
+    #[test]
+    fn a_factor_that_cannot_be_applied_says_why() {
+        // Distances (1, n - 1 - 2j) along (i, j), negative along j for
+        // half the j: no skew makes the pair permutable, so no jam; the
+        // inner loop is still unrolled (plain unrolling keeps the order).
+        let (out, notes) = optimize(
+            "for (i = 1; i < n; i++) for (j = 0; j < n; j++) A[i][j] = A[i - 1][n - 1 - j] + 1;",
+            "fuse=smart,uj=4x2",
+        );
+        assert!(!out.contains("c0 += 4") && out.contains("c1 += 2"), "{out}");
+        assert_eq!(notes.len(), 1, "{notes:?}");
+        assert!(
+            notes[0].ends_with(
+                "unroll-and-jam 4x2: outer factor 4 not applied: loops c0, c1: \
+                 the dependences forbid interchanging them"
+            ),
+            "{notes:?}"
+        );
+        // A triangular nest: the inner bounds depend on the outer loop.
+        let (out, notes) = optimize(
+            "for (i = 0; i < n; i++) for (j = i; j < n; j++) A[i][j] = 2 * A[i][j];",
+            "fuse=smart,uj=2x2",
+        );
+        assert!(!out.contains("c0 += 2") && out.contains("c1 += 2"), "{out}");
+        assert_eq!(notes.len(), 1, "{notes:?}");
+        assert!(
+            notes[0].contains("the bounds of c1 depend on c0"),
+            "{notes:?}"
+        );
+        // No nest of two loops at all.
+        let (_, notes) = optimize("for (i = 0; i < n; i++) x[i] = y[i];", "uj=2x2");
+        assert_eq!(notes.len(), 1, "{notes:?}");
+        assert!(
+            notes[0].contains("outer factor 2 not applied: no two perfectly nested"),
+            "{notes:?}"
+        );
+        // The paper's factor is silent where it does not apply.
+        let (_, notes) = optimize("for (i = 0; i < n; i++) x[i] = y[i];", "uj=2");
+        assert!(notes.is_empty(), "{notes:?}");
+    }
+
+    #[test]
+    fn the_paper_factor_is_the_outer_one() {
+        let body = "for (i = 0; i < n; i++) for (j = 0; j < n; j++) x[i] += A[i][j];";
+        let paper = generate(body, "fuse=smart,simd=1,uj=4");
+        let separate = generate(body, "fuse=smart,simd=1,uj=4x1");
+        assert_eq!(paper, separate);
+        assert!(!paper.contains("c1 += "), "{paper}");
     }
 }

@@ -235,7 +235,8 @@ pub struct Emitted {
     /// OpenMP to run in parallel).
     pub openmp: bool,
     /// What was asked for and not done, with the reason (register
-    /// blocking of a nest the dependences or the statements do not allow).
+    /// blocking of a nest the dependences or the statements do not allow,
+    /// separate unroll-and-jam factors a nest does not take).
     pub notes: Vec<String>,
 }
 
@@ -249,12 +250,16 @@ pub fn emit(scop: &Scop, lowered: &Lowered<'_, '_>, config: &Config, indent: &st
     if config.omp {
         mark_omp(&mut nodes, lowered);
     }
-    let notes = match config.regblock {
+    let mut notes = match config.regblock {
         Some(tile) => regblock::mark_regblock(&mut nodes, tile, scop, lowered),
         None => Vec::new(),
     };
-    if config.unroll > 1 {
-        mark_unroll(&mut nodes, config.unroll, lowered);
+    if config.unroll.is_some() {
+        let why = mark_unroll(&mut nodes, config.unroll, lowered);
+        // The paper's factor is applied where it can be, silently.
+        if !config.unroll.is_paper() {
+            notes.extend(why);
+        }
     }
     if config.reduce {
         reduce::mark_reductions(&mut nodes, scop, lowered, config.omp);

@@ -178,44 +178,24 @@ impl<'a> Printer<'a> {
             return self.reduction_loop(l, r, indent);
         }
         let var = self.name(&l.var);
-        if l.unroll > 1
+        if l.jam > 1
             && let (Some(ub), [Node::For(inner)]) = (upper_bound(l), l.body.as_slice())
         {
-            let u = l.unroll as i64;
-            let lb_name = format!("{var}_lb");
-            let ub_name = format!("{var}_ub");
-            let _ = writeln!(self.out, "{indent}{{");
-            let ind = format!("{indent}  ");
-            let _ = writeln!(
-                self.out,
-                "{ind}const long {lb_name} = {}, {ub_name} = {};",
-                self.c(&l.init),
-                self.c(&ub)
-            );
-            // Main loop: blocks of u iterations, the inner loop jammed.
-            self.pragmas(l, &ind);
-            self.open_for(
-                &ind,
-                &var,
-                &lb_name,
-                &format!("{var} <= {ub_name} - {}", u - 1),
-                u,
-            );
+            // Blocks of `jam` iterations, the inner loop jammed.
             let mut jammed = (**inner).clone();
-            jammed.body = (0..u).flat_map(|k| shift(&inner.body, &l.var, k)).collect();
-            self.for_loop(&jammed, &format!("{ind}  "));
-            let _ = writeln!(self.out, "{ind}}}");
-            // Remainder: the last (count mod u) iterations, unjammed.
-            let mut rest = l.clone();
-            rest.unroll = 1;
-            let start = format!("{ub_name} - ({ub_name} - {lb_name} + 1) % {u} + 1");
-            self.pragmas(&rest, &ind);
-            self.open_for(&ind, &var, &start, &format!("{var} <= {ub_name}"), 1);
-            // The unjammed inner loop keeps its own marks (legal without jam).
-            self.nodes(&rest.body, &format!("{ind}  "));
-            let _ = writeln!(self.out, "{ind}}}");
-            let _ = writeln!(self.out, "{indent}}}");
-            return;
+            jammed.body = (0..i64::from(l.jam))
+                .flat_map(|k| shift(&inner.body, &l.var, k))
+                .collect();
+            return self.blocked(l, &ub, l.jam, &[Node::For(Box::new(jammed))], indent);
+        }
+        if l.unroll > 1
+            && let Some(ub) = upper_bound(l)
+        {
+            // Blocks of `unroll` iterations, one after the other.
+            let copies: Vec<Node> = (0..i64::from(l.unroll))
+                .flat_map(|k| shift(&l.body, &l.var, k))
+                .collect();
+            return self.blocked(l, &ub, l.unroll, &copies, indent);
         }
         if l.simd
             && let Some(ub) = upper_bound(l)
@@ -242,6 +222,43 @@ impl<'a> Printer<'a> {
         self.pragmas(l, indent);
         self.open_for(indent, &var, &self.c(&l.init), &self.c(&l.cond), l.step);
         self.nodes(&l.body, &format!("{indent}  "));
+        let _ = writeln!(self.out, "{indent}}}");
+    }
+}
+
+impl Printer<'_> {
+    /// Loop `l` (step 1, inclusive upper bound `ub`) in blocks of `u`
+    /// iterations whose body is `main`, then the last (count mod `u`)
+    /// iterations one by one with `l`'s own body; both keep `l`'s marks
+    /// (the inner loop of the remainder, not jammed, keeps its own).
+    fn blocked(&mut self, l: &Loop, ub: &AstExpr, u: u8, main: &[Node], indent: &str) {
+        let var = self.name(&l.var);
+        let u = i64::from(u);
+        let lb_name = format!("{var}_lb");
+        let ub_name = format!("{var}_ub");
+        let _ = writeln!(self.out, "{indent}{{");
+        let ind = format!("{indent}  ");
+        let _ = writeln!(
+            self.out,
+            "{ind}const long {lb_name} = {}, {ub_name} = {};",
+            self.c(&l.init),
+            self.c(ub)
+        );
+        self.pragmas(l, &ind);
+        self.open_for(
+            &ind,
+            &var,
+            &lb_name,
+            &format!("{var} <= {ub_name} - {}", u - 1),
+            u,
+        );
+        self.nodes(main, &format!("{ind}  "));
+        let _ = writeln!(self.out, "{ind}}}");
+        let start = format!("{ub_name} - ({ub_name} - {lb_name} + 1) % {u} + 1");
+        self.pragmas(l, &ind);
+        self.open_for(&ind, &var, &start, &format!("{var} <= {ub_name}"), 1);
+        self.nodes(&l.body, &format!("{ind}  "));
+        let _ = writeln!(self.out, "{ind}}}");
         let _ = writeln!(self.out, "{indent}}}");
     }
 }

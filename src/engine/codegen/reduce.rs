@@ -69,7 +69,7 @@ fn walk(
                 };
                 if l.reduce.is_none() {
                     let inner_omp = in_omp || l.omp;
-                    let jam = l.unroll > 1;
+                    let jam = l.jam > 1;
                     walk(&mut l.body, scop, lw, omp, reductions, inner_omp, jam);
                 }
             }
@@ -125,6 +125,7 @@ fn reduction_of(
 ) -> Option<Reduce> {
     if l.omp
         || l.simd
+        || l.jam > 1
         || l.unroll > 1
         || jammed
         || l.step != 1

@@ -15,6 +15,11 @@ pub(super) struct Loop {
     pub(super) info: Option<usize>,
     pub(super) omp: bool,
     pub(super) simd: bool,
+    /// Unroll-and-jam: copies of this loop's body jammed into its only
+    /// child, the innermost loop (1: none).
+    pub(super) jam: u8,
+    /// Unrolling of this innermost loop: copies of its body per
+    /// iteration (1: none).
     pub(super) unroll: u8,
     /// Register blocking of this loop and the two below it.
     pub(super) regblock: Option<Box<super::regblock::Plan>>,
@@ -64,6 +69,7 @@ pub(super) fn convert(n: AstNode, out: &mut Vec<Node>) -> Result<(), IslError> {
                 info,
                 omp: false,
                 simd: false,
+                jam: 1,
                 unroll: 1,
                 regblock: None,
                 reduce: None,

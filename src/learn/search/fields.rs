@@ -31,7 +31,7 @@ pub fn coordinates(c: &Config) -> [f64; FIELDS] {
         b(c.omp),
         b(c.prevector),
         b(c.simd),
-        f64::from(c.unroll.max(1)).log2(),
+        f64::from(c.unroll.outer.max(1)).log2(),
     ]
 }
 
