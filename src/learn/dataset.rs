@@ -7,6 +7,13 @@
 //! nothing can be tiled, say). A variant is represented by its *least*
 //! configuration (fewest bits set, then the smallest bit string): the
 //! transformations that actually took effect.
+//!
+//! The attributes are the paper's bits: only configurations of the
+//! paper's space are rows. A variant measured only with configurations
+//! beyond it (free tile sizes, reductions, register blocking: `collect
+//! --space extended`) is left out and counted in
+//! [`Dataset::beyond_paper`]; so the models of a store that holds both
+//! are exactly those of its paper part.
 
 use super::LearnError;
 use crate::config::Config;
@@ -77,12 +84,21 @@ pub struct Dataset {
     pub feature_names: Vec<String>,
     pub kernels: Vec<Kernel>,
     pub rows: Vec<Row>,
+    /// Verified, timed variants left out because no configuration of the
+    /// paper's space produces them (the attributes have no bits for what
+    /// lies beyond it). Not serialized: files written from a dataset stay
+    /// as they were.
+    #[serde(skip)]
+    pub beyond_paper: usize,
 }
 
 /// The least configuration: fewest bits set, then the smallest bit
-/// string.
+/// string; of the paper's space only (none when no configuration is).
 pub fn representative(configs: &[Config]) -> Option<&Config> {
-    configs.iter().min_by_key(|c| (c.ones(), c.bits()))
+    configs
+        .iter()
+        .filter(|c| c.is_paper())
+        .min_by_key(|c| (c.ones(), c.bits()))
 }
 
 /// Features as the models see them: ratios as stored, the instruction
@@ -129,6 +145,7 @@ impl Dataset {
         let mut names: Option<Vec<String>> = None;
         let mut kernels = Vec::new();
         let mut rows = Vec::new();
+        let mut beyond_paper = 0;
         for ((name, kid), ms) in &by_kernel {
             let Some(base) = ms
                 .iter()
@@ -158,7 +175,9 @@ impl Dataset {
                 baseline_seconds: base,
             });
             for m in ms.iter().filter(|m| !m.original && m.status == Status::Ok) {
-                let (Some(t), Some(cfg)) = (m.median, representative(&m.configs)) else {
+                let Some(t) = m.median else { continue };
+                let Some(cfg) = representative(&m.configs) else {
+                    beyond_paper += 1;
                     continue;
                 };
                 // Relative to the original timed in the same batch when the
@@ -170,7 +189,7 @@ impl Dataset {
                         kernel: k,
                         variant_id: m.variant_id,
                         config: *cfg,
-                        configs: m.configs.len(),
+                        configs: m.configs.iter().filter(|c| c.is_paper()).count(),
                         speedup: b / t,
                     });
                 }
@@ -185,12 +204,20 @@ impl Dataset {
             feature_names: names.unwrap_or_default(),
             kernels,
             rows,
+            beyond_paper,
         };
         d.drop_constant_features();
         if d.rows.is_empty() {
-            return Err(LearnError::Data(
-                "no kernel has both features and verified, timed variants".into(),
-            ));
+            return Err(LearnError::Data(format!(
+                "no kernel has both features and verified, timed variants{}",
+                if beyond_paper > 0 {
+                    format!(
+                        " of the paper's space ({beyond_paper} beyond it are left out: the models' attributes are the paper's bits)"
+                    )
+                } else {
+                    String::new()
+                }
+            )));
         }
         Ok(d)
     }
@@ -348,6 +375,7 @@ impl Dataset {
             feature_names: (0..features).map(|j| format!("F{j}")).collect(),
             kernels: ks,
             rows,
+            beyond_paper: 0,
         }
     }
 }
