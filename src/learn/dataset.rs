@@ -394,6 +394,73 @@ mod tests {
         assert!(representative(&[]).is_none());
     }
 
+    /// Variants of the paper's space are rows as before (their weight
+    /// counts the paper's configurations only); a variant only
+    /// configurations beyond it produce is left out, and counted.
+    #[test]
+    fn variants_beyond_the_paper_are_left_out_and_counted() {
+        use crate::lab::compiler::Compiler;
+        use crate::lab::runner::Timing;
+        use crate::lab::store::{Key, Machine};
+        use crate::lab::verify::Measurement;
+        let dir = tempfile::tempdir().unwrap();
+        let mut s = Store::open(&dir.path().join("d.sqlite")).unwrap();
+        let machine = s.machine_id(&Machine::this()).unwrap();
+        let compiler = s
+            .compiler_id(&Compiler {
+                family: Family::Gcc,
+                program: "gcc".into(),
+                version: "12".into(),
+                flags: Vec::new(),
+            })
+            .unwrap();
+        let sel = Selection::default();
+        let kernel = s.kernel_id("gemm", "src").unwrap();
+        s.record_features(
+            kernel,
+            sel.feature_backend,
+            sel.feature_size,
+            &[("Ir".into(), 1.0)],
+        )
+        .unwrap();
+        let paper = Config::from_bits("000000100000").unwrap();
+        let beyond: Config = "omp=1,tile=64x64x64".parse().unwrap();
+        let blocked: Config = "omp=1,rb=4x8".parse().unwrap();
+        let original = s.original_id(kernel, "o").unwrap();
+        let mixed = s.variant_id(kernel, "a", &[paper, beyond]).unwrap();
+        let only = s.variant_id(kernel, "b", &[blocked]).unwrap();
+        for (v, t) in [(original, 1.0), (mixed, 0.5), (only, 0.25)] {
+            let key = Key {
+                variant: v,
+                machine,
+                compiler,
+                size: sel.size,
+                threads: sel.threads,
+            };
+            let m = Measurement {
+                status: Status::Ok,
+                detail: String::new(),
+                compile_seconds: 0.0,
+                timing: Some(Timing {
+                    samples: vec![t],
+                    median: t,
+                    spread: 0.0,
+                }),
+            };
+            s.record(&key, &m).unwrap();
+        }
+        let d = Dataset::from_store(&s, &sel).unwrap();
+        assert_eq!(d.rows.len(), 1);
+        assert_eq!(
+            (d.rows[0].config, d.rows[0].configs, d.rows[0].speedup),
+            (paper, 1, 2.0)
+        );
+        assert_eq!(d.beyond_paper, 1);
+        assert_eq!(d.row_attributes(&d.rows[0]).len(), CONFIG_BITS);
+        assert!(representative(&[beyond, blocked]).is_none());
+        assert_eq!(representative(&[beyond, paper]), Some(&paper));
+    }
+
     #[test]
     fn synthetic_data_has_the_requested_shape() {
         let d = Dataset::synthetic(4, 20, 6, 1);
