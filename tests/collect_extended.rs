@@ -53,10 +53,7 @@ fn a_sample_of_the_extended_space_is_measured_stored_and_exported() {
         "{stderr}"
     );
     let store = Store::open_read_only(&db).unwrap();
-    assert_eq!(
-        store.meta("schema_version").unwrap().as_deref(),
-        Some("3")
-    );
+    assert_eq!(store.meta("schema_version").unwrap().as_deref(), Some("3"));
     let rows = store.measured().unwrap();
     let beyond: Vec<_> = rows
         .iter()

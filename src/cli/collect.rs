@@ -148,7 +148,7 @@ fn space(a: &Args) -> Result<crate::app::campaign::Space, super::Usage> {
                 )));
             }
             Ok(Space::Extended {
-                space,
+                space: Box::new(space),
                 sample: n,
                 seed: a.seed,
             })

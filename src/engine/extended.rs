@@ -231,7 +231,10 @@ mod tests {
         assert!(small.iter().all(|c| a.contains(c)));
         // Every field varies across a sample of this size.
         let fields = |f: &dyn Fn(&Config) -> String| {
-            a.iter().map(f).collect::<std::collections::BTreeSet<_>>().len()
+            a.iter()
+                .map(f)
+                .collect::<std::collections::BTreeSet<_>>()
+                .len()
         };
         assert!(fields(&|c| c.fusion.to_string()) > 1);
         assert!(fields(&|c| c.tile[0].to_string()) > 3);

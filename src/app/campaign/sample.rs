@@ -36,7 +36,7 @@ pub enum Space {
     /// The paper's space, and per kernel `sample` configurations drawn
     /// from `space` beyond it.
     Extended {
-        space: Extended,
+        space: Box<Extended>,
         sample: usize,
         seed: u64,
     },

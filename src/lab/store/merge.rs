@@ -486,11 +486,18 @@ mod tests {
             let mut s = Store::open(&new).unwrap();
             let k = s.kernel_id("gemm", "src").unwrap();
             s.variant_id(k, "v", &[beyond]).unwrap();
-            s.variant_id(k, "w", &[beyond, Config::from_bits("000000100000").unwrap()])
-                .unwrap();
+            s.variant_id(
+                k,
+                "w",
+                &[beyond, Config::from_bits("000000100000").unwrap()],
+            )
+            .unwrap();
             let o = rusqlite::Connection::open(&old).unwrap();
-            o.execute("UPDATE meta SET value = '2' WHERE key = 'schema_version'", [])
-                .unwrap();
+            o.execute(
+                "UPDATE meta SET value = '2' WHERE key = 'schema_version'",
+                [],
+            )
+            .unwrap();
         }
         let out = dir.path().join("m.sqlite");
         let r = merge(&[old.clone(), new.clone()], &out).unwrap();
@@ -498,14 +505,20 @@ mod tests {
         let s = Store::open_read_only(&out).unwrap();
         assert_eq!(s.meta("schema_version").unwrap().as_deref(), Some("3"));
         assert_eq!(s.count("variant_configs").unwrap(), 4);
-        assert_eq!(s.measured().unwrap()[0].configs, [Config::default(), beyond]);
+        assert_eq!(
+            s.measured().unwrap()[0].configs,
+            [Config::default(), beyond]
+        );
         drop(s);
         // Version 1 lacks the baselines: not merged with later ones.
         let v1 = dir.path().join("v1.sqlite");
         std::fs::copy(&old, &v1).unwrap();
         rusqlite::Connection::open(&v1)
             .unwrap()
-            .execute("UPDATE meta SET value = '1' WHERE key = 'schema_version'", [])
+            .execute(
+                "UPDATE meta SET value = '1' WHERE key = 'schema_version'",
+                [],
+            )
             .unwrap();
         let e = merge(&[v1, new.clone()], &dir.path().join("m1.sqlite"))
             .unwrap_err()

@@ -473,7 +473,10 @@ mod tests {
         assert_eq!(s.export_csv(&mut csv).unwrap(), 2);
         let csv = String::from_utf8(csv).unwrap();
         let lines: Vec<&str> = csv.lines().collect();
-        assert!(lines[1].starts_with("gemm,v1,0,011100000000,2,gcc"), "{csv}");
+        assert!(
+            lines[1].starts_with("gemm,v1,0,011100000000,2,gcc"),
+            "{csv}"
+        );
         assert!(
             lines[2].starts_with(
                 "gemm,v2,0,\"fuse=max,tile=32x32x32,wave=0,omp=0,prevec=0,simd=0,uj=1,red=1,rb=4x16\",1,gcc"
