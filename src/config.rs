@@ -261,7 +261,8 @@ impl Config {
     }
 
     /// The configuration of a bit string, and only of a bit string (the
-    /// form the store and the learning dataset keep).
+    /// form model files and the learning dataset keep, and the store for
+    /// the paper's space).
     pub fn from_bits(text: &str) -> Result<Config, ConfigError> {
         let error = |reason: &str| ConfigError {
             text: text.to_string(),

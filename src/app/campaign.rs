@@ -1,7 +1,9 @@
-//! Training campaigns: every distinct variant of every kernel, with every
-//! compiler, measured (verified, then timed) right after its kernel's
-//! original in the same batch, and stored as it arrives. Rerunning the
-//! same campaign resumes it: what is stored is skipped.
+//! Training campaigns: every distinct variant of every kernel (and, with
+//! `--space extended`, those of a sample of the extended space:
+//! `sample.rs`), with every compiler, measured (verified, then timed)
+//! right after its kernel's original in the same batch, and stored as it
+//! arrives. Rerunning the same campaign resumes it: what is stored is
+//! skipped.
 //!
 //! A campaign may be one shard of a larger one (`shard.rs`): it measures
 //! its share of the units only, into its own store, to be merged. The two
@@ -13,10 +15,12 @@
 
 mod ahead;
 mod lab;
+mod sample;
 mod shard;
 
 use lab::{Lab, recipe_for};
 
+pub use sample::Space;
 pub use shard::{Costs, Shard, ShardError};
 
 use crate::engine::space::{Variant, code_hash, distinct_variants};
@@ -46,9 +50,12 @@ pub struct Campaign {
     /// Variants this many times slower than their baseline on the
     /// verification run get the protocol's `slow_runs` only.
     pub slow_factor: Option<f64>,
-    /// Measure at most this many variants per kernel (evenly spread over
-    /// the enumeration order); all when `None`.
+    /// Measure at most this many variants of the paper's space per
+    /// kernel (evenly spread over the enumeration order); all when `None`.
     pub max_variants: Option<usize>,
+    /// The paper's space alone, or with a sample of the extended space
+    /// (`sample.rs`).
+    pub space: Space,
     pub include: Vec<PathBuf>,
     /// Dataset size for the cachegrind characterization of each original.
     pub feature_size: Size,
@@ -96,6 +103,8 @@ pub enum CollectError {
     Engine(#[from] crate::engine::model::EngineError),
     #[error(transparent)]
     Io(#[from] std::io::Error),
+    #[error(transparent)]
+    Sample(#[from] crate::engine::extended::SampleError),
     #[error("{path}: {message}")]
     Driver { path: String, message: String },
     #[error("{0}")]
@@ -156,6 +165,14 @@ pub enum Event<'a> {
     Skipped {
         kernel: &'a Path,
         reason: &'a str,
+    },
+    /// `drawn` configurations of the extended space were drawn for a
+    /// kernel: `new` are variants of their own, the others produce the
+    /// code of a paper variant (or of another draw).
+    Sampled {
+        name: &'a str,
+        drawn: usize,
+        new: usize,
     },
     /// The campaign has `total` programs to go through (stored ones
     /// included).
@@ -245,7 +262,29 @@ pub fn run(
                 reason: &s,
             });
         }
-        plans.push((path.clone(), src, pick(&variants, c.max_variants)));
+        let mut picked = pick(&variants, c.max_variants);
+        if let Space::Extended {
+            space,
+            sample,
+            seed,
+        } = &c.space
+        {
+            let name = kernel_name(path);
+            let drawn = sample::draws(space, *sample, *seed, &name)?;
+            let (new, skipped) = sample::add_draws(&src, &drawn, &mut picked)?;
+            for s in skipped {
+                progress(Event::Skipped {
+                    kernel: path,
+                    reason: &s,
+                });
+            }
+            progress(Event::Sampled {
+                name: &name,
+                drawn: drawn.len(),
+                new,
+            });
+        }
+        plans.push((path.clone(), src, picked));
     }
     let mine = shard::select(c, &plans);
     let total: usize = mine

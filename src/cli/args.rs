@@ -431,7 +431,10 @@ impl DataArgs {
         }
     }
 
-    pub fn dataset(&self, db: &Path) -> Result<crate::learn::dataset::Dataset> {
+    /// The dataset of `db`, saying what it leaves out: variants measured
+    /// only beyond the paper's space (the models' attributes are its
+    /// bits).
+    pub fn dataset(&self, db: &Path, ui: &super::Ui) -> Result<crate::learn::dataset::Dataset> {
         if !db.exists() {
             anyhow::bail!(
                 "{} does not exist (run `polytune collect` first)",
@@ -439,8 +442,20 @@ impl DataArgs {
             );
         }
         let store = crate::lab::store::Store::open_read_only(db)?;
-        crate::learn::dataset::Dataset::from_store(&store, &self.selection())
-            .with_context(|| format!("cannot read the dataset in {}", db.display()))
+        let d = crate::learn::dataset::Dataset::from_store(&store, &self.selection())
+            .with_context(|| format!("cannot read the dataset in {}", db.display()))?;
+        note_beyond_paper(&d, ui);
+        Ok(d)
+    }
+}
+
+/// Says that a dataset left out variants beyond the paper's space.
+pub fn note_beyond_paper(d: &crate::learn::dataset::Dataset, ui: &super::Ui) {
+    if d.beyond_paper > 0 {
+        ui.note(format_args!(
+            "{} variants measured only beyond the paper's space (free tile sizes, reductions, register blocking) are left out: the models learn from the paper's 12 bits",
+            d.beyond_paper
+        ));
     }
 }
 

@@ -34,6 +34,24 @@ pub struct Args {
     /// Measure at most N variants per kernel (spread over the space).
     #[arg(long, value_name = "N")]
     max_variants: Option<usize>,
+    /// Which configurations to measure: `paper`, every distinct variant
+    /// of the paper's space, or `extended`, those and per kernel --sample
+    /// configurations drawn uniformly from the extended space (tile sizes
+    /// 1, 8, 16, 32, 64, 128 or 256 per dimension, loops run as
+    /// reductions or not, register tiles 4x8, 8x4, 4x16, 8x16 or none,
+    /// and the paper's other choices), deduplicated by generated code:
+    /// a draw with a paper variant's code is stored with it, not measured
+    /// again.
+    #[arg(long, value_enum, default_value = "paper")]
+    space: SpaceArg,
+    /// Configurations drawn per kernel with --space extended.
+    #[arg(long, value_name = "N")]
+    sample: Option<usize>,
+    /// The seed of --space extended's draws (with the kernel's name): the
+    /// same seed draws the same configurations, so a campaign resumes, and
+    /// a larger --sample draws a smaller one's first.
+    #[arg(long, value_name = "S", default_value_t = 1)]
+    seed: u64,
     /// Samples per program: at least MIN, up to MAX while the spread
     /// exceeds 10%. The verification run is the warm-up and, as the
     /// kernel is timed inside the program, also the first sample.
@@ -100,6 +118,44 @@ pub struct Args {
     output: OutputArgs,
 }
 
+/// `--space`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum SpaceArg {
+    /// The paper's 12-bit space.
+    Paper,
+    /// The paper's space and a sample beyond it (--sample).
+    Extended,
+}
+
+/// The configurations `--space`, `--sample` and `--seed` ask for.
+fn space(a: &Args) -> Result<crate::app::campaign::Space, super::Usage> {
+    use crate::app::campaign::Space;
+    match (a.space, a.sample) {
+        (SpaceArg::Paper, None) => Ok(Space::Paper),
+        (SpaceArg::Paper, Some(_)) => Err(super::Usage(
+            "--sample draws from the extended space: give --space extended with it".into(),
+        )),
+        (SpaceArg::Extended, None) => Err(super::Usage(
+            "--space extended measures a sample of the extended space: give its size, --sample N"
+                .into(),
+        )),
+        (SpaceArg::Extended, Some(n)) => {
+            let space = crate::engine::extended::Extended::default();
+            let beyond = space.beyond_paper();
+            if n as u64 > beyond {
+                return Err(super::Usage(format!(
+                    "--sample {n} is more than the {beyond} configurations of the extended space beyond the paper's"
+                )));
+            }
+            Ok(Space::Extended {
+                space: Box::new(space),
+                sample: n,
+                seed: a.seed,
+            })
+        }
+    }
+}
+
 pub fn run(a: Args, ui: &Ui) -> Result<()> {
     if a.status {
         let s = crate::app::slurm::status(&a.db)?;
@@ -114,6 +170,7 @@ pub fn run(a: Args, ui: &Ui) -> Result<()> {
             super::Usage("--costs cuts shards: give it with --shard or --slurm".into()).into(),
         );
     }
+    let space = space(&a)?;
     if let Some(n) = a.slurm {
         return submit(&a, n as usize, ui);
     }
@@ -141,6 +198,7 @@ pub fn run(a: Args, ui: &Ui) -> Result<()> {
         },
         slow_factor: Some(a.slow_factor).filter(|f| *f > 0.0),
         max_variants: a.max_variants,
+        space,
         include: a
             .build
             .include
@@ -309,6 +367,9 @@ fn show(p: &mut Progress, e: Event) {
         Event::Skipped { kernel, reason } => {
             p.note(format_args!("warning: {}: {reason}", kernel.display()))
         }
+        Event::Sampled { name, drawn, new } => p.note(format_args!(
+            "{name}: {drawn} configurations drawn from the extended space, {new} new variants"
+        )),
         Event::Planned { total } => p.set(0, total, "starting", None, false),
         Event::Kernel { name, compiler } => p.doing(&format!("{name} {compiler}: the original")),
         Event::Resumed => p.note("resumed"),

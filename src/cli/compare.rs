@@ -97,6 +97,7 @@ pub fn run(a: Args, ui: &Ui) -> Result<()> {
             };
             let dataset = crate::learn::dataset::Dataset::from_store(&store, &selection)
                 .with_context(|| format!("cannot read the dataset in {}", db.display()))?;
+            super::args::note_beyond_paper(&dataset, ui);
             Models::LeaveOneOut {
                 dataset: Box::new(dataset),
                 kinds: crate::learn::Kind::ALL.to_vec(),

@@ -59,7 +59,7 @@ pub fn run(a: Args, ui: &Ui) -> Result<()> {
             );
         }
     }
-    let d = a.data.dataset(&a.db)?;
+    let d = a.data.dataset(&a.db, ui)?;
     let opts = evaluate::Options {
         models: a.data.kinds(),
         shots: a.shots,

@@ -62,7 +62,7 @@ pub struct Args {
 }
 
 pub fn run(a: Args, ui: &Ui) -> Result<()> {
-    let d = a.data.dataset(&a.db)?;
+    let d = a.data.dataset(&a.db, ui)?;
     let eo = evaluate::Options {
         models: a.data.kinds(),
         target: a.data.target,

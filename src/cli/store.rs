@@ -22,9 +22,10 @@ enum Command {
 ///
 /// The union of machines, compilers, kernels, variants, measurements and
 /// features; a measurement in several stores is kept once (the first
-/// store's); different machines stay apart. Stores of different schema
-/// versions, or with a kernel of different sources, are refused, and so
-/// is an output that exists: nothing is written then.
+/// store's); different machines stay apart. Stores of different tables
+/// (schema version 1 with a later one), or with a kernel of different
+/// sources, are refused, and so is an output that exists: nothing is
+/// written then.
 #[derive(clap::Args)]
 struct MergeArgs {
     /// The stores to merge, in order of precedence.

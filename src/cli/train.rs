@@ -35,7 +35,7 @@ pub fn run(a: Args, ui: &Ui) -> Result<()> {
         .output
         .clone()
         .unwrap_or_else(|| models_dir(a.data.compiler));
-    let mut d = a.data.dataset(&a.db)?;
+    let mut d = a.data.dataset(&a.db, ui)?;
     if !a.exclude.is_empty() {
         d = d.without_kernels(&a.exclude)?;
     }

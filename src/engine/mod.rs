@@ -3,6 +3,7 @@
 
 pub mod codegen;
 pub mod driver;
+pub mod extended;
 pub mod instrument;
 pub mod model;
 pub mod pipeline;

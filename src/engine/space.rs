@@ -237,8 +237,8 @@ pub fn distinct_variants(
     distinct_variants_with(src, context, &|_| {})
 }
 
-/// How far an enumeration is: `done` of `total` schedules (96 per SCoP)
-/// computed and emitted.
+/// How far an enumeration is: `done` of `total` schedules (96 per SCoP
+/// in the paper's space) computed and emitted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Enumerated {
     pub done: usize,
@@ -253,8 +253,22 @@ pub fn distinct_variants_with(
     context: Option<&str>,
     progress: &(dyn Fn(Enumerated) + Sync),
 ) -> Result<(Vec<Variant>, Vec<String>), EngineError> {
-    let configs = Config::all();
-    let (keys, key_of) = keys_of(&configs);
+    distinct_variants_of(src, context, &Config::all(), progress)
+}
+
+/// The distinct programs of the given configurations (e.g. a sample of
+/// the extended space, `extended.rs`), in order of first appearance in
+/// `configs`, as [`distinct_variants_with`] finds them for the paper's
+/// space. Configurations sharing a schedule (same fusion, tiles,
+/// pre-vectorization, wavefront) share its computation; listing those of
+/// one fusion together keeps the workers' shares few (see [`shares`]).
+pub fn distinct_variants_of(
+    src: &SourceFile,
+    context: Option<&str>,
+    configs: &[Config],
+    progress: &(dyn Fn(Enumerated) + Sync),
+) -> Result<(Vec<Variant>, Vec<String>), EngineError> {
+    let (keys, key_of) = keys_of(configs);
     let mut users: Vec<Vec<usize>> = vec![Vec::new(); keys.len()];
     for (k, &p) in key_of.iter().enumerate() {
         users[p].push(k);
@@ -311,7 +325,7 @@ pub fn distinct_variants_with(
                     context,
                     &keys,
                     &users,
-                    &configs,
+                    configs,
                     share.clone(),
                     &indent,
                     &tick,

@@ -7,6 +7,13 @@
 //! nothing can be tiled, say). A variant is represented by its *least*
 //! configuration (fewest bits set, then the smallest bit string): the
 //! transformations that actually took effect.
+//!
+//! The attributes are the paper's bits: only configurations of the
+//! paper's space are rows. A variant measured only with configurations
+//! beyond it (free tile sizes, reductions, register blocking: `collect
+//! --space extended`) is left out and counted in
+//! [`Dataset::beyond_paper`]; so the models of a store that holds both
+//! are exactly those of its paper part.
 
 use super::LearnError;
 use crate::config::Config;
@@ -77,12 +84,21 @@ pub struct Dataset {
     pub feature_names: Vec<String>,
     pub kernels: Vec<Kernel>,
     pub rows: Vec<Row>,
+    /// Verified, timed variants left out because no configuration of the
+    /// paper's space produces them (the attributes have no bits for what
+    /// lies beyond it). Not serialized: files written from a dataset stay
+    /// as they were.
+    #[serde(skip)]
+    pub beyond_paper: usize,
 }
 
 /// The least configuration: fewest bits set, then the smallest bit
-/// string.
+/// string; of the paper's space only (none when no configuration is).
 pub fn representative(configs: &[Config]) -> Option<&Config> {
-    configs.iter().min_by_key(|c| (c.ones(), c.bits()))
+    configs
+        .iter()
+        .filter(|c| c.is_paper())
+        .min_by_key(|c| (c.ones(), c.bits()))
 }
 
 /// Features as the models see them: ratios as stored, the instruction
@@ -129,6 +145,7 @@ impl Dataset {
         let mut names: Option<Vec<String>> = None;
         let mut kernels = Vec::new();
         let mut rows = Vec::new();
+        let mut beyond_paper = 0;
         for ((name, kid), ms) in &by_kernel {
             let Some(base) = ms
                 .iter()
@@ -158,7 +175,9 @@ impl Dataset {
                 baseline_seconds: base,
             });
             for m in ms.iter().filter(|m| !m.original && m.status == Status::Ok) {
-                let (Some(t), Some(cfg)) = (m.median, representative(&m.configs)) else {
+                let Some(t) = m.median else { continue };
+                let Some(cfg) = representative(&m.configs) else {
+                    beyond_paper += 1;
                     continue;
                 };
                 // Relative to the original timed in the same batch when the
@@ -170,7 +189,7 @@ impl Dataset {
                         kernel: k,
                         variant_id: m.variant_id,
                         config: *cfg,
-                        configs: m.configs.len(),
+                        configs: m.configs.iter().filter(|c| c.is_paper()).count(),
                         speedup: b / t,
                     });
                 }
@@ -185,12 +204,20 @@ impl Dataset {
             feature_names: names.unwrap_or_default(),
             kernels,
             rows,
+            beyond_paper,
         };
         d.drop_constant_features();
         if d.rows.is_empty() {
-            return Err(LearnError::Data(
-                "no kernel has both features and verified, timed variants".into(),
-            ));
+            return Err(LearnError::Data(format!(
+                "no kernel has both features and verified, timed variants{}",
+                if beyond_paper > 0 {
+                    format!(
+                        " of the paper's space ({beyond_paper} beyond it are left out: the models' attributes are the paper's bits)"
+                    )
+                } else {
+                    String::new()
+                }
+            )));
         }
         Ok(d)
     }
@@ -348,6 +375,7 @@ impl Dataset {
             feature_names: (0..features).map(|j| format!("F{j}")).collect(),
             kernels: ks,
             rows,
+            beyond_paper: 0,
         }
     }
 }
@@ -364,6 +392,73 @@ mod tests {
             .collect();
         assert_eq!(representative(&c).unwrap().bits(), "000100000000");
         assert!(representative(&[]).is_none());
+    }
+
+    /// Variants of the paper's space are rows as before (their weight
+    /// counts the paper's configurations only); a variant only
+    /// configurations beyond it produce is left out, and counted.
+    #[test]
+    fn variants_beyond_the_paper_are_left_out_and_counted() {
+        use crate::lab::compiler::Compiler;
+        use crate::lab::runner::Timing;
+        use crate::lab::store::{Key, Machine};
+        use crate::lab::verify::Measurement;
+        let dir = tempfile::tempdir().unwrap();
+        let mut s = Store::open(&dir.path().join("d.sqlite")).unwrap();
+        let machine = s.machine_id(&Machine::this()).unwrap();
+        let compiler = s
+            .compiler_id(&Compiler {
+                family: Family::Gcc,
+                program: "gcc".into(),
+                version: "12".into(),
+                flags: Vec::new(),
+            })
+            .unwrap();
+        let sel = Selection::default();
+        let kernel = s.kernel_id("gemm", "src").unwrap();
+        s.record_features(
+            kernel,
+            sel.feature_backend,
+            sel.feature_size,
+            &[("Ir".into(), 1.0)],
+        )
+        .unwrap();
+        let paper = Config::from_bits("000000100000").unwrap();
+        let beyond: Config = "omp=1,tile=64x64x64".parse().unwrap();
+        let blocked: Config = "omp=1,rb=4x8".parse().unwrap();
+        let original = s.original_id(kernel, "o").unwrap();
+        let mixed = s.variant_id(kernel, "a", &[paper, beyond]).unwrap();
+        let only = s.variant_id(kernel, "b", &[blocked]).unwrap();
+        for (v, t) in [(original, 1.0), (mixed, 0.5), (only, 0.25)] {
+            let key = Key {
+                variant: v,
+                machine,
+                compiler,
+                size: sel.size,
+                threads: sel.threads,
+            };
+            let m = Measurement {
+                status: Status::Ok,
+                detail: String::new(),
+                compile_seconds: 0.0,
+                timing: Some(Timing {
+                    samples: vec![t],
+                    median: t,
+                    spread: 0.0,
+                }),
+            };
+            s.record(&key, &m).unwrap();
+        }
+        let d = Dataset::from_store(&s, &sel).unwrap();
+        assert_eq!(d.rows.len(), 1);
+        assert_eq!(
+            (d.rows[0].config, d.rows[0].configs, d.rows[0].speedup),
+            (paper, 1, 2.0)
+        );
+        assert_eq!(d.beyond_paper, 1);
+        assert_eq!(d.row_attributes(&d.rows[0]).len(), CONFIG_BITS);
+        assert!(representative(&[beyond, blocked]).is_none());
+        assert_eq!(representative(&[beyond, paper]), Some(&paper));
     }
 
     #[test]

@@ -10,11 +10,13 @@
 //! a measurement by its variant, machine, compiler, size and threads. A
 //! measurement already merged is kept once, as the first input has it.
 //!
-//! Refused before anything is written: inputs of different schema
-//! versions, a kernel whose source differs between inputs (two campaigns
-//! of different sources must not be mixed), a program that is an original
-//! in one input and a variant in another, and an output that exists. The
-//! output is built beside its final name and renamed into place once
+//! Refused before anything is written: inputs of different tables
+//! (schema version 1 with a later one; versions 2 and 3 differ only in
+//! the configurations they may hold, and merge), a kernel whose source
+//! differs between inputs (two campaigns of different sources must not be
+//! mixed), a program that is an original in one input and a variant in
+//! another, a configuration no build writes, and an output that exists.
+//! The output is built beside its final name and renamed into place once
 //! complete.
 
 use super::{SCHEMA_VERSION, Store, StoreError, atomic};
@@ -85,6 +87,9 @@ pub fn merge(inputs: &[PathBuf], out: &Path) -> Result<MergeReport, StoreError> 
 
 /// The refusals that come before anything is written.
 fn check(stores: &[(String, Store)]) -> Result<(), StoreError> {
+    // Versions 2 and 3 have the same tables (3 only widened what a
+    // configuration's text may be): they merge, into version 3.
+    let layout = |v: i64| v.min(2);
     let mut versions: BTreeMap<i64, &str> = BTreeMap::new();
     for (path, s) in stores {
         let v = s
@@ -93,7 +98,13 @@ fn check(stores: &[(String, Store)]) -> Result<(), StoreError> {
             .unwrap_or(SCHEMA_VERSION);
         versions.entry(v).or_insert(path);
     }
-    if versions.len() > 1 {
+    if versions
+        .keys()
+        .map(|&v| layout(v))
+        .collect::<BTreeSet<_>>()
+        .len()
+        > 1
+    {
         let list: Vec<String> = versions
             .iter()
             .map(|(v, p)| format!("{p} has schema version {v}"))
@@ -251,7 +262,22 @@ fn copy(src: &Store, dst: &mut Store, report: &mut MergeReport) -> Result<(), St
         let rows: Vec<(i64, String)> = stmt
             .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
             .collect::<Result<_, _>>()?;
-        for (v, config) in rows {
+        for (v, text) in rows {
+            // Read as configurations and written as this build writes
+            // them: a text no configuration has stops the merge (nothing
+            // is written), and a readable form another build spelled
+            // differently becomes this build's one row.
+            let config = if text == super::write::ORIGINAL {
+                text
+            } else {
+                let c = super::sql::stored_config(&text).map_err(|e| {
+                    StoreError::Merge(format!(
+                        "variant {v} of {}: {e}; nothing was written",
+                        src.path().unwrap_or_else(|| "a store".into())
+                    ))
+                })?;
+                super::sql::stored_text(&c)
+            };
             tx.execute(
                 "INSERT OR IGNORE INTO variant_configs (variant_id, config) VALUES (?1, ?2)",
                 params![variants[&v], config],
@@ -437,5 +463,78 @@ mod tests {
         // The output exists now: refused.
         let e = merge(&[pa], &out).unwrap_err().to_string();
         assert!(e.contains("exists"), "{e}");
+    }
+
+    /// A store of schema version 2 (bit strings only) and one of this
+    /// build's with configurations beyond the paper's space merge: a
+    /// variant keeps every configuration of either, in the form this
+    /// build writes. A version 1 store does not merge with them, and a
+    /// configuration no build writes stops the merge.
+    #[test]
+    fn configurations_beyond_the_paper_merge_with_an_older_store() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = Machine {
+            cpu: "EPYC".into(),
+            cores: 2,
+            os: "Linux".into(),
+        };
+        let (old, new) = (dir.path().join("old.sqlite"), dir.path().join("new.sqlite"));
+        one(&old, &a, 0.5);
+        one(&new, &a, 0.5);
+        let beyond: Config = "tile=64x64x8,red=1".parse().unwrap();
+        {
+            let mut s = Store::open(&new).unwrap();
+            let k = s.kernel_id("gemm", "src").unwrap();
+            s.variant_id(k, "v", &[beyond]).unwrap();
+            s.variant_id(
+                k,
+                "w",
+                &[beyond, Config::from_bits("000000100000").unwrap()],
+            )
+            .unwrap();
+            let o = rusqlite::Connection::open(&old).unwrap();
+            o.execute(
+                "UPDATE meta SET value = '2' WHERE key = 'schema_version'",
+                [],
+            )
+            .unwrap();
+        }
+        let out = dir.path().join("m.sqlite");
+        let r = merge(&[old.clone(), new.clone()], &out).unwrap();
+        assert_eq!((r.variants, r.measurements, r.duplicates), (2, 1, 1));
+        let s = Store::open_read_only(&out).unwrap();
+        assert_eq!(s.meta("schema_version").unwrap().as_deref(), Some("3"));
+        assert_eq!(s.count("variant_configs").unwrap(), 4);
+        assert_eq!(
+            s.measured().unwrap()[0].configs,
+            [Config::default(), beyond]
+        );
+        drop(s);
+        // Version 1 lacks the baselines: not merged with later ones.
+        let v1 = dir.path().join("v1.sqlite");
+        std::fs::copy(&old, &v1).unwrap();
+        rusqlite::Connection::open(&v1)
+            .unwrap()
+            .execute(
+                "UPDATE meta SET value = '1' WHERE key = 'schema_version'",
+                [],
+            )
+            .unwrap();
+        let e = merge(&[v1, new.clone()], &dir.path().join("m1.sqlite"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("different schema versions"), "{e}");
+        // A foreign configuration text: refused, nothing written.
+        rusqlite::Connection::open(&new)
+            .unwrap()
+            .execute(
+                "UPDATE variant_configs SET config = 'tile=64,speed=1' WHERE config LIKE 'fuse=%'",
+                [],
+            )
+            .unwrap();
+        let bad = dir.path().join("m2.sqlite");
+        let e = merge(&[old, new], &bad).unwrap_err().to_string();
+        assert!(e.contains("unknown key `speed`"), "{e}");
+        assert!(!bad.exists());
     }
 }

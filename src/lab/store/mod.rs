@@ -23,8 +23,13 @@ use crate::lab::size::Size;
 use crate::lab::verify::Status;
 use rusqlite::Connection;
 
-/// The schema this build reads and writes.
-pub const SCHEMA_VERSION: i64 = 2;
+/// The schema this build reads and writes. Version 2 added each
+/// measurement's baseline; version 3 stores configurations beyond the
+/// paper's space (in readable form, in the same column as the bit
+/// strings, see `sql.rs`), which builds before it would fail to read:
+/// they refuse a version 3 store instead. A version 2 store is version 3
+/// unchanged, and is upgraded by writing the version alone.
+pub const SCHEMA_VERSION: i64 = 3;
 
 /// Why the store cannot be used.
 #[derive(Debug, thiserror::Error)]
@@ -107,8 +112,9 @@ pub struct Measured {
     pub median: Option<f64>,
     /// The original's median in the same batch (schema 2 on).
     pub baseline: Option<f64>,
-    /// Every configuration that produces the variant, in the order of
-    /// their bit strings; none for the original.
+    /// Every configuration that produces the variant: those of the
+    /// paper's space in the order of their bit strings, then those beyond
+    /// it (in the order of their readable forms); none for the original.
     pub configs: Vec<Config>,
 }
 

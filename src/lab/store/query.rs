@@ -2,7 +2,6 @@
 //! learning needs, features, and the exports (CSV, the compact dataset).
 
 use super::{Key, Measured, Store, StoreError, UnitCost, atomic};
-use crate::config::Config;
 use crate::lab::characterize::Backend;
 use crate::lab::size::Size;
 use rusqlite::{Connection, OptionalExtension, params};
@@ -66,7 +65,7 @@ impl Store {
         let mut stmt = self.conn.prepare(&format!(
             "SELECT k.id, k.name, v.id, v.original, c.name, c.version, c.flags, ma.cpu, ma.cores, ma.os,
                     m.size, m.threads, m.status, m.median, {},
-                    COALESCE((SELECT group_concat(config, ',') FROM (SELECT config FROM variant_configs WHERE variant_id = v.id ORDER BY config)), '')
+                    COALESCE((SELECT group_concat(config, char(10)) FROM (SELECT config FROM variant_configs WHERE variant_id = v.id ORDER BY config)), '')
              FROM measurements m JOIN variants v ON v.id = m.variant_id JOIN kernels k ON k.id = v.kernel_id
              JOIN compilers c ON c.id = m.compiler_id JOIN machines ma ON ma.id = m.machine_id
              ORDER BY k.name, k.id, v.id, c.name",
@@ -78,15 +77,16 @@ impl Store {
         ))?;
         let rows = stmt.query_map([], |r| {
             let original = r.get::<_, i64>(3)? != 0;
-            // An original's "configuration" is the marker `original`.
+            // An original's "configuration" is the marker `original`. One
+            // per line: a readable form has commas.
             let configs = if original {
                 Vec::new()
             } else {
                 let text: String = r.get(15)?;
-                text.split(',')
+                text.split('\n')
                     .filter(|c| !c.is_empty())
                     .map(|c| {
-                        Config::from_bits(c).map_err(|e| {
+                        super::sql::stored_config(c).map_err(|e| {
                             rusqlite::Error::FromSqlConversionFailure(
                                 15,
                                 rusqlite::types::Type::Text,
@@ -307,6 +307,7 @@ impl Store {
 mod tests {
     use super::super::Machine;
     use super::*;
+    use crate::config::Config;
     use crate::lab::compiler::{Compiler, Family};
     use crate::lab::verify::{Measurement, Status};
 
@@ -406,6 +407,84 @@ mod tests {
         assert_eq!(text("SELECT size FROM features"), ["mini"]);
     }
 
+    /// Configurations beyond the paper's space are stored in readable
+    /// form beside the bit strings of the paper's, and read back typed;
+    /// the export names them (quoted: the readable form has commas).
+    #[test]
+    fn configurations_beyond_the_paper_round_trip_in_readable_form() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut s = Store::open(&dir.path().join("x.sqlite")).unwrap();
+        let machine = s.machine_id(&Machine::this()).unwrap();
+        let kernel = s.kernel_id("gemm", "src").unwrap();
+        let paper = Config::from_bits("011100000000").unwrap();
+        let free: Config = "fuse=smart,tile=64x256x8,omp=1".parse().unwrap();
+        let blocked: Config = "fuse=max,tile=32x32x32,red=1,rb=4x16".parse().unwrap();
+        let mixed = s.variant_id(kernel, "v1", &[free, paper]).unwrap();
+        let beyond = s.variant_id(kernel, "v2", &[blocked]).unwrap();
+        let compiler = s
+            .compiler_id(&Compiler {
+                family: Family::Gcc,
+                program: "gcc".into(),
+                version: "12".into(),
+                flags: Vec::new(),
+            })
+            .unwrap();
+        for v in [mixed, beyond] {
+            let key = Key {
+                variant: v,
+                machine,
+                compiler,
+                size: Size::Mini,
+                threads: 1,
+            };
+            let m = Measurement {
+                status: Status::Ok,
+                detail: String::new(),
+                compile_seconds: 0.0,
+                timing: None,
+            };
+            s.record(&key, &m).unwrap();
+        }
+        let rows = s.measured().unwrap();
+        assert_eq!(rows[0].configs, [paper, free]);
+        assert_eq!(rows[1].configs, [blocked]);
+        let text: Vec<String> = {
+            let mut stmt = s
+                .conn
+                .prepare("SELECT config FROM variant_configs ORDER BY config")
+                .unwrap();
+            stmt.query_map([], |r| r.get(0))
+                .unwrap()
+                .collect::<Result<_, _>>()
+                .unwrap()
+        };
+        assert_eq!(
+            text,
+            [
+                "011100000000",
+                "fuse=max,tile=32x32x32,wave=0,omp=0,prevec=0,simd=0,uj=1,red=1,rb=4x16",
+                "fuse=smart,tile=64x256x8,wave=0,omp=1,prevec=0,simd=0,uj=1",
+            ]
+        );
+        // Registering a configuration again adds no row.
+        s.variant_id(kernel, "v2", &[blocked]).unwrap();
+        assert_eq!(s.count("variant_configs").unwrap(), 3);
+        let mut csv = Vec::new();
+        assert_eq!(s.export_csv(&mut csv).unwrap(), 2);
+        let csv = String::from_utf8(csv).unwrap();
+        let lines: Vec<&str> = csv.lines().collect();
+        assert!(
+            lines[1].starts_with("gemm,v1,0,011100000000,2,gcc"),
+            "{csv}"
+        );
+        assert!(
+            lines[2].starts_with(
+                "gemm,v2,0,\"fuse=max,tile=32x32x32,wave=0,omp=0,prevec=0,simd=0,uj=1,red=1,rb=4x16\",1,gcc"
+            ),
+            "{csv}"
+        );
+    }
+
     /// A store whose text is not what this build writes is refused with
     /// the column's error, not misread.
     #[test]
@@ -448,10 +527,17 @@ mod tests {
                 "UPDATE measurements SET status = 'ok'; UPDATE compilers SET name = 'icc'",
                 "icc",
             ),
+            // A paper configuration in readable form is not a second
+            // spelling of its bit string.
             (
                 "UPDATE compilers SET name = 'gcc'; UPDATE variant_configs SET config = 'omp=1'",
-                "omp=1",
+                "stored as its bit string (000000100000)",
             ),
+            (
+                "UPDATE variant_configs SET config = 'fuse=no,tile=64,speed=9'",
+                "unknown key `speed`",
+            ),
+            ("UPDATE variant_configs SET config = '0101'", "0101"),
         ] {
             s.conn.execute_batch(sql).unwrap();
             let e = s.measured().unwrap_err().to_string();

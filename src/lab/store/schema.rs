@@ -110,6 +110,9 @@ impl Store {
                 if !has_baseline {
                     conn.execute("ALTER TABLE measurements ADD COLUMN baseline REAL", [])?;
                 }
+                // Version 3 changed what `variant_configs.config` may
+                // hold (readable forms beyond the paper's space), not
+                // the tables: the version alone is written.
                 conn.execute(
                     "INSERT OR REPLACE INTO meta (key, value) VALUES ('schema_version', ?1)",
                     params![SCHEMA_VERSION.to_string()],
@@ -353,7 +356,7 @@ mod tests {
                 |r| r.get(0),
             )
             .unwrap();
-        assert_eq!(v, "2");
+        assert_eq!(v, SCHEMA_VERSION.to_string());
     }
 
     #[test]
@@ -449,6 +452,48 @@ mod tests {
         assert_eq!((rows[0].median, rows[0].baseline), (Some(0.5), None));
         drop(s);
         assert_eq!(std::fs::read(&path).unwrap(), before);
+    }
+
+    /// A version 2 store (bit strings only) reads as it is, and opened
+    /// for writing is version 3 with its rows unchanged, where
+    /// configurations beyond the paper's space join them.
+    #[test]
+    fn a_version_2_store_reads_and_takes_configurations_beyond_the_paper() {
+        use crate::config::Config;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("v2.sqlite");
+        {
+            let c = Connection::open(&path).unwrap();
+            c.execute_batch(SCHEMA).unwrap();
+            c.execute_batch(
+                "INSERT INTO meta VALUES ('schema_version', '2');
+                 INSERT INTO machines VALUES (1, 'cpu', 2, 'Linux');
+                 INSERT INTO compilers VALUES (1, 'gcc', '12', '-O3');
+                 INSERT INTO kernels VALUES (1, 'gemm', 'h');
+                 INSERT INTO variants VALUES (1, 1, 'v', 0);
+                 INSERT INTO variant_configs VALUES (1, '011100000000');
+                 INSERT INTO variant_configs VALUES (1, '111100000000');
+                 INSERT INTO measurements (id, variant_id, machine_id, compiler_id, size, threads, status, detail, compile_seconds, median, baseline)
+                   VALUES (1, 1, 1, 1, 'mini', 1, 'ok', '', 0.1, 0.5, 1.0);",
+            )
+            .unwrap();
+        }
+        let paper = ["011100000000", "111100000000"].map(|b| Config::from_bits(b).unwrap());
+        let before = std::fs::read(&path).unwrap();
+        let r = Store::open_read_only(&path).unwrap();
+        assert_eq!(r.measured().unwrap()[0].configs, paper);
+        assert_eq!(r.meta("schema_version").unwrap().as_deref(), Some("2"));
+        drop(r);
+        assert_eq!(std::fs::read(&path).unwrap(), before);
+        let mut s = Store::open(&path).unwrap();
+        assert_eq!(s.meta("schema_version").unwrap().as_deref(), Some("3"));
+        let beyond: Config = "fuse=max,tile=32x32x1,rb=8x4".parse().unwrap();
+        let k = s.kernel_id("gemm", "h").unwrap();
+        assert_eq!(s.variant_id(k, "v", &[beyond]).unwrap(), 1);
+        let rows = s.measured().unwrap();
+        assert_eq!(rows.len(), 1);
+        assert_eq!(rows[0].configs, [paper[0], paper[1], beyond]);
+        assert_eq!(rows[0].baseline, Some(1.0));
     }
 
     #[test]

@@ -12,7 +12,7 @@ use rusqlite::{OptionalExtension, ToSql, params};
 
 /// What `variant_configs` holds for an original program in place of a
 /// configuration.
-const ORIGINAL: &str = "original";
+pub(super) const ORIGINAL: &str = "original";
 
 impl Store {
     /// A machine is its processor model and core count: sessions on the
