@@ -15,15 +15,15 @@ use polytune::frontend::{self, Options};
 use polytune::lab::dump::Tolerance;
 use std::collections::HashSet;
 
-/// Contraction kernels, and whether their operands are packed (syrk and
-/// syr2k read `A[j][k]`: the columns' operand is not contiguous along the
-/// columns, and the packing of the columns' operands is not implemented).
+/// Contraction kernels, and whether their operands are packed (all: syrk
+/// and syr2k's columns' operands `A[j][k]`, not contiguous along the
+/// columns, are packed too, in a triangular nest).
 const KERNELS: [(&str, bool); 7] = [
     ("linear-algebra/gemm.c", true),
     ("linear-algebra/2mm.c", true),
     ("linear-algebra/3mm.c", true),
-    ("linear-algebra/syrk.c", false),
-    ("linear-algebra/syr2k.c", false),
+    ("linear-algebra/syrk.c", true),
+    ("linear-algebra/syr2k.c", true),
     ("datamining/covariance.c", true),
     ("datamining/correlation.c", true),
 ];
@@ -156,11 +156,18 @@ fn operands_that_cannot_be_packed_keep_the_scalar_kernel_with_the_reason() {
         ),
         // An odd number of columns.
         (gemm, "fuse=no,tile=32x32x32,rb=4x3,pack=1", "3 columns"),
-        // A column operand that is not contiguous along the columns.
+        // A column operand that moves with the rows too and is not
+        // contiguous along the columns.
+        (
+            "for (i = 0; i < n; i++) for (j = 0; j < n; j++) for (k = 0; k < n; k++) C[i][j] += A[i][k] * B[j][i];",
+            "fuse=no,tile=32x32x32,rb=4x8,pack=1",
+            "`B[j][i]` moves with the rows and the columns",
+        ),
+        // A column operand to pack, in a buffer too large for the stack.
         (
             "for (i = 0; i < n; i++) for (j = 0; j < n; j++) for (k = 0; k < n; k++) C[i][j] += A[i][k] * B[j][k];",
-            "fuse=no,tile=32x32x32,rb=4x8,pack=1",
-            "`B[j][k]` is not contiguous along the columns",
+            "fuse=no,tile=32x512x64,rb=4x8,pack=1",
+            "a packed buffer of 512 x 64 elements",
         ),
         // A call on a column operand.
         (

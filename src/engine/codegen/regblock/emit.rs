@@ -183,18 +183,13 @@ impl Printer<'_> {
             bounds[q].1 = format!("polytune_min({}, {nq}_lo - 1)", bounds[q].1);
             self.plain_nest(&loops, &bounds, false, &i3);
             let _ = writeln!(self.out, "{i2}}}");
-            if let Some(panel) = plan.pack {
-                let columns = format!("{nq}_lo <= {nq}_hi");
-                self.pack_rows(loops, &names, plan, panel, &columns, &i2);
-            }
             (format!("{nq}_lo"), format!("{nq}_hi"))
         } else {
-            if let Some(panel) = plan.pack {
-                let columns = format!("{} <= {}", lb(q), ub(q));
-                self.pack_rows(loops, &names, plan, panel, &columns, &i2);
-            }
             (lb(q), ub(q))
         };
+        if let Some(panel) = plan.pack {
+            self.pack_rows(loops, &names, plan, panel, (&lo, &hi), &i2);
+        }
         let _ = writeln!(
             self.out,
             "{i2}for (long {nq} = {lo}; {nq} <= {hi} - {}; {nq} += {nr}) {{",
@@ -202,7 +197,7 @@ impl Printer<'_> {
         );
         let i3 = format!("{i2}  ");
         if plan.pack.is_some() {
-            self.vector_kernel(loops, &names, plan, &i3);
+            self.vector_kernel(loops, &names, plan, &lo, &i3);
         } else {
             self.scalar_kernel(&loops, plan, &i3);
         }

@@ -133,40 +133,77 @@ pub(super) fn packed_operands<'e>(
     }
 }
 
+/// Whether an access that moves with the columns `q` reads consecutive
+/// elements along them (only its last subscript moves, by 1 per column).
+pub(super) fn contiguous(e: &Expr, m: &Moves<'_>, q: &str) -> bool {
+    let ExprKind::Access { subscripts, .. } = &e.kind else {
+        return false;
+    };
+    let ks: Vec<Option<i64>> = subscripts.iter().map(|s| m.coefficient(s, q)).collect();
+    matches!(ks.split_last(), Some((Some(1), rest)) if rest.iter().all(|k| *k == Some(0)))
+}
+
+/// The columns' operands of `e` that are packed: the accesses that move
+/// with `q` (but not with the rows `p`) and are not contiguous along it,
+/// in the order the micro-kernel meets them.
+pub(super) fn packed_columns<'e>(
+    e: &'e Expr,
+    m: &Moves<'_>,
+    (p, q): (&str, &str),
+    array: &str,
+    out: &mut Vec<&'e Expr>,
+) {
+    if !m.moves(e, q) {
+        return;
+    }
+    match &e.kind {
+        ExprKind::Access { name, .. }
+            if name != array && !contiguous(e, m, q) && !m.moves(e, p) =>
+        {
+            out.push(e);
+        }
+        ExprKind::Unary { expr, .. } => packed_columns(expr, m, (p, q), array, out),
+        ExprKind::Binary { lhs, rhs, .. } => {
+            packed_columns(lhs, m, (p, q), array, out);
+            packed_columns(rhs, m, (p, q), array, out);
+        }
+        _ => {}
+    }
+}
+
 /// Why the right-hand side `e` cannot be computed on vectors along `q`,
 /// if it cannot: what moves with `q` must be arithmetic (`+ - * /`,
-/// negation) on the accumulated element and on array elements contiguous
-/// along `q`.
-pub(super) fn vectorizable(e: &Expr, m: &Moves<'_>, q: &str, array: &str) -> Result<(), String> {
+/// negation) on the accumulated element and on array elements either
+/// contiguous along `q` or independent of the rows `p` (those are packed).
+pub(super) fn vectorizable(
+    e: &Expr,
+    m: &Moves<'_>,
+    (p, q): (&str, &str),
+    array: &str,
+) -> Result<(), String> {
     if !m.moves(e, q) {
         return Ok(());
     }
     let text = || expr_to_c_with(e, &|_| None);
     match &e.kind {
         ExprKind::Access { name, .. } if name == array => Ok(()),
-        ExprKind::Access { subscripts, .. } => {
-            let ks: Vec<Option<i64>> = subscripts.iter().map(|s| m.coefficient(s, q)).collect();
-            match ks.split_last() {
-                Some((Some(1), rest)) if rest.iter().all(|k| *k == Some(0)) => Ok(()),
-                _ => Err(format!(
-                    "`{}` is not contiguous along the columns (packing of the columns' operands \
-                     is not implemented)",
-                    text()
-                )),
-            }
-        }
+        ExprKind::Access { .. } if contiguous(e, m, q) || !m.moves(e, p) => Ok(()),
+        ExprKind::Access { .. } => Err(format!(
+            "`{}` moves with the rows and the columns and is not contiguous along the columns",
+            text()
+        )),
         ExprKind::Binary {
             op: BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div,
             lhs,
             rhs,
         } => {
-            vectorizable(lhs, m, q, array)?;
-            vectorizable(rhs, m, q, array)
+            vectorizable(lhs, m, (p, q), array)?;
+            vectorizable(rhs, m, (p, q), array)
         }
         ExprKind::Unary {
             op: UnOp::Neg | UnOp::Plus,
             expr,
-        } => vectorizable(expr, m, q, array),
+        } => vectorizable(expr, m, (p, q), array),
         _ => Err(format!(
             "`{}` moves with the columns and is not arithmetic on array elements",
             text()
@@ -217,7 +254,7 @@ mod tests {
             let mut out = Vec::new();
             packed_operands(e, m, ("j", "k"), &mut out);
             assert_eq!(texts(&out), ["a * A[i][k]"]);
-            assert_eq!(vectorizable(e, m, "j", "C"), Ok(()));
+            assert_eq!(vectorizable(e, m, ("i", "j"), "C"), Ok(()));
         });
         // `a` does not move with k: left to the compiler, not packed.
         with_rhs(
@@ -226,32 +263,46 @@ mod tests {
                 let mut out = Vec::new();
                 packed_operands(e, m, ("j", "k"), &mut out);
                 assert_eq!(texts(&out), ["A[i][k]", "A[k][i]"]);
-                assert_eq!(vectorizable(e, m, "j", "C"), Ok(()));
+                assert_eq!(vectorizable(e, m, ("i", "j"), "C"), Ok(()));
             },
         );
     }
 
     #[test]
     fn what_moves_with_the_columns_must_be_contiguous_arithmetic() {
-        with_rhs("C[i][j] += A[i][k] * B[j][k];", |e, m| {
-            let why = vectorizable(e, m, "j", "C").unwrap_err();
-            assert!(why.contains("`B[j][k]` is not contiguous"), "{why}");
+        // Not contiguous, independent of the rows: packed.
+        with_rhs("C[i][j] += A[i][k] * B[j][k] + B[k][2 * j];", |e, m| {
+            assert_eq!(vectorizable(e, m, ("i", "j"), "C"), Ok(()));
+            let mut out = Vec::new();
+            packed_columns(e, m, ("i", "j"), "C", &mut out);
+            assert_eq!(texts(&out), ["B[j][k]", "B[k][2 * j]"]);
         });
-        with_rhs("C[i][j] += A[i][k] * B[k][2 * j];", |e, m| {
-            assert!(vectorizable(e, m, "j", "C").is_err());
+        // Not contiguous and moving with the rows too: no vectors.
+        with_rhs("C[i][j] += A[i][k] * B[j][i];", |e, m| {
+            let why = vectorizable(e, m, ("i", "j"), "C").unwrap_err();
+            assert!(
+                why.contains("`B[j][i]` moves with the rows and the columns"),
+                "{why}"
+            );
+        });
+        with_rhs("C[i][j] += A[i][k] * B[i][j + k];", |e, m| {
+            assert_eq!(vectorizable(e, m, ("i", "j"), "C"), Ok(()));
+            let mut out = Vec::new();
+            packed_columns(e, m, ("i", "j"), "C", &mut out);
+            assert!(out.is_empty());
         });
         with_rhs(
             "C[i][j] += A[i][k] * B[k][j + 1] - C[i][j] / 2.0;",
             |e, m| {
-                assert_eq!(vectorizable(e, m, "j", "C"), Ok(()));
+                assert_eq!(vectorizable(e, m, ("i", "j"), "C"), Ok(()));
             },
         );
         with_rhs("C[i][j] += A[i][k] * (j > k ? B[k][j] : 0.0);", |e, m| {
-            let why = vectorizable(e, m, "j", "C").unwrap_err();
+            let why = vectorizable(e, m, ("i", "j"), "C").unwrap_err();
             assert!(why.contains("is not arithmetic on array elements"), "{why}");
         });
         with_rhs("C[i][j] += A[i][k] * j;", |e, m| {
-            assert!(vectorizable(e, m, "j", "C").is_err());
+            assert!(vectorizable(e, m, ("i", "j"), "C").is_err());
         });
     }
 }

@@ -2,13 +2,16 @@
 //!
 //! The rows' operands (the largest sub-expressions of a statement that do
 //! not move with the column loop `q` but do with the reduction loop `r`,
-//! such as `alpha * A[i][k]`) are computed once per cache tile into a
-//! buffer on the stack, in micro-panel order (`mr` rows side by side for
-//! each step of `r`), so the micro-kernel reads them one after the other
-//! and broadcasts each from memory. The `nr` accumulators of a row are
-//! `nr / L` vectors of `L` lanes (GCC and Clang vector extensions), loaded
-//! and stored once per panel; the columns' operands are loaded as vectors
-//! straight from the arrays, which must be contiguous along `q`.
+//! such as `alpha * A[i][k]`) are computed once per block of `mr` rows
+//! into a buffer on the stack, in micro-panel order (`mr` rows side by
+//! side for each step of `r`), so the micro-kernel reads them one after
+//! the other and broadcasts each from memory. The `nr` accumulators of a
+//! row are `nr / L` vectors of `L` lanes (GCC and Clang vector
+//! extensions), loaded and stored once per panel. The columns' operands
+//! are loaded as vectors straight from the arrays where they are
+//! contiguous along `q` (`B[k][j]`); where they are not but do not move
+//! with the rows (syrk's `A[j][k]`), they are packed too, per block of
+//! rows, `nr` columns side by side for each step of `r`.
 //!
 //! `L` is chosen when the program is compiled: 8 lanes where AVX-512 is
 //! on, 4 with AVX, 2 otherwise (each as a divisor of `nr`). Wider generic
@@ -44,17 +47,20 @@ use super::super::marks::{affine_of, upper_bound};
 use super::super::print::Printer;
 use super::super::tree::{Loop, Node};
 use super::Plan;
-use super::operands::{Moves, packed_operands, vectorizable};
+use super::operands::{Moves, packed_columns, packed_operands, vectorizable};
 
 /// The most elements a packed buffer may hold: it lives on the stack of
 /// the thread that runs the block of rows (128 KiB of doubles).
 const MAX_PANEL: i64 = 16384;
 
-/// The bound of a nest's packed buffers: `mr` × `depth` elements each
-/// (`depth`: the most steps of the reduction loop, a cache tile's extent).
+/// The bounds of a nest's packed buffers: `mr` × `depth` elements for
+/// the rows' operands, `width` × `depth` for the columns' (`depth`: the
+/// most steps of the reduction loop, `width` the most columns, each a
+/// cache tile's extent; `width` only when columns' operands are packed).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(in crate::engine::codegen) struct Panel {
     pub(in crate::engine::codegen) depth: i64,
+    pub(in crate::engine::codegen) width: Option<i64>,
 }
 
 /// The vector lane counts, by the preprocessor test that selects them.
@@ -64,19 +70,23 @@ const LANES: [(&str, i64); 3] = [
     ("", 2),
 ];
 
-/// The most iterations `l` runs (its upper bound less its lower bound is
-/// a constant under one of the bound's `min` terms: a cache tile's point
-/// loop).
+/// The most iterations `l` runs: one of its upper bound's `min` terms
+/// less one of its lower bound's `max` terms is a constant (a cache
+/// tile's point loop, triangular or not).
 fn extent_bound(l: &Loop) -> Option<i64> {
-    let lb = affine_of(&l.init)?;
-    let ub = upper_bound(l)?;
-    let terms = match &ub {
-        AstExpr::Op(AstOp::Min, a) => a.clone(),
-        other => vec![other.clone()],
+    let terms = |e: &AstExpr, op: AstOp| match e {
+        AstExpr::Op(o, a) if *o == op => a.iter().filter_map(affine_of).collect::<Vec<_>>(),
+        other => affine_of(other).into_iter().collect(),
     };
-    terms
+    let lower = terms(&l.init, AstOp::Max);
+    let upper = terms(&upper_bound(l)?, AstOp::Min);
+    upper
         .iter()
-        .filter_map(|t| affine_of(t)?.add_scaled(&lb, -1)?.as_constant())
+        .flat_map(|u| {
+            lower
+                .iter()
+                .filter_map(|lb| u.add_scaled(lb, -1)?.as_constant())
+        })
         .min()
         .map(|d| d + 1)
 }
@@ -130,7 +140,8 @@ pub(super) fn panel(
     }
     let c = loops[2];
     let stmts = statements(c, bodies).ok_or("the innermost body is not only statements")?;
-    let q = &loops[plan.q].var;
+    let (p, q) = (loops[plan.p].var.as_str(), loops[plan.q].var.as_str());
+    let mut columns = false;
     for (id, body, args) in &stmts {
         let StmtKind::Assign { lhs, op, rhs, .. } = &body.kind else {
             return Err("the innermost body has a block of local variables".into());
@@ -148,9 +159,30 @@ pub(super) fn panel(
         if !matches!(&lhs.kind, ExprKind::Access { name, .. } if *name == plan.array) {
             return Err("a statement writes something else than the accumulated element".into());
         }
-        vectorizable(rhs, &m, q, &plan.array)?;
+        vectorizable(rhs, &m, (p, q), &plan.array)?;
+        let mut packed = Vec::new();
+        packed_columns(rhs, &m, (p, q), &plan.array, &mut packed);
+        columns |= !packed.is_empty();
     }
-    Ok(Panel { depth })
+    let width = if columns {
+        let Some(width) = extent_bound(loops[plan.q]) else {
+            return Err(
+                "a columns' operand to pack is not contiguous, and the columns are not the \
+                 points of a cache tile (tile them: the tile size bounds the packed buffers)"
+                    .into(),
+            );
+        };
+        if width.saturating_mul(depth) > MAX_PANEL {
+            return Err(format!(
+                "a packed buffer of {width} x {depth} elements is more than {MAX_PANEL} on the \
+                 stack (use smaller tiles)"
+            ));
+        }
+        Some(width)
+    } else {
+        None
+    };
+    Ok(Panel { depth, width })
 }
 
 /// A packed operand: its statement, the statement's iterators' values in
@@ -160,8 +192,10 @@ type Operand<'e> = (usize, Vec<AstExpr>, &'e Expr);
 /// A statement at one point of the tile, printed on vectors.
 struct Line<'a> {
     id: usize,
-    /// The row of the tile (0 to `mr` - 1).
+    /// The row of the tile (0 to `mr` - 1) and the first column of the
+    /// line's vectors (0 to `nr` - 1).
     row: i64,
+    column: i64,
     args: Vec<AstExpr>,
     /// The accumulator vector of this point.
     acc: String,
@@ -172,68 +206,110 @@ struct Line<'a> {
 
 impl<'a> Printer<'a> {
     /// Declares and fills the packed buffers of one block of `mr` rows,
-    /// inside the loop over blocks of rows (so each thread has its own),
-    /// when `columns` (a C condition) says the block's rows have columns
-    /// in common: the operands are then values the original computes.
+    /// inside the loop over blocks of rows (so each thread has its own):
+    /// the rows' operands of its rows, and the columns' operands of the
+    /// columns `from..=to` its rows share, when they share any (the
+    /// operands are then values the original computes).
     pub(super) fn pack_rows(
         &mut self,
         loops: [&Loop; 3],
         names: &[String],
         plan: &Plan,
         panel: Panel,
-        columns: &str,
+        (from, to): (&str, &str),
         indent: &str,
     ) {
-        let (p, r) = (plan.p, plan.r);
-        let mr = plan.tile.mr as i64;
-        let operands = self.operands(loops, plan);
-        let nr_ = &names[r];
-        // The type of each operand, at the block's first row and the
-        // reduction loop's first step.
-        let first = |e: &AstExpr| expr::substitute(e, &loops[r].var, &loops[r].init);
-        for (n, (id, args, e)) in operands.iter().enumerate() {
-            let at: Vec<AstExpr> = args.iter().map(first).collect();
-            let subst = self.substitution(*id, &at);
+        let (p, q, r) = (plan.p, plan.q, plan.r);
+        let (mr, nr) = (plan.tile.mr as i64, plan.tile.nr as i64);
+        let (rows, columns) = self.operands(loops, plan);
+        let (nq, nr_) = (&names[q], &names[r]);
+        let depth = format!("{}depth", self.acc);
+        if !columns.is_empty() {
             let _ = writeln!(
                 self.out,
-                "{indent}__typeof__({}) {}pk{n}[{mr} * {}];",
-                expr_to_c_with(e, &subst),
-                self.acc,
-                panel.depth
+                "{indent}const long {depth} = {nr_}_ub - {nr_}_lb + 1;"
             );
         }
-        let _ = writeln!(self.out, "{indent}if ({columns}) {{");
+        // Each buffer's type: its operand's at the first column and the
+        // reduction loop's first step (the rows' loop is in scope).
+        let first = |e: &AstExpr| {
+            let e = expr::substitute(e, &loops[q].var, &loops[q].init);
+            expr::substitute(&e, &loops[r].var, &loops[r].init)
+        };
+        let buffers = [
+            ("pk", &rows, mr),
+            ("pc", &columns, panel.width.unwrap_or(0)),
+        ];
+        for (kind, ops, size) in buffers {
+            for (n, (id, args, e)) in ops.iter().enumerate() {
+                let at: Vec<AstExpr> = args.iter().map(first).collect();
+                let subst = self.substitution(*id, &at);
+                let _ = writeln!(
+                    self.out,
+                    "{indent}__typeof__({}) {}{kind}{n}[{size} * {}];",
+                    expr_to_c_with(e, &subst),
+                    self.acc,
+                    panel.depth
+                );
+            }
+        }
+        let _ = writeln!(self.out, "{indent}if ({from} <= {to}) {{");
         let i1 = format!("{indent}  ");
-        let _ = writeln!(
-            self.out,
-            "{i1}for (long {nr_} = {nr_}_lb; {nr_} <= {nr_}_ub; {nr_}++) {{"
-        );
+        // An operand's text with one loop moved by `k`.
+        let at = |this: &Self, (id, args, e): &Operand<'_>, l: usize, k: i64| {
+            let by = expr::plus(&AstExpr::Id(loops[l].var.clone()), k);
+            let at: Vec<AstExpr> = args
+                .iter()
+                .map(|a| expr::substitute(a, &loops[l].var, &by))
+                .collect();
+            expr_to_c_with(e, &this.substitution(*id, &at))
+        };
+        let step = format!("{i1}for (long {nr_} = {nr_}_lb; {nr_} <= {nr_}_ub; {nr_}++) {{");
+        let _ = writeln!(self.out, "{step}");
         let i2 = format!("{i1}  ");
         for x in 0..mr {
-            for (n, (id, args, e)) in operands.iter().enumerate() {
-                let by = expr::plus(&AstExpr::Id(loops[p].var.clone()), x);
-                let at: Vec<AstExpr> = args
-                    .iter()
-                    .map(|a| expr::substitute(a, &loops[p].var, &by))
-                    .collect();
-                let subst = self.substitution(*id, &at);
+            for (n, op) in rows.iter().enumerate() {
                 let _ = writeln!(
                     self.out,
                     "{i2}{}pk{n}[({nr_} - {nr_}_lb) * {mr} + {x}] = {};",
                     self.acc,
-                    expr_to_c_with(e, &subst)
+                    at(self, op, p, x)
                 );
             }
         }
         let _ = writeln!(self.out, "{i1}}}");
+        if !columns.is_empty() {
+            // In blocks of `nr` columns, each `depth` × `nr`: the kernel
+            // reads a block's vectors one after the other.
+            let _ = writeln!(
+                self.out,
+                "{i1}for (long {nq} = {from}; {nq} <= {to} - {}; {nq} += {nr}) {{",
+                nr - 1
+            );
+            let _ = writeln!(self.out, "  {step}");
+            let i3 = format!("{i2}  ");
+            for y in 0..nr {
+                for (n, op) in columns.iter().enumerate() {
+                    let _ = writeln!(
+                        self.out,
+                        "{i3}{}pc{n}[({nq} - {from}) * {depth} + ({nr_} - {nr_}_lb) * {nr} + {y}] = {};",
+                        self.acc,
+                        at(self, op, q, y)
+                    );
+                }
+            }
+            let _ = writeln!(self.out, "{i2}}}");
+            let _ = writeln!(self.out, "{i1}}}");
+        }
         let _ = writeln!(self.out, "{indent}}}");
     }
 
-    /// The packed operands of the nest's statements, each with its
-    /// statement and the statement's iterators' values in the loops.
-    fn operands(&self, loops: [&Loop; 3], plan: &Plan) -> Vec<Operand<'a>> {
-        let roles = (loops[plan.q].var.as_str(), loops[plan.r].var.as_str());
-        let mut out = Vec::new();
+    /// The packed operands of the nest's statements, the rows' and the
+    /// columns', each with its statement and the statement's iterators'
+    /// values in the loops.
+    fn operands(&self, loops: [&Loop; 3], plan: &Plan) -> (Vec<Operand<'a>>, Vec<Operand<'a>>) {
+        let [p, q, r] = [plan.p, plan.q, plan.r].map(|k| loops[k].var.as_str());
+        let (mut rows, mut columns) = (Vec::new(), Vec::new());
         for n in &loops[2].body {
             let Node::Stmt { id, args } = n else { continue };
             let Some(StmtKind::Assign { rhs, .. }) = self.bodies.get(id).map(|s| &s.kind) else {
@@ -246,11 +322,13 @@ impl<'a> Printer<'a> {
                 iterators: &self.scop.statements[*id].iterators,
                 args: &aff,
             };
-            let mut found = Vec::new();
-            packed_operands(rhs, &m, roles, &mut found);
-            out.extend(found.into_iter().map(|e| (*id, args.clone(), e)));
+            let (mut found, mut cols) = (Vec::new(), Vec::new());
+            packed_operands(rhs, &m, (q, r), &mut found);
+            packed_columns(rhs, &m, (p, q), &plan.array, &mut cols);
+            rows.extend(found.into_iter().map(|e| (*id, args.clone(), e)));
+            columns.extend(cols.into_iter().map(|e| (*id, args.clone(), e)));
         }
-        out
+        (rows, columns)
     }
 
     /// The micro-kernel of one block of `mr` rows and `nr` columns on
@@ -261,11 +339,12 @@ impl<'a> Printer<'a> {
         loops: [&Loop; 3],
         names: &[String],
         plan: &Plan,
+        from: &str,
         indent: &str,
     ) {
         let (p, q, r) = (plan.p, plan.q, plan.r);
         let (mr, nr) = (plan.tile.mr as i64, plan.tile.nr as i64);
-        let operands = self.operands(loops, plan);
+        let (rows, columns) = self.operands(loops, plan);
         let branches: Vec<(&str, i64)> = {
             let mut v: Vec<(&str, i64)> =
                 LANES.iter().map(|&(test, l)| (test, gcd(l, nr))).collect();
@@ -276,7 +355,8 @@ impl<'a> Printer<'a> {
             }
             v
         };
-        let nrr = &names[r];
+        let (nq, nrr) = (&names[q], &names[r]);
+        let depth = format!("{}depth", self.acc);
         let vec = format!("{}vec", self.acc);
         for (k, &(test, lanes)) in branches.iter().enumerate() {
             match (k, test.is_empty(), branches.len()) {
@@ -323,6 +403,7 @@ impl<'a> Printer<'a> {
                         lines.push(Line {
                             id: *id,
                             row: x,
+                            column: v * lanes,
                             args: at(x, v, args),
                             acc: format!("{}{x}_{v}", self.acc),
                             rhs,
@@ -380,9 +461,14 @@ impl<'a> Printer<'a> {
                     q: &loops[q].var,
                     array: &plan.array,
                     acc: &l.acc,
-                    packed: &operands,
+                    rows: &rows,
+                    columns: &columns,
                     id: l.id,
-                    index: format!("[({nrr} - {nrr}_lb) * {mr} + {}]", l.row),
+                    row_index: format!("[({nrr} - {nrr}_lb) * {mr} + {}]", l.row),
+                    column_index: format!(
+                        "[({nq} - {from}) * {depth} + ({nrr} - {nrr}_lb) * {nr} + {}]",
+                        l.column
+                    ),
                     prefix: &self.acc,
                     loads: &mut loads,
                 };
@@ -426,37 +512,46 @@ struct VecCtx<'c> {
     array: &'c str,
     /// The line's accumulator vector.
     acc: &'c str,
-    /// The nest's packed operands, and this line's statement and index
+    /// The nest's packed operands, and this line's statement and indices
     /// into their buffers.
-    packed: &'c [Operand<'c>],
+    rows: &'c [Operand<'c>],
+    columns: &'c [Operand<'c>],
     id: usize,
-    index: String,
+    row_index: String,
+    column_index: String,
     prefix: &'c str,
-    /// The column operands' vectors loaded so far: name and element.
+    /// The column operands' vectors loaded so far: name and address.
     loads: &'c mut Vec<(String, String)>,
 }
 
 impl VecCtx<'_> {
+    /// The position of `e` among `ops`, when it is one of them.
+    fn packed(&self, ops: &[Operand<'_>], e: &Expr) -> Option<usize> {
+        ops.iter()
+            .position(|(id, _, x)| *id == self.id && std::ptr::eq(*x, e))
+    }
+
     fn print(&mut self, e: &Expr) -> String {
         if !self.moves.moves(e, self.q) {
-            if let Some(n) = self
-                .packed
-                .iter()
-                .position(|(id, _, x)| *id == self.id && std::ptr::eq(*x, e))
-            {
-                return format!("{}pk{n}{}", self.prefix, self.index);
-            }
-            return format!("({})", expr_to_c_with(e, self.subst));
+            return match self.packed(self.rows, e) {
+                Some(n) => format!("{}pk{n}{}", self.prefix, self.row_index),
+                None => format!("({})", expr_to_c_with(e, self.subst)),
+            };
         }
         match &e.kind {
             ExprKind::Access { name, .. } if name == self.array => self.acc.to_string(),
             ExprKind::Access { .. } => {
-                let text = expr_to_c_with(e, self.subst);
-                match self.loads.iter().find(|(_, t)| *t == text) {
+                // A vector of consecutive elements: of the array itself,
+                // or of a packed buffer (`panel` allowed nothing else).
+                let address = match self.packed(self.columns, e) {
+                    Some(n) => format!("{}pc{n}{}", self.prefix, self.column_index),
+                    None => expr_to_c_with(e, self.subst),
+                };
+                match self.loads.iter().find(|(_, t)| *t == address) {
                     Some((n, _)) => n.clone(),
                     None => {
                         let n = format!("{}b{}", self.prefix, self.loads.len());
-                        self.loads.push((n.clone(), text));
+                        self.loads.push((n.clone(), address));
                         n
                     }
                 }
