@@ -54,6 +54,31 @@ fn a_short_campaign_finds_no_wrong_program() {
     assert_eq!(c.findings(), 0, "{}", s.line());
 }
 
+/// The same with configurations drawn from the extended space (free tile
+/// sizes, separate unroll factors, reductions, register tiles with and
+/// without packed operands).
+#[test]
+fn a_short_campaign_over_the_extended_space_finds_no_wrong_program() {
+    let dir = tempfile::tempdir().unwrap();
+    let opts = Options {
+        seed: 2027,
+        programs: 5,
+        configs: 3,
+        extended: true,
+        params: 2,
+        polytune: Some(env!("CARGO_BIN_EXE_polytune").into()),
+        ..options(dir.path())
+    };
+    let s = fuzz::run(&opts).expect("the fuzzer runs");
+    for f in &s.findings {
+        eprintln!("{} {}", f.kind, f.dir.display());
+    }
+    let c = &s.counts;
+    assert_eq!(c.pairs, 15);
+    assert!(c.transformed > 0, "{}", s.line());
+    assert_eq!(c.findings(), 0, "{}", s.line());
+}
+
 /// Adds 1 to the first element of the first array at the end of the SCoP.
 fn break_variant(p: &Program, text: &str) -> String {
     let a = &p.arrays[0];

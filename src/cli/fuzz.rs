@@ -30,6 +30,11 @@ pub struct Args {
     /// Configurations per program.
     #[arg(long, default_value_t = 4)]
     configs: usize,
+    /// Draw the configurations from the extended space (free tile sizes,
+    /// separate unroll factors, `red=1`, register tiles with and without
+    /// `pack=1`) instead of the paper's.
+    #[arg(long)]
+    extended: bool,
     /// Parameter sets per program.
     #[arg(long, default_value_t = 3)]
     params: usize,
@@ -73,6 +78,7 @@ pub fn run(a: Args, ui: &Ui) -> Result<()> {
         first: a.first,
         programs: a.programs,
         configs: a.configs,
+        extended: a.extended,
         params: a.params,
         compilers: a.compilers.clone(),
         threads: a.threads,

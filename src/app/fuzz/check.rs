@@ -239,7 +239,7 @@ impl Ctx<'_> {
                 return res;
             }
         };
-        let configs = pick_configs(&mut rng, opts.configs);
+        let configs = pick_configs(&mut rng, opts.configs, opts.extended);
         res.counts.pairs = configs.len();
         // The variants: Some(text) when transformed.
         let mut variants: Vec<Option<String>> = Vec::new();

@@ -203,10 +203,22 @@ pub fn generate(
     None
 }
 
-/// Distinct random configurations.
-pub fn pick_configs(rng: &mut Rng, k: usize) -> Vec<Config> {
-    let mut all = Config::all();
+/// Distinct random configurations of the paper's space, or drawn
+/// uniformly from the extended space.
+pub fn pick_configs(rng: &mut Rng, k: usize, extended: bool) -> Vec<Config> {
     let mut out = Vec::new();
+    if extended {
+        let space = crate::engine::extended::Extended::default();
+        let n = space.len() as usize;
+        while out.len() < k.min(n) {
+            let c = space.config(rng.below(n) as u64);
+            if !out.contains(&c) {
+                out.push(c);
+            }
+        }
+        return out;
+    }
+    let mut all = Config::all();
     while out.len() < k && !all.is_empty() {
         out.push(all.swap_remove(rng.below(all.len())));
     }

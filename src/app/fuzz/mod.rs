@@ -105,6 +105,10 @@ pub struct Options {
     pub programs: usize,
     /// Configurations per program (distinct, drawn from the whole space).
     pub configs: usize,
+    /// Draw them from the extended space (`engine::extended`: free tile
+    /// sizes, separate unroll factors, reductions, register tiles with
+    /// and without packing) instead of the paper's.
+    pub extended: bool,
     /// Parameter sets per program.
     pub params: usize,
     pub compilers: Vec<Family>,
@@ -134,6 +138,7 @@ impl Default for Options {
             first: 0,
             programs: 50,
             configs: 4,
+            extended: false,
             params: 3,
             compilers: vec![Family::Gcc, Family::Clang],
             threads: vec![1, 2],
