@@ -113,6 +113,8 @@ pub fn generate(rng: &mut Rng, opts: GenOptions) -> Program {
     for _ in 0..nests {
         if g.rng.chance(0.1) {
             body.push(g.assign());
+        } else if let Some(c) = g.rng.chance(0.15).then(|| g.contraction()).flatten() {
+            body.push(c);
         } else {
             body.push(g.for_loop(0));
         }
@@ -293,6 +295,116 @@ impl Gen<'_> {
             step,
             body,
         })
+    }
+
+    /// A contraction, the shape register blocking takes: three loops of
+    /// step 1 (their bounds drawn as any loop's, so possibly triangular or
+    /// with `min`/`max`) around `X[i+a][j+b] += F(i, k) * G(k, j) ...` on
+    /// arrays of doubles, with offsets, transposed operands, a scalar or
+    /// constant factor and sometimes a second product. `None` when the
+    /// program has no two-dimensional array of doubles.
+    fn contraction(&mut self) -> Option<Stmt> {
+        let doubles: Vec<usize> = (0..self.p.arrays.len())
+            .filter(|&a| self.p.arrays[a].elem == Elem::Double)
+            .collect();
+        let target = *doubles.iter().find(|&&a| self.p.arrays[a].rank >= 2)?;
+        let mut vars = Vec::new();
+        for _ in 0..3 {
+            let var = self.p.vars.len();
+            let name = format!("{}{}", ITER_NAMES[self.scope.len().min(3)], self.stmts);
+            self.stmts += 1;
+            let ty = pick_int_ty(self.rng, if self.opts.unsigned { 0.15 } else { 0.0 });
+            self.p.vars.push(Var {
+                name,
+                ty,
+                param: false,
+            });
+            let init = self.low(true);
+            let hi = self.high(true);
+            let op = if self.rng.chance(0.6) {
+                CmpOp::Lt
+            } else {
+                CmpOp::Le
+            };
+            vars.push((var, init, Cond::Cmp(op, AExpr::Var(var), hi)));
+            self.scope.push(var);
+        }
+        self.p.depth = self.p.depth.max(self.scope.len());
+        let [i, j, k] = [vars[0].0, vars[1].0, vars[2].0].map(AExpr::Var);
+        // Which loop is the reduction one: usually the innermost.
+        let (i, j, k) = match self.rng.below(4) {
+            0 => (i, k, j),
+            _ => (i, j, k),
+        };
+        let at = |g: &mut Self, a: &AExpr, b: &AExpr, rank: usize| -> Vec<AExpr> {
+            let mut subs = vec![g.plus_const(a.clone(), -1, 1), g.plus_const(b.clone(), -1, 1)];
+            subs.truncate(rank);
+            while subs.len() < rank {
+                subs.push(g.lit(0, 1));
+            }
+            subs
+        };
+        let lhs_subs = at(self, &i, &j, self.p.arrays[target].rank);
+        // Operands other than the target where the program has them (the
+        // target read elsewhere is a nest register blocking refuses).
+        let others: Vec<usize> = doubles.iter().copied().filter(|&a| a != target).collect();
+        let operands = if others.is_empty() || self.rng.chance(0.1) {
+            doubles.clone()
+        } else {
+            others
+        };
+        let term = |g: &mut Self| -> VExpr {
+            let a = operands[g.rng.below(operands.len())];
+            let b = operands[g.rng.below(operands.len())];
+            let rank = |g: &Self, x: usize| g.p.arrays[x].rank;
+            let left = if g.rng.chance(0.7) {
+                at(g, &i, &k, rank(g, a))
+            } else {
+                at(g, &k, &i, rank(g, a))
+            };
+            let right = if g.rng.chance(0.7) {
+                at(g, &k, &j, rank(g, b))
+            } else {
+                at(g, &j, &k, rank(g, b))
+            };
+            let mut t = VExpr::Mul(
+                Box::new(VExpr::Read(Access { array: a, subs: left })),
+                Box::new(VExpr::Read(Access { array: b, subs: right })),
+            );
+            if g.rng.chance(0.5) {
+                let c = g.leaf(Elem::Double);
+                t = if g.rng.chance(0.5) {
+                    VExpr::Mul(Box::new(c), Box::new(t))
+                } else {
+                    VExpr::Mul(Box::new(t), Box::new(c))
+                };
+            }
+            t
+        };
+        let mut rhs = term(self);
+        if self.rng.chance(0.25) {
+            let t = term(self);
+            rhs = VExpr::Add(Box::new(rhs), Box::new(t));
+        }
+        let mut body = vec![Stmt::Assign {
+            lhs: Lhs::Array(Access {
+                array: target,
+                subs: lhs_subs,
+            }),
+            add: true,
+            rhs,
+        }];
+        for (var, init, cond) in vars.into_iter().rev() {
+            self.scope.pop();
+            body = vec![Stmt::For(Loop {
+                var,
+                init,
+                cond,
+                step: 1,
+                body,
+            })];
+        }
+        body.pop()
     }
 
     fn body(&mut self, depth: usize) -> Vec<Stmt> {
