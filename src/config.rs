@@ -41,6 +41,12 @@ pub struct Config {
     /// space, so outside the 12-bit encoding; `None` in every
     /// configuration the bit strings describe.
     pub regblock: Option<RegisterTile>,
+    /// Scalar privatization (`priv=1`): a scalar the SCoP writes loses
+    /// its memory-based (anti and output) dependences, so that the
+    /// schedule may reorder its live ranges as long as they do not
+    /// overlap; a loop that writes it runs in parallel with a private
+    /// copy per iteration. Beyond the paper's space: no bit string has it.
+    pub privatize: bool,
 }
 
 /// The shape of a register tile: `mr` × `nr` accumulators kept in local
@@ -125,6 +131,7 @@ impl Default for Config {
             unroll: 1,
             regblock: None,
             reduce: false,
+            privatize: false,
         }
     }
 }
@@ -138,7 +145,8 @@ impl Default for Config {
      (an omitted key means what its bits mean at 0: fuse=no, tile=1x1x1, wave=0, omp=0, prevec=0, simd=0, uj=1); \
      beyond the paper's space, with no bit string, the readable form also takes tile sizes other than \
      1 and 32 (up to 4096, e.g. tile=64x256x8), `red=1` (loops run as reductions, reassociating \
-     floating point) and `rb=MRxNR` (register blocking of contractions, e.g. rb=4x8)"
+     floating point), `priv=1` (scalars privatized: their live ranges reordered, private in parallel \
+     loops) and `rb=MRxNR` (register blocking of contractions, e.g. rb=4x8)"
 )]
 pub struct ConfigError {
     pub text: String,
@@ -178,6 +186,7 @@ impl Config {
                                         unroll,
                                         regblock: None,
                                         reduce: false,
+                                        privatize: false,
                                     });
                                 }
                             }
@@ -194,6 +203,7 @@ impl Config {
     pub fn is_paper(&self) -> bool {
         self.regblock.is_none()
             && !self.reduce
+            && !self.privatize
             && self
                 .tile
                 .iter()
@@ -201,7 +211,7 @@ impl Config {
     }
 
     /// The canonical bit vector T of the paper's primitives; a field
-    /// beyond the paper's space (`reduce`, `regblock`, a tile size other
+    /// beyond the paper's space (`reduce`, `privatize`, `regblock`, a tile size other
     /// than 1 and 32) has no bits: check
     /// [`Config::is_paper`] where the bits must name the whole
     /// configuration.
@@ -275,6 +285,7 @@ impl Config {
             unroll: [1, 2, 4, 8][unroll],
             regblock: None,
             reduce: false,
+            privatize: false,
         })
     }
 
@@ -299,6 +310,7 @@ impl Config {
                 "uj" | "unroll" => c.unroll = parse_unroll(v)?,
                 "rb" | "regblock" => c.regblock = parse_regblock(v)?,
                 "red" | "reduce" => c.reduce = flag(v)?,
+                "priv" | "privatize" => c.privatize = flag(v)?,
                 other => return Err(format!("unknown key `{other}`")),
             }
         }
@@ -400,6 +412,9 @@ impl fmt::Display for Config {
         // (it is in every generated file's header).
         if self.reduce {
             f.write_str(",red=1")?;
+        }
+        if self.privatize {
+            f.write_str(",priv=1")?;
         }
         match self.regblock {
             Some(rb) => write!(f, ",rb={rb}"),
@@ -543,6 +558,27 @@ mod tests {
             #[serde(with = "as_bits")]
             config: Config,
         }
+    }
+
+    #[test]
+    fn privatization_is_readable_only() {
+        let c: Config = "fuse=smart,tile=32x32x1,omp=1,priv=1".parse().unwrap();
+        assert!(c.privatize);
+        assert!(!c.is_paper());
+        assert_eq!(
+            c.to_string(),
+            "fuse=smart,tile=32x32x1,wave=0,omp=1,prevec=0,simd=0,uj=1,priv=1"
+        );
+        assert_eq!(c.to_string().parse::<Config>().unwrap(), c);
+        assert_eq!(
+            Config::from_bits(&c.bits()).unwrap(),
+            Config {
+                privatize: false,
+                ..c
+            }
+        );
+        assert!("priv=0".parse::<Config>().unwrap().is_paper());
+        assert!("priv=2".parse::<Config>().is_err());
     }
 
     #[test]

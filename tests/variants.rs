@@ -24,6 +24,7 @@ fn sample() -> Vec<Config> {
             unroll: 8,
             regblock: None,
             reduce: false,
+            privatize: false,
         });
         out.push(Config {
             fusion,

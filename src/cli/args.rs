@@ -335,6 +335,11 @@ pub struct ConfigArgs {
     /// the paper's space: no bit string), e.g. 4x8.
     #[arg(long, value_name = "MRxNR")]
     pub rb: Option<crate::config::RegisterTile>,
+    /// Privatize the scalars the SCoP writes (priv=1; beyond the paper's
+    /// space: no bit string): their live ranges may be reordered, and a
+    /// parallel loop gets a private copy of each.
+    #[arg(long = "priv", alias = "privatize")]
+    pub privatize: bool,
 }
 
 impl ConfigArgs {
@@ -349,7 +354,8 @@ impl ConfigArgs {
             || self.prevec
             || self.simd
             || self.uj.is_some()
-            || self.rb.is_some();
+            || self.rb.is_some()
+            || self.privatize;
         if !given {
             return None;
         }
@@ -370,6 +376,7 @@ impl ConfigArgs {
         if let Some(rb) = self.rb {
             c.regblock = Some(rb);
         }
+        c.privatize |= self.privatize;
         Some(c)
     }
 }
