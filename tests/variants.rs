@@ -37,8 +37,8 @@ fn sample() -> Vec<Config> {
     }
     // Beyond the paper's space: loops run as reductions (reassociated,
     // so verified with the default tolerance), alone, with OpenMP and
-    // SIMD marks, and with tiles and unroll-and-jam around them; and
-    // tile sizes other than 1 and 32.
+    // SIMD marks, and with tiles and unroll-and-jam around them; tile
+    // sizes other than 1 and 32; privatized scalars.
     for text in [
         "fuse=no,red=1",
         "fuse=smart,omp=1,simd=1,red=1",
@@ -46,6 +46,10 @@ fn sample() -> Vec<Config> {
         // Free tile sizes (issue 20), beyond the paper's 1 and 32.
         "fuse=smart,tile=64x8x16,omp=1",
         "fuse=max,tile=16x128x256,wave=1,simd=1,uj=2",
+        // Privatized scalars (issue 20): parallel and vector loops with
+        // copies of their own, tiles and unroll-and-jam around them.
+        "fuse=smart,tile=32x32x1,omp=1,simd=1,priv=1",
+        "fuse=no,omp=1,prevec=1,simd=1,uj=2,priv=1",
     ] {
         out.push(text.parse().unwrap());
     }

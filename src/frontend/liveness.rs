@@ -137,14 +137,15 @@ mod tests {
 
     #[test]
     fn a_local_not_named_after_the_scop_is_dead() {
-        let text = format!("void f(int n, double x[9], double *out) {{ int i; double t, s;\n{BODY}*out = s;\n}}\n");
+        let text = format!(
+            "void f(int n, double x[9], double *out) {{ int i; double t, s;\n{BODY}*out = s;\n}}\n"
+        );
         assert_eq!(dead(&text, &["t", "s"]), ["t"]);
     }
 
     #[test]
     fn a_global_a_static_or_a_local_whose_address_is_taken_may_be_live() {
-        let global =
-            format!("double t, s;\nvoid f(int n, double x[9]) {{ int i;\n{BODY}}}\n");
+        let global = format!("double t, s;\nvoid f(int n, double x[9]) {{ int i;\n{BODY}}}\n");
         assert!(dead(&global, &["t", "s"]).is_empty());
         let fixed =
             format!("void f(int n, double x[9]) {{ int i; static double t; double s;\n{BODY}}}\n");

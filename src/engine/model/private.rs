@@ -127,7 +127,10 @@ impl<'c> Private<'c> {
 /// The privatized scalars written under a loop, given `schedule` (the
 /// instances under it to its schedule dimensions, itself last): `None`
 /// when one of them cannot be private to the loop's iterations.
-pub fn private_in(p: &Private<'_>, schedule: &UnionMap<'_>) -> Result<Option<Vec<String>>, IslError> {
+pub fn private_in(
+    p: &Private<'_>,
+    schedule: &UnionMap<'_>,
+) -> Result<Option<Vec<String>>, IslError> {
     let under = schedule.domain()?;
     let same = schedule.apply_range(&schedule.reverse()?)?;
     let mut names = Vec::new();
@@ -274,10 +277,9 @@ fn candidates(scop: &Scop) -> Vec<&str> {
         .filter(|a| {
             scop.statements.iter().all(|s| {
                 s.may_writes.iter().all(|x| x.array != a.name)
-                    && s.reads
-                        .iter()
-                        .chain(&s.writes)
-                        .all(|x| x.array != a.name || (x.inner.is_none() && x.subscripts.is_empty()))
+                    && s.reads.iter().chain(&s.writes).all(|x| {
+                        x.array != a.name || (x.inner.is_none() && x.subscripts.is_empty())
+                    })
             })
         })
         .map(|a| a.name.as_str())
@@ -298,7 +300,10 @@ mod tests {
         let ctx = Ctx::new();
         let s = scop(LU);
         let m = Model::new(&ctx, &s, None).unwrap();
-        let p = m.privatized(&s, &[]).unwrap().expect("w is a scalar it can follow");
+        let p = m
+            .privatized(&s, &[])
+            .unwrap()
+            .expect("w is a scalar it can follow");
         let private = p.private.as_ref().unwrap();
         assert_eq!(private.scalars.len(), 1);
         assert_eq!(private.scalars[0].name, "w");
@@ -337,6 +342,10 @@ mod tests {
         .intersect_domain(&p.domain)
         .unwrap();
         assert_eq!(private_in(private, &j).unwrap(), None);
+        // Dead after the SCoP, it can: each (i, j) gets its own copy.
+        let dead = m.privatized(&s, &["w".to_string()]).unwrap().unwrap();
+        let mine = dead.private.as_ref().unwrap();
+        assert_eq!(private_in(mine, &j).unwrap(), Some(vec!["w".to_string()]));
         // The k loop: the live range runs across its iterations.
         let k = UnionMap::parse(&ctx, "{ S1[i, j, k] -> [i, j, k] }").unwrap();
         assert_eq!(private_in(private, &k).unwrap(), None);
@@ -356,13 +365,18 @@ mod tests {
         let private = p.private.as_ref().unwrap();
         assert!(p.respects(&m.original).unwrap());
         // The read of the entry value after a write.
-        let late = UnionMap::parse(&ctx, "{ S0[] -> [1, 0, 0]; S1[i] -> [0, i, 0]; S2[i] -> [0, i, 1] }")
-            .unwrap();
+        let late = UnionMap::parse(
+            &ctx,
+            "{ S0[] -> [1, 0, 0]; S1[i] -> [0, i, 0]; S2[i] -> [0, i, 1] }",
+        )
+        .unwrap();
         assert!(!private.apart(&late).unwrap());
         // The loop reversed: the last write is no longer last.
-        let reversed =
-            UnionMap::parse(&ctx, "{ S0[] -> [0, 0, 0]; S1[i] -> [1, -i, 0]; S2[i] -> [1, -i, 1] }")
-                .unwrap();
+        let reversed = UnionMap::parse(
+            &ctx,
+            "{ S0[] -> [0, 0, 0]; S1[i] -> [1, -i, 0]; S2[i] -> [1, -i, 1] }",
+        )
+        .unwrap();
         assert!(!private.apart(&reversed).unwrap());
     }
 }
