@@ -6,7 +6,7 @@
 //! SCoP (declared without `static`), its address is never taken, the
 //! SCoP is not inside a loop of the function (a later iteration could
 //! read it before writing it), the function has no `goto`, and the name
-//! does not occur after the SCoP in the function.
+//! occurs neither after the SCoP in the function nor in a directive.
 
 use super::SourceFile;
 use super::lex::{Tok, Token, tokens};
@@ -69,8 +69,15 @@ fn dead_after(src: &SourceFile, scop: &Scop, names: &[&str]) -> Vec<String> {
                 return false;
             };
             let after = uses.iter().any(|&k| toks[k].start >= close);
+            // A macro could name it where the scan does not see it.
+            let in_macro = toks.iter().any(|t| {
+                t.kind == Tok::Directive
+                    && src.text[t.start..t.end]
+                        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                        .any(|w| w == **name)
+            });
             let address = uses.iter().any(|&k| k > 0 && toks[k - 1].word == "&");
-            !after && !address && (first < body || declaration(&toks, body, first))
+            !after && !address && !in_macro && (first < body || declaration(&toks, body, first))
         })
         .map(|n| n.to_string())
         .collect()
@@ -154,6 +161,10 @@ mod tests {
             "void g(double *);\nvoid f(int n, double x[9]) {{ int i; double t, s; g(&t);\n{BODY}}}\n"
         );
         assert_eq!(dead(&address, &["t", "s"]), ["s"]);
+        let macro_use = format!(
+            "#define RESULT s\nvoid f(int n, double x[9], double *o) {{ int i; double t, s;\n{BODY}*o = RESULT;\n}}\n"
+        );
+        assert_eq!(dead(&macro_use, &["t", "s"]), ["t"]);
     }
 
     #[test]
