@@ -488,4 +488,35 @@ mod tests {
                 .all(|(i, e)| e.done == i + 1 && e.total == total)
         );
     }
+
+    /// With `priv=1` the enumeration writes, configuration by
+    /// configuration, what the pipeline writes (the privatized model, or
+    /// its fallback), and finds programs the paper's space does not have.
+    #[test]
+    fn privatized_configurations_are_the_pipelines_programs() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/privatize/rowscale.c");
+        let src = parse_file(&path, &Options::default()).unwrap();
+        let configs: Vec<Config> = Config::all()
+            .into_iter()
+            .filter(|c| c.unroll == 1 && !c.prevector && !c.wavefront)
+            .map(|c| Config {
+                privatize: true,
+                ..c
+            })
+            .collect();
+        let (variants, skipped) = distinct_variants_among(&src, None, &configs, &|_| {}).unwrap();
+        assert!(skipped.is_empty(), "{skipped:?}");
+        let paper = distinct_variants(&src, None).unwrap().0;
+        let known: std::collections::HashSet<&str> =
+            paper.iter().map(|v| v.hash.as_str()).collect();
+        assert!(variants.iter().any(|v| !known.contains(v.hash.as_str())));
+        for v in &variants {
+            let c = v.configs[0];
+            let text = crate::engine::pipeline::optimize(&src, &c, None)
+                .unwrap()
+                .text;
+            assert_eq!(code_hash(&text), v.hash, "{c}");
+        }
+    }
 }
