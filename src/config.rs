@@ -46,6 +46,12 @@ pub struct Config {
     /// space, so outside the 12-bit encoding; `None` in every
     /// configuration the bit strings describe.
     pub regblock: Option<RegisterTile>,
+    /// Scalar privatization (`priv=1`): a scalar the SCoP writes loses
+    /// its memory-based (anti and output) dependences, so that the
+    /// schedule may reorder its live ranges as long as they do not
+    /// overlap; a loop that writes it runs in parallel with a private
+    /// copy per iteration. Beyond the paper's space: no bit string has it.
+    pub privatize: bool,
 }
 
 /// The shape of a register tile: `mr` × `nr` accumulators kept in local
@@ -139,6 +145,7 @@ impl Default for Config {
             unroll: UnrollJam::NONE,
             regblock: None,
             reduce: false,
+            privatize: false,
         }
     }
 }
@@ -153,7 +160,8 @@ impl Default for Config {
      beyond the paper's space, with no bit string, the readable form also takes tile sizes other than \
      1 and 32 (up to 4096, e.g. tile=64x256x8), unroll-and-jam factors of the outer and inner \
      loop separately (`uj=OxI`, each 1 to 16, e.g. uj=4x2), `red=1` (loops run as reductions, \
-     reassociating floating point), `rb=MRxNR` (register blocking of contractions, e.g. rb=4x8) \
+     reassociating floating point), `priv=1` (scalars privatized: their live ranges reordered, \
+     private in parallel loops), `rb=MRxNR` (register blocking of contractions, e.g. rb=4x8) \
      and, with it, `pack=1` (row operands packed, a vector micro-kernel)"
 )]
 pub struct ConfigError {
@@ -194,6 +202,7 @@ impl Config {
                                         unroll: UnrollJam::jam(unroll),
                                         regblock: None,
                                         reduce: false,
+                                        privatize: false,
                                     });
                                 }
                             }
@@ -211,6 +220,7 @@ impl Config {
         self.regblock.is_none()
             && !self.reduce
             && self.unroll.is_paper()
+            && !self.privatize
             && self
                 .tile
                 .iter()
@@ -218,9 +228,9 @@ impl Config {
     }
 
     /// The canonical bit vector T of the paper's primitives; a field
-    /// beyond the paper's space (`reduce`, `regblock`, a tile size other
-    /// than 1 and 32, an inner unroll factor; an outer one other than 1,
-    /// 2, 4 and 8 gets the bits of the power of two below it) has no
+    /// beyond the paper's space (`reduce`, `privatize`, `regblock`, a tile
+    /// size other than 1 and 32, an inner unroll factor; an outer one other
+    /// than 1, 2, 4 and 8 gets the bits of the power of two below it) has no
     /// bits: check
     /// [`Config::is_paper`] where the bits must name the whole
     /// configuration.
@@ -295,6 +305,7 @@ impl Config {
             unroll: UnrollJam::jam([1, 2, 4, 8][unroll]),
             regblock: None,
             reduce: false,
+            privatize: false,
         })
     }
 
@@ -321,6 +332,7 @@ impl Config {
                 "rb" | "regblock" => c.regblock = parse_regblock(v)?,
                 "red" | "reduce" => c.reduce = flag(v)?,
                 "pack" => pack = flag(v)?,
+                "priv" | "privatize" => c.privatize = flag(v)?,
                 other => return Err(format!("unknown key `{other}`")),
             }
         }
@@ -418,6 +430,9 @@ impl fmt::Display for Config {
         // (it is in every generated file's header).
         if self.reduce {
             f.write_str(",red=1")?;
+        }
+        if self.privatize {
+            f.write_str(",priv=1")?;
         }
         match self.regblock {
             Some(rb) if rb.pack => write!(f, ",rb={rb},pack=1"),
@@ -569,6 +584,16 @@ mod tests {
             #[serde(with = "as_bits")]
             config: Config,
         }
+    }
+
+    #[test]
+    fn privatization_is_readable_only() {
+        let c: Config = "fuse=smart,omp=1,priv=1".parse().unwrap();
+        let text = "fuse=smart,tile=1x1x1,wave=0,omp=1,prevec=0,simd=0,uj=1,priv=1";
+        assert!(c.privatize && !c.is_paper() && c.to_string() == text);
+        assert_eq!(text.parse::<Config>().unwrap(), c);
+        assert!("priv=0".parse::<Config>().unwrap().is_paper());
+        assert!("priv=2".parse::<Config>().is_err());
     }
 
     #[test]

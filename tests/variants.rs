@@ -24,6 +24,7 @@ fn sample() -> Vec<Config> {
             unroll: UnrollJam::jam(8),
             regblock: None,
             reduce: false,
+            privatize: false,
         });
         out.push(Config {
             fusion,
@@ -37,7 +38,8 @@ fn sample() -> Vec<Config> {
     // Beyond the paper's space: loops run as reductions (reassociated,
     // so verified with the default tolerance), alone, with OpenMP and
     // SIMD marks, and with tiles and unroll-and-jam around them; tile
-    // sizes other than 1 and 32; separate unroll-and-jam factors.
+    // sizes other than 1 and 32; separate unroll-and-jam factors;
+    // privatized scalars.
     for text in [
         "fuse=no,red=1",
         "fuse=smart,omp=1,simd=1,red=1",
@@ -54,6 +56,10 @@ fn sample() -> Vec<Config> {
         "fuse=no,prevec=1,uj=3x5",
         "fuse=max,tile=8x8x8,wave=1,omp=1,uj=16x3,red=1",
         "fuse=smart,simd=1,uj=1x4",
+        // Privatized scalars (issue 20): parallel and vector loops with
+        // copies of their own, tiles and unroll-and-jam around them.
+        "fuse=smart,tile=32x32x1,omp=1,simd=1,priv=1",
+        "fuse=no,omp=1,prevec=1,simd=1,uj=2,priv=1",
     ] {
         out.push(text.parse().unwrap());
     }

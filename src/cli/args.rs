@@ -337,10 +337,15 @@ pub struct ConfigArgs {
     /// the paper's space: no bit string), e.g. 4x8.
     #[arg(long, value_name = "MRxNR")]
     pub rb: Option<crate::config::RegisterTile>,
-    /// With --rb: pack the register tile's row operands per cache tile and
+    /// With --rb: pack the register tile's operands per block of rows and
     /// run the micro-kernel on vectors (pack=1).
     #[arg(long, requires = "rb")]
     pub pack: bool,
+    /// Privatize the scalars the SCoP writes (priv=1; beyond the paper's
+    /// space: no bit string): their live ranges may be reordered, and a
+    /// parallel loop gets a private copy of each.
+    #[arg(long = "priv", alias = "privatize")]
+    pub privatize: bool,
 }
 
 impl ConfigArgs {
@@ -355,7 +360,8 @@ impl ConfigArgs {
             || self.prevec
             || self.simd
             || self.uj.is_some()
-            || self.rb.is_some();
+            || self.rb.is_some()
+            || self.privatize;
         if !given {
             return None;
         }
@@ -379,6 +385,7 @@ impl ConfigArgs {
                 ..rb
             });
         }
+        c.privatize |= self.privatize;
         Some(c)
     }
 }

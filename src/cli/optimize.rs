@@ -18,7 +18,7 @@ use std::path::PathBuf;
 /// learned selection (slow: compiles and times candidates for minutes).
 ///
 /// With `--config T` and/or the named flags (--fuse, --tile, --wave,
-/// --omp, --prevec, --simd, --uj, --rb) the configuration is applied
+/// --omp, --prevec, --simd, --uj, --rb, --priv) the configuration is applied
 /// directly: no compiler runs, it takes well under a second per SCoP.
 /// Every transformation is proven legal; a SCoP that cannot be handled is
 /// left unchanged (and said so on stderr), and so is a register tile the

@@ -50,6 +50,10 @@ pub struct Args {
     /// gcc,clang), run it and compare its output with the original's.
     #[arg(long)]
     verify: bool,
+    /// Every configuration with scalar privatization added (priv=1,
+    /// beyond the paper's space): the space it opens.
+    #[arg(long = "priv")]
+    privatize: bool,
     /// Builds and runs at once with --verify [default: the cores].
     #[arg(long, value_name = "N")]
     jobs: Option<usize>,
@@ -68,7 +72,11 @@ pub fn run(a: Args, ui: &Ui) -> Result<()> {
         },
     )?;
     let (variants, skipped) = counting(ui, "schedules computed and emitted", |progress| {
-        crate::engine::space::distinct_variants_with(&src, a.context.as_deref(), &|e| {
+        let mut configs = Config::all();
+        if a.privatize {
+            configs.iter_mut().for_each(|c| c.privatize = true);
+        }
+        crate::engine::space::distinct_variants_of(&src, a.context.as_deref(), &configs, &|e| {
             progress(e.done, e.total)
         })
     })?;

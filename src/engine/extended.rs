@@ -26,6 +26,7 @@ pub struct Extended {
     pub simd: Vec<bool>,
     pub unroll: Vec<UnrollJam>,
     pub reduce: Vec<bool>,
+    pub privatize: Vec<bool>,
     pub regblock: Vec<Option<RegisterTile>>,
 }
 
@@ -51,6 +52,7 @@ impl Default for Extended {
                 .flat_map(|inner| [1, 2, 4, 8].map(|outer| UnrollJam { outer, inner }))
                 .collect(),
             reduce: vec![false, true],
+            privatize: vec![false, true],
             regblock: vec![
                 None,
                 rb(4, 8, false),
@@ -76,7 +78,7 @@ pub enum SampleError {
 impl Extended {
     /// The number of choices of each field, in numbering order (the
     /// three tile dimensions separately, the first most significant).
-    fn radices(&self) -> [u64; 11] {
+    fn radices(&self) -> [u64; 12] {
         let t = self.tile.len() as u64;
         [
             self.fusion.len() as u64,
@@ -90,6 +92,7 @@ impl Extended {
             self.unroll.len() as u64,
             self.reduce.len() as u64,
             self.regblock.len() as u64,
+            self.privatize.len() as u64,
         ]
     }
 
@@ -105,7 +108,7 @@ impl Extended {
 
     /// Configuration number `index` (below [`Extended::len`]).
     pub fn config(&self, index: u64) -> Config {
-        let mut digits = [0usize; 11];
+        let mut digits = [0usize; 12];
         let mut rest = index;
         for (d, r) in digits.iter_mut().zip(self.radices()).rev() {
             *d = (rest % r) as usize;
@@ -125,6 +128,7 @@ impl Extended {
             unroll: self.unroll[digits[8]],
             reduce: self.reduce[digits[9]],
             regblock: self.regblock[digits[10]],
+            privatize: self.privatize[digits[11]],
         }
     }
 
@@ -145,6 +149,7 @@ impl Extended {
             at(&self.unroll, &c.unroll)?,
             at(&self.reduce, &c.reduce)?,
             at(&self.regblock, &c.regblock)?,
+            at(&self.privatize, &c.privatize)?,
         ];
         Some(
             digits
@@ -200,7 +205,7 @@ mod tests {
     #[test]
     fn numbers_and_configurations_correspond() {
         let e = Extended::default();
-        assert_eq!(e.len(), 3 * 7 * 7 * 7 * 2 * 2 * 2 * 2 * 8 * 2 * 7);
+        assert_eq!(e.len(), 3 * 7 * 7 * 7 * 2 * 2 * 2 * 2 * 8 * 2 * 7 * 2);
         assert_eq!(e.config(0), Config::default());
         assert_eq!(e.index(&Config::default()), Some(0));
         for i in (0..e.len()).step_by(997).chain([e.len() - 1]) {
@@ -212,7 +217,7 @@ mod tests {
         let last = e.config(e.len() - 1);
         assert_eq!(
             last.to_string(),
-            "fuse=max,tile=256x256x256,wave=1,omp=1,prevec=1,simd=1,uj=8x2,red=1,rb=8x16,pack=1"
+            "fuse=max,tile=256x256x256,wave=1,omp=1,prevec=1,simd=1,uj=8x2,red=1,priv=1,rb=8x16,pack=1"
         );
         // The paper's space lies inside it.
         assert!(Config::all().iter().all(|c| e.index(c).is_some()));
@@ -258,6 +263,7 @@ mod tests {
             tile: vec![1, 32],
             unroll: [1, 2, 4, 8].map(UnrollJam::jam).to_vec(),
             reduce: vec![false],
+            privatize: vec![false],
             regblock: vec![None],
             ..Extended::default()
         };

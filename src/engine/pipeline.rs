@@ -132,9 +132,31 @@ pub fn transform_scop(
     let ctx = Ctx::new();
     bounded(&ctx, scop, || {
         let model = Model::new(&ctx, scop, context)?;
+        let indent = src.indent_of(scop);
+        if config.privatize {
+            match transform::privatized(
+                &model,
+                scop,
+                &crate::frontend::liveness::dead_scalars(src, scop),
+                config,
+                None,
+            )? {
+                Ok((private, schedule)) => {
+                    let lowered = codegen::lower(&private, scop.index, &schedule)?;
+                    return Ok(codegen::emit(scop, &lowered, config, &indent));
+                }
+                Err(note) => {
+                    let schedule = transform::schedule(&model, scop.index, config)?;
+                    let lowered = codegen::lower(&model, scop.index, &schedule)?;
+                    let mut body = codegen::emit(scop, &lowered, config, &indent);
+                    body.notes.insert(0, note);
+                    return Ok(body);
+                }
+            }
+        }
         let schedule = transform::schedule(&model, scop.index, config)?;
         let lowered = codegen::lower(&model, scop.index, &schedule)?;
-        Ok(codegen::emit(scop, &lowered, config, &src.indent_of(scop)))
+        Ok(codegen::emit(scop, &lowered, config, &indent))
     })?
 }
 

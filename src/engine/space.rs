@@ -104,39 +104,59 @@ fn shares(keys: &[Config], pieces: usize) -> Vec<std::ops::Range<usize>> {
     out
 }
 
+/// A fusion's hyperplanes, once computed: for the model and (with
+/// `priv=1` keys) for the privatized one.
+type Cached<'c> = [Option<Result<Schedule<'c>, String>>; 2];
+
 /// The code of key `p` (on the worker's context). Once one key hits the
 /// work limit, the later ones are not tried: each would run into it
-/// again.
+/// again. A `priv=1` key uses `private` (the model with its scalars
+/// privatized, if it has any) and falls back to `model` where no
+/// schedule keeps their live ranges apart, as the pipeline does.
+#[allow(clippy::too_many_arguments)]
 fn lower<'m, 'c>(
     ctx: &'c Ctx,
     model: &'m Model<'c>,
+    private: Option<&'m Model<'c>>,
     scop: &Scop,
     keys: &[Config],
     p: usize,
-    hyperplanes: &mut Option<Result<Schedule<'c>, String>>,
+    hyperplanes: &mut Cached<'c>,
     exhausted: &mut Option<(usize, String)>,
 ) -> Result<codegen::Lowered<'m, 'c>, String> {
     if let Some((_, e)) = exhausted {
         return Err(e.clone());
     }
     let key = keys[p];
+    let with = |m: &'m Model<'c>, cache: &mut Option<Result<Schedule<'c>, String>>| {
+        let base = cache.get_or_insert_with(|| {
+            transform::hyperplanes(m, scop.index, key.fusion).map_err(|e| e.to_string())
+        });
+        // The message, and whether isl failed (rather than the schedule).
+        match base {
+            Ok(base) => transform::refine(m, scop.index, base, &key)
+                .and_then(|s| codegen::lower(m, scop.index, &s))
+                .map_err(|e| (matches!(e, EngineError::Isl(_)), e.to_string())),
+            Err(e) => Err((false, e.clone())),
+        }
+    };
     // Each key gets the whole work limit (the model's work was bounded
     // before).
     let l = bounded(ctx, scop, || {
-        let base = hyperplanes.get_or_insert_with(|| {
-            transform::hyperplanes(model, scop.index, key.fusion).map_err(|e| e.to_string())
-        });
-        match base {
-            Ok(base) => transform::refine(model, scop.index, base, &key)
-                .and_then(|s| codegen::lower(model, scop.index, &s))
-                .map_err(|e| e.to_string()),
-            Err(e) => Err(e.clone()),
+        let [plain, privatized] = hyperplanes;
+        if let Some(pm) = private.filter(|_| key.privatize) {
+            match with(pm, privatized) {
+                Err((true, e)) => return Err(e),
+                Err((false, _)) => {}
+                Ok(l) => return Ok(l),
+            }
         }
+        with(model, plain).map_err(|(_, e)| e)
     });
     l.unwrap_or_else(|e| {
         *exhausted = Some((p, e.to_string()));
         // A schedule cached while isl refused work is not trusted either.
-        *hyperplanes = None;
+        *hyperplanes = [None, None];
         Err(e.to_string())
     })
 }
@@ -149,6 +169,7 @@ fn lower<'m, 'c>(
 #[allow(clippy::too_many_arguments)]
 fn part(
     scop: &Scop,
+    dead: &[String],
     context: Option<&str>,
     keys: &[Config],
     users: &[Vec<usize>],
@@ -176,7 +197,18 @@ fn part(
     };
     let fusion = keys[share.start].fusion;
     let first = keys.iter().position(|k| k.fusion == fusion).unwrap_or(0);
-    let mut hyperplanes: Option<Result<Schedule, String>> = None;
+    // With `priv=1` keys: the model with the scalars privatized (none
+    // when it has none, or isl refused the work: those keys then fall
+    // back to the model, as the pipeline does).
+    let private = if share.clone().any(|p| keys[p].privatize) {
+        bounded(&ctx, scop, || model.privatized(scop, dead))
+            .ok()
+            .and_then(Result::ok)
+            .flatten()
+    } else {
+        None
+    };
+    let mut hyperplanes: Cached = [None, None];
     let mut exhausted: Option<(usize, String)> = None;
     if share.start != first {
         // The fusion's first key computes its hyperplanes within its own
@@ -184,6 +216,7 @@ fn part(
         drop(lower(
             &ctx,
             &model,
+            private.as_ref(),
             scop,
             keys,
             first,
@@ -195,6 +228,7 @@ fn part(
         let l = lower(
             &ctx,
             &model,
+            private.as_ref(),
             scop,
             keys,
             p,
@@ -257,7 +291,7 @@ pub fn distinct_variants_with(
 }
 
 /// The distinct programs of the given configurations (e.g. a sample of
-/// the extended space, `extended.rs`), in order of first appearance in
+/// the extended space, `extended.rs`, or the paper's with `priv=1`), in order of first appearance in
 /// `configs`, as [`distinct_variants_with`] finds them for the paper's
 /// space. Configurations sharing a schedule (same fusion, tiles,
 /// pre-vectorization, wavefront) share its computation; listing those of
@@ -316,12 +350,18 @@ pub fn distinct_variants_of(
             }
         }
         let indent = src.indent_of(scop);
+        let dead = if configs.iter().any(|c| c.privatize) {
+            crate::frontend::liveness::dead_scalars(src, scop)
+        } else {
+            Vec::new()
+        };
         let parts: Vec<Part> = shares
             .par_iter()
             .with_max_len(1)
             .map(|share| {
                 part(
                     scop,
+                    &dead,
                     context,
                     &keys,
                     &users,
@@ -451,5 +491,36 @@ mod tests {
                 .enumerate()
                 .all(|(i, e)| e.done == i + 1 && e.total == total)
         );
+    }
+
+    /// With `priv=1` the enumeration writes, configuration by
+    /// configuration, what the pipeline writes (the privatized model, or
+    /// its fallback), and finds programs the paper's space does not have.
+    #[test]
+    fn privatized_configurations_are_the_pipelines_programs() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/privatize/rowscale.c");
+        let src = parse_file(&path, &Options::default()).unwrap();
+        let configs: Vec<Config> = Config::all()
+            .into_iter()
+            .filter(|c| c.unroll == crate::config::UnrollJam::NONE && !c.prevector && !c.wavefront)
+            .map(|c| Config {
+                privatize: true,
+                ..c
+            })
+            .collect();
+        let (variants, skipped) = distinct_variants_of(&src, None, &configs, &|_| {}).unwrap();
+        assert!(skipped.is_empty(), "{skipped:?}");
+        let paper = distinct_variants(&src, None).unwrap().0;
+        let known: std::collections::HashSet<&str> =
+            paper.iter().map(|v| v.hash.as_str()).collect();
+        assert!(variants.iter().any(|v| !known.contains(v.hash.as_str())));
+        for v in &variants {
+            let c = v.configs[0];
+            let text = crate::engine::pipeline::optimize(&src, &c, None)
+                .unwrap()
+                .text;
+            assert_eq!(code_hash(&text), v.hash, "{c}");
+        }
     }
 }

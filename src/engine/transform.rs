@@ -13,6 +13,7 @@
 
 use crate::config::{Config, Fusion};
 use crate::engine::model::{EngineError, Model};
+use crate::frontend::scop::Scop;
 use crate::isl::{self, Clustering, IslError, NodeKind, Schedule, ScheduleNode};
 
 /// The schedule tree for `config`.
@@ -39,12 +40,13 @@ pub fn hyperplanes<'c>(
         Fusion::Max => Clustering::WholeComponent,
     });
     let deps = &model.deps.all;
-    let s =
-        isl::compute_schedule(&model.domain, &model.context, deps, deps, deps).map_err(|e| {
-            EngineError::Unsupported {
-                scop: scop_index,
-                reason: format!("the scheduler found no legal schedule ({})", e.message),
-            }
+    // Privatized scalars: their memory dependences bind the scheduler only
+    // where it would not keep their live ranges inside one iteration.
+    let conditional = model.private.as_ref().map(|p| (&p.live, &p.dropped));
+    let s = isl::compute_schedule(&model.domain, &model.context, deps, deps, deps, conditional)
+        .map_err(|e| EngineError::Unsupported {
+            scop: scop_index,
+            reason: format!("the scheduler found no legal schedule ({})", e.message),
         })?;
     let mut largest = 0.0f64;
     walk(&s.root()?, &mut |n| {
@@ -105,6 +107,43 @@ pub fn refine<'c>(
         });
     }
     Ok(result)
+}
+
+/// With `priv=1`: the model with the SCoP's scalars privatized (`dead`:
+/// those whose value after it is dead) and the
+/// schedule of `config` on it, refined from `base` (its hyperplanes, when
+/// already computed). `Ok(Err(note))` when there is no scalar to
+/// privatize or no legal schedule with them private (the schedule would
+/// not keep their live ranges apart): the configuration then runs
+/// without privatization, and the note says why.
+pub fn privatized<'c>(
+    model: &Model<'c>,
+    scop: &Scop,
+    dead: &[String],
+    config: &Config,
+    base: Option<&Schedule<'c>>,
+) -> Result<Result<(Model<'c>, Schedule<'c>), String>, EngineError> {
+    let Some(private) = model.privatized(scop, dead)? else {
+        return Ok(Err(
+            "priv=1 left out: the SCoP writes no scalar polytune can privatize".into(),
+        ));
+    };
+    let made = match base {
+        Some(b) => refine(&private, scop.index, b, config),
+        None => schedule(&private, scop.index, config),
+    };
+    match made {
+        Ok(s) => Ok(Ok((private, s))),
+        Err(EngineError::Isl(e)) => Err(e.into()),
+        Err(e) => Ok(Err(format!(
+            "priv=1 left out: no legal schedule with the scalars private ({})",
+            match e {
+                EngineError::Unsupported { reason, .. } | EngineError::Internal { reason, .. } =>
+                    reason,
+                other => other.to_string(),
+            }
+        ))),
+    }
 }
 
 /// Applies `f` to every node, outermost first; `f` must return a node at

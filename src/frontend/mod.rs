@@ -7,6 +7,7 @@ pub mod detect;
 pub mod error;
 mod extract;
 pub(crate) mod lex;
+pub mod liveness;
 mod lower;
 mod macros;
 mod parse;

@@ -182,6 +182,10 @@ unsafe extern "C" {
         a: *mut isl_union_map,
         s: *mut isl_union_set,
     ) -> *mut isl_union_map;
+    pub fn isl_union_map_subtract_range(
+        a: *mut isl_union_map,
+        s: *mut isl_union_set,
+    ) -> *mut isl_union_map;
     pub fn isl_union_map_intersect_params(
         a: *mut isl_union_map,
         s: *mut isl_set,
@@ -239,6 +243,11 @@ unsafe extern "C" {
     pub fn isl_schedule_constraints_set_proximity(
         sc: *mut isl_schedule_constraints,
         m: *mut isl_union_map,
+    ) -> *mut isl_schedule_constraints;
+    pub fn isl_schedule_constraints_set_conditional_validity(
+        sc: *mut isl_schedule_constraints,
+        condition: *mut isl_union_map,
+        validity: *mut isl_union_map,
     ) -> *mut isl_schedule_constraints;
     pub fn isl_schedule_constraints_compute_schedule(
         sc: *mut isl_schedule_constraints,

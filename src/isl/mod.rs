@@ -539,6 +539,7 @@ isl_ops!(UnionMap {
     fn reverse() -> UnionMap = isl_union_map_reverse;
     fn intersect_domain(set: UnionSet) -> UnionMap = isl_union_map_intersect_domain;
     fn intersect_range(set: UnionSet) -> UnionMap = isl_union_map_intersect_range;
+    fn subtract_range(set: UnionSet) -> UnionMap = isl_union_map_subtract_range;
     fn intersect_params(params: Set) -> UnionMap = isl_union_map_intersect_params;
     fn coalesce() -> UnionMap = isl_union_map_coalesce;
     /// Differences range - domain of every pair.
@@ -612,13 +613,18 @@ pub fn dataflow<'c>(
 }
 
 /// isl's scheduler (Pluto-inspired: outer parallelism, permutable bands)
-/// under the context's clustering option.
+/// under the context's clustering option. `conditional` is a pair
+/// (conditions, conditional validity): isl respects a conditional
+/// validity pair only where it is adjacent to a condition (a live range)
+/// that the band does not keep within one iteration (live range
+/// reordering, as in PPCG).
 pub fn compute_schedule<'c>(
     domain: &UnionSet<'c>,
     context: &Set<'c>,
     validity: &UnionMap<'c>,
     coincidence: &UnionMap<'c>,
     proximity: &UnionMap<'c>,
+    conditional: Option<(&UnionMap<'c>, &UnionMap<'c>)>,
 ) -> Result<Schedule<'c>, IslError> {
     let ctx = domain.ctx;
     // SAFETY: each setter takes the constraints and one fresh reference.
@@ -628,6 +634,13 @@ pub fn compute_schedule<'c>(
         sc = ffi::isl_schedule_constraints_set_validity(sc, validity.take());
         sc = ffi::isl_schedule_constraints_set_coincidence(sc, coincidence.take());
         sc = ffi::isl_schedule_constraints_set_proximity(sc, proximity.take());
+        if let Some((condition, validity)) = conditional {
+            sc = ffi::isl_schedule_constraints_set_conditional_validity(
+                sc,
+                condition.take(),
+                validity.take(),
+            );
+        }
         let s = ffi::isl_schedule_constraints_compute_schedule(sc);
         Schedule::wrap(ctx, s, "scheduling")
     }

@@ -122,6 +122,7 @@ pub(super) fn mark_simd(nodes: &mut [Node], scop: &Scop, lw: &Lowered<'_, '_>) {
                     mark_simd(&mut l.body, scop, lw);
                 } else if l.step == 1 && unit_stride(l, scop) && lw.holds(l.info, Fact::Parallel) {
                     l.simd = true;
+                    l.private = lw.private_names(l.info);
                 }
             }
             Node::If { then, other, .. } => {
@@ -140,6 +141,7 @@ pub(super) fn mark_omp(nodes: &mut [Node], lw: &Lowered<'_, '_>) {
             Node::For(l) => {
                 if lw.holds(l.info, Fact::Parallel) {
                     l.omp = true;
+                    l.private = lw.private_names(l.info);
                 } else {
                     mark_omp(&mut l.body, lw);
                 }

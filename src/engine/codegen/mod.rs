@@ -88,6 +88,13 @@ enum Distances<'c> {
     Unknown,
 }
 
+/// Which dependences a loop's distances are of: the model's, the model's
+/// but the reductions' own, every one (with the memory dependences a
+/// privatized model dropped).
+const ALL: usize = 0;
+const BUT_REDUCTIONS: usize = 1;
+const FULL: usize = 2;
+
 /// The generated loops of one schedule, before the post-passes: what
 /// every configuration sharing that schedule starts from. Dependence
 /// facts of a loop are computed when a pass first asks for them.
@@ -100,8 +107,12 @@ pub struct Lowered<'m, 'c> {
     /// Per loop: statement instances to the loop's schedule dimensions.
     schedules: Vec<UnionMap<'c>>,
     /// Per loop: its dependence distances, once computed; with and
-    /// without the reductions' own.
-    distances: RefCell<Vec<[Option<Distances<'c>>; 2]>>,
+    /// without the reductions' own, and (with privatized scalars) with
+    /// the memory dependences the privatized model dropped.
+    distances: RefCell<Vec<[Option<Distances<'c>>; 3]>>,
+    /// Per loop, with privatized scalars: those it writes, when each can
+    /// have a copy per iteration (`None`: one cannot), once computed.
+    private: RefCell<Vec<Option<Option<Vec<String>>>>>,
     /// Per loop and [`Fact`]: the answer, once computed.
     known: RefCell<Vec<[Option<bool>; 4]>>,
 }
@@ -116,9 +127,32 @@ impl<'c> Lowered<'_, 'c> {
         if let Some(v) = self.known.borrow()[k][fact as usize] {
             return v;
         }
-        let v = self.decide(k, fact).unwrap_or(false);
+        let v = self.decide(k, fact).unwrap_or(false)
+            && (!matches!(fact, Fact::Parallel | Fact::ParallelButReductions)
+                || self.private_in(k).is_some());
         self.known.borrow_mut()[k][fact as usize] = Some(v);
         v
+    }
+
+    /// With privatized scalars: the ones loop `k` writes, when each can
+    /// have a copy per iteration of it (`None` when one cannot: the loop
+    /// is not parallel then). Without, always `Some` and empty.
+    fn private_in(&self, k: usize) -> Option<Vec<String>> {
+        let Some(p) = &self.model.private else {
+            return Some(Vec::new());
+        };
+        if let Some(v) = &self.private.borrow()[k] {
+            return v.clone();
+        }
+        let v = crate::engine::model::private_in(p, &self.schedules[k]).unwrap_or(None);
+        self.private.borrow_mut()[k] = Some(v.clone());
+        v
+    }
+
+    /// The privatized scalars a loop declares for itself once it is
+    /// marked parallel (empty without privatization).
+    fn private_names(&self, info: Option<usize>) -> Vec<String> {
+        info.and_then(|k| self.private_in(k)).unwrap_or_default()
     }
 
     /// Whether a loop and the two around it are fully permutable given
@@ -131,7 +165,7 @@ impl<'c> Lowered<'_, 'c> {
         let Some(k) = info else {
             return false;
         };
-        self.decide_with(k, 0, &|d| {
+        self.decide_with(k, FULL, &|d| {
             (d >= 3).then(|| {
                 [[NEG, ANY, ANY], [ANY, NEG, ANY], [ANY, ANY, NEG]]
                     .iter()
@@ -147,26 +181,38 @@ impl<'c> Lowered<'_, 'c> {
     }
 
     fn decide(&self, k: usize, fact: Fact) -> Result<bool, IslError> {
-        let which = usize::from(fact == Fact::ParallelButReductions);
+        let which = match fact {
+            Fact::Parallel => ALL,
+            Fact::ParallelButReductions => BUT_REDUCTIONS,
+            // Unroll-and-jam knows nothing of private copies.
+            Fact::JamWithParent | Fact::ParallelAfterJam => FULL,
+        };
         self.decide_with(k, which, &|d| counterexamples(fact, d))
     }
 
-    /// Whether no distance of loop `k` (every dependence's, or with
-    /// `which` = 1 all but the reductions') lies in the boxes `bad(depth)`
-    /// gives (`None`: the question has no answer at that depth).
+    /// Whether no distance of loop `k` (of the dependences `which` names:
+    /// [`ALL`], [`BUT_REDUCTIONS`] or [`FULL`]) lies in the boxes
+    /// `bad(depth)` gives (`None`: the question has no answer at that
+    /// depth).
     fn decide_with(
         &self,
         k: usize,
         which: usize,
         bad: &dyn Fn(usize) -> Option<Vec<Vec<isl::Bound>>>,
     ) -> Result<bool, IslError> {
+        // Without privatized scalars every dependence is in the model's.
+        let which = if which == FULL && self.model.private.is_none() {
+            ALL
+        } else {
+            which
+        };
         if self.distances.borrow()[k][which].is_none() {
             // The build's schedule nests one level per loop; flattened,
             // the last dimension is this loop.
-            let found = if which == 1 {
-                self.model.distances_but_reductions(&self.schedules[k])
-            } else {
-                self.model.distances(&self.schedules[k])
+            let found = match which {
+                BUT_REDUCTIONS => self.model.distances_but_reductions(&self.schedules[k]),
+                FULL => self.model.distances_full(&self.schedules[k]),
+                _ => self.model.distances(&self.schedules[k]),
             };
             let d = match found {
                 Ok(Some((set, d))) => Distances::Known(set, d),
@@ -222,7 +268,8 @@ pub fn lower<'m, 'c>(
         nodes,
         guard,
         schedules,
-        distances: RefCell::new(vec![[None, None]; n]),
+        distances: RefCell::new(vec![[None, None, None]; n]),
+        private: RefCell::new(vec![None; n]),
         known: RefCell::new(vec![[None; 4]; n]),
     })
 }

@@ -157,6 +157,18 @@ impl<'a> Printer<'a> {
         }
     }
 
+    /// The copies of the privatized scalars a loop runs with, one per
+    /// iteration: each declared at the top of its body, of the type of
+    /// the variable it shadows (in `__typeof__(w) w;` the operand still
+    /// names the outer `w`: the new one is in scope after its
+    /// declarator). Every read of such a copy follows a write in the
+    /// same iteration (`Model::private_in`).
+    fn declare_private(&mut self, l: &Loop, indent: &str) {
+        for name in &l.private {
+            let _ = writeln!(self.out, "{indent}__typeof__({name}) {name};");
+        }
+    }
+
     /// Writes the head of a loop, `for (...) {`, at `indent`.
     pub(super) fn open_for(&mut self, indent: &str, var: &str, init: &str, cond: &str, step: i64) {
         let inc = match step {
@@ -214,6 +226,7 @@ impl<'a> Printer<'a> {
                 &format!("{var} <= {ub_name}"),
                 l.step,
             );
+            self.declare_private(l, &format!("{ind}  "));
             self.nodes(&l.body, &format!("{ind}  "));
             let _ = writeln!(self.out, "{ind}}}");
             let _ = writeln!(self.out, "{indent}}}");
@@ -221,6 +234,7 @@ impl<'a> Printer<'a> {
         }
         self.pragmas(l, indent);
         self.open_for(indent, &var, &self.c(&l.init), &self.c(&l.cond), l.step);
+        self.declare_private(l, &format!("{indent}  "));
         self.nodes(&l.body, &format!("{indent}  "));
         let _ = writeln!(self.out, "{indent}}}");
     }
@@ -252,11 +266,13 @@ impl Printer<'_> {
             &format!("{var} <= {ub_name} - {}", u - 1),
             u,
         );
+        self.declare_private(l, &format!("{ind}  "));
         self.nodes(main, &format!("{ind}  "));
         let _ = writeln!(self.out, "{ind}}}");
         let start = format!("{ub_name} - ({ub_name} - {lb_name} + 1) % {u} + 1");
         self.pragmas(l, &ind);
         self.open_for(&ind, &var, &start, &format!("{var} <= {ub_name}"), 1);
+        self.declare_private(l, &format!("{ind}  "));
         self.nodes(&l.body, &format!("{ind}  "));
         let _ = writeln!(self.out, "{ind}}}");
         let _ = writeln!(self.out, "{indent}}}");
@@ -304,6 +320,7 @@ impl Printer<'_> {
             &format!("{var} <= {}", self.c(&ub)),
             l.step,
         );
+        self.declare_private(l, &format!("{ind}  "));
         self.nodes(&l.body, &format!("{ind}  "));
         let _ = writeln!(self.out, "{ind}}}");
         for (id, _, _) in &r.accumulators {

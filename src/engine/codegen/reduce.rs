@@ -67,7 +67,9 @@ fn walk(
                 } else {
                     reduction_of(l, scop, lw, reductions, may_parallel, jammed)
                 };
-                if l.reduce.is_none() {
+                if l.reduce.is_some() {
+                    l.private = lw.private_names(l.info);
+                } else {
                     let inner_omp = in_omp || l.omp;
                     let jam = l.jam > 1;
                     walk(&mut l.body, scop, lw, omp, reductions, inner_omp, jam);

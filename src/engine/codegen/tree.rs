@@ -25,6 +25,9 @@ pub(super) struct Loop {
     pub(super) regblock: Option<Box<super::regblock::Plan>>,
     /// Runs as a reduction (`reduce.rs`).
     pub(super) reduce: Option<super::reduce::Reduce>,
+    /// Privatized scalars the loop declares at the top of its body (a
+    /// copy per iteration) because it runs in parallel or vectorized.
+    pub(super) private: Vec<String>,
 }
 
 /// The generated code before it is printed.
@@ -73,6 +76,7 @@ pub(super) fn convert(n: AstNode, out: &mut Vec<Node>) -> Result<(), IslError> {
                 unroll: 1,
                 regblock: None,
                 reduce: None,
+                private: Vec::new(),
             })));
         }
         AstNode::If { cond, then, other } => {

@@ -9,15 +9,19 @@
 //! dependence is a chain of those, so the set constrains exactly as much.
 //!
 //! `context.rs` holds the parameter values the model is valid for and the
-//! run-time check of them.
+//! run-time check of them; `private.rs` the model with the scalars the
+//! SCoP writes privatized (`priv=1`), which drops their memory-based
+//! dependences and checks instead that their live ranges stay apart.
 
 mod context;
+mod private;
 
 use crate::frontend::scop::ast::{Span, Stmt, StmtKind};
 use crate::frontend::scop::{Scop, isl_names};
 use crate::isl::{self, Ctx, IslError, MultiUnionPwAff, Schedule, Set, UnionMap, UnionSet};
 use context::contexts;
 pub use context::{default_context, run_time_check};
+pub use private::{Private, private_in};
 
 /// Why the engine cannot handle a SCoP.
 #[derive(Debug, thiserror::Error)]
@@ -76,6 +80,10 @@ pub struct Model<'c> {
     /// The original schedule as a tree (sequences and loop bands).
     pub original_tree: Schedule<'c>,
     pub deps: Dependences<'c>,
+    /// With privatized scalars ([`Model::privatized`]): what legality
+    /// needs about them beyond `deps`, which no longer holds their
+    /// memory-based dependences.
+    pub private: Option<Private<'c>>,
 }
 
 impl<'c> Model<'c> {
@@ -89,23 +97,15 @@ impl<'c> Model<'c> {
         let original = UnionMap::parse(ctx, &scop.schedules())?.intersect_domain(&domain)?;
 
         let original_tree = original_tree(ctx, scop, &domain)?;
-        let (writes, flow, overwrite) = if scop.has_may_writes() {
-            // A may-write (inside a compound statement's loops) kills no
-            // earlier write: every write since the last must-write of an
-            // element is a source of its reads, and every access since
-            // then precedes its next write. isl's may dependences hold
-            // them all (a must-write coscheduled with another write of
-            // its element gives may dependences only).
-            let may = UnionMap::parse(ctx, &scop.may_writes())?.intersect_domain(&domain)?;
-            let writes = must.union(&may)?;
-            let flow = isl::dataflow(&reads, Some(&must), Some(&may), &original_tree)?.may;
-            let earlier = may.union(&reads)?;
-            let overwrite = isl::dataflow(&writes, Some(&must), Some(&earlier), &original_tree)?;
-            (writes, flow, overwrite)
+        let may = if scop.has_may_writes() {
+            Some(UnionMap::parse(ctx, &scop.may_writes())?.intersect_domain(&domain)?)
         } else {
-            let flow = isl::dataflow(&reads, Some(&must), None, &original_tree)?.must;
-            let overwrite = isl::dataflow(&must, Some(&must), Some(&reads), &original_tree)?;
-            (must, flow, overwrite)
+            None
+        };
+        let (flow, overwrite) = memory(&reads, &must, may.as_ref(), &original_tree)?;
+        let writes = match &may {
+            Some(may) => must.union(may)?,
+            None => must,
         };
         // For every write, the previous write of its element (output) and
         // the reads since that write (anti). These adjacent pairs imply all
@@ -142,18 +142,39 @@ impl<'c> Model<'c> {
                 all,
                 reduction: reduction.coalesce()?,
             },
+            private: None,
         })
     }
 
     /// Whether `schedule` (statement instances to time vectors) respects
     /// every dependence: each source runs strictly before its sink.
+    /// With privatized scalars, also whether it keeps their live ranges
+    /// apart ([`Private::apart`]).
     pub fn respects(&self, schedule: &UnionMap<'c>) -> Result<bool, IslError> {
+        if let Some(p) = &self.private
+            && !p.apart(schedule)?
+        {
+            return Ok(false);
+        }
         if self.deps.all.is_empty()? {
             return Ok(true);
         }
         match self.respects_by_distances(schedule) {
             Ok(Some(answer)) => Ok(answer),
             _ => self.respects_by_order(schedule),
+        }
+    }
+
+    /// [`Model::distances`] of every dependence, those a privatized
+    /// model dropped included: for the facts that know nothing of private
+    /// copies.
+    pub fn distances_full(
+        &self,
+        schedule: &UnionMap<'c>,
+    ) -> Result<Option<(Set<'c>, usize)>, IslError> {
+        match &self.private {
+            Some(p) => Self::distances_of(&p.full, schedule),
+            None => self.distances(schedule),
         }
     }
 
@@ -234,6 +255,36 @@ impl<'c> Model<'c> {
         let bad = deltas.boxes_like(&not_after)?;
         Ok(Some(deltas.intersect(&bad)?.is_empty()?))
     }
+}
+
+/// The value-based flow dependences of `reads` on the writes, and for
+/// every write the previous write of its element and the reads since
+/// (isl's must and may dependences of the writes as sinks). `may` holds
+/// may-writes (inside a compound statement's loops), which kill no
+/// earlier write: every write since the last must-write of an element is
+/// a source of its reads, and every access since then precedes its next
+/// write. isl's may dependences hold them all (a must-write coscheduled
+/// with another write of its element gives may dependences only).
+fn memory<'c>(
+    reads: &UnionMap<'c>,
+    must: &UnionMap<'c>,
+    may: Option<&UnionMap<'c>>,
+    tree: &Schedule<'c>,
+) -> Result<(UnionMap<'c>, isl::Flow<'c>), IslError> {
+    Ok(match may {
+        Some(may) => {
+            let writes = must.union(may)?;
+            let flow = isl::dataflow(reads, Some(must), Some(may), tree)?.may;
+            let earlier = may.union(reads)?;
+            let overwrite = isl::dataflow(&writes, Some(must), Some(&earlier), tree)?;
+            (flow, overwrite)
+        }
+        None => {
+            let flow = isl::dataflow(reads, Some(must), None, tree)?.must;
+            let overwrite = isl::dataflow(must, Some(must), Some(reads), tree)?;
+            (flow, overwrite)
+        }
+    })
 }
 
 /// The original execution order as a schedule tree: a sequence node for

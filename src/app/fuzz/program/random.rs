@@ -337,7 +337,10 @@ impl Gen<'_> {
             _ => (i, j, k),
         };
         let at = |g: &mut Self, a: &AExpr, b: &AExpr, rank: usize| -> Vec<AExpr> {
-            let mut subs = vec![g.plus_const(a.clone(), -1, 1), g.plus_const(b.clone(), -1, 1)];
+            let mut subs = vec![
+                g.plus_const(a.clone(), -1, 1),
+                g.plus_const(b.clone(), -1, 1),
+            ];
             subs.truncate(rank);
             while subs.len() < rank {
                 subs.push(g.lit(0, 1));
@@ -368,8 +371,14 @@ impl Gen<'_> {
                 at(g, &j, &k, rank(g, b))
             };
             let mut t = VExpr::Mul(
-                Box::new(VExpr::Read(Access { array: a, subs: left })),
-                Box::new(VExpr::Read(Access { array: b, subs: right })),
+                Box::new(VExpr::Read(Access {
+                    array: a,
+                    subs: left,
+                })),
+                Box::new(VExpr::Read(Access {
+                    array: b,
+                    subs: right,
+                })),
             );
             if g.rng.chance(0.5) {
                 let c = g.leaf(Elem::Double);

@@ -245,6 +245,9 @@ fn legal_plan(
     {
         return Err("a loop has a step or a bound of a form polytune does not block".into());
     }
+    if loops.iter().any(|l| !l.private.is_empty()) {
+        return Err("a loop writes a privatized scalar (priv=1)".into());
+    }
     // The innermost body: assignments only, all writing one element.
     let mut written: Option<Reference> = None;
     // Whether a statement's iterators move with each loop.

@@ -1,0 +1,179 @@
+//! Whether a scalar's value after a SCoP is dead: what scalar
+//! privatization (`priv=1`) needs to give a loop that makes the scalar's
+//! last write a copy of its own. A light scan of the C text with the one
+//! scanner (`lex.rs`), conservative: the value is dead only when the
+//! scalar is a local variable or parameter of the function around the
+//! SCoP (declared without `static`), its address is never taken, the
+//! SCoP is not inside a loop of the function (a later iteration could
+//! read it before writing it), the function has no `goto`, and the name
+//! occurs neither after the SCoP in the function nor in a directive.
+
+use super::SourceFile;
+use super::lex::{Tok, Token, tokens};
+use super::scop::Scop;
+
+/// The basic type words a local scalar's declaration starts with.
+const TYPE_WORDS: [&str; 11] = [
+    "double", "float", "int", "long", "short", "char", "unsigned", "signed", "_Bool", "const",
+    "register",
+];
+
+/// The scalars `scop` writes whose value is dead once it has run.
+pub fn dead_scalars(src: &SourceFile, scop: &Scop) -> Vec<String> {
+    let names: Vec<&str> = scop
+        .arrays
+        .iter()
+        .filter(|a| a.rank == 0 && a.written)
+        .map(|a| a.name.as_str())
+        .collect();
+    if names.is_empty() {
+        return Vec::new();
+    }
+    dead_after(src, scop, &names)
+}
+
+/// The scalars among `names` whose value is dead once `scop` has run.
+fn dead_after(src: &SourceFile, scop: &Scop, names: &[&str]) -> Vec<String> {
+    let toks = tokens(&src.text);
+    let open = scop.region.open.start;
+    let close = scop.region.close.end;
+    // The braces around the SCoP, outermost (the function body) first.
+    let around: Vec<usize> = (0..toks.len())
+        .filter(|&k| {
+            toks[k].word == "{"
+                && toks[k].start < open
+                && toks[k].close > 0
+                && toks[toks[k].close - 1].start >= close
+        })
+        .collect();
+    let Some(&body) = around.first() else {
+        return Vec::new();
+    };
+    let end = toks[body].close - 1;
+    if around.iter().any(|&b| in_loop(&toks, b)) {
+        return Vec::new();
+    }
+    let function = function_start(&toks, body);
+    let range = function..end;
+    if toks[range.clone()].iter().any(|t| t.word == "goto") {
+        return Vec::new();
+    }
+    names
+        .iter()
+        .filter(|name| {
+            let uses: Vec<usize> = range
+                .clone()
+                .filter(|&k| toks[k].kind == Tok::Ident && toks[k].word == **name)
+                .collect();
+            let Some(&first) = uses.first() else {
+                return false;
+            };
+            let after = uses.iter().any(|&k| toks[k].start >= close);
+            // A macro could name it where the scan does not see it.
+            let in_macro = toks.iter().any(|t| {
+                t.kind == Tok::Directive
+                    && src.text[t.start..t.end]
+                        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                        .any(|w| w == **name)
+            });
+            let address = uses.iter().any(|&k| k > 0 && toks[k - 1].word == "&");
+            !after && !address && !in_macro && (first < body || declaration(&toks, body, first))
+        })
+        .map(|n| n.to_string())
+        .collect()
+}
+
+/// Whether the block opened at `brace` is a loop's body (`for (...) {`,
+/// `while (...) {`, `do {`).
+fn in_loop(toks: &[Token], brace: usize) -> bool {
+    let Some(prev) = brace.checked_sub(1) else {
+        return false;
+    };
+    if toks[prev].word == "do" {
+        return true;
+    }
+    if toks[prev].word != ")" {
+        return false;
+    }
+    // The `(` whose pair ends at `prev`, and the word before it.
+    (0..prev)
+        .rev()
+        .find(|&k| toks[k].word == "(" && toks[k].close == prev + 1)
+        .and_then(|k| k.checked_sub(1))
+        .is_some_and(|k| matches!(toks[k].word.as_str(), "for" | "while"))
+}
+
+/// The first token of the parameter list of the function whose body
+/// opens at `body` (the body itself when there is none).
+fn function_start(toks: &[Token], body: usize) -> usize {
+    match body.checked_sub(1) {
+        Some(prev) if toks[prev].word == ")" => (0..prev)
+            .rev()
+            .find(|&k| toks[k].word == "(" && toks[k].close == prev + 1)
+            .unwrap_or(body),
+        _ => body,
+    }
+}
+
+/// Whether the identifier at `at` is declared by the statement it is in:
+/// one that starts (after `{`, `}` or `;`) with a basic type word, and is
+/// neither `static` nor `extern`.
+fn declaration(toks: &[Token], body: usize, at: usize) -> bool {
+    let start = (body..at)
+        .rev()
+        .find(|&k| matches!(toks[k].word.as_str(), "{" | "}" | ";"))
+        .map_or(body, |k| k + 1);
+    TYPE_WORDS.contains(&toks[start].word.as_str())
+        && !toks[start..at]
+            .iter()
+            .any(|t| t.word == "static" || t.word == "extern")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::frontend::{Options, parse_source};
+    use std::path::Path;
+
+    fn dead(text: &str, names: &[&str]) -> Vec<String> {
+        let src = parse_source(Path::new("t.c"), text.to_string(), &Options::default()).unwrap();
+        dead_after(&src, &src.scops[0], names)
+    }
+
+    const BODY: &str = "#pragma scop\nfor (i = 0; i < n; i++) { t = x[i]; s = t; x[i] = t * s; }\n#pragma endscop\n";
+
+    #[test]
+    fn a_local_not_named_after_the_scop_is_dead() {
+        let text = format!(
+            "void f(int n, double x[9], double *out) {{ int i; double t, s;\n{BODY}*out = s;\n}}\n"
+        );
+        assert_eq!(dead(&text, &["t", "s"]), ["t"]);
+    }
+
+    #[test]
+    fn a_global_a_static_or_a_local_whose_address_is_taken_may_be_live() {
+        let global = format!("double t, s;\nvoid f(int n, double x[9]) {{ int i;\n{BODY}}}\n");
+        assert!(dead(&global, &["t", "s"]).is_empty());
+        let fixed =
+            format!("void f(int n, double x[9]) {{ int i; static double t; double s;\n{BODY}}}\n");
+        assert_eq!(dead(&fixed, &["t", "s"]), ["s"]);
+        let address = format!(
+            "void g(double *);\nvoid f(int n, double x[9]) {{ int i; double t, s; g(&t);\n{BODY}}}\n"
+        );
+        assert_eq!(dead(&address, &["t", "s"]), ["s"]);
+        let macro_use = format!(
+            "#define RESULT s\nvoid f(int n, double x[9], double *o) {{ int i; double t, s;\n{BODY}*o = RESULT;\n}}\n"
+        );
+        assert_eq!(dead(&macro_use, &["t", "s"]), ["t"]);
+    }
+
+    #[test]
+    fn inside_a_loop_every_value_may_be_live() {
+        let text = format!(
+            "void f(int n, int m, double x[9]) {{ int i, r; double t, s;\nfor (r = 0; r < m; r++) {{\n{BODY}}}\n}}\n"
+        );
+        assert!(dead(&text, &["t", "s"]).is_empty());
+        let param = format!("void f(int n, double x[9], double t, double s) {{ int i;\n{BODY}}}\n");
+        assert_eq!(dead(&param, &["t", "s"]), ["t", "s"]);
+    }
+}
