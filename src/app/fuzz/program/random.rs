@@ -319,8 +319,21 @@ impl Gen<'_> {
                 ty,
                 param: false,
             });
-            let init = self.low(true);
-            let hi = self.high(true);
+            // Mostly the bounds of a dense kernel (0 or 1 to a parameter,
+            // or to an outer iterator: triangular), else any loop's.
+            let (init, hi) = if self.rng.chance(0.7) {
+                let init = self.lit(0, 1);
+                let hi = match self.outer() {
+                    Some(o) if self.rng.chance(0.25) => self.plus_const(o, 0, 1),
+                    _ => {
+                        let p = self.param();
+                        self.plus_const(p, -1, 2)
+                    }
+                };
+                (init, hi)
+            } else {
+                (self.low(true), self.high(true))
+            };
             let op = if self.rng.chance(0.6) {
                 CmpOp::Lt
             } else {
