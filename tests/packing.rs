@@ -198,6 +198,11 @@ fn operands_that_cannot_be_packed_keep_the_scalar_kernel_with_the_reason() {
         text.contains("__builtin_memcpy(&accb0, &B[c5][c4], sizeof accb0);"),
         "{text}"
     );
+    // Four columns: AVX-512 and AVX get the same 4 lanes, one branch.
+    let (text, _) = outcome(&kernel(gemm), "fuse=no,tile=32x32x32,rb=4x4,pack=1");
+    assert!(text.contains("#if defined(__AVX__)"), "{text}");
+    assert!(!text.contains("__AVX512F__"), "{text}");
+    assert!(text.contains("vector_size(2 * sizeof"), "{text}");
 }
 
 #[test]

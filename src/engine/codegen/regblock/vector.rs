@@ -347,16 +347,16 @@ impl<'a> Printer<'a> {
         let (p, q, r) = (plan.p, plan.q, plan.r);
         let (mr, nr) = (plan.tile.mr as i64, plan.tile.nr as i64);
         let (rows, columns) = self.operands(loops, plan);
-        let branches: Vec<(&str, i64)> = {
-            let mut v: Vec<(&str, i64)> =
-                LANES.iter().map(|&(test, l)| (test, gcd(l, nr))).collect();
-            // One branch when every target gets the same lanes.
-            v.dedup_by_key(|b| b.1);
-            if v.len() == 1 {
-                v[0].0 = "";
+        // One branch per lane count: targets that get the same lanes share
+        // the weaker test (AVX-512 implies AVX; the last test is "else").
+        let mut branches: Vec<(&str, i64)> = Vec::new();
+        for &(test, l) in &LANES {
+            let lanes = gcd(l, nr);
+            match branches.last_mut() {
+                Some(last) if last.1 == lanes => last.0 = test,
+                _ => branches.push((test, lanes)),
             }
-            v
-        };
+        }
         let (nq, nrr) = (&names[q], &names[r]);
         let depth = format!("{}depth", self.acc);
         let vec = format!("{}vec", self.acc);
