@@ -9,10 +9,11 @@
 
 mod common;
 
-use common::{compile_variant, compile_variant_with, compilers, root, run_dump_threads};
+use common::{
+    compile_variant, compilers, matches_reference, on_two_threads, root, run_dump_threads,
+};
 use polytune::config::Config;
 use polytune::frontend::{self, Options};
-use polytune::lab::dump::Tolerance;
 use std::collections::HashSet;
 
 /// Contraction kernels, and whether their operands are packed (all: syrk
@@ -76,14 +77,7 @@ fn check(rel: &str, packed: bool) -> Vec<String> {
         for cc in compilers() {
             for (t, flags) in TARGETS.iter().enumerate() {
                 let exe = dir.path().join(format!("v{k}_{cc}_{t}"));
-                let result = compile_variant_with(cc, &file, &exe, "small", flags)
-                    .map_err(|e| format!("compile error: {e}"))
-                    .and_then(|()| run_dump_threads(&exe))
-                    .and_then(|d| {
-                        reference
-                            .compare(&d, Tolerance::default())
-                            .map_err(|m| format!("wrong output: {m}"))
-                    });
+                let result = matches_reference(cc, &file, &exe, "small", flags, &reference);
                 if let Err(e) = result {
                     let name = path.file_stem().unwrap().to_string_lossy();
                     let keep = std::env::temp_dir().join(format!("polytune-pack-{name}-{k}.c"));
@@ -101,23 +95,7 @@ fn check(rel: &str, packed: bool) -> Vec<String> {
 
 #[test]
 fn packed_kernels_compute_what_the_original_computes() {
-    let failures: Vec<String> = std::thread::scope(|s| {
-        let handles: Vec<_> = KERNELS
-            .chunks(KERNELS.len().div_ceil(2))
-            .map(|chunk| {
-                s.spawn(move || {
-                    chunk
-                        .iter()
-                        .flat_map(|(k, p)| check(k, *p))
-                        .collect::<Vec<_>>()
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .flat_map(|h| h.join().unwrap())
-            .collect()
-    });
+    let failures = on_two_threads(&KERNELS, |(k, p)| check(k, *p));
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 

@@ -7,10 +7,11 @@
 
 mod common;
 
-use common::{compile_variant, compilers, root, run_dump_threads};
+use common::{
+    compile_variant, compilers, matches_reference, on_two_threads, root, run_dump_threads,
+};
 use polytune::config::Config;
 use polytune::frontend::{self, Options};
-use polytune::lab::dump::Tolerance;
 use std::collections::HashSet;
 
 /// The kernels whose contraction polytune register-blocks, and those it
@@ -88,14 +89,7 @@ fn check(rel: &str, blocked: bool) -> Vec<String> {
         for cc in compilers() {
             for (size, reference) in SIZES.iter().zip(&references) {
                 let exe = dir.path().join(format!("v{k}_{cc}_{size}"));
-                let result = compile_variant(cc, &file, &exe, size)
-                    .map_err(|e| format!("compile error: {e}"))
-                    .and_then(|()| run_dump_threads(&exe))
-                    .and_then(|d| {
-                        reference
-                            .compare(&d, Tolerance::default())
-                            .map_err(|m| format!("wrong output: {m}"))
-                    });
+                let result = matches_reference(cc, &file, &exe, size, &[], reference);
                 if let Err(e) = result {
                     let name = path.file_stem().unwrap().to_string_lossy();
                     let keep = std::env::temp_dir().join(format!("polytune-rb-{name}-{k}.c"));
@@ -118,23 +112,7 @@ fn contraction_kernels_compute_what_the_original_computes() {
         .map(|k| (*k, true))
         .chain(REFUSED.iter().map(|k| (*k, false)))
         .collect();
-    let failures: Vec<String> = std::thread::scope(|s| {
-        let handles: Vec<_> = all
-            .chunks(all.len().div_ceil(2))
-            .map(|chunk| {
-                s.spawn(move || {
-                    chunk
-                        .iter()
-                        .flat_map(|(k, b)| check(k, *b))
-                        .collect::<Vec<_>>()
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .flat_map(|h| h.join().unwrap())
-            .collect()
-    });
+    let failures = on_two_threads(&all, |(k, b)| check(k, *b));
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 

@@ -168,3 +168,42 @@ pub fn run_two_threads(exe: &Path, args: &[&str]) -> String {
     );
     String::from_utf8(out.stdout).unwrap()
 }
+
+/// Builds `src` with `cc` at `size` (more flags in `extra`), runs it on
+/// two threads and compares its dump with `reference` (the default
+/// tolerance): why not, if it does not match.
+pub fn matches_reference(
+    cc: &str,
+    src: &Path,
+    exe: &Path,
+    size: &str,
+    extra: &[&str],
+    reference: &Dump,
+) -> Result<(), String> {
+    compile_variant_with(cc, src, exe, size, extra)
+        .map_err(|e| format!("compile error: {e}"))
+        .and_then(|()| run_dump_threads(exe))
+        .and_then(|d| {
+            reference
+                .compare(&d, polytune::lab::dump::Tolerance::default())
+                .map_err(|m| format!("wrong output: {m}"))
+        })
+}
+
+/// `check` on every item, the items split between two threads (the
+/// machines the tests run on have two cores); all the failures.
+pub fn on_two_threads<T: Sync>(
+    items: &[T],
+    check: impl Fn(&T) -> Vec<String> + Sync,
+) -> Vec<String> {
+    std::thread::scope(|s| {
+        let handles: Vec<_> = items
+            .chunks(items.len().div_ceil(2).max(1))
+            .map(|chunk| s.spawn(|| chunk.iter().flat_map(&check).collect::<Vec<_>>()))
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().unwrap())
+            .collect()
+    })
+}
