@@ -234,20 +234,27 @@ fn campaign_train_evaluate_and_learned_optimize() {
 }
 
 /// The shipped dataset's bytes.
-/// A chosen program's header names its configuration readable, then as
-/// its bit string: `configuration fuse=...,uj=1 (010000000000)`. (The
-/// original kept names none.)
+/// A chosen program's header names its configuration readable, then, in
+/// the paper's space, as its bit string: `configuration fuse=...,uj=1
+/// (010000000000)`; beyond it, readable only: `configuration
+/// fuse=...,rb=8x16,pack=1, measured ...`. (The original kept names none.)
 fn names_its_configuration_in_both_forms(text: &str) {
     let header = text.lines().next().unwrap_or("");
     let Some(rest) = header.strip_prefix("/* polytune: configuration ") else {
         assert!(header.contains("kept unchanged"), "{header}");
         return;
     };
-    let (readable, rest) = rest.split_once(" (").unwrap();
+    let readable = rest.split([' ']).next().unwrap().trim_end_matches(',');
+    let config: polytune::config::Config = readable.parse().unwrap();
     assert!(
         readable.starts_with("fuse=") && readable.contains(",uj="),
         "{header}"
     );
+    if !config.is_paper() {
+        assert!(rest.starts_with(&format!("{readable}, ")), "{header}");
+        return;
+    }
+    let rest = rest.strip_prefix(&format!("{readable} (")).unwrap();
     let bits = &rest[..rest.find(')').unwrap()];
     assert!(
         bits.len() == 12 && bits.bytes().all(|b| b == b'0' || b == b'1'),
@@ -507,6 +514,8 @@ fn learned_optimize_json_reports_candidates_and_choice() {
             "mini",
             "--shots",
             "2",
+            "--refine",
+            "0",
         ];
         v.extend(extra);
         v.into_iter().map(String::from).collect::<Vec<_>>()
@@ -528,6 +537,7 @@ fn learned_optimize_json_reports_candidates_and_choice() {
         assert!(c["run"]["seconds"].as_f64().unwrap() > 0.0);
     }
     assert_eq!(v["original"]["status"], "ok");
+    assert_eq!(v["refinement"], serde_json::json!([]), "--refine 0");
     let reason = v["choice"]["reason"].as_str().unwrap();
     assert!(["measured", "original-kept"].contains(&reason), "{json}");
     assert_eq!(v["choice"]["config"].is_null(), reason == "original-kept");
@@ -634,6 +644,65 @@ fn bayesian_optimize_runs_verified_unique_candidates_and_says_why_it_stopped() {
     let exe = dir.path().join("atax_bo");
     common::compile_variant("gcc", &out_c, &exe, "mini").unwrap();
     common::run_dump_threads(&exe).unwrap();
+}
+
+/// After the search, `optimize` steps beyond the paper's space from the
+/// fastest candidate: on gemm the first step is the packed register tile
+/// (distributed: gemm's two statements are fused under `fuse=smart`), run
+/// and verified like every candidate; a chosen program beyond the space
+/// has no bits; whatever is chosen computes what the original does.
+#[test]
+fn refinement_steps_beyond_the_papers_space_verified() {
+    let gemm = root().join("polybench/linear-algebra/gemm.c");
+    let models = root().join("models/gcc");
+    let dir = tempfile::tempdir().unwrap();
+    let out_c = dir.path().join("gemm_refined.c");
+    let out = polytune(&[
+        "optimize",
+        gemm.to_str().unwrap(),
+        "--model",
+        models.to_str().unwrap(),
+        "--size",
+        "mini",
+        "--budget",
+        "1",
+        "--refine",
+        "2",
+        "--json",
+        "-o",
+        out_c.to_str().unwrap(),
+    ]);
+    let json = ok(&out);
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let refined = v["refinement"].as_array().unwrap();
+    assert!(!refined.is_empty() && refined.len() <= 2, "{json}");
+    let first = &refined[0];
+    assert_eq!(first["step"], "packed-register-tile", "{json}");
+    assert_eq!(first["from"], v["candidates"][0]["config"], "{json}");
+    let config: polytune::config::Config = first["config"].as_str().unwrap().parse().unwrap();
+    assert!(!config.is_paper() && config.regblock.is_some_and(|r| r.pack));
+    for r in refined {
+        assert_eq!(r["run"]["status"], "ok", "verified: {json}");
+    }
+    let choice = &v["choice"];
+    if let Some(c) = choice["config"].as_str() {
+        let c: polytune::config::Config = c.parse().unwrap();
+        assert_eq!(choice["bits"].is_null(), !c.is_paper(), "{json}");
+    }
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("refinement: packed register tile 8x16 from "),
+        "{stderr}"
+    );
+    let text = std::fs::read_to_string(&out_c).unwrap();
+    names_its_configuration_in_both_forms(&text);
+    let reference = {
+        let exe = dir.path().join("gemm_ref");
+        common::compile("gcc", &gemm, &exe, "mini");
+        common::run_dump(&exe)
+    };
+    let exe = dir.path().join("gemm_refined");
+    common::matches_reference("gcc", &out_c, &exe, "mini", &[], &reference).unwrap();
 }
 
 /// `--time-budget 0`: the original is measured, no candidate is, the

@@ -47,6 +47,15 @@ pub struct Args {
         default_value_t = 6
     )]
     shots: usize,
+    /// polytune: then refine: run up to N more programs, each one step from the
+    /// fastest so far, most of them beyond the paper's space the models
+    /// were trained on: a packed 8x16
+    /// register tile, a 4x16 one, tiles twice or half as large, loops run
+    /// as reductions, privatized scalars, more unrolling (in that order;
+    /// a step the engine refuses or whose code was run before is not
+    /// run). 0: none.
+    #[arg(long, value_name = "N", default_value_t = crate::app::select::DEFAULT_REFINE)]
+    refine: usize,
     /// polytune's strategy (as in `optimize`: multi-model, diverse,
     /// model:NAME, random, local, bo, bo-plain).
     #[arg(long, default_value = "multi-model", value_parser = parse_strategy)]
@@ -141,6 +150,7 @@ pub fn run(a: Args, ui: &Ui) -> Result<()> {
             protocol: a.run.protocol(),
             strategy: a.strategy,
             shots: a.shots,
+            refine: a.refine,
             time_budget: None,
             min_ei: Some(a.min_ei),
             no_run: false,
@@ -173,8 +183,11 @@ pub fn run(a: Args, ui: &Ui) -> Result<()> {
             );
         }
         Event::Selecting(e) => match e {
-            select::Event::Started { candidates } => p.doing(&format!(
+            select::Event::Started { candidates, .. } => p.doing(&format!(
                 "{kernel}: polytune runs the original and {candidates} candidates"
+            )),
+            select::Event::Refined { k, n, .. } => p.doing(&format!(
+                "{kernel}: polytune's refinement {k} of at most {n}"
             )),
             select::Event::Candidate { k, n, .. } => {
                 p.doing(&format!("{kernel}: polytune's candidate {k} of {n}"))

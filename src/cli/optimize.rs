@@ -101,6 +101,15 @@ struct LearnedArgs {
     /// after are not counted.
     #[arg(long, value_name = "SECONDS", value_parser = non_negative)]
     time_budget: Option<f64>,
+    /// Then refine: run up to N more programs, each one step from the
+    /// fastest so far, most of them beyond the paper's space the models
+    /// were trained on: a packed 8x16
+    /// register tile, a 4x16 one, tiles twice or half as large, loops run
+    /// as reductions, privatized scalars, more unrolling (in that order;
+    /// a step the engine refuses or whose code was run before is not
+    /// run). 0: none.
+    #[arg(long, value_name = "N", default_value_t = crate::app::select::DEFAULT_REFINE)]
+    refine: usize,
     /// bo, bo-plain: stop when the expected improvement of the next
     /// candidate over the fastest of the original and the candidates
     /// measured falls below this share (0.01: 1% faster); 0 never stops
@@ -212,6 +221,7 @@ fn learned(a: &Args, src: &SourceFile, ui: &Ui) -> Result<Report> {
             .strategy
             .unwrap_or_else(|| default_strategy(a.learned.shots)),
         shots: a.learned.shots,
+        refine: a.learned.refine,
         time_budget: a.learned.time_budget,
         min_ei: Some(a.learned.min_ei),
         no_run: a.learned.no_run,
@@ -220,6 +230,8 @@ fn learned(a: &Args, src: &SourceFile, ui: &Ui) -> Result<Report> {
     let mut p = Progress::new(ui);
     p.doing("characterizing the original");
     let mut total = 0;
+    // Candidates run so far: the refinement's programs count on.
+    let mut searched = 0;
     let report = select(
         &a.file,
         src,
@@ -234,8 +246,11 @@ fn learned(a: &Args, src: &SourceFile, ui: &Ui) -> Result<Report> {
                 ));
                 p.doing("enumerating and ranking the variants");
             }
-            Event::Started { candidates } => {
-                total = candidates + 1;
+            Event::Started {
+                candidates,
+                refinements,
+            } => {
+                total = candidates + refinements + 1;
                 p.set(
                     0,
                     total,
@@ -251,10 +266,20 @@ fn learned(a: &Args, src: &SourceFile, ui: &Ui) -> Result<Report> {
                 None,
                 false,
             ),
-            Event::Candidate { k, n, status } => p.set(
-                k + 1,
+            Event::Candidate { k, n, status } => {
+                searched = k;
+                p.set(
+                    k + 1,
+                    total,
+                    &format!("candidate {k} of {n}: {}", status.as_str()),
+                    None,
+                    false,
+                )
+            }
+            Event::Refined { k, n, status } => p.set(
+                (searched + 1 + k).min(total),
                 total,
-                &format!("candidate {k} of {n}: {}", status.as_str()),
+                &format!("refinement {k} of at most {n}: {}", status.as_str()),
                 None,
                 false,
             ),

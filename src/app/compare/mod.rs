@@ -508,6 +508,7 @@ mod tests {
                 protocol: Protocol::default(),
                 strategy: select::Strategy::MultiModel,
                 shots: 1,
+                refine: 0,
                 time_budget: None,
                 min_ei: None,
                 no_run: false,

@@ -7,6 +7,7 @@
 //! [`select`] prints nothing: it reports progress as [`Event`]s and
 //! returns a [`Report`] that the command line renders as text or JSON.
 
+use crate::config::Config;
 use crate::engine::model::EngineError;
 use crate::engine::space::distinct_variants;
 use crate::frontend::SourceFile;
@@ -23,15 +24,18 @@ use crate::learn::LearnError;
 use crate::learn::saved::SavedModel;
 use crate::learn::search::drive::{Limits, Outcome, drive};
 use crate::learn::search::{Planned, Searcher};
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 mod confirm;
 mod rank;
+mod refine;
 mod report;
 pub use confirm::confirmed;
 use confirm::*;
 pub use rank::{Ranking, rank};
+pub use refine::Step;
 pub use report::*;
 
 /// Why the learned selection could not produce a program.
@@ -69,6 +73,9 @@ pub struct Setup {
     /// Candidates to run besides the original: unique variants, at most
     /// (the budget).
     pub shots: usize,
+    /// Programs to run after the search, each a step from the fastest so
+    /// far, most beyond the paper's space ([`refine`]); 0: none.
+    pub refine: usize,
     /// Stop proposing candidates once they have taken this many seconds
     /// (building, verifying and timing them; the original's runs, the
     /// passive-threads check and the head-to-head confirmation are not
@@ -189,6 +196,7 @@ pub fn select(
             .map(|(v, why)| candidate(*v, why.clone()))
             .collect(),
         search: None,
+        refinement: Vec::new(),
         passive: Vec::new(),
         head_to_head: None,
         choice: Choice {
@@ -201,13 +209,13 @@ pub fn select(
         text: String::new(),
     };
     let header = |what: String| format!("/* polytune: {what} */\n");
-    // A chosen variant's header: its configuration readable and as bits.
-    let chosen = |v: usize, how: String| {
-        header(format!(
-            "configuration {} ({}), {how}",
-            config(v),
-            r.configs[v].bits()
-        ))
+    // A chosen program's header: its configuration readable and, in the
+    // paper's space, as bits.
+    let chosen = |c: &Config, how: String| {
+        header(match c.is_paper() {
+            true => format!("configuration {c} ({}), {how}", c.bits()),
+            false => format!("configuration {c}, {how}"),
+        })
     };
     if setup.no_run {
         // One model's top prediction; for multi-model, the variant the
@@ -235,7 +243,7 @@ pub fn select(
         };
         progress(Event::Done);
         report.text =
-            chosen(*v, format!("chosen by {why} without running it")) + &variants[*v].text;
+            chosen(&config(*v), format!("chosen by {why} without running it")) + &variants[*v].text;
         report.choice = Choice {
             config: Some(config(*v)),
             bits: Some(r.configs[*v].bits()),
@@ -257,7 +265,10 @@ pub fn select(
     } else {
         picks.len()
     };
-    progress(Event::Started { candidates: bound });
+    progress(Event::Started {
+        candidates: bound,
+        refinements: setup.refine,
+    });
     // A candidate's instrumented text: the variant's own (the engine is
     // not run again), transformed anew only if its regions cannot be
     // found.
@@ -302,8 +313,9 @@ pub fn select(
     });
     let base = orig.timing.as_ref().map(|t| t.median).unwrap_or(0.0);
     report.original = Some(Run::of(&orig, base));
-    // Candidates faster than the original: (variant, speedup, exe, threaded).
-    let mut faster: Vec<(usize, f64, String, bool)> = Vec::new();
+    // Every program that ran, and the hashes of their code.
+    let mut ran: Vec<Ran> = Vec::new();
+    let mut seen: HashSet<String> = HashSet::new();
     let limits = Limits {
         budget,
         seconds: setup.time_budget,
@@ -343,8 +355,15 @@ pub fn select(
                 status: m.status,
             });
             let speedup = run.speedup;
-            if let Some(s) = speedup.filter(|s| *s > 1.0) {
-                faster.push((v, s, exe, omp));
+            seen.insert(variants[v].hash.clone());
+            if let Some(speedup) = speedup {
+                ran.push(Ran {
+                    config: config(v),
+                    text: variants[v].text.clone(),
+                    speedup,
+                    exe,
+                    omp,
+                });
             }
             let mut c = candidate(v, p.why.clone().unwrap_or_default());
             c.expected_improvement = p.expected_improvement;
@@ -363,19 +382,82 @@ pub fn select(
         stop,
         final_ei,
     });
+    // Beyond the paper's space, from the fastest candidate.
+    let start = ran
+        .iter()
+        .max_by(|a, b| a.speedup.total_cmp(&b.speedup))
+        .map(|b| (b.config, b.speedup));
+    if let Some((start, speedup)) = start.filter(|_| setup.refine > 0) {
+        let mut k = 0;
+        refine::refine(
+            start,
+            speedup,
+            setup.refine,
+            &mut seen,
+            &mut |c| {
+                let out = crate::engine::pipeline::optimize(src, c, context).ok()?;
+                Some(refine::Written {
+                    hash: crate::engine::space::code_hash(&out.text),
+                    openmp: out.openmp,
+                })
+            },
+            &mut |c, step, from, omp| -> Result<Option<f64>, SelectionError> {
+                k += 1;
+                let exe = format!("refined-{k}");
+                let text = crate::engine::pipeline::optimize(src, &c, context)?.text;
+                let instrumented = match crate::engine::pipeline::instrumented_variant(src, &text)?
+                {
+                    Some(t) => t,
+                    None => crate::engine::pipeline::instrumented(src, Some(&c), context)?.text,
+                };
+                let path = write_source(&format!("{exe}-src"), &instrumented)?;
+                let m = harness.measure(&path, &exe, &reference, omp, true);
+                let run = Run::of(&m, base);
+                progress(Event::Refined {
+                    k,
+                    n: setup.refine,
+                    status: m.status,
+                });
+                let speedup = run.speedup;
+                report.refinement.push(Refined {
+                    config: c,
+                    from,
+                    step,
+                    run,
+                });
+                if let Some(speedup) = speedup {
+                    ran.push(Ran {
+                        config: c,
+                        text,
+                        speedup,
+                        exe,
+                        omp,
+                    });
+                }
+                Ok(speedup)
+            },
+            &mut || {
+                setup
+                    .time_budget
+                    .is_some_and(|t| started.elapsed().as_secs_f64() >= t)
+            },
+        )?;
+    }
     // The fastest, unless it is threaded and loses to the original once its
     // threads sleep at barriers instead of spinning (as they do on a
     // loaded machine): a speedup that rests on fine-grained parallel
     // loops swings with the machine's load, and the next run could be
     // slower than the input. Then the next fastest.
-    faster.sort_by(|a, b| b.1.total_cmp(&a.1));
-    let mut best: Option<(usize, f64, String)> = None;
-    for (v, s, exe, omp) in faster {
-        if omp {
-            let passive = passive_seconds(&harness, &work.path().join(&exe), base, &setup.protocol);
+    ran.retain(|r| r.speedup > 1.0);
+    ran.sort_by(|a, b| b.speedup.total_cmp(&a.speedup));
+    let mut best: Option<Ran> = None;
+    for r in ran {
+        if r.omp {
+            let passive =
+                passive_seconds(&harness, &work.path().join(&r.exe), base, &setup.protocol);
             let holds = holds_when_passive(base, &passive);
             report.passive.push(PassiveCheck {
-                config: config(v),
+                config: r.config,
                 seconds: passive,
                 holds,
             });
@@ -383,17 +465,17 @@ pub fn select(
                 continue;
             }
         }
-        best = Some((v, s, exe));
+        best = Some(r);
         break;
     }
     // The winner must beat the original again, head to head: alternating
     // runs, medians compared. A lucky timing above does not make the
     // output slower than the input.
-    if let Some((v, _, exe)) = best.take() {
+    if let Some(mut winner) = best.take() {
         let rounds = setup.confirm_rounds.max(1);
         progress(Event::HeadToHead { rounds });
         let mut h = HeadToHead {
-            config: config(v),
+            config: winner.config,
             rounds,
             original_seconds: None,
             candidate_seconds: None,
@@ -403,7 +485,7 @@ pub fn select(
             confirmed: None,
             error: None,
         };
-        let candidate = work.path().join(&exe);
+        let candidate = work.path().join(&winner.exe);
         let mut runs: Vec<Box<dyn FnMut() -> Result<f64, crate::lab::runner::Run> + '_>> = vec![
             Box::new(|| harness.timed(&reference.exe)),
             Box::new(|| harness.timed(&candidate)),
@@ -415,7 +497,8 @@ pub fn select(
                 h.wins = rounds_won(&t[0], &t[1]);
                 h.confirmed = confirmed(&t[0], &t[1]);
                 if let Some(s) = h.confirmed {
-                    best = Some((v, s, exe));
+                    winner.speedup = s;
+                    best = Some(winner);
                 }
             }
             Err(r) => h.error = Some(r.stderr.trim().to_string()),
@@ -434,30 +517,43 @@ pub fn select(
         setup.protocol.threads
     );
     match best {
-        Some((v, s, _)) => {
+        Some(w) => {
             report.text = chosen(
-                v,
-                format!("measured {s:.2}x faster than the original ({how})"),
-            ) + &measured_as(&setup.recipe, file, variants[v].openmp)
-                + &variants[v].text;
+                &w.config,
+                format!(
+                    "measured {:.2}x faster than the original ({how})",
+                    w.speedup
+                ),
+            ) + &measured_as(&setup.recipe, file, w.omp)
+                + &w.text;
             report.choice = Choice {
-                config: Some(config(v)),
-                bits: Some(r.configs[v].bits()),
+                config: Some(w.config),
+                bits: w.config.is_paper().then(|| w.config.bits()),
                 reason: Reason::Measured,
                 chosen_by: None,
-                speedup: Some(s),
+                speedup: Some(w.speedup),
             };
         }
         None => {
             report.text = header(format!(
                 "no candidate of {} ran faster than this original program ({how}); kept unchanged",
-                history.len()
+                history.len() + report.refinement.len()
             )) + &measured_as(&setup.recipe, file, false)
                 + &src.text;
             report.choice.speedup = Some(1.0);
         }
     }
     Ok(report)
+}
+
+/// A program that ran: its configuration, code, speedup over the original,
+/// executable (in the scratch directory) and whether it is threaded.
+struct Ran {
+    config: Config,
+    text: String,
+    speedup: f64,
+    exe: String,
+    omp: bool,
 }
 
 /// The header line that says how the program was built and run when it
@@ -471,6 +567,10 @@ fn measured_as(recipe: &Recipe, file: &Path, openmp: bool) -> String {
     let (build, run) = recipe.describe(&name, openmp);
     format!("/* polytune: measured as `{build}` then `{run}` */\n").replace("*/ */", "* / */")
 }
+
+/// Programs the refinement runs after the search unless told otherwise (`--refine`): enough for a contraction's packed and scalar
+/// register tiles and two more steps from the faster of them.
+pub const DEFAULT_REFINE: usize = 4;
 
 /// How candidates are picked: the strategies of [`crate::learn::search`].
 pub use crate::learn::search::Strategy;

@@ -14,13 +14,20 @@ use std::path::PathBuf;
 pub enum Event {
     /// The original was characterized: `counters` values in `seconds`.
     Characterized { counters: usize, seconds: f64 },
-    /// The original and then `candidates` candidates are about to be
-    /// compiled, verified and timed.
-    Started { candidates: usize },
+    /// The original and then `candidates` candidates (and at most
+    /// `refinements` programs of the refinement after them) are
+    /// about to be compiled, verified and timed.
+    Started {
+        candidates: usize,
+        refinements: usize,
+    },
     /// The original was compiled, verified and timed.
     Baseline { status: Status },
     /// Candidate `k` (from 1) of `n` was compiled, verified and timed.
     Candidate { k: usize, n: usize, status: Status },
+    /// The refinement's program `k` (from 1) of at most `n` was
+    /// compiled, verified and timed.
+    Refined { k: usize, n: usize, status: Status },
     /// The head-to-head confirmation of the winner started.
     HeadToHead { rounds: usize },
     /// Nothing is left to run.
@@ -97,6 +104,19 @@ pub struct Candidate {
     pub expected_improvement: Option<f64>,
     /// `None` with `--no-run`.
     pub run: Option<Run>,
+}
+
+/// A program of the refinement: one step from the fastest before it,
+/// mostly beyond the paper's space.
+#[derive(Debug, Clone, Serialize)]
+pub struct Refined {
+    #[serde(serialize_with = "readable")]
+    pub config: Config,
+    /// The configuration it is a step from.
+    #[serde(serialize_with = "readable")]
+    pub from: Config,
+    pub step: super::Step,
+    pub run: Run,
 }
 
 /// How the candidates were searched, and why the search stopped.
@@ -199,6 +219,8 @@ pub struct Report {
     pub candidates: Vec<Candidate>,
     /// `None` with `--no-run`.
     pub search: Option<Search>,
+    /// The refinement's programs, run after the search.
+    pub refinement: Vec<Refined>,
     pub passive: Vec<PassiveCheck>,
     pub head_to_head: Option<HeadToHead>,
     pub choice: Choice,

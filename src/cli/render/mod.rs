@@ -331,11 +331,24 @@ pub fn selection_text(r: &crate::app::select::Report) -> String {
         );
         return s;
     }
-    let names: Vec<String> = r.candidates.iter().map(|c| c.config.to_string()).collect();
-    // The widest configuration sets the first column, so the table lines up.
-    let w = names
+    // The candidates, then the refinement's programs, with who chose each.
+    let rows: Vec<(String, &crate::app::select::Run, String)> = r
+        .candidates
         .iter()
-        .map(String::len)
+        .filter_map(|c| c.run.as_ref().map(|run| (c, run)))
+        .map(|(c, run)| (c.config.to_string(), run, c.chosen_by.clone()))
+        .chain(r.refinement.iter().map(|x| {
+            (
+                x.config.to_string(),
+                &x.run,
+                format!("refinement: {} from {}", x.step, x.from),
+            )
+        }))
+        .collect();
+    // The widest configuration sets the first column, so the table lines up.
+    let w = rows
+        .iter()
+        .map(|(name, _, _)| name.len())
         .max()
         .unwrap_or(0)
         .max("candidate".len());
@@ -351,11 +364,10 @@ pub fn selection_text(r: &crate::app::select::Report) -> String {
             "original", 1.0
         );
     }
-    for (c, name) in r.candidates.iter().zip(&names) {
-        let why = &c.chosen_by;
-        let _ = match c.run.as_ref().map(|r| (r, r.seconds, r.speedup)) {
-            Some((_, Some(t), Some(x))) => writeln!(s, "  {name:<w$} {t:>10.4} {x:>8.2}  {why}"),
-            Some((run, _, _)) => {
+    for (name, run, why) in &rows {
+        let _ = match (run.seconds, run.speedup) {
+            (Some(t), Some(x)) => writeln!(s, "  {name:<w$} {t:>10.4} {x:>8.2}  {why}"),
+            _ => {
                 let what = if run.detail.is_empty() {
                     run.status.as_str().to_string()
                 } else {
@@ -363,7 +375,6 @@ pub fn selection_text(r: &crate::app::select::Report) -> String {
                 };
                 writeln!(s, "  {name:<w$} {:>10} {:>8}  {why}: {what}", "-", "-")
             }
-            None => writeln!(s, "  {name:<w$} {:>10} {:>8}  {why}: not run", "-", "-"),
         };
     }
     if let Some(line) = r.search.as_ref().and_then(search_line) {
