@@ -54,6 +54,12 @@ pub struct Config {
     /// overlap; a loop that writes it runs in parallel with a private
     /// copy per iteration. Beyond the paper's space: no bit string has it.
     pub privatize: bool,
+    /// Scalar expansion (`exp=1`): a scalar whose values each live
+    /// within one iteration of the loops around all its accesses becomes
+    /// an array with an element per iteration, freeing the schedule of
+    /// its memory-based dependences between iterations. Beyond the
+    /// paper's space: no bit string has it.
+    pub expand: bool,
 }
 
 /// The tile size of a tiled dimension in the paper's space.
@@ -82,6 +88,7 @@ impl Default for Config {
             regblock: None,
             reduce: false,
             privatize: false,
+            expand: false,
         }
     }
 }
@@ -97,8 +104,8 @@ impl Default for Config {
      1 and 32 (up to 4096, e.g. tile=64x256x8), unroll-and-jam factors of the outer and inner \
      loop separately (`uj=OxI`, each 1 to 16, e.g. uj=4x2), `red=1` (loops run as reductions, \
      reassociating floating point), `priv=1` (scalars privatized: their live ranges reordered, \
-     private in parallel loops), `rb=MRxNR` (register blocking of contractions, e.g. rb=4x8) \
-     and, with it, `pack=1` (row operands packed, a vector micro-kernel)"
+     private in parallel loops), `exp=1` (scalars expanded into arrays, an element per \
+     iteration), `rb=MRxNR` (register blocking of contractions, e.g. rb=4x8) and, with it, `pack=1` (row operands packed, a vector micro-kernel)"
 )]
 pub struct ConfigError {
     pub text: String,
@@ -139,6 +146,7 @@ impl Config {
                                         regblock: None,
                                         reduce: false,
                                         privatize: false,
+                                        expand: false,
                                     });
                                 }
                             }
@@ -157,6 +165,7 @@ impl Config {
             && !self.reduce
             && self.unroll.is_paper()
             && !self.privatize
+            && !self.expand
             && self
                 .tile
                 .iter()
@@ -242,6 +251,7 @@ impl Config {
             regblock: None,
             reduce: false,
             privatize: false,
+            expand: false,
         })
     }
 
@@ -269,6 +279,7 @@ impl Config {
                 "red" | "reduce" => c.reduce = flag(v)?,
                 "pack" => pack = flag(v)?,
                 "priv" | "privatize" => c.privatize = flag(v)?,
+                "exp" | "expand" => c.expand = flag(v)?,
                 other => return Err(format!("unknown key `{other}`")),
             }
         }
@@ -369,6 +380,9 @@ impl fmt::Display for Config {
         }
         if self.privatize {
             f.write_str(",priv=1")?;
+        }
+        if self.expand {
+            f.write_str(",exp=1")?;
         }
         match self.regblock {
             Some(rb) if rb.pack => write!(f, ",rb={rb},pack=1"),

@@ -1,6 +1,7 @@
-//! Scalar privatization (`priv=1`, beyond the paper's space): ludcmp,
-//! durbin and a fixture with scalar temporaries in loop nests, through
-//! `polytune optimize --config ...,priv=1` under several base
+//! Scalar privatization (`priv=1`) and expansion (`exp=1`), beyond the
+//! paper's space: ludcmp, durbin and a fixture with scalar temporaries in
+//! loop nests, through `polytune optimize --config ...,priv=1` (or
+//! `exp=1`, or both) under several base
 //! configurations (tiling, OpenMP, SIMD, unroll-and-jam, reductions),
 //! compiled by gcc and clang with OpenMP and run on two threads at MINI
 //! and SMALL, must dump what the original dumps; and privatization must
@@ -47,9 +48,10 @@ fn optimize(file: &Path, config: &str, out: &Path) -> (String, String) {
     (std::fs::read_to_string(out).unwrap(), stderr)
 }
 
-/// Every base with `priv=1` on `rel`, each distinct program compiled and
-/// run; returns the programs by configuration and the failures.
-fn check(rel: &str) -> (Vec<(String, String)>, Vec<String>) {
+/// Every base with `extra` (`priv=1`, ...) on `rel`, each distinct
+/// program compiled and run; returns the programs by configuration and
+/// the failures.
+fn check(rel: &str, extra: &str) -> (Vec<(String, String)>, Vec<String>) {
     let path = root().join(rel);
     let dir = tempfile::tempdir().unwrap();
     let references: Vec<_> = SIZES
@@ -64,7 +66,7 @@ fn check(rel: &str) -> (Vec<(String, String)>, Vec<String>) {
     let mut failures = Vec::new();
     let mut seen = HashSet::new();
     for (k, base) in BASES.iter().enumerate() {
-        let config = format!("{base},priv=1");
+        let config = format!("{base},{extra}");
         let file: PathBuf = dir.path().join(format!("v{k}.c"));
         let (text, _) = optimize(&path, &config, &file);
         programs.push((config.clone(), text.clone()));
@@ -84,7 +86,10 @@ fn check(rel: &str) -> (Vec<(String, String)>, Vec<String>) {
                     });
                 if let Err(e) = result {
                     let name = path.file_stem().unwrap().to_string_lossy();
-                    let keep = std::env::temp_dir().join(format!("polytune-priv-{name}-{k}.c"));
+                    let keep = std::env::temp_dir().join(format!(
+                        "polytune-{}-{name}-{k}.c",
+                        extra.replace([',', '='], "-")
+                    ));
                     let _ = std::fs::write(&keep, &text);
                     failures.push(format!(
                         "{rel} {config} with {cc} at {size}: {e} (kept at {})",
@@ -105,7 +110,7 @@ fn program<'a>(programs: &'a [(String, String)], config: &str) -> &'a str {
 fn privatized_variants_compute_what_the_original_computes() {
     let mut failures = Vec::new();
     for rel in KERNELS {
-        let (programs, f) = check(rel);
+        let (programs, f) = check(rel, "priv=1");
         failures.extend(f);
         let parallel = program(&programs, "fuse=no,omp=1,priv=1");
         match rel {
@@ -132,6 +137,75 @@ fn privatized_variants_compute_what_the_original_computes() {
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn expanded_variants_compute_what_the_original_computes() {
+    let mut failures = Vec::new();
+    for rel in KERNELS {
+        for extra in ["exp=1", "priv=1,exp=1"] {
+            let (programs, f) = check(rel, extra);
+            failures.extend(f);
+            let plain = program(&programs, &format!("fuse=no,{extra}"));
+            match rel {
+                // `sum` lives within one iteration of `k`: one element
+                // each. `alpha` and `beta` carry the recurrence: kept.
+                r if r.ends_with("durbin.c") => {
+                    assert!(plain.contains("(*polytune_x_sum) = __builtin_malloc("));
+                    assert!(plain.contains("__builtin_free(polytune_x_sum);"));
+                    assert!(!plain.contains("polytune_x_alpha"), "{plain}");
+                }
+                // `w` within one iteration of (i, j): a square of them.
+                r if r.ends_with("ludcmp.c") => {
+                    assert!(plain.contains("(*polytune_x_w)["), "{plain}");
+                }
+                // `e` is read after the SCoP: kept a scalar.
+                _ => {
+                    assert!(plain.contains("polytune_x_d"), "{plain}");
+                    assert!(!plain.contains("polytune_x_e"), "{plain}");
+                }
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// Expansion frees durbin's schedule where privatization cannot (`sum
+/// = 0` for every `k` may run first, in a loop of its own): with `exp=1`
+/// its space (`space --exp`) has programs the paper's 24 do not.
+#[test]
+fn expansion_opens_durbins_space() {
+    use polytune::config::Config;
+    use polytune::engine::space::{distinct_variants, distinct_variants_of};
+    let path = root().join("polybench/solvers/durbin.c");
+    let src = polytune::frontend::parse_file(&path, &Default::default()).unwrap();
+    let paper = distinct_variants(&src, None).unwrap().0.len();
+    let expanded: Vec<Config> = Config::all()
+        .into_iter()
+        .map(|c| Config { expand: true, ..c })
+        .collect();
+    let (with, skipped) = distinct_variants_of(&src, None, &expanded, &|_| {}).unwrap();
+    assert!(skipped.is_empty(), "{skipped:?}");
+    assert!(with.len() >= paper, "{} against {paper}", with.len());
+    assert!(with.iter().all(|v| v.text.contains("polytune_x_sum")));
+    // Both together, in order: the paper's programs and the new ones.
+    let mut both = Config::all();
+    both.extend(&expanded);
+    let (all, _) = distinct_variants_of(&src, None, &both, &|_| {}).unwrap();
+    assert_eq!(all.len(), paper + with.len());
+    assert!(all[..paper].iter().all(|v| !v.configs[0].expand));
+    assert!(all[paper..].iter().all(|v| v.configs[0].expand));
+}
+
+#[test]
+fn a_scalar_read_after_the_scop_is_not_expanded_and_says_why() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_, notes) = optimize(
+        &root().join("polybench/linear-algebra/gemm.c"),
+        "fuse=smart,exp=1",
+        &dir.path().join("out.c"),
+    );
+    assert!(notes.contains("exp=1 left out"), "{notes}");
 }
 
 #[test]

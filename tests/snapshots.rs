@@ -99,3 +99,11 @@ fn gemm_unroll_and_jam_4x2() {
         "fuse=no,tile=32x32x32,omp=1,uj=4x2"
     ));
 }
+
+/// Scalar expansion: durbin's `sum`, one element per iteration of `k`,
+/// allocated before the new code and freed after it (the original runs
+/// when it cannot be allocated).
+#[test]
+fn durbin_scalar_expanded() {
+    insta::assert_snapshot!(generated("solvers/durbin.c", "fuse=no,exp=1"));
+}

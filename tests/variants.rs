@@ -25,6 +25,7 @@ fn sample() -> Vec<Config> {
             regblock: None,
             reduce: false,
             privatize: false,
+            expand: false,
         });
         out.push(Config {
             fusion,
@@ -39,7 +40,7 @@ fn sample() -> Vec<Config> {
     // so verified with the default tolerance), alone, with OpenMP and
     // SIMD marks, and with tiles and unroll-and-jam around them; tile
     // sizes other than 1 and 32; separate unroll-and-jam factors;
-    // privatized scalars.
+    // privatized and expanded scalars.
     for text in [
         "fuse=no,red=1",
         "fuse=smart,omp=1,simd=1,red=1",
@@ -60,6 +61,11 @@ fn sample() -> Vec<Config> {
         // copies of their own, tiles and unroll-and-jam around them.
         "fuse=smart,tile=32x32x1,omp=1,simd=1,priv=1",
         "fuse=no,omp=1,prevec=1,simd=1,uj=2,priv=1",
+        // Expanded scalars (issue 20): arrays over the loops around
+        // them, alone and with privatization, reductions and tiles.
+        "fuse=no,exp=1",
+        "fuse=max,tile=32x32x1,omp=1,simd=1,priv=1,exp=1",
+        "fuse=smart,omp=1,red=1,exp=1",
     ] {
         out.push(text.parse().unwrap());
     }

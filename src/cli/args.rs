@@ -346,6 +346,11 @@ pub struct ConfigArgs {
     /// parallel loop gets a private copy of each.
     #[arg(long = "priv", alias = "privatize")]
     pub privatize: bool,
+    /// Expand into arrays the scalars whose values each live within one
+    /// iteration of the loops around them (exp=1; beyond the paper's
+    /// space: no bit string).
+    #[arg(long = "exp", alias = "expand")]
+    pub expand: bool,
 }
 
 impl ConfigArgs {
@@ -361,7 +366,8 @@ impl ConfigArgs {
             || self.simd
             || self.uj.is_some()
             || self.rb.is_some()
-            || self.privatize;
+            || self.privatize
+            || self.expand;
         if !given {
             return None;
         }
@@ -386,6 +392,7 @@ impl ConfigArgs {
             });
         }
         c.privatize |= self.privatize;
+        c.expand |= self.expand;
         Some(c)
     }
 }

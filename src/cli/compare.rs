@@ -47,13 +47,12 @@ pub struct Args {
         default_value_t = 6
     )]
     shots: usize,
-    /// polytune: then refine: run up to N more programs, each one step from the
-    /// fastest so far, most of them beyond the paper's space the models
-    /// were trained on: a packed 8x16
-    /// register tile, a 4x16 one, tiles twice or half as large, loops run
-    /// as reductions, privatized scalars, more unrolling (in that order;
-    /// a step the engine refuses or whose code was run before is not
-    /// run). 0: none.
+    /// polytune: then refine: run up to N more programs, each one step from
+    /// the fastest so far, most of them beyond the paper's space the
+    /// models were trained on: a packed 8x16 register tile, a 4x16 one,
+    /// tiles twice or half as large, loops run as reductions, privatized
+    /// or expanded scalars, more unrolling (in that order; a step the
+    /// engine refuses or whose code was run before is not run). 0: none.
     #[arg(long, value_name = "N", default_value_t = crate::app::select::DEFAULT_REFINE)]
     refine: usize,
     /// polytune's strategy (as in `optimize`: multi-model, diverse,

@@ -101,13 +101,12 @@ struct LearnedArgs {
     /// after are not counted.
     #[arg(long, value_name = "SECONDS", value_parser = non_negative)]
     time_budget: Option<f64>,
-    /// Then refine: run up to N more programs, each one step from the
-    /// fastest so far, most of them beyond the paper's space the models
-    /// were trained on: a packed 8x16
-    /// register tile, a 4x16 one, tiles twice or half as large, loops run
-    /// as reductions, privatized scalars, more unrolling (in that order;
-    /// a step the engine refuses or whose code was run before is not
-    /// run). 0: none.
+    /// Then refine: run up to N more programs, each one step from
+    /// the fastest so far, most of them beyond the paper's space the
+    /// models were trained on: a packed 8x16 register tile, a 4x16 one,
+    /// tiles twice or half as large, loops run as reductions, privatized
+    /// or expanded scalars, more unrolling (in that order; a step the
+    /// engine refuses or whose code was run before is not run). 0: none.
     #[arg(long, value_name = "N", default_value_t = crate::app::select::DEFAULT_REFINE)]
     refine: usize,
     /// bo, bo-plain: stop when the expected improvement of the next

@@ -54,6 +54,10 @@ pub struct Args {
     /// beyond the paper's space): the space it opens.
     #[arg(long = "priv")]
     privatize: bool,
+    /// Every configuration with scalar expansion added (exp=1, beyond
+    /// the paper's space; with --priv, both).
+    #[arg(long = "exp")]
+    expand: bool,
     /// Builds and runs at once with --verify [default: the cores].
     #[arg(long, value_name = "N")]
     jobs: Option<usize>,
@@ -73,8 +77,9 @@ pub fn run(a: Args, ui: &Ui) -> Result<()> {
     )?;
     let (variants, skipped) = counting(ui, "schedules computed and emitted", |progress| {
         let mut configs = Config::all();
-        if a.privatize {
-            configs.iter_mut().for_each(|c| c.privatize = true);
+        for c in &mut configs {
+            c.privatize |= a.privatize;
+            c.expand |= a.expand;
         }
         crate::engine::space::distinct_variants_of(&src, a.context.as_deref(), &configs, &|e| {
             progress(e.done, e.total)

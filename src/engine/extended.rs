@@ -27,6 +27,7 @@ pub struct Extended {
     pub unroll: Vec<UnrollJam>,
     pub reduce: Vec<bool>,
     pub privatize: Vec<bool>,
+    pub expand: Vec<bool>,
     pub regblock: Vec<Option<RegisterTile>>,
 }
 
@@ -53,6 +54,7 @@ impl Default for Extended {
                 .collect(),
             reduce: vec![false, true],
             privatize: vec![false, true],
+            expand: vec![false, true],
             regblock: vec![
                 None,
                 rb(4, 8, false),
@@ -78,7 +80,7 @@ pub enum SampleError {
 impl Extended {
     /// The number of choices of each field, in numbering order (the
     /// three tile dimensions separately, the first most significant).
-    fn radices(&self) -> [u64; 12] {
+    fn radices(&self) -> [u64; 13] {
         let t = self.tile.len() as u64;
         [
             self.fusion.len() as u64,
@@ -93,6 +95,7 @@ impl Extended {
             self.reduce.len() as u64,
             self.regblock.len() as u64,
             self.privatize.len() as u64,
+            self.expand.len() as u64,
         ]
     }
 
@@ -108,7 +111,7 @@ impl Extended {
 
     /// Configuration number `index` (below [`Extended::len`]).
     pub fn config(&self, index: u64) -> Config {
-        let mut digits = [0usize; 12];
+        let mut digits = [0usize; 13];
         let mut rest = index;
         for (d, r) in digits.iter_mut().zip(self.radices()).rev() {
             *d = (rest % r) as usize;
@@ -129,6 +132,7 @@ impl Extended {
             reduce: self.reduce[digits[9]],
             regblock: self.regblock[digits[10]],
             privatize: self.privatize[digits[11]],
+            expand: self.expand[digits[12]],
         }
     }
 
@@ -150,6 +154,7 @@ impl Extended {
             at(&self.reduce, &c.reduce)?,
             at(&self.regblock, &c.regblock)?,
             at(&self.privatize, &c.privatize)?,
+            at(&self.expand, &c.expand)?,
         ];
         Some(
             digits
@@ -205,7 +210,7 @@ mod tests {
     #[test]
     fn numbers_and_configurations_correspond() {
         let e = Extended::default();
-        assert_eq!(e.len(), 3 * 7 * 7 * 7 * 2 * 2 * 2 * 2 * 8 * 2 * 7 * 2);
+        assert_eq!(e.len(), 3 * 7 * 7 * 7 * 2 * 2 * 2 * 2 * 8 * 2 * 7 * 2 * 2);
         assert_eq!(e.config(0), Config::default());
         assert_eq!(e.index(&Config::default()), Some(0));
         for i in (0..e.len()).step_by(997).chain([e.len() - 1]) {
@@ -217,7 +222,7 @@ mod tests {
         let last = e.config(e.len() - 1);
         assert_eq!(
             last.to_string(),
-            "fuse=max,tile=256x256x256,wave=1,omp=1,prevec=1,simd=1,uj=8x2,red=1,priv=1,rb=8x16,pack=1"
+            "fuse=max,tile=256x256x256,wave=1,omp=1,prevec=1,simd=1,uj=8x2,red=1,priv=1,exp=1,rb=8x16,pack=1"
         );
         // The paper's space lies inside it.
         assert!(Config::all().iter().all(|c| e.index(c).is_some()));
@@ -264,6 +269,7 @@ mod tests {
             unroll: [1, 2, 4, 8].map(UnrollJam::jam).to_vec(),
             reduce: vec![false],
             privatize: vec![false],
+            expand: vec![false],
             regblock: vec![None],
             ..Extended::default()
         };

@@ -133,31 +133,62 @@ pub fn transform_scop(
     bounded(&ctx, scop, || {
         let model = Model::new(&ctx, scop, context)?;
         let indent = src.indent_of(scop);
-        if config.privatize {
-            match transform::privatized(
-                &model,
-                scop,
-                &crate::frontend::liveness::dead_scalars(src, scop),
-                config,
-                None,
-            )? {
-                Ok((private, schedule)) => {
-                    let lowered = codegen::lower(&private, scop.index, &schedule)?;
-                    return Ok(codegen::emit(scop, &lowered, config, &indent));
-                }
+        let mut notes = Vec::new();
+        // With `exp=1`, the SCoP with its scalars expanded is modelled and
+        // transformed instead.
+        let rewritten;
+        let (scop, model) = match expanded(src, scop, &model, config)? {
+            Some(Ok(s)) => {
+                rewritten = s;
+                (&rewritten, Model::new(&ctx, &rewritten, context)?)
+            }
+            Some(Err(note)) => {
+                notes.push(note);
+                (scop, model)
+            }
+            None => (scop, model),
+        };
+        let private = if config.privatize {
+            let dead = crate::frontend::liveness::dead_scalars(src, scop);
+            match transform::privatized(&model, scop, &dead, config, None)? {
+                Ok(made) => Some(made),
                 Err(note) => {
-                    let schedule = transform::schedule(&model, scop.index, config)?;
-                    let lowered = codegen::lower(&model, scop.index, &schedule)?;
-                    let mut body = codegen::emit(scop, &lowered, config, &indent);
-                    body.notes.insert(0, note);
-                    return Ok(body);
+                    notes.push(note);
+                    None
                 }
             }
-        }
-        let schedule = transform::schedule(&model, scop.index, config)?;
-        let lowered = codegen::lower(&model, scop.index, &schedule)?;
-        Ok(codegen::emit(scop, &lowered, config, &indent))
+        } else {
+            None
+        };
+        let mut body = match private {
+            Some((private, schedule)) => {
+                let lowered = codegen::lower(&private, scop.index, &schedule)?;
+                codegen::emit(scop, &lowered, config, &indent)
+            }
+            None => {
+                let schedule = transform::schedule(&model, scop.index, config)?;
+                let lowered = codegen::lower(&model, scop.index, &schedule)?;
+                codegen::emit(scop, &lowered, config, &indent)
+            }
+        };
+        body.notes.splice(0..0, notes);
+        Ok(body)
     })?
+}
+
+/// With `exp=1` (`config.expand`): `scop` with its scalars expanded
+/// ([`Model::expanded`]; `model` is its model), or why none can be.
+pub fn expanded(
+    src: &SourceFile,
+    scop: &Scop,
+    model: &Model<'_>,
+    config: &Config,
+) -> Result<Option<Result<Scop, String>>, EngineError> {
+    if !config.expand {
+        return Ok(None);
+    }
+    let dead = crate::frontend::liveness::dead_scalars(src, scop);
+    model.expanded(scop, &dead).map(Some)
 }
 
 /// Applies `config` to every SCoP of the file.

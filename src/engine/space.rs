@@ -302,6 +302,98 @@ pub fn distinct_variants_of(
     configs: &[Config],
     progress: &(dyn Fn(Enumerated) + Sync),
 ) -> Result<(Vec<Variant>, Vec<String>), EngineError> {
+    if configs.iter().any(|c| c.expand) {
+        return with_expansion(src, context, configs, progress);
+    }
+    enumerate(src, context, configs, progress)
+}
+
+/// [`distinct_variants_of`] for configurations some of which expand
+/// scalars (`exp=1`): those are enumerated on the file with each SCoP
+/// replaced by its expanded form (as the pipeline transforms it; the
+/// SCoPs that cannot be expanded stay), the others on the file, and the
+/// two merged in order of first appearance in `configs`.
+fn with_expansion(
+    src: &SourceFile,
+    context: Option<&str>,
+    configs: &[Config],
+    progress: &(dyn Fn(Enumerated) + Sync),
+) -> Result<(Vec<Variant>, Vec<String>), EngineError> {
+    let (expand, keep): (Vec<usize>, Vec<usize>) =
+        (0..configs.len()).partition(|&k| configs[k].expand);
+    let mut rewritten = src.clone();
+    for scop in &mut rewritten.scops {
+        if crate::engine::pipeline::check_limits(scop).is_err() {
+            continue;
+        }
+        let ctx = Ctx::new();
+        let made = bounded(&ctx, scop, || {
+            let model = Model::new(&ctx, scop, context)?;
+            crate::engine::pipeline::expanded(src, scop, &model, &configs[expand[0]])
+        });
+        // The SCoPs that cannot be expanded (or modelled) stay: the
+        // enumeration says why.
+        if let Ok(Ok(Some(Ok(s)))) = made {
+            *scop = s;
+        }
+    }
+    let pick = |ks: &[usize]| ks.iter().map(|&k| configs[k]).collect::<Vec<_>>();
+    let mut merged: Vec<(usize, Variant)> = Vec::new();
+    let mut at: HashMap<String, usize> = HashMap::new();
+    let mut skipped = Vec::new();
+    for (file, ks) in [(src, &keep), (&rewritten, &expand)] {
+        if ks.is_empty() {
+            continue;
+        }
+        let (variants, notes) = enumerate(file, context, &pick(ks), progress)?;
+        // A configuration's place in `configs`.
+        let place = |c: &Config| ks.iter().copied().find(|&k| configs[k] == *c);
+        for v in variants {
+            let first = v
+                .configs
+                .iter()
+                .filter_map(place)
+                .min()
+                .unwrap_or(usize::MAX);
+            match at.get(&v.hash) {
+                Some(&i) => {
+                    let (f, w) = &mut merged[i];
+                    *f = (*f).min(first);
+                    w.configs.extend(v.configs);
+                }
+                None => {
+                    at.insert(v.hash.clone(), merged.len());
+                    merged.push((first, v));
+                }
+            }
+        }
+        for n in notes {
+            if !skipped.contains(&n) {
+                skipped.push(n);
+            }
+        }
+    }
+    merged.sort_by_key(|(first, _)| *first);
+    let order = |c: &Config| configs.iter().position(|x| x == c).unwrap_or(usize::MAX);
+    Ok((
+        merged
+            .into_iter()
+            .map(|(_, mut v)| {
+                v.configs.sort_by_key(order);
+                v
+            })
+            .collect(),
+        skipped,
+    ))
+}
+
+/// [`distinct_variants_of`] for configurations that expand no scalar.
+fn enumerate(
+    src: &SourceFile,
+    context: Option<&str>,
+    configs: &[Config],
+    progress: &(dyn Fn(Enumerated) + Sync),
+) -> Result<(Vec<Variant>, Vec<String>), EngineError> {
     let (keys, key_of) = keys_of(configs);
     let mut users: Vec<Vec<usize>> = vec![Vec::new(); keys.len()];
     for (k, &p) in key_of.iter().enumerate() {

@@ -208,6 +208,41 @@ pub fn expr_from_set<'c>(set: &Set<'c>) -> Result<AstExpr, IslError> {
     unsafe { convert_expr(ctx, e.0) }
 }
 
+/// The greatest value of dimension `pos` of `set` as an expression of its
+/// parameters, valid wherever the set has a point (isl's `dim_max`);
+/// `None` when it has no greatest value for some parameters.
+pub fn max_of_dim<'c>(set: &Set<'c>, pos: usize) -> Result<Option<AstExpr>, IslError> {
+    let ctx = set.ctx;
+    assert!(pos < set.dims()?, "dimension {pos} out of the set's space");
+    // SAFETY: `dim_max` and `params` take fresh references of the set;
+    // the piecewise expression is checked, then consumed by the build's
+    // conversion (or freed), and the build freed once.
+    let e = unsafe {
+        let max = ffi::isl_set_dim_max(set.take(), pos as c_int);
+        if max.is_null() {
+            return Err(ctx.take_error("dimension maximum"));
+        }
+        match ffi::isl_pw_aff_involves_nan(max) {
+            0 => {}
+            1 => {
+                ffi::isl_pw_aff_free(max);
+                return Ok(None);
+            }
+            _ => {
+                ffi::isl_pw_aff_free(max);
+                return Err(ctx.take_error("dimension maximum"));
+            }
+        }
+        let build = ffi::isl_ast_build_from_context(ffi::isl_set_params(set.take()));
+        let e = ffi::isl_ast_build_expr_from_pw_aff(build, max);
+        ffi::isl_ast_build_free(build);
+        e
+    };
+    let e = expr_ptr(ctx, e)?;
+    // SAFETY: `e` is a live expression we own; `Owned` frees it.
+    unsafe { convert_expr(ctx, e.0) }.map(Some)
+}
+
 /// Frees an owned pointer when dropped.
 struct Owned<T>(*mut T, unsafe extern "C" fn(*mut T) -> *mut T);
 

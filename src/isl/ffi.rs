@@ -353,6 +353,8 @@ unsafe extern "C" {
         user: *mut c_void,
     ) -> c_int;
     pub fn isl_pw_aff_free(pa: *mut isl_pw_aff) -> *mut isl_pw_aff;
+    pub fn isl_pw_aff_involves_nan(pa: *mut isl_pw_aff) -> c_int;
+    pub fn isl_set_dim_max(s: *mut isl_set, pos: c_int) -> *mut isl_pw_aff;
     pub fn isl_pw_aff_foreach_piece(
         pa: *mut isl_pw_aff,
         f: unsafe extern "C" fn(set: *mut isl_set, aff: *mut isl_aff, user: *mut c_void) -> c_int,
@@ -376,6 +378,10 @@ unsafe extern "C" {
     pub fn isl_ast_build_get_schedule(b: *mut isl_ast_build) -> *mut isl_union_map;
     pub fn isl_ast_build_expr_from_set(b: *mut isl_ast_build, s: *mut isl_set)
     -> *mut isl_ast_expr;
+    pub fn isl_ast_build_expr_from_pw_aff(
+        b: *mut isl_ast_build,
+        pa: *mut isl_pw_aff,
+    ) -> *mut isl_ast_expr;
     pub fn isl_ast_build_node_from_schedule(
         b: *mut isl_ast_build,
         s: *mut isl_schedule,

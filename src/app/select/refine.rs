@@ -2,7 +2,7 @@
 //! a greedy local search from the fastest candidate over the primitives
 //! the models were never trained on — register tiles with and without packed
 //! operands, tile sizes other than 32, loops run as reductions, privatized
-//! scalars, separate unroll factors (issue 20).
+//! or expanded scalars, separate unroll factors (issue 20).
 //!
 //! Each [`Step`] changes one field of the fastest configuration so far;
 //! the steps are tried in a fixed order, most valuable first (on the
@@ -35,6 +35,8 @@ pub enum Step {
     Reductions,
     /// `priv=1`.
     PrivatizedScalars,
+    /// `exp=1`.
+    ExpandedScalars,
     /// The innermost loop unrolled twice more (`uj=Ox2`).
     InnerUnroll,
     /// The outer loop's unroll-and-jam factor doubled (at most 8).
@@ -43,13 +45,14 @@ pub enum Step {
 
 impl Step {
     /// In the order they are tried.
-    pub const ALL: [Step; 8] = [
+    pub const ALL: [Step; 9] = [
         Step::PackedRegisterTile,
         Step::RegisterTile,
         Step::LargerTiles,
         Step::SmallerTiles,
         Step::Reductions,
         Step::PrivatizedScalars,
+        Step::ExpandedScalars,
         Step::InnerUnroll,
         Step::OuterUnroll,
     ];
@@ -88,6 +91,7 @@ impl Step {
             Step::SmallerTiles => n.tile = scaled(c.tile, &|s| (s / 2).max(8)),
             Step::Reductions => n.reduce = true,
             Step::PrivatizedScalars => n.privatize = true,
+            Step::ExpandedScalars => n.expand = true,
             Step::InnerUnroll => {
                 n.unroll = UnrollJam {
                     inner: 2,
@@ -112,6 +116,7 @@ impl Step {
             Step::PackedRegisterTile | Step::RegisterTile => b.regblock = None,
             Step::Reductions => b.reduce = false,
             Step::PrivatizedScalars => b.privatize = false,
+            Step::ExpandedScalars => b.expand = false,
             Step::InnerUnroll => b.unroll.inner = 1,
             Step::LargerTiles | Step::SmallerTiles | Step::OuterUnroll => return None,
         }
@@ -126,6 +131,7 @@ impl Step {
             Step::SmallerTiles => "smaller tiles",
             Step::Reductions => "reductions",
             Step::PrivatizedScalars => "privatized scalars",
+            Step::ExpandedScalars => "expanded scalars",
             Step::InnerUnroll => "inner loop unrolled",
             Step::OuterUnroll => "more unroll-and-jam",
         }

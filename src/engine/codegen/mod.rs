@@ -347,6 +347,43 @@ pub fn emit(scop: &Scop, lowered: &Lowered<'_, '_>, config: &Config, indent: &st
         format!("{indent}  ")
     };
     p.out.push_str(&expr::helper_defines());
+    // Expanded scalars' arrays, allocated before the new code and freed
+    // after it; the original runs when they cannot be.
+    let outer = indent;
+    let expanded = &scop.expanded;
+    let inner = format!("{indent}    ");
+    let indent = if expanded.is_empty() {
+        indent
+    } else {
+        let _ = writeln!(p.out, "{indent}{{");
+        for x in expanded {
+            // An extent where the loop runs; 1 where it does not.
+            let extent = |m: &AstExpr| {
+                let m = p.c(m);
+                format!("({m} >= 0 ? {m} + 1 : 1)")
+            };
+            let rows: String = x.max[1..]
+                .iter()
+                .map(|m| format!("[{}]", extent(m)))
+                .collect();
+            let n = extent(&x.max[0]);
+            let _ = writeln!(
+                p.out,
+                "{indent}  __typeof__({s}) (*{a}){rows} = __builtin_malloc(sizeof(*{a}) * (__SIZE_TYPE__){n});",
+                s = x.scalar,
+                a = x.array,
+            );
+        }
+        let all: Vec<&str> = expanded.iter().map(|x| x.array.as_str()).collect();
+        let _ = writeln!(p.out, "{indent}  if ({}) {{", all.join(" && "));
+        &inner
+    };
+    let original = |out: &mut String| {
+        out.push_str(&scop.original);
+        if !scop.original.ends_with('\n') {
+            out.push('\n');
+        }
+    };
     match &lowered.guard {
         None => p.nodes(&nodes, indent),
         Some(cond) => {
@@ -357,13 +394,20 @@ pub fn emit(scop: &Scop, lowered: &Lowered<'_, '_>, config: &Config, indent: &st
             let _ = writeln!(p.out, "{indent}if ({cond}) {{");
             p.nodes(&nodes, &format!("{indent}  "));
             let _ = writeln!(p.out, "{indent}}} else {{");
-            p.out.push_str(&scop.original);
-            if !scop.original.ends_with('\n') {
-                p.out.push('\n');
-            }
+            original(&mut p.out);
             let _ = writeln!(p.out, "{indent}}}");
         }
     }
+    if !expanded.is_empty() {
+        let _ = writeln!(p.out, "{outer}  }} else {{");
+        original(&mut p.out);
+        let _ = writeln!(p.out, "{outer}  }}");
+        for x in expanded {
+            let _ = writeln!(p.out, "{outer}  __builtin_free({});", x.array);
+        }
+        let _ = writeln!(p.out, "{outer}}}");
+    }
+    let indent = outer;
     p.out.push_str(&expr::helper_undefs());
     if !loads.is_empty() {
         let _ = writeln!(p.out, "{}}}", &indent[2..]);

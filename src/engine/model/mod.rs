@@ -14,6 +14,7 @@
 //! dependences and checks instead that their live ranges stay apart.
 
 mod context;
+mod expand;
 mod private;
 
 use crate::frontend::scop::ast::{Span, Stmt, StmtKind};

@@ -270,7 +270,7 @@ impl<'c> Model<'c> {
 /// The scalars a SCoP writes that privatization can follow: written by
 /// a plain assignment, never touched inside a compound statement's loops
 /// (those accesses are over-approximated) nor maybe-written.
-fn candidates(scop: &Scop) -> Vec<&str> {
+pub(super) fn candidates(scop: &Scop) -> Vec<&str> {
     scop.arrays
         .iter()
         .filter(|a| a.rank == 0 && a.written)

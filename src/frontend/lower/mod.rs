@@ -395,6 +395,7 @@ impl Lowerer<'_> {
             parameter_ranges,
             delinearized,
             invariant_loads: self.invariants,
+            expanded: Vec::new(),
         })
     }
 }

@@ -179,6 +179,24 @@ pub struct Scop {
     /// parameters (named so that they cannot clash with the file's
     /// names), loaded once before the transformed code.
     pub invariant_loads: Vec<InvariantLoad>,
+    /// Scalars the engine expanded into arrays (`exp=1`): empty as the
+    /// front end writes a SCoP.
+    #[serde(skip)]
+    pub expanded: Vec<Expanded>,
+}
+
+/// A scalar expanded into an array (`exp=1`): one element per iteration
+/// of the loops around all its accesses, indexed by their iterators.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Expanded {
+    /// The scalar, whose type the elements take.
+    pub scalar: String,
+    /// The array: a name the SCoP does not use, allocated before the
+    /// transformed code and freed after it.
+    pub array: String,
+    /// Per dimension, the greatest index as an expression of the
+    /// parameters (the least is at least 0).
+    pub max: Vec<crate::isl::AstExpr>,
 }
 
 /// A parameter of a SCoP whose value is read from memory.
