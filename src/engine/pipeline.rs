@@ -160,11 +160,31 @@ pub fn transform_scop(
         } else {
             None
         };
-        let mut body = match private {
-            Some((private, schedule)) => {
-                let lowered = codegen::lower(&private, scop.index, &schedule)?;
-                codegen::emit(scop, &lowered, config, &indent)
-            }
+        // The privatized schedule's loops, unless they cannot be
+        // generated and checked (then without privatization, as `space`
+        // enumerates it; the check of the generated order is stricter than
+        // the scheduler's about live ranges at different depths).
+        let lowered = match private {
+            Some((private, schedule)) => match codegen::lower(&private, scop.index, &schedule) {
+                Ok(lowered) => Some(codegen::emit(scop, &lowered, config, &indent)),
+                Err(e @ EngineError::Isl(_)) => return Err(e),
+                Err(EngineError::Internal { .. }) => {
+                    notes.push(
+                        "priv=1 left out: the generated loops could not be shown to keep \
+                         the scalars' live ranges apart"
+                            .into(),
+                    );
+                    None
+                }
+                Err(e) => {
+                    notes.push(format!("priv=1 left out: {}", e.reason()));
+                    None
+                }
+            },
+            None => None,
+        };
+        let mut body = match lowered {
+            Some(body) => body,
             None => {
                 let schedule = transform::schedule(&model, scop.index, config)?;
                 let lowered = codegen::lower(&model, scop.index, &schedule)?;

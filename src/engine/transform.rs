@@ -137,11 +137,7 @@ pub fn privatized<'c>(
         Err(EngineError::Isl(e)) => Err(e.into()),
         Err(e) => Ok(Err(format!(
             "priv=1 left out: no legal schedule with the scalars private ({})",
-            match e {
-                EngineError::Unsupported { reason, .. } | EngineError::Internal { reason, .. } =>
-                    reason,
-                other => other.to_string(),
-            }
+            e.reason()
         ))),
     }
 }

@@ -443,6 +443,9 @@ impl<'p> Machine<'p> {
             let _ = writeln!(out, "end {}", st.name);
         }
         for (s, v) in self.p.scalars.iter().zip(&self.scalars) {
+            if s.local {
+                continue;
+            }
             header(&mut out, &s.name, 1, s.elem);
             line(&mut out, *v);
             let _ = writeln!(out, "end {}", s.name);
@@ -517,6 +520,7 @@ mod tests {
             scalars: vec![Scalar {
                 name: "s0".into(),
                 elem: Elem::Long,
+                local: false,
             }],
             body: vec![Stmt::For(Loop {
                 var: 1,

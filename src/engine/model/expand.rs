@@ -179,6 +179,9 @@ impl<'c> Model<'c> {
         };
         let iteration = to_loops(None)?;
         let mine = iteration.domain()?.intersect(&self.domain)?;
+        if mine.is_empty()? {
+            return Ok(Err("is touched only by statements that never run".into()));
+        }
         let one = UnionSet::parse(ctx, &format!("{{ {}[] }}", isl::mangle(name)))?;
         let reads = UnionMap::parse(ctx, &scop.reads())?
             .intersect_domain(&mine)?
@@ -464,6 +467,9 @@ mod tests {
         // An iterator below 0 would index before the array.
         let negative = "for (i = -1; i < n; i++) { s = x[i + 1]; A[i + 1][0] = s; }";
         assert!(refusal(negative, &["s"]).contains("negative"));
+        // Statements that never run.
+        let never = "for (i = 0; i < 0; i++) { s = x[i]; A[i][0] = s; }";
+        assert!(refusal(never, &["s"]).contains("never run"));
         // Nothing to expand.
         assert!(refusal("for (i = 0; i < n; i++) x[i] = 0.0;", &[]).contains("no scalar"));
     }

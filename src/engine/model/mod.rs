@@ -47,6 +47,19 @@ pub enum EngineError {
     },
 }
 
+impl EngineError {
+    /// What went wrong, without the SCoP's number: for a note about a
+    /// SCoP already named.
+    pub fn reason(&self) -> String {
+        match self {
+            EngineError::Unsupported { reason, .. }
+            | EngineError::Internal { reason, .. }
+            | EngineError::Assumption { reason, .. } => reason.clone(),
+            other => other.to_string(),
+        }
+    }
+}
+
 /// The dependences that constrain any reordering.
 pub struct Dependences<'c> {
     /// Read after write, value-based.

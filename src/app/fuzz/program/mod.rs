@@ -213,6 +213,9 @@ pub struct Array {
 pub struct Scalar {
     pub name: String,
     pub elem: Elem,
+    /// Declared in the kernel and never read after its SCoP (so not
+    /// dumped): what `priv=1` and `exp=1` may privatize or expand.
+    pub local: bool,
 }
 
 /// A generated program and the parameter values it is legal at.

@@ -188,7 +188,7 @@ pub fn print_program(p: &Program) -> String {
         let dims: String = a.extents.iter().map(|e| format!("[{e}]")).collect();
         let _ = writeln!(out, "static {} {}{dims};", a.elem.c_name(), a.name);
     }
-    for s in &p.scalars {
+    for s in p.scalars.iter().filter(|s| !s.local) {
         let _ = writeln!(out, "static {} {};", s.elem.c_name(), s.name);
     }
     let params = p.params();
@@ -201,7 +201,18 @@ pub fn print_program(p: &Program) -> String {
             .collect::<Vec<_>>()
             .join(", ")
     };
-    let _ = writeln!(out, "\nstatic void kernel({sig})\n{{\n#pragma scop");
+    let _ = writeln!(out, "\nstatic void kernel({sig})\n{{");
+    for (id, s) in p.scalars.iter().enumerate().filter(|(_, s)| s.local) {
+        let _ = writeln!(
+            out,
+            "  {} {};\n  {{ unsigned long k = 0; {} = {}; }}",
+            s.elem.c_name(),
+            s.name,
+            s.name,
+            init_c(s.elem, 100 + id)
+        );
+    }
+    out.push_str("#pragma scop\n");
     print_stmts(p, &p.body, 1, &mut out);
     out.push_str("#pragma endscop\n}\n\nstatic void init(void)\n{\n");
     for (id, a) in p.arrays.iter().enumerate() {
@@ -215,7 +226,7 @@ pub fn print_program(p: &Program) -> String {
             init_c(a.elem, id)
         );
     }
-    for (id, s) in p.scalars.iter().enumerate() {
+    for (id, s) in p.scalars.iter().enumerate().filter(|(_, s)| !s.local) {
         let _ = writeln!(
             out,
             "  {{ unsigned long k = 0; {} = {}; }}",
@@ -263,7 +274,7 @@ pub fn print_program(p: &Program) -> String {
         let zeros: String = a.extents.iter().map(|_| "[0]").collect();
         dump(&mut out, a.elem, &a.name, &format!("{}{zeros}", a.name), n);
     }
-    for s in &p.scalars {
+    for s in p.scalars.iter().filter(|s| !s.local) {
         dump(&mut out, s.elem, &s.name, &s.name, 1);
     }
     out.push_str("  return 0;\n}\n");

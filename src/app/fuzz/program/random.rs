@@ -98,6 +98,8 @@ pub fn generate(rng: &mut Rng, opts: GenOptions) -> Program {
         p.scalars.push(Scalar {
             name: name.to_string(),
             elem,
+            // (Decided by name: the draws stay those of earlier versions.)
+            local: *name == "s1",
         });
     }
     let mut g = Gen {
@@ -445,11 +447,40 @@ impl Gen<'_> {
                     None
                 };
                 v.push(Stmt::If { cond, then, other });
+            } else if x < 0.7 && depth > 0 && self.p.scalars.iter().any(|s| s.local) {
+                v.extend(self.temporary());
             } else {
                 v.push(self.assign());
             }
         }
         v
+    }
+
+    /// A local scalar used as a temporary inside a loop body: set, then
+    /// read by an assignment to an array (what `priv=1` privatizes and
+    /// `exp=1` expands).
+    fn temporary(&mut self) -> Vec<Stmt> {
+        let locals: Vec<usize> = (0..self.p.scalars.len())
+            .filter(|&s| self.p.scalars[s].local)
+            .collect();
+        let t = locals[self.rng.below(locals.len())];
+        let elem = self.p.scalars[t].elem;
+        let set = Stmt::Assign {
+            lhs: Lhs::Scalar(t),
+            add: false,
+            rhs: self.value(elem, 0),
+        };
+        let arrays: Vec<usize> = (0..self.p.arrays.len())
+            .filter(|&a| self.p.arrays[a].elem == elem)
+            .collect();
+        if arrays.is_empty() {
+            return vec![set];
+        }
+        let a = arrays[self.rng.below(arrays.len())];
+        let lhs = Lhs::Array(self.access(a));
+        let add = self.rng.chance(0.25);
+        let rhs = VExpr::Add(Box::new(self.value(elem, 1)), Box::new(VExpr::Scalar(t)));
+        vec![set, Stmt::Assign { lhs, add, rhs }]
     }
 
     fn body_flat(&mut self) -> Vec<Stmt> {
