@@ -398,13 +398,14 @@ pub fn select(
                 let out = crate::engine::pipeline::optimize(src, c, context).ok()?;
                 Some(refine::Written {
                     hash: crate::engine::space::code_hash(&out.text),
+                    text: out.text,
                     openmp: out.openmp,
                 })
             },
-            &mut |c, step, from, omp| -> Result<Option<f64>, SelectionError> {
+            &mut |c, step, from, written| -> Result<Option<f64>, SelectionError> {
                 k += 1;
                 let exe = format!("refined-{k}");
-                let text = crate::engine::pipeline::optimize(src, &c, context)?.text;
+                let (text, omp) = (written.text, written.openmp);
                 let instrumented = match crate::engine::pipeline::instrumented_variant(src, &text)?
                 {
                     Some(t) => t,

@@ -144,10 +144,12 @@ impl fmt::Display for Step {
     }
 }
 
-/// A program the engine wrote for a configuration: its hash (configuration
-/// comments excluded) and whether it has OpenMP directives.
+/// A program the engine wrote for a configuration: the whole file, its
+/// hash (configuration comments excluded) and whether it has OpenMP
+/// directives.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) struct Written {
+    pub text: String,
     pub hash: String,
     pub openmp: bool,
 }
@@ -155,8 +157,10 @@ pub(super) struct Written {
 /// The greedy search from `start` (measured `speedup` over the original):
 /// at most `budget` programs are run, none whose code is in `seen` (the
 /// hashes of the programs run before; those run here are added). `write`
-/// is the engine (`None`: it could not write the configuration), `run`
-/// measures a step's program and returns its speedup (`None`: it failed),
+/// is the engine (`None`: it could not write the configuration; each
+/// configuration is written once), `run` measures a step's program
+/// (the configuration, the step, the configuration it is a step from)
+/// and returns its speedup (`None`: it failed),
 /// `out_of_time` stops the search between runs.
 pub(super) fn refine<E>(
     start: Config,
@@ -164,7 +168,7 @@ pub(super) fn refine<E>(
     budget: usize,
     seen: &mut HashSet<String>,
     write: &mut dyn FnMut(&Config) -> Option<Written>,
-    run: &mut dyn FnMut(Config, Step, Config, bool) -> Result<Option<f64>, E>,
+    run: &mut dyn FnMut(Config, Step, Config, Written) -> Result<Option<f64>, E>,
     out_of_time: &mut dyn FnMut() -> bool,
 ) -> Result<(), E> {
     let (mut best, mut best_speedup) = (start, speedup);
@@ -189,9 +193,9 @@ pub(super) fn refine<E>(
             {
                 continue;
             }
-            seen.insert(w.hash);
+            seen.insert(w.hash.clone());
             spent += 1;
-            if let Some(s) = run(next, step, best, w.openmp)?
+            if let Some(s) = run(next, step, best, w)?
                 && s > best_speedup
             {
                 (best, best_speedup) = (next, s);
@@ -258,11 +262,12 @@ mod tests {
             &mut seen,
             &mut |c| {
                 Some(Written {
+                    text: code(c),
                     hash: code(c),
                     openmp: c.omp,
                 })
             },
-            &mut |c, step, _from, _omp| {
+            &mut |c, step, _from, _written| {
                 ran.push((c, step));
                 // Packing wins; larger tiles lose; the rest is neutral.
                 Ok(Some(if c.regblock.is_some_and(|r| r.pack) {
