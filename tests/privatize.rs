@@ -103,6 +103,15 @@ fn check(rel: &str, extra: &str) -> (Vec<(String, String)>, Vec<String>) {
     (programs, failures)
 }
 
+/// A program without polytune's header comments (which name the
+/// configuration).
+fn code(t: &str) -> String {
+    t.lines()
+        .filter(|l| !l.contains("/* polytune: "))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
 fn program<'a>(programs: &'a [(String, String)], config: &str) -> &'a str {
     &programs.iter().find(|(c, _)| c == config).unwrap().1
 }
@@ -226,13 +235,7 @@ fn privatized_loops_that_fail_the_generated_code_check_fall_back() {
     );
     assert!(!notes.contains("internal error"), "{notes}");
     let (plain, _) = optimize(&path, "fuse=no,tile=32x32x1", &dir.path().join("plain.c"));
-    let body = |t: &str| {
-        t.lines()
-            .filter(|l| !l.contains("/* polytune: "))
-            .collect::<Vec<_>>()
-            .join("\n")
-    };
-    assert_eq!(body(&text), body(&plain));
+    assert_eq!(code(&text), code(&plain));
     // The pipeline writes what the enumeration writes for it.
     let src = polytune::frontend::parse_file(&path, &Default::default()).unwrap();
     let c: polytune::config::Config = config.parse().unwrap();
@@ -263,15 +266,9 @@ fn privatization_opens_programs_the_paper_space_does_not_have() {
     ] {
         let path = root().join(rel);
         let out = dir.path().join("out.c");
-        let strip = |t: &str| {
-            t.lines()
-                .filter(|l| !l.contains("/* polytune: "))
-                .collect::<Vec<_>>()
-                .join("\n")
-        };
         let (without, _) = optimize(&path, "fuse=smart,omp=1", &out);
         let (with, _) = optimize(&path, "fuse=smart,omp=1,priv=1", &out);
-        assert_ne!(strip(&without), strip(&with), "{rel}");
+        assert_ne!(code(&without), code(&with), "{rel}");
     }
 }
 
@@ -289,11 +286,5 @@ fn a_scop_without_scalars_says_privatization_was_left_out() {
         "fuse=smart,omp=1",
         &dir.path().join("plain.c"),
     );
-    let body = |t: &str| {
-        t.lines()
-            .filter(|l| !l.contains("/* polytune: "))
-            .collect::<Vec<_>>()
-            .join("\n")
-    };
-    assert_eq!(body(&text), body(&plain));
+    assert_eq!(code(&text), code(&plain));
 }
