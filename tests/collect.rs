@@ -6,6 +6,7 @@ mod common;
 
 use common::root;
 use polytune::lab::store::Store;
+use polytune::lab::verify::Status;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
@@ -268,4 +269,76 @@ fn progress_to_a_file_is_plain_lines_and_quiet_is_silent() {
     assert_eq!(std::fs::read_to_string(&log).unwrap(), "");
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["measured"], 3);
+}
+
+/// SIGTERM (Ctrl-C, a job scheduler's time limit) kills the programs a
+/// campaign is building and timing: what they report then is not a
+/// measurement and must not be stored as a failure, which a resumed
+/// campaign would keep as measured.
+#[test]
+fn terminated_campaign_stores_no_failure_it_caused() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("runs.sqlite");
+    let gemm = root().join("polybench/linear-algebra/gemm.c");
+    let campaign = || {
+        let mut c = polytune();
+        c.args(["collect", "--size", "mini", "--max-variants", "12", "--db"])
+            .arg(&db)
+            .arg(&gemm)
+            .env("TMPDIR", dir.path())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null());
+        c
+    };
+    let count = || {
+        Store::open_read_only(&db)
+            .ok()
+            .and_then(|s| s.count("measurements").ok())
+            .unwrap_or(0)
+    };
+    for round in 0..3 {
+        let before = count();
+        let mut child = campaign().spawn().unwrap();
+        let start = Instant::now();
+        // Terminated just after a measurement is stored: the next
+        // variant is being built or run.
+        while count() < before + 2 {
+            assert!(
+                start.elapsed() < Duration::from_secs(120),
+                "round {round}: the campaign made no progress"
+            );
+            assert!(
+                child.try_wait().unwrap().is_none(),
+                "round {round}: the campaign ended before it was terminated"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let kill = Command::new("kill")
+            .args(["-TERM", &child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(kill.success());
+        let status = child.wait().unwrap();
+        assert!(!status.success(), "round {round}: {status:?}");
+        let store = Store::open_read_only(&db).unwrap();
+        for m in store.measured().unwrap() {
+            assert_eq!(m.status, Status::Ok, "round {round}: {m:?}");
+        }
+    }
+    let out = campaign().status().unwrap();
+    assert!(out.success());
+    let store = Store::open_read_only(&db).unwrap();
+    let measured = store.measured().unwrap();
+    assert_eq!(measured.len(), 13, "original + 12 variants, each once");
+    assert!(
+        measured.iter().all(|m| m.status == Status::Ok),
+        "{measured:?}"
+    );
+    // The signal handler removed the scratch directories.
+    let left: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().starts_with("polytune-"))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
 }

@@ -109,6 +109,10 @@ pub enum CollectError {
     Driver { path: String, message: String },
     #[error("{0}")]
     Cores(String),
+    /// A signal ended polytune while a program ran: its outcome is not
+    /// stored (a resumed campaign measures it again).
+    #[error("polytune was interrupted; the program being measured was not stored")]
+    Interrupted,
     #[error(
         "{db} holds shard {stored} of a campaign, not {asked}\n  help: give each shard its own --db"
     )]
@@ -126,6 +130,17 @@ pub struct Summary {
     pub measured: usize,
     pub skipped: usize,
     pub failed: usize,
+}
+
+/// Refuses to store an outcome once a signal is ending polytune: the
+/// signal's clean-up killed the compiler or program, whose failure is
+/// no measurement (stored, a resumed campaign would skip the variant).
+fn not_interrupted() -> Result<(), CollectError> {
+    if crate::lab::confine::ending() {
+        Err(CollectError::Interrupted)
+    } else {
+        Ok(())
+    }
 }
 
 /// Every `.c` file under the given files and directories (corpus headers
@@ -424,6 +439,7 @@ pub fn run(
             });
             let (m, detail) = lab.original(path, instrumented.as_deref());
             if !stored {
+                not_interrupted()?;
                 store.record(&key(original), &m)?;
                 summary.measured += 1;
             } else {
@@ -491,6 +507,7 @@ pub fn run(
                 if m.status != Status::Ok {
                     summary.failed += 1;
                 }
+                not_interrupted()?;
                 store.record_against(&key(todo[i].1), &m, baseline)?;
                 summary.measured += 1;
                 variants_measured += 1;

@@ -106,7 +106,11 @@ impl Ctx<'_> {
         compiler: Option<&Compiler>,
         detail: &str,
         run: Option<(&Failure, &str)>,
-    ) -> Finding {
+    ) -> Option<Finding> {
+        // A signal is ending polytune and killed what ran: no finding.
+        if crate::lab::confine::ending() {
+            return None;
+        }
         let mut name = format!("{kind}-p{index:05}");
         if let Some(c) = compiler {
             name.push_str(&format!("-{}", c.name()));
@@ -191,7 +195,7 @@ impl Ctx<'_> {
             detail.lines().next().unwrap_or(""),
             dir.display()
         ));
-        Finding {
+        Some(Finding {
             kind: kind.to_string(),
             program: index,
             config: config.map(|(c, _)| c.to_string()),
@@ -199,7 +203,7 @@ impl Ctx<'_> {
             detail: detail.to_string(),
             suspects,
             dir,
-        }
+        })
     }
 
     pub(super) fn program(&self, index: usize) -> ProgramResult {
@@ -226,7 +230,7 @@ impl Ctx<'_> {
             Ok(s) => s,
             Err(e) => {
                 res.counts.rejected = 1;
-                res.findings.push(self.save(
+                res.findings.extend(self.save(
                     "frontend-rejected",
                     index,
                     &generated,
@@ -288,7 +292,7 @@ impl Ctx<'_> {
                 }
                 Ok(Err((kind, e))) => {
                     res.counts.engine_errors += 1;
-                    res.findings.push(self.save(
+                    res.findings.extend(self.save(
                         kind,
                         index,
                         &generated,
@@ -301,7 +305,7 @@ impl Ctx<'_> {
                 }
                 Err(msg) => {
                     res.counts.engine_errors += 1;
-                    res.findings.push(self.save(
+                    res.findings.extend(self.save(
                         "engine-panic",
                         index,
                         &generated,
@@ -335,7 +339,7 @@ impl Ctx<'_> {
             let orig_exe = work.join(format!("orig-{}", comp.name()));
             if let Err(e) = compile(comp, &opts.cflags, &prog, &orig_exe) {
                 original_failed = true;
-                res.findings.push(original(comp, &e));
+                res.findings.extend(original(comp, &e));
                 continue;
             }
             // The reference output at each parameter set.
@@ -354,7 +358,7 @@ impl Ctx<'_> {
                                 detail: m.clone(),
                                 actual: r.stdout.clone(),
                             };
-                            res.findings.push(self.save(
+                            res.findings.extend(self.save(
                                 "oracle",
                                 index,
                                 &generated,
@@ -372,7 +376,7 @@ impl Ctx<'_> {
                             Ok(r) => format!("{:?}: {}", r.exit, r.stderr),
                             Err(e) => e.to_string(),
                         };
-                        res.findings.push(original(comp, &what));
+                        res.findings.extend(original(comp, &what));
                         reference.push(None);
                     }
                 }
@@ -384,7 +388,7 @@ impl Ctx<'_> {
                 let _ = std::fs::write(&vsrc, text);
                 if let Err(e) = compile(comp, &opts.cflags, &vsrc, &vexe) {
                     broken[k] = true;
-                    res.findings.push(self.save(
+                    res.findings.extend(self.save(
                         "compile-error",
                         index,
                         &generated,
@@ -454,7 +458,7 @@ impl Ctx<'_> {
                         generated.program.describe_params(f.set),
                         f.threads
                     );
-                    res.findings.push(self.save(
+                    res.findings.extend(self.save(
                         f.kind,
                         index,
                         &generated,

@@ -180,6 +180,12 @@ fn active() -> std::sync::MutexGuard<'static, Active> {
         .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
+/// Whether polytune is ending on a signal: the programs it ran were
+/// killed, so what they reported since is no measurement.
+pub fn ending() -> bool {
+    active().ending
+}
+
 fn token_prefix() -> String {
     format!("{:010}.", rustix::process::getpid().as_raw_nonzero())
 }
