@@ -62,6 +62,26 @@ pub struct Config {
     pub expand: bool,
 }
 
+/// Number of typed attributes beyond the paper's bits
+/// ([`Config::extended_attributes`]).
+pub const EXTENDED: usize = 11;
+
+/// The names of [`Config::extended_attributes`], in order (model files
+/// name the ones a model uses).
+pub const EXTENDED_ATTRIBUTES: [&str; EXTENDED] = [
+    "tile1-log2/32",
+    "tile2-log2/32",
+    "tile3-log2/32",
+    "uj-outer-log2-rest",
+    "uj-inner-log2",
+    "red",
+    "priv",
+    "exp",
+    "rb-mr-log2",
+    "rb-nr-log2",
+    "pack",
+];
+
 /// The tile size of a tiled dimension in the paper's space.
 pub const TILE_SIZE: i64 = 32;
 
@@ -208,6 +228,52 @@ impl Config {
             .chars()
             .map(|c| if c == '1' { 1.0 } else { 0.0 })
             .collect()
+    }
+
+    /// The typed attributes of what the bit string does not say, in
+    /// [`EXTENDED_ATTRIBUTES`] order, each 0 for every configuration of
+    /// the paper's space: a tile size relative to the paper's 32 (log2,
+    /// 0 when untiled: 64 is 1, 8 is −2), the outer unroll factor beyond
+    /// the power of two its bits give (log2), the inner unroll factor
+    /// (log2), `red`, `priv` and `exp` (0 or 1), the register tile's
+    /// sides (log2, 0 without one) and `pack` (0 or 1). With the bits
+    /// they name the whole configuration to a model; a model learning
+    /// from the paper's space alone, where they are constant, drops them
+    /// and is the model of the bits.
+    pub fn extended_attributes(&self) -> [f64; EXTENDED] {
+        let log2 = |x: u8| f64::from(x.max(1)).log2();
+        let tile = |t: u16| {
+            if t > 1 {
+                (f64::from(t) / TILE_SIZE as f64).log2()
+            } else {
+                0.0
+            }
+        };
+        let b = |x: bool| if x { 1.0 } else { 0.0 };
+        // The bits' unroll level: 1, 2, 4 or 8 (the power of two below).
+        let level = match self.unroll.outer {
+            0..=1 => 0.0,
+            2..=3 => 1.0,
+            4..=7 => 2.0,
+            _ => 3.0,
+        };
+        let (mr, nr, pack) = match self.regblock {
+            Some(r) => (log2(r.mr), log2(r.nr), b(r.pack)),
+            None => (0.0, 0.0, 0.0),
+        };
+        [
+            tile(self.tile[0]),
+            tile(self.tile[1]),
+            tile(self.tile[2]),
+            log2(self.unroll.outer) - level,
+            log2(self.unroll.inner),
+            b(self.reduce),
+            b(self.privatize),
+            b(self.expand),
+            mr,
+            nr,
+            pack,
+        ]
     }
 
     /// Tile sizes for the first three band members.
@@ -394,6 +460,27 @@ impl fmt::Display for Config {
 
 /// A configuration in serialized data as its bit string (model files,
 /// the evaluation's JSON): `#[serde(with = "crate::config::as_bits")]`.
+/// Serde as text: a configuration of the paper's space as its bit
+/// string (as [`as_bits`] writes it), one beyond it in its readable
+/// form; either form is read back.
+pub mod as_text {
+    use super::Config;
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(c: &Config, s: S) -> Result<S::Ok, S::Error> {
+        if c.is_paper() {
+            s.serialize_str(&c.bits())
+        } else {
+            s.serialize_str(&c.to_string())
+        }
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Config, D::Error> {
+        let text = String::deserialize(d)?;
+        text.parse().map_err(serde::de::Error::custom)
+    }
+}
+
 pub mod as_bits {
     use super::Config;
     use serde::{Deserialize, Deserializer, Serializer};
@@ -428,6 +515,38 @@ mod tests {
             assert!(seen.insert(bits.clone()), "duplicate encoding {bits}");
             assert_eq!(bits.parse::<Config>().unwrap(), *c);
             assert_eq!(c.to_string().parse::<Config>().unwrap(), *c);
+        }
+    }
+
+    #[test]
+    fn extended_attributes_are_zero_in_the_papers_space_and_name_the_rest() {
+        for c in Config::all() {
+            assert_eq!(c.extended_attributes(), [0.0; EXTENDED], "{c}");
+        }
+        let c: Config = "fuse=smart,tile=64x8x1,omp=1,uj=4x2,red=1,rb=8x16,pack=1,exp=1"
+            .parse()
+            .unwrap();
+        assert_eq!(
+            c.extended_attributes(),
+            [1.0, -2.0, 0.0, 0.0, 1.0, 1.0, 0.0, 1.0, 3.0, 4.0, 1.0]
+        );
+        let c: Config = "uj=16".parse().unwrap();
+        assert_eq!(c.bits(), Config::from_str("uj=8").unwrap().bits());
+        assert_eq!(c.extended_attributes()[3], 1.0);
+        // Distinct configurations of the extended space are told apart.
+        let mut seen = std::collections::HashSet::new();
+        for t in [1u16, 8, 16, 32, 64, 128, 256] {
+            let c = Config {
+                tile: [t, 1, 1],
+                ..Config::default()
+            };
+            let key: Vec<u64> = c
+                .features()
+                .into_iter()
+                .chain(c.extended_attributes())
+                .map(f64::to_bits)
+                .collect();
+            assert!(seen.insert(key), "{c}");
         }
     }
 

@@ -135,3 +135,113 @@ fn space_and_sample_go_together() {
     }
     assert!(!db.exists(), "nothing was created");
 }
+
+/// The models learn what a sampled campaign measured beyond the paper's
+/// space: its variants are rows with the typed attributes of their
+/// fields, the model files name those attributes, and the leave-one-out
+/// predictions (their configurations quoted in readable form) are read
+/// back by `simulate`.
+#[test]
+fn models_learn_the_extended_sample_through_typed_attributes() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("x.sqlite");
+    let k = |p: &str| root().join(p);
+    let out = polytune()
+        .args([
+            "collect",
+            "--size",
+            "mini",
+            "--compiler",
+            "gcc",
+            "--max-variants",
+            "3",
+            "--runs",
+            "1",
+            "--space",
+            "extended",
+            "--sample",
+            "4",
+            "--db",
+        ])
+        .arg(&db)
+        .arg(k("polybench/linear-algebra/gemm.c"))
+        .arg(k("polybench/linear-algebra/atax.c"))
+        .arg(k("polybench/stencils/jacobi-1d-imper.c"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let models = dir.path().join("models");
+    let train = polytune()
+        .args(["train", "--size", "mini", "--models", "LR,IBk,M5P", "--db"])
+        .arg(&db)
+        .arg("-o")
+        .arg(&models)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&train.stderr);
+    assert!(train.status.success(), "{stderr}");
+    assert!(stderr.contains("beyond the paper's space"), "{stderr}");
+    let lr: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(models.join("lr.json")).unwrap()).unwrap();
+    let ext: Vec<&str> = lr["extended"]
+        .as_array()
+        .expect("the model names its typed attributes")
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
+    assert!(!ext.is_empty());
+    for name in &ext {
+        assert!(
+            polytune::config::EXTENDED_ATTRIBUTES.contains(name),
+            "{name}"
+        );
+    }
+    let csv = dir.path().join("p.csv");
+    let eval = polytune()
+        .args([
+            "evaluate", "--size", "mini", "--models", "LR,IBk", "--format", "json", "--db",
+        ])
+        .arg(&db)
+        .arg("--predictions")
+        .arg(&csv)
+        .output()
+        .unwrap();
+    assert!(
+        eval.status.success(),
+        "{}",
+        String::from_utf8_lossy(&eval.stderr)
+    );
+    let text = std::fs::read_to_string(&csv).unwrap();
+    let beyond = text.lines().filter(|l| l.contains(",\"fuse=")).count();
+    assert!(beyond > 0, "{text}");
+    let sim = polytune()
+        .args([
+            "simulate",
+            "--size",
+            "mini",
+            "--models",
+            "LR,IBk",
+            "--strategies",
+            "multi-model,bo",
+            "--budget",
+            "4",
+            "--seeds",
+            "2",
+            "--db",
+        ])
+        .arg(&db)
+        .arg("--predictions")
+        .arg(&csv)
+        .output()
+        .unwrap();
+    assert!(
+        sim.status.success(),
+        "{}",
+        String::from_utf8_lossy(&sim.stderr)
+    );
+    assert!(String::from_utf8_lossy(&sim.stdout).contains("| bo |"));
+}

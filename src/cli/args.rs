@@ -463,12 +463,15 @@ impl DataArgs {
     }
 }
 
-/// Says that a dataset left out variants beyond the paper's space.
+/// Says how many of a dataset's variants lie beyond the paper's space
+/// (learned through their typed attributes).
 pub fn note_beyond_paper(d: &crate::learn::dataset::Dataset, ui: &super::Ui) {
     if d.beyond_paper > 0 {
         ui.note(format_args!(
-            "{} variants measured only beyond the paper's space (free tile sizes, reductions, register blocking) are left out: the models learn from the paper's 12 bits",
-            d.beyond_paper
+            "{} of {} variants lie beyond the paper's space: the models learn their fields as typed attributes ({})",
+            d.beyond_paper,
+            d.rows.len(),
+            d.extended_names.join(", ")
         ));
     }
 }

@@ -8,15 +8,20 @@
 //! configuration (fewest bits set, then the smallest bit string): the
 //! transformations that actually took effect.
 //!
-//! The attributes are the paper's bits: only configurations of the
-//! paper's space are rows. A variant measured only with configurations
-//! beyond it (free tile sizes, reductions, register blocking: `collect
-//! --space extended`) is left out and counted in
-//! [`Dataset::beyond_paper`]; so the models of a store that holds both
-//! are exactly those of its paper part.
+//! The attributes are the paper's bits, then the typed attributes of what
+//! the bits do not say ([`Config::extended_attributes`]: free tile sizes,
+//! the inner unroll factor, reductions, privatization, expansion,
+//! register tiles; `collect --space extended`), each 0 in the paper's
+//! space. Only those that vary over the rows are kept
+//! ([`Dataset::extended_names`]), so the models of a store of the
+//! paper's space alone are exactly the models of its bits, as before
+//! the extended space. A variant that a configuration of the paper's
+//! space produces is represented by one of those; a variant measured
+//! only beyond it by its least configuration there, and counted in
+//! [`Dataset::beyond_paper`].
 
 use super::LearnError;
-use crate::config::Config;
+use crate::config::{Config, EXTENDED, EXTENDED_ATTRIBUTES};
 use crate::lab::characterize::Backend;
 use crate::lab::compiler::Family;
 use crate::lab::size::Size;
@@ -65,11 +70,13 @@ pub struct Row {
     /// Index into [`Dataset::kernels`].
     pub kernel: usize,
     pub variant_id: i64,
-    /// The representative configuration (its bit string when serialized).
-    #[serde(with = "crate::config::as_bits")]
+    /// The representative configuration (its bit string when serialized,
+    /// its readable form beyond the paper's space).
+    #[serde(with = "crate::config::as_text")]
     pub config: Config,
     /// How many configurations produce this variant (its weight when
-    /// configurations are drawn at random).
+    /// configurations are drawn at random): of the paper's space, or
+    /// for a variant beyond it, of those drawn.
     pub configs: usize,
     pub speedup: f64,
 }
@@ -84,10 +91,14 @@ pub struct Dataset {
     pub feature_names: Vec<String>,
     pub kernels: Vec<Kernel>,
     pub rows: Vec<Row>,
-    /// Verified, timed variants left out because no configuration of the
-    /// paper's space produces them (the attributes have no bits for what
-    /// lies beyond it). Not serialized: files written from a dataset stay
-    /// as they were.
+    /// The typed attributes beyond the paper's bits that the models see
+    /// (those of [`EXTENDED_ATTRIBUTES`] that vary over the rows; none
+    /// for a dataset of the paper's space).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub extended_names: Vec<String>,
+    /// Rows whose variant no configuration of the paper's space produces
+    /// (measured with `collect --space extended`). Not serialized: files
+    /// written from a dataset stay as they were.
     #[serde(skip)]
     pub beyond_paper: usize,
 }
@@ -99,6 +110,39 @@ pub fn representative(configs: &[Config]) -> Option<&Config> {
         .iter()
         .filter(|c| c.is_paper())
         .min_by_key(|c| (c.ones(), c.bits()))
+}
+
+/// The least configuration of a variant measured only beyond the paper's
+/// space: fewest bits set, then fewest typed attributes away from the
+/// paper's space, then the smallest readable form.
+pub fn representative_beyond(configs: &[Config]) -> Option<&Config> {
+    configs.iter().min_by_key(|c| {
+        let away = c
+            .extended_attributes()
+            .iter()
+            .filter(|&&x| x != 0.0)
+            .count();
+        (c.ones(), away, c.to_string())
+    })
+}
+
+/// Indices into [`EXTENDED_ATTRIBUTES`] of the given names (a model file's
+/// or a dataset's); an unknown name is an error.
+pub fn extended_indices(names: &[String]) -> Result<Vec<usize>, LearnError> {
+    names
+        .iter()
+        .map(|n| {
+            EXTENDED_ATTRIBUTES
+                .iter()
+                .position(|e| e == n)
+                .ok_or_else(|| {
+                    LearnError::Data(format!(
+                        "unknown configuration attribute `{n}` (this polytune knows {})",
+                        EXTENDED_ATTRIBUTES.join(", ")
+                    ))
+                })
+        })
+        .collect()
 }
 
 /// Features as the models see them: ratios as stored, the instruction
@@ -176,9 +220,15 @@ impl Dataset {
             });
             for m in ms.iter().filter(|m| !m.original && m.status == Status::Ok) {
                 let Some(t) = m.median else { continue };
-                let Some(cfg) = representative(&m.configs) else {
-                    beyond_paper += 1;
-                    continue;
+                let (cfg, weight) = match representative(&m.configs) {
+                    Some(c) => (c, m.configs.iter().filter(|c| c.is_paper()).count()),
+                    None => match representative_beyond(&m.configs) {
+                        Some(c) => {
+                            beyond_paper += 1;
+                            (c, m.configs.len())
+                        }
+                        None => continue,
+                    },
                 };
                 // Relative to the original timed in the same batch when the
                 // store knows it (a campaign resumed in another session
@@ -189,7 +239,7 @@ impl Dataset {
                         kernel: k,
                         variant_id: m.variant_id,
                         config: *cfg,
-                        configs: m.configs.iter().filter(|c| c.is_paper()).count(),
+                        configs: weight,
                         speedup: b / t,
                     });
                 }
@@ -204,22 +254,31 @@ impl Dataset {
             feature_names: names.unwrap_or_default(),
             kernels,
             rows,
+            extended_names: Vec::new(),
             beyond_paper,
         };
         d.drop_constant_features();
+        d.keep_varying_extended();
         if d.rows.is_empty() {
-            return Err(LearnError::Data(format!(
-                "no kernel has both features and verified, timed variants{}",
-                if beyond_paper > 0 {
-                    format!(
-                        " of the paper's space ({beyond_paper} beyond it are left out: the models' attributes are the paper's bits)"
-                    )
-                } else {
-                    String::new()
-                }
-            )));
+            return Err(LearnError::Data(
+                "no kernel has both features and verified, timed variants".into(),
+            ));
         }
         Ok(d)
+    }
+
+    /// Keeps the typed attributes beyond the paper's bits that vary over
+    /// the rows (all are 0 in the paper's space: none is kept there).
+    pub fn keep_varying_extended(&mut self) {
+        let first = self.rows.first().map(|r| r.config.extended_attributes());
+        self.extended_names = (0..EXTENDED)
+            .filter(|&j| {
+                self.rows
+                    .iter()
+                    .any(|r| Some(r.config.extended_attributes()[j]) != first.map(|f| f[j]))
+            })
+            .map(|j| EXTENDED_ATTRIBUTES[j].to_string())
+            .collect();
     }
 
     /// Features equal for every kernel carry no information; dropping them
@@ -240,23 +299,49 @@ impl Dataset {
         }
     }
 
-    /// The model's attributes: features, then the configuration's bits.
+    /// The model's attributes: features, then the configuration's bits,
+    /// then the typed attributes beyond them that the dataset keeps.
     pub fn attribute_names(&self) -> Vec<String> {
         let mut n = self.feature_names.clone();
         n.extend((0..CONFIG_BITS).map(|b| format!("T{b}")));
+        n.extend(self.extended_names.iter().cloned());
         n
     }
 
-    /// The attribute vector of a kernel's features with a configuration.
-    pub fn attributes(features: &[f64], config: &Config) -> Vec<f64> {
+    /// The attribute vector of a kernel's features with a configuration,
+    /// with the typed attributes at `extended` (indices into
+    /// [`EXTENDED_ATTRIBUTES`]).
+    pub fn attributes(features: &[f64], config: &Config, extended: &[usize]) -> Vec<f64> {
         let mut a = features.to_vec();
         a.extend(config.features());
+        if !extended.is_empty() {
+            let x = config.extended_attributes();
+            a.extend(extended.iter().map(|&j| x[j]));
+        }
         a
+    }
+
+    /// Indices of the typed attributes the dataset keeps.
+    pub fn extended(&self) -> Vec<usize> {
+        extended_indices(&self.extended_names).expect("a dataset keeps only known attribute names")
     }
 
     /// The attribute vector of a row.
     pub fn row_attributes(&self, r: &Row) -> Vec<f64> {
-        Dataset::attributes(&self.kernels[r.kernel].features, &r.config)
+        Dataset::attributes(
+            &self.kernels[r.kernel].features,
+            &r.config,
+            &self.extended(),
+        )
+    }
+
+    /// The attribute vector of every row, in row order.
+    pub fn all_row_attributes(&self) -> Vec<Vec<f64>> {
+        let ext = self.extended();
+        self.rows
+            .iter()
+            .map(|r| Dataset::attributes(&self.kernels[r.kernel].features, &r.config, &ext))
+            .collect()
     }
 
     /// Row indices of each kernel, in kernel order.
@@ -375,6 +460,7 @@ impl Dataset {
             feature_names: (0..features).map(|j| format!("F{j}")).collect(),
             kernels: ks,
             rows,
+            extended_names: Vec::new(),
             beyond_paper: 0,
         }
     }
@@ -450,15 +536,44 @@ mod tests {
             s.record(&key, &m).unwrap();
         }
         let d = Dataset::from_store(&s, &sel).unwrap();
-        assert_eq!(d.rows.len(), 1);
+        assert_eq!(d.rows.len(), 2);
+        // A variant of the paper's space is represented by its paper
+        // configuration, whatever else produced it.
         assert_eq!(
             (d.rows[0].config, d.rows[0].configs, d.rows[0].speedup),
             (paper, 1, 2.0)
         );
+        // One measured only beyond it is a row with its typed attributes.
+        assert_eq!(
+            (d.rows[1].config, d.rows[1].configs, d.rows[1].speedup),
+            (blocked, 1, 4.0)
+        );
         assert_eq!(d.beyond_paper, 1);
-        assert_eq!(d.row_attributes(&d.rows[0]).len(), CONFIG_BITS);
+        assert_eq!(d.extended_names, ["rb-mr-log2", "rb-nr-log2"]);
+        let x = d.all_row_attributes();
+        assert_eq!(x[0].len(), CONFIG_BITS + 2);
+        assert_eq!(&x[0][CONFIG_BITS..], [0.0, 0.0]);
+        assert_eq!(&x[1][CONFIG_BITS..], [2.0, 3.0]);
+        assert_eq!(d.attribute_names().len(), CONFIG_BITS + 2);
         assert!(representative(&[beyond, blocked]).is_none());
         assert_eq!(representative(&[beyond, paper]), Some(&paper));
+        assert_eq!(representative_beyond(&[beyond, blocked]), Some(&blocked));
+        // Rows of the paper's space alone keep no typed attribute: the
+        // models are those of the bits.
+        let paper_only = d.without_kernels(&[]).unwrap();
+        let mut p = paper_only.clone();
+        p.rows.truncate(1);
+        p.keep_varying_extended();
+        assert!(p.extended_names.is_empty());
+        assert_eq!(p.all_row_attributes()[0].len(), CONFIG_BITS);
+        // Serialized, a row beyond the paper's space keeps its readable
+        // form and reads back.
+        let json = serde_json::to_string(&d).unwrap();
+        assert!(json.contains("omp=1"), "{json}");
+        let back: Dataset = serde_json::from_str(&json).unwrap();
+        assert_eq!(back.rows[1].config, blocked);
+        assert_eq!(back.extended_names, d.extended_names);
+        assert!(extended_indices(&["nope".into()]).is_err());
     }
 
     #[test]
@@ -467,7 +582,7 @@ mod tests {
         assert_eq!(d.kernels.len(), 4);
         assert_eq!(d.rows.len(), 80);
         assert_eq!(d.attribute_names().len(), 6 + CONFIG_BITS);
-        assert_eq!(d.row_attributes(&d.rows[0]).len(), 18);
+        assert_eq!(d.all_row_attributes()[0].len(), 18);
         assert!(d.rows.iter().all(|r| r.speedup > 0.0));
     }
 
@@ -481,8 +596,12 @@ mod tests {
         assert!(e.kernels.iter().all(|k| k.name != gone));
         // Every remaining row still points at its own kernel's features.
         let by_id = |ds: &Dataset, id: i64| {
-            let r = ds.rows.iter().find(|r| r.variant_id == id).unwrap();
-            (ds.kernels[r.kernel].name.clone(), ds.row_attributes(r))
+            let i = ds.rows.iter().position(|r| r.variant_id == id).unwrap();
+            let r = &ds.rows[i];
+            (
+                ds.kernels[r.kernel].name.clone(),
+                ds.all_row_attributes()[i].clone(),
+            )
         };
         for r in &e.rows {
             assert_eq!(by_id(&e, r.variant_id), by_id(&d, r.variant_id));

@@ -18,6 +18,11 @@ pub struct SavedModel {
     pub selection: Selection,
     /// The features, in attribute order (then the configuration bits).
     pub feature_names: Vec<String>,
+    /// The typed attributes beyond the bits, in attribute order after
+    /// them ([`crate::config::EXTENDED_ATTRIBUTES`]; none for a model of
+    /// the paper's space, whose files stay as they were).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub extended: Vec<String>,
     pub machine: String,
     pub compiler: String,
     pub flags: String,
@@ -33,7 +38,7 @@ pub struct SavedModel {
 impl SavedModel {
     /// Trains a model of `kind` on the whole dataset.
     pub fn train(kind: Kind, d: &Dataset, target: super::Target) -> Result<SavedModel, LearnError> {
-        let x: Vec<Vec<f64>> = d.rows.iter().map(|r| d.row_attributes(r)).collect();
+        let x = d.all_row_attributes();
         let y = target.encode(d);
         let mut model = kind.model();
         model.fit(&x, &y)?;
@@ -42,6 +47,7 @@ impl SavedModel {
             kind,
             selection: d.selection.clone(),
             feature_names: d.feature_names.clone(),
+            extended: d.extended_names.clone(),
             machine: d.machine.clone(),
             compiler: d.compiler.clone(),
             flags: d.flags.clone(),
@@ -79,7 +85,10 @@ impl SavedModel {
                 path.display()
             )));
         }
-        Ok(serde_json::from_value(v)?)
+        let m: SavedModel = serde_json::from_value(v)?;
+        super::dataset::extended_indices(&m.extended)
+            .map_err(|e| LearnError::Data(format!("{}: {e}", path.display())))?;
+        Ok(m)
     }
 
     /// Every model file in a directory, in the paper's model order.
@@ -104,9 +113,10 @@ impl SavedModel {
     /// given features (by name; every trained feature must be present).
     pub fn predict(&self, features: &[(String, f64)], config: &Config) -> Result<f64, LearnError> {
         let f = self.features(features)?;
+        let ext = super::dataset::extended_indices(&self.extended)?;
         Ok(self
             .target
-            .decode(self.model.predict(&Dataset::attributes(&f, config))))
+            .decode(self.model.predict(&Dataset::attributes(&f, config, &ext))))
     }
 
     /// The trained features picked out of a characterization.
@@ -204,7 +214,7 @@ mod tests {
             if let Model::Mlp(mlp) = &mut m.model {
                 // Keep the test quick; the file format is what is tested.
                 mlp.epochs = 20;
-                let x: Vec<Vec<f64>> = d.rows.iter().map(|r| d.row_attributes(r)).collect();
+                let x = d.all_row_attributes();
                 let y: Vec<f64> = d.rows.iter().map(|r| r.speedup).collect();
                 mlp.fit(&x, &y).unwrap();
             }

@@ -53,7 +53,7 @@ pub struct KernelScores {
     pub variants: usize,
     pub opt: f64,
     /// The configuration of the best variant (its bit string in JSON).
-    #[serde(serialize_with = "crate::config::as_bits::serialize")]
+    #[serde(serialize_with = "crate::config::as_text::serialize")]
     pub opt_config: Config,
     pub random: f64,
     /// Per model (in `Evaluation::models` order): its top-1 variant.
@@ -105,7 +105,7 @@ pub fn predictions_with(
             "leave-one-out needs at least two kernels with variants".into(),
         ));
     }
-    let attrs: Vec<Vec<f64>> = d.rows.iter().map(|r| d.row_attributes(r)).collect();
+    let attrs: Vec<Vec<f64>> = d.all_row_attributes();
     // Per-kernel targets: a held-out kernel's rows never reach its model.
     let targets = opts.target.encode(d);
     let jobs: Vec<(usize, Kind)> = (0..d.kernels.len())
@@ -305,6 +305,7 @@ mod tests {
                 r(1, "000000000000", 3.0),
                 r(1, "000000000001", 3.0),
             ],
+            extended_names: Vec::new(),
             beyond_paper: 0,
         }
     }

@@ -7,30 +7,32 @@ use crate::learn::Kind;
 use crate::learn::dataset::Dataset;
 
 /// Leave-one-out predictions as CSV: one line per variant with its
-/// kernel, configuration, weight, measured speedup and every model's
+/// kernel, configuration (its bit string, or beyond the paper's space its
+/// readable form, quoted), weight, measured speedup and every model's
 /// predicted speedup.
 pub fn predictions_csv(d: &Dataset, models: &[Kind], predicted: &[Vec<f64>]) -> String {
-    let mut out = String::from("kernel,variant_id,config,configs,speedup");
-    for m in models {
-        out.push(',');
-        out.push_str(m.name());
-    }
-    out.push('\n');
+    let mut w = csv::Writer::from_writer(Vec::new());
+    let mut head = vec!["kernel", "variant_id", "config", "configs", "speedup"];
+    head.extend(models.iter().map(|m| m.name()));
+    // Writing into memory cannot fail.
+    w.write_record(&head).expect("in memory");
     for (i, r) in d.rows.iter().enumerate() {
-        out.push_str(&format!(
-            "{},{},{},{},{}",
-            d.kernels[r.kernel].name,
-            r.variant_id,
-            r.config.bits(),
-            r.configs,
-            r.speedup
-        ));
-        for p in predicted {
-            out.push_str(&format!(",{}", p[i]));
-        }
-        out.push('\n');
+        let config = if r.config.is_paper() {
+            r.config.bits()
+        } else {
+            r.config.to_string()
+        };
+        let mut rec = vec![
+            d.kernels[r.kernel].name.clone(),
+            r.variant_id.to_string(),
+            config,
+            r.configs.to_string(),
+            r.speedup.to_string(),
+        ];
+        rec.extend(predicted.iter().map(|p| p[i].to_string()));
+        w.write_record(&rec).expect("in memory");
     }
-    out
+    String::from_utf8(w.into_inner().expect("in memory")).expect("UTF-8 fields")
 }
 
 /// A column of the tables: a name and a value per kernel.

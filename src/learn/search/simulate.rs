@@ -337,32 +337,34 @@ pub fn read_predictions(
     csv: &str,
 ) -> Result<Vec<Vec<f64>>, LearnError> {
     let bad = |m: String| LearnError::Data(format!("predictions file: {m}"));
-    let mut lines = csv.lines();
-    let head: Vec<&str> = lines
-        .next()
-        .ok_or_else(|| bad("empty".into()))?
-        .split(',')
-        .collect();
+    let mut r = csv::ReaderBuilder::new()
+        .flexible(true)
+        .from_reader(csv.as_bytes());
+    let head = r.headers().map_err(|e| bad(e.to_string()))?.clone();
+    if head.is_empty() {
+        return Err(bad("empty".into()));
+    }
     let cols: Vec<usize> = kinds
         .iter()
         .map(|k| {
             head.iter()
-                .position(|h| *h == k.name())
+                .position(|h| h == k.name())
                 .ok_or_else(|| bad(format!("no column for model {}", k.name())))
         })
         .collect::<Result<_, _>>()?;
     let mut at = std::collections::HashMap::new();
-    for line in lines.filter(|l| !l.is_empty()) {
-        let f: Vec<&str> = line.split(',').collect();
+    for rec in r.records() {
+        let f = rec.map_err(|e| bad(e.to_string()))?;
+        let line = || f.iter().collect::<Vec<_>>().join(",");
         let id: i64 = f
             .get(1)
             .and_then(|v| v.parse().ok())
-            .ok_or_else(|| bad(format!("bad line `{line}`")))?;
+            .ok_or_else(|| bad(format!("bad line `{}`", line())))?;
         let p: Vec<f64> = cols
             .iter()
             .map(|&c| f.get(c).and_then(|v| v.parse().ok()))
             .collect::<Option<_>>()
-            .ok_or_else(|| bad(format!("bad line `{line}`")))?;
+            .ok_or_else(|| bad(format!("bad line `{}`", line())))?;
         at.insert((f[0].to_string(), id), p);
     }
     let mut out = vec![vec![0.0; d.rows.len()]; kinds.len()];
