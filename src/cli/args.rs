@@ -417,6 +417,11 @@ pub struct DataArgs {
     /// Use the measurements taken at this many OpenMP threads.
     #[arg(long, value_name = "N", default_value_t = 2)]
     pub measured_threads: i64,
+    /// Use the measurements of the machine whose description (processor,
+    /// cores, OS, as `export` and the error on a mixed store name it)
+    /// contains TEXT: for a store holding several machine types.
+    #[arg(long, value_name = "TEXT")]
+    pub machine: Option<String>,
     /// Comma-separated models [default: all six: LR,SVM,IBk,K*,M5P,MLP].
     #[arg(long, value_delimiter = ',', value_parser = crate::learn::Kind::parse)]
     pub models: Vec<crate::learn::Kind>,
@@ -433,6 +438,7 @@ impl DataArgs {
             compiler: self.compiler,
             size: self.size,
             threads: self.measured_threads,
+            machine: self.machine.clone(),
             ..Default::default()
         }
     }

@@ -76,6 +76,10 @@ pub struct Args {
     /// With --db: the measurements taken at this many OpenMP threads.
     #[arg(long, value_name = "N", default_value_t = 2, requires = "db")]
     measured_threads: i64,
+    /// With --db: the measurements of the machine whose description
+    /// contains TEXT (a store holding several machine types).
+    #[arg(long, value_name = "TEXT", requires = "db")]
+    machine: Option<String>,
     #[command(flatten)]
     output: OutputArgs,
 }
@@ -101,6 +105,7 @@ pub fn run(a: Args, ui: &Ui) -> Result<()> {
                 compiler: mine.family,
                 size: a.run.size,
                 threads: a.measured_threads,
+                machine: a.machine.clone(),
                 ..Default::default()
             };
             let dataset = crate::learn::dataset::Dataset::from_store(&store, &selection)

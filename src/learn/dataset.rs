@@ -42,6 +42,11 @@ pub struct Selection {
     /// Feature back end and the size the features were counted at.
     pub feature_backend: Backend,
     pub feature_size: Size,
+    /// Only the measurements of machines whose description contains this
+    /// text (a store holds several machine types' campaigns: a dataset
+    /// is one machine's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub machine: Option<String>,
 }
 
 impl Default for Selection {
@@ -52,6 +57,7 @@ impl Default for Selection {
             threads: 2,
             feature_backend: Backend::Cachegrind,
             feature_size: Size::Small,
+            machine: None,
         }
     }
 }
@@ -164,18 +170,29 @@ impl Dataset {
             .measured()?
             .into_iter()
             .filter(|m| m.family == sel.compiler && m.size == sel.size && m.threads == sel.threads)
+            .filter(|m| {
+                sel.machine
+                    .as_ref()
+                    .is_none_or(|t| m.machine.contains(t.as_str()))
+            })
             .collect();
         if all.is_empty() {
             return Err(LearnError::Data(format!(
-                "the store has no measurements for {} at size {} with {} threads",
-                sel.compiler, sel.size, sel.threads
+                "the store has no measurements for {} at size {} with {} threads{}",
+                sel.compiler,
+                sel.size,
+                sel.threads,
+                sel.machine
+                    .as_ref()
+                    .map(|t| format!(" on a machine matching `{t}`"))
+                    .unwrap_or_default()
             )));
         }
         let machines: std::collections::BTreeSet<&str> =
             all.iter().map(|m| m.machine.as_str()).collect();
         if machines.len() > 1 {
             return Err(LearnError::Data(format!(
-                "the store mixes machines ({}); train on one machine's measurements",
+                "the store mixes machines ({}); choose one with --machine TEXT (a part of its description)",
                 machines.into_iter().collect::<Vec<_>>().join("; ")
             )));
         }
@@ -482,9 +499,10 @@ mod tests {
 
     /// Variants of the paper's space are rows as before (their weight
     /// counts the paper's configurations only); a variant only
-    /// configurations beyond it produce is left out, and counted.
+    /// configurations beyond it produce is a row with typed attributes,
+    /// and counted. A second machine's measurements are told apart.
     #[test]
-    fn variants_beyond_the_paper_are_left_out_and_counted() {
+    fn variants_beyond_the_paper_are_rows_with_typed_attributes() {
         use crate::lab::compiler::Compiler;
         use crate::lab::runner::Timing;
         use crate::lab::store::{Key, Machine};
@@ -574,6 +592,55 @@ mod tests {
         assert_eq!(back.rows[1].config, blocked);
         assert_eq!(back.extended_names, d.extended_names);
         assert!(extended_indices(&["nope".into()]).is_err());
+
+        // Another machine type's campaign in the same store: a dataset is
+        // one machine's, chosen by a part of its description.
+        let other = s
+            .machine_id(&Machine {
+                cpu: "Other CPU 9000".into(),
+                cores: 2,
+                os: "Linux".into(),
+            })
+            .unwrap();
+        for (v, t) in [(original, 2.0), (mixed, 0.5)] {
+            let key = Key {
+                variant: v,
+                machine: other,
+                compiler,
+                size: sel.size,
+                threads: sel.threads,
+            };
+            let m = Measurement {
+                status: Status::Ok,
+                detail: String::new(),
+                compile_seconds: 0.0,
+                timing: Some(Timing {
+                    samples: vec![t],
+                    median: t,
+                    spread: 0.0,
+                }),
+            };
+            s.record(&key, &m).unwrap();
+        }
+        let err = Dataset::from_store(&s, &sel).unwrap_err().to_string();
+        assert!(
+            err.contains("mixes machines") && err.contains("--machine"),
+            "{err}"
+        );
+        let pick = |t: &str| Selection {
+            machine: Some(t.into()),
+            ..sel.clone()
+        };
+        let o = Dataset::from_store(&s, &pick("Other CPU")).unwrap();
+        assert_eq!(o.rows.len(), 1);
+        assert_eq!(o.rows[0].speedup, 4.0);
+        assert!(o.machine.contains("Other CPU"));
+        let this = Dataset::from_store(&s, &pick(&Machine::this().cpu)).unwrap();
+        assert_eq!(this.rows.len(), 2);
+        let err = Dataset::from_store(&s, &pick("no such"))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("on a machine matching `no such`"), "{err}");
     }
 
     #[test]
