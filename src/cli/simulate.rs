@@ -265,8 +265,12 @@ pub fn markdown(s: &Simulation) -> String {
             c.strategy
         );
         for k in &c.kernels {
-            let Some(l) = k.lengthscales else { continue };
-            let mut f: Vec<(usize, f64)> = l.iter().copied().enumerate().collect();
+            let Some(l) = &k.lengthscales else { continue };
+            let mut f: Vec<(usize, f64)> = l
+                .iter()
+                .enumerate()
+                .filter_map(|(i, v)| v.map(|v| (i, v)))
+                .collect();
             f.sort_by(|a, b| a.1.total_cmp(&b.1));
             let text: Vec<String> = f
                 .iter()

@@ -29,7 +29,7 @@
 //! spread of the runs (91.2 / 94.8 / 99.3; it makes `--min-ei` stop
 //! later: README).
 
-use super::fields::{FIELDS, coordinates};
+use super::fields::{Fields, Point};
 use super::gp::{Gp, Hyper, correlation, expected_improvement};
 use super::{Observation, Searcher, Space, pick};
 use crate::learn::evaluate::diverse;
@@ -75,7 +75,8 @@ pub const INITIAL_RANDOM: usize = 3;
 const ORIGINAL: f64 = 0.0;
 
 pub struct Bo {
-    coords: Vec<[f64; FIELDS]>,
+    fields: Fields,
+    coords: Vec<Point>,
     /// The ensemble's prior mean of the target per variant (0 without
     /// the prior).
     prior_mean: Vec<f64>,
@@ -110,13 +111,15 @@ impl Bo {
         } else {
             Vec::new()
         };
+        let fields = Fields::of(space.configs);
         Bo {
-            coords: space.configs.iter().map(coordinates).collect(),
+            coords: space.configs.iter().map(|c| fields.point(c)).collect(),
+            hyper: Gp::default_hyper(fields.dims()),
+            fields,
             prior_mean,
             per_model,
             initial,
             rng: Lcg::new(seed),
-            hyper: Gp::default_hyper(),
             last_ei: None,
             last_why: None,
         }
@@ -133,11 +136,7 @@ impl Bo {
         let rate = (1.0 + (history.len() - failed) as f64) / (2.0 + history.len() as f64);
         let (mut num, mut den) = (rate, 1.0);
         for o in history {
-            let w = correlation(
-                &self.coords[v],
-                &self.coords[o.variant],
-                &self.hyper.lengthscales,
-            );
+            let w = correlation(&self.coords[v], &self.coords[o.variant], &self.hyper);
             num += w * if o.speedup.is_some() { 1.0 } else { 0.0 };
             den += w;
         }
@@ -154,8 +153,14 @@ impl Searcher for Bo {
         Some(v)
     }
 
-    fn lengthscales(&self) -> Option<[f64; FIELDS]> {
-        Some(self.hyper.lengthscales)
+    fn lengthscales(&self) -> Option<Vec<(&'static str, f64)>> {
+        Some(
+            self.fields
+                .names()
+                .into_iter()
+                .zip(self.hyper.lengthscales)
+                .collect(),
+        )
     }
 
     fn expected_improvement(&self) -> Option<f64> {
@@ -211,7 +216,7 @@ impl Bo {
                 (v, "bo-plain initial design (random)".into())
             });
         }
-        let x: Vec<[f64; FIELDS]> = ok.iter().map(|&(v, _)| self.coords[v]).collect();
+        let x: Vec<Point> = ok.iter().map(|&(v, _)| self.coords[v]).collect();
         let pmean = self.fitted_prior(&ok);
         let r: Vec<f64> = ok.iter().map(|&(v, y)| y - pmean[v]).collect();
         // The incumbent: the best of the original and the candidates. The

@@ -17,7 +17,7 @@
 //! processes. friedrich's kernels are isotropic (one lengthscale for all
 //! fields). What is needed fits in this file.
 
-use super::fields::FIELDS;
+use super::fields::{MAX_FIELDS, Point};
 
 /// The Matérn-5/2 correlation at scaled distance `r`.
 fn matern52(r: f64) -> f64 {
@@ -25,9 +25,11 @@ fn matern52(r: f64) -> f64 {
     (1.0 + s + s * s / 3.0) * (-s).exp()
 }
 
-/// The kernel's correlation between two points for lengthscales `l`.
-pub fn correlation(a: &[f64; FIELDS], b: &[f64; FIELDS], l: &[f64; FIELDS]) -> f64 {
-    let r2: f64 = (0..FIELDS).map(|i| ((a[i] - b[i]) / l[i]).powi(2)).sum();
+/// The kernel's correlation between two points for the hyperparameters'
+/// lengthscales (over the coordinates in use).
+pub fn correlation(a: &Point, b: &Point, h: &Hyper) -> f64 {
+    let l = &h.lengthscales;
+    let r2: f64 = (0..h.dims).map(|i| ((a[i] - b[i]) / l[i]).powi(2)).sum();
     matern52(r2.sqrt())
 }
 
@@ -82,7 +84,9 @@ fn backward(l: &[f64], n: usize, z: &[f64]) -> Vec<f64> {
 /// relative to the signal's (targets are standardized).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Hyper {
-    pub lengthscales: [f64; FIELDS],
+    /// One per coordinate in use (the first `dims`).
+    pub lengthscales: [f64; MAX_FIELDS],
+    pub dims: usize,
     pub noise: f64,
 }
 
@@ -111,7 +115,7 @@ const NOISE_MAX: f64 = 0.5;
 #[derive(Debug, Clone)]
 pub struct Gp {
     pub hyper: Hyper,
-    x: Vec<[f64; FIELDS]>,
+    x: Vec<Point>,
     chol: Vec<f64>,
     alpha: Vec<f64>,
     mean: f64,
@@ -129,12 +133,12 @@ fn standardize(y: &[f64]) -> (f64, f64) {
 
 /// Kernel matrix with noise on the diagonal, its factor, and the log
 /// posterior density of the hyperparameters (up to a constant).
-fn factor(x: &[[f64; FIELDS]], z: &[f64], h: &Hyper) -> Option<(Vec<f64>, Vec<f64>, f64)> {
+fn factor(x: &[Point], z: &[f64], h: &Hyper) -> Option<(Vec<f64>, Vec<f64>, f64)> {
     let n = x.len();
     let mut k = vec![0.0; n * n];
     for i in 0..n {
         for j in 0..i {
-            let c = correlation(&x[i], &x[j], &h.lengthscales);
+            let c = correlation(&x[i], &x[j], h);
             k[i * n + j] = c;
             k[j * n + i] = c;
         }
@@ -145,8 +149,7 @@ fn factor(x: &[[f64; FIELDS]], z: &[f64], h: &Hyper) -> Option<(Vec<f64>, Vec<f6
     let alpha = backward(&l, n, &w);
     let fit = -0.5 * w.iter().map(|v| v * v).sum::<f64>();
     let complexity: f64 = (0..n).map(|i| l[i * n + i].ln()).sum();
-    let prior: f64 = h
-        .lengthscales
+    let prior: f64 = h.lengthscales[..h.dims]
         .iter()
         .map(|&v| (SHAPE - 1.0) * v.ln() - RATE * v)
         .sum();
@@ -157,26 +160,28 @@ impl Gp {
     /// Fits the process to points `x` and targets `y` (at least one),
     /// searching the hyperparameters from `start` (the previous fit's, or
     /// [`Gp::default_hyper`]): a compass search in log space.
-    pub fn fit(x: &[[f64; FIELDS]], y: &[f64], start: Hyper) -> Option<Gp> {
+    pub fn fit(x: &[Point], y: &[f64], start: Hyper) -> Option<Gp> {
         if x.is_empty() || x.len() != y.len() {
             return None;
         }
         let (mean, scale) = standardize(y);
         let z: Vec<f64> = y.iter().map(|v| (v - mean) / scale).collect();
         // θ: log lengthscales, then log noise.
+        let dims = start.dims;
         let to_theta = |h: &Hyper| -> Vec<f64> {
-            let mut t: Vec<f64> = h.lengthscales.iter().map(|v| v.ln()).collect();
+            let mut t: Vec<f64> = h.lengthscales[..dims].iter().map(|v| v.ln()).collect();
             t.push(h.noise.ln());
             t
         };
         let of_theta = |t: &[f64]| -> Hyper {
-            let mut l = [1.0; FIELDS];
-            for i in 0..FIELDS {
+            let mut l = [1.0; MAX_FIELDS];
+            for i in 0..dims {
                 l[i] = t[i].exp().clamp(L_MIN, L_MAX);
             }
             Hyper {
                 lengthscales: l,
-                noise: t[FIELDS].exp().clamp(NOISE_MIN, NOISE_MAX),
+                dims,
+                noise: t[dims].exp().clamp(NOISE_MIN, NOISE_MAX),
             }
         };
         let score = |t: &[f64]| factor(x, &z, &of_theta(t)).map_or(f64::NEG_INFINITY, |f| f.2);
@@ -216,22 +221,24 @@ impl Gp {
         })
     }
 
-    /// Where the hyperparameter search starts without a previous fit.
-    pub fn default_hyper() -> Hyper {
+    /// Where the hyperparameter search starts without a previous fit,
+    /// for `dims` coordinates.
+    pub fn default_hyper(dims: usize) -> Hyper {
         Hyper {
-            lengthscales: [(SHAPE - 1.0) / RATE; FIELDS],
+            lengthscales: [(SHAPE - 1.0) / RATE; MAX_FIELDS],
+            dims: dims.min(MAX_FIELDS),
             noise: 0.01,
         }
     }
 
     /// The posterior mean and standard deviation of the noise-free value
     /// at `p`, in the targets' units.
-    pub fn predict(&self, p: &[f64; FIELDS]) -> (f64, f64) {
+    pub fn predict(&self, p: &Point) -> (f64, f64) {
         let n = self.x.len();
         let k: Vec<f64> = self
             .x
             .iter()
-            .map(|q| correlation(p, q, &self.hyper.lengthscales))
+            .map(|q| correlation(p, q, &self.hyper))
             .collect();
         let mu: f64 = k.iter().zip(&self.alpha).map(|(a, b)| a * b).sum();
         let v = forward(&self.chol, n, &k);
@@ -282,9 +289,11 @@ pub fn expected_improvement(mu: f64, sd: f64, best: f64) -> f64 {
 mod tests {
     use super::*;
 
-    fn point(i: usize) -> [f64; FIELDS] {
-        let mut p = [0.0; FIELDS];
-        for (b, v) in p.iter_mut().enumerate() {
+    use crate::learn::search::fields::FIELDS;
+
+    fn point(i: usize) -> Point {
+        let mut p = [0.0; MAX_FIELDS];
+        for (b, v) in p.iter_mut().take(FIELDS).enumerate() {
             *v = ((i >> b) & 1) as f64;
         }
         p
@@ -293,9 +302,9 @@ mod tests {
     #[test]
     fn the_process_interpolates_and_finds_the_field_that_matters() {
         // y depends on field 0 only.
-        let x: Vec<[f64; FIELDS]> = (0..30).map(|i| point(i * 7 % 64)).collect();
+        let x: Vec<Point> = (0..30).map(|i| point(i * 7 % 64)).collect();
         let y: Vec<f64> = x.iter().map(|p| 3.0 * p[0] + 1.0).collect();
-        let gp = Gp::fit(&x, &y, Gp::default_hyper()).unwrap();
+        let gp = Gp::fit(&x, &y, Gp::default_hyper(FIELDS)).unwrap();
         for (p, v) in x.iter().zip(&y) {
             let (mu, sd) = gp.predict(p);
             assert!((mu - v).abs() < 0.1, "{mu} vs {v}");
@@ -307,7 +316,7 @@ mod tests {
             "field 0 has the shortest lengthscale among the varied: {l:?}"
         );
         // Far from the data the uncertainty grows.
-        let mut far = [0.0; FIELDS];
+        let mut far = [0.0; MAX_FIELDS];
         far[8] = 3.0;
         assert!(gp.predict(&far).1 > gp.predict(&x[0]).1);
     }
@@ -325,8 +334,8 @@ mod tests {
 
     #[test]
     fn a_single_point_fits() {
-        let gp = Gp::fit(&[[0.0; FIELDS]], &[2.0], Gp::default_hyper()).unwrap();
-        let (mu, _) = gp.predict(&[0.0; FIELDS]);
+        let gp = Gp::fit(&[[0.0; MAX_FIELDS]], &[2.0], Gp::default_hyper(FIELDS)).unwrap();
+        let (mu, _) = gp.predict(&[0.0; MAX_FIELDS]);
         assert!((mu - 2.0).abs() < 1e-6);
     }
 }

@@ -4,20 +4,21 @@
 //! When a neighbourhood is used up the next nearest ring follows, so the
 //! search restarts by itself farther away.
 
-use super::fields::{FIELDS, coordinates, differing};
+use super::fields::{Fields, Point, differing};
 use super::{Observation, Searcher, Space, pick};
 use crate::learn::rng::Lcg;
 
 pub struct Local {
-    coords: Vec<[f64; FIELDS]>,
+    coords: Vec<Point>,
     rng: Lcg,
     last_why: Option<String>,
 }
 
 impl Local {
     pub fn new(space: Space<'_>, seed: u64) -> Local {
+        let fields = Fields::of(space.configs);
         Local {
-            coords: space.configs.iter().map(coordinates).collect(),
+            coords: space.configs.iter().map(|c| fields.point(c)).collect(),
             rng: Lcg::new(seed),
             last_why: None,
         }

@@ -138,8 +138,9 @@ pub trait Searcher {
     fn next(&mut self, history: &[Observation]) -> Option<usize>;
 
     /// The lengthscale of each configuration field in the searcher's
-    /// model, when it has one (the shorter, the more the field matters).
-    fn lengthscales(&self) -> Option<[f64; fields::FIELDS]> {
+    /// model, by name, when it has one (the shorter, the more the field
+    /// matters).
+    fn lengthscales(&self) -> Option<Vec<(&'static str, f64)>> {
         None
     }
 

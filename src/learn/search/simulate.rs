@@ -13,7 +13,7 @@
 //! landscape is (the share of variants within 5/10/20% of Opt).
 
 use super::drive::{Limits, drive};
-use super::fields::{FIELDS, NAMES};
+use super::fields::{Fields, NAMES};
 use super::{Space, Strategy};
 use crate::config::Config;
 use crate::learn::dataset::Dataset;
@@ -61,7 +61,9 @@ pub struct KernelCurve {
     /// optimization, first seed): the shorter, the more the field
     /// matters.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub lengthscales: Option<[f64; FIELDS]>,
+    /// In [`Simulation::fields`] order; `None` for a field this kernel's
+    /// space does not have.
+    pub lengthscales: Option<Vec<Option<f64>>>,
 }
 
 /// One strategy over every kernel.
@@ -152,7 +154,7 @@ impl KernelSpace {
 
 /// One run's curve, the evaluations it spent and its model's last
 /// lengthscales.
-type RunResult = (Vec<f64>, usize, Option<[f64; FIELDS]>);
+type RunResult = (Vec<f64>, usize, Option<Vec<(&'static str, f64)>>);
 
 /// One run's best-so-far % of Opt after 1…budget evaluations (the last
 /// value held when the run stops first: the space ran out, or the
@@ -214,6 +216,22 @@ pub fn simulate(
         .filter(|(_, rows)| !rows.is_empty())
         .map(|(k, rows)| KernelSpace::of(d, predicted, k, rows))
         .collect();
+    // The paper's fields, then those beyond that any kernel's space has.
+    let mut fields: Vec<&'static str> = NAMES.to_vec();
+    for ks in &spaces {
+        for f in Fields::of(&ks.configs).names() {
+            if !fields.contains(&f) {
+                fields.push(f);
+            }
+        }
+    }
+    let order = |f: &&str| {
+        crate::config::EXTENDED_ATTRIBUTES
+            .iter()
+            .position(|e| e == f)
+            .map_or(0, |p| p + 1)
+    };
+    fields[NAMES.len()..].sort_by_key(order);
     let runs = |st: Strategy| {
         if st.randomized() {
             opts.seeds.max(1)
@@ -293,7 +311,12 @@ pub fn simulate(
                 evaluations_to,
                 reached,
                 spent,
-                lengthscales: these.first().and_then(|r| r.2),
+                lengthscales: these.first().and_then(|r| r.2.as_ref()).map(|l| {
+                    fields
+                        .iter()
+                        .map(|f| l.iter().find(|(n, _)| n == f).map(|p| p.1))
+                        .collect()
+                }),
             });
         }
         let at = |b: usize| -> Vec<f64> { kernels.iter().map(|k| k.percent[b]).collect() };
@@ -321,7 +344,7 @@ pub fn simulate(
         seeds: opts.seeds,
         min_ei: opts.min_ei,
         thresholds: THRESHOLDS.to_vec(),
-        fields: NAMES.iter().map(|s| s.to_string()).collect(),
+        fields: fields.iter().map(|s| s.to_string()).collect(),
         strategies,
         landscapes: spaces.iter().map(KernelSpace::landscape).collect(),
     })
