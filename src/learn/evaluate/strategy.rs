@@ -67,10 +67,21 @@ pub fn ensemble(predicted: &[Vec<f64>], rows: &[usize]) -> Vec<f64> {
         .collect()
 }
 
-/// Bits in which two configurations differ.
+/// Bits in which two configurations differ, plus the typed attributes
+/// beyond the bits in which they differ (none in the paper's space: there
+/// it is the bits' Hamming distance).
 fn distance(a: &Config, b: &Config) -> usize {
-    let (a, b) = (a.bits(), b.bits());
-    a.bytes().zip(b.bytes()).filter(|(x, y)| x != y).count()
+    let bits = {
+        let (a, b) = (a.bits(), b.bits());
+        a.bytes().zip(b.bytes()).filter(|(x, y)| x != y).count()
+    };
+    let beyond = a
+        .extended_attributes()
+        .iter()
+        .zip(b.extended_attributes())
+        .filter(|(x, y)| **x != *y)
+        .count();
+    bits + beyond
 }
 
 /// How many bits apart the diversified candidates must be.
@@ -141,6 +152,18 @@ mod tests {
         // The ensemble ignores a model's non-positive predictions' size.
         let e = ensemble(&[vec![2.0, -5.0], vec![2.0, 0.0]], &[0, 1]);
         assert!((e[0] - 2f64.ln()).abs() < 1e-12 && e[1] == FLOOR.ln());
+    }
+
+    #[test]
+    fn configurations_beyond_the_paper_are_apart_in_their_typed_attributes() {
+        let c = |t: &str| t.parse::<Config>().unwrap();
+        // Same bits: 64 and 32 are both "tiled".
+        let (a, b) = (c("tile=64x32x1,omp=1"), c("tile=32x32x1,omp=1"));
+        assert_eq!(a.bits(), b.bits());
+        assert_eq!(distance(&a, &b), 1);
+        assert_eq!(distance(&a, &c("tile=32x32x1,omp=1,red=1,rb=4x8")), 4);
+        let score = [3.0, 2.0, 1.0];
+        assert_eq!(diverse(&score, &[a, b, c("omp=1")], 2, 2), vec![0, 2]);
     }
 
     #[test]
