@@ -18,6 +18,10 @@ pub struct Args {
     /// `evaluate` and `train` read it like the original.
     #[arg(long, value_name = "OUT", conflicts_with = "csv")]
     compact: Option<PathBuf>,
+    /// With --compact: keep only the measurements of the machine whose
+    /// description (processor, cores, OS) contains TEXT.
+    #[arg(long, value_name = "TEXT", requires = "compact")]
+    machine: Option<String>,
 }
 
 pub fn run(a: Args, ui: &Ui) -> Result<()> {
@@ -35,7 +39,7 @@ pub fn run(a: Args, ui: &Ui) -> Result<()> {
     }
     let store = crate::lab::store::Store::open_read_only(db)?;
     if let Some(out) = a.compact {
-        let n = store.compact_copy(&out)?;
+        let n = store.compact_copy(&out, a.machine.as_deref())?;
         ui.note(format!("{n} measurements in {}", out.display()));
         return Ok(());
     }

@@ -194,8 +194,23 @@ impl Store {
 
     /// Writes a copy of the database without the per-run samples (the
     /// medians and spreads stay), compacted: the shippable dataset.
+    /// With `machine`, only the measurements of the machines whose
+    /// description (`CPU, N cores, OS`, as [`Measured::machine`]) contains
+    /// it are kept (none matching is an error, and nothing is written).
     /// Returns the number of measurements in it.
-    pub fn compact_copy(&self, out: &Path) -> Result<i64, StoreError> {
+    pub fn compact_copy(&self, out: &Path, machine: Option<&str>) -> Result<i64, StoreError> {
+        if let Some(m) = machine {
+            let matching: i64 = self.conn.query_row(
+                "SELECT COUNT(*) FROM machines WHERE instr(cpu || ', ' || cores || ' cores, ' || os, ?1) > 0",
+                params![m],
+                |r| r.get(0),
+            )?;
+            if matching == 0 {
+                return Err(StoreError::Io(format!(
+                    "no machine of the store matches `{m}`"
+                )));
+            }
+        }
         // Built in a temporary file beside `out` and renamed over it only
         // when complete: a full disk leaves no partial dataset. VACUUM INTO
         // accepts the empty temporary file.
@@ -205,7 +220,19 @@ impl Store {
                 self.conn
                     .execute("VACUUM INTO ?1", params![tmp.to_string_lossy()])?;
                 let copy = Connection::open(tmp)?;
-                copy.execute_batch("DELETE FROM samples; PRAGMA journal_mode = DELETE; VACUUM;")?;
+                copy.execute_batch("DELETE FROM samples;")?;
+                if let Some(m) = machine {
+                    let other = "SELECT id FROM machines WHERE instr(cpu || ', ' || cores || ' cores, ' || os, ?1) = 0";
+                    copy.execute(
+                        &format!("DELETE FROM measurements WHERE machine_id IN ({other})"),
+                        params![m],
+                    )?;
+                    copy.execute(
+                        &format!("DELETE FROM machines WHERE id IN ({other})"),
+                        params![m],
+                    )?;
+                }
+                copy.execute_batch("PRAGMA journal_mode = DELETE; VACUUM;")?;
                 let n = copy.query_row("SELECT COUNT(*) FROM measurements", [], |r| r.get(0))?;
                 copy.close().map_err(|(_, e)| e)?;
                 Ok(n)

@@ -365,7 +365,7 @@ mod tests {
         let s = Store::open(&dir.path().join("w.sqlite")).unwrap();
         s.kernel_id("gemm", "abc").unwrap();
         let shipped = dir.path().join("shipped.sqlite");
-        s.compact_copy(&shipped).unwrap();
+        s.compact_copy(&shipped, None).unwrap();
         let before = std::fs::read(&shipped).unwrap();
         let r = Store::open_read_only(&shipped).unwrap();
         assert_eq!(r.count("kernels").unwrap(), 1);
@@ -373,6 +373,62 @@ mod tests {
         drop(r);
         assert_eq!(std::fs::read(&shipped).unwrap(), before);
         assert!(!dir.path().join("shipped.sqlite-wal").exists());
+    }
+
+    /// A store holding two machine types' campaigns ships one of them.
+    #[test]
+    fn a_compact_copy_keeps_one_machines_measurements() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut s = Store::open(&dir.path().join("two.sqlite")).unwrap();
+        let k = s.kernel_id("gemm", "abc").unwrap();
+        let v = s.original_id(k, "o").unwrap();
+        let compiler = s
+            .compiler_id(&Compiler {
+                family: Family::Gcc,
+                program: "gcc".into(),
+                version: "12".into(),
+                flags: Vec::new(),
+            })
+            .unwrap();
+        for cpu in ["AMD EPYC", "Intel(R) Xeon(R) Processor"] {
+            let machine = s
+                .machine_id(&Machine {
+                    cpu: cpu.into(),
+                    cores: 2,
+                    os: "Linux".into(),
+                })
+                .unwrap();
+            let key = Key {
+                variant: v,
+                machine,
+                compiler,
+                size: Size::Mini,
+                threads: 2,
+            };
+            let m = Measurement {
+                status: Status::Ok,
+                detail: String::new(),
+                compile_seconds: 0.0,
+                timing: None,
+            };
+            s.record(&key, &m).unwrap();
+        }
+        let out = dir.path().join("intel.sqlite");
+        assert_eq!(s.compact_copy(&out, Some("Xeon")).unwrap(), 1);
+        let c = Store::open_read_only(&out).unwrap();
+        assert_eq!(c.count("machines").unwrap(), 1);
+        let ms = c.measured().unwrap();
+        assert_eq!(ms.len(), 1);
+        assert!(ms[0].machine.starts_with("Intel"), "{}", ms[0].machine);
+        assert_eq!(c.count("kernels").unwrap(), 1);
+        let none = dir.path().join("none.sqlite");
+        let err = s.compact_copy(&none, Some("ARM")).unwrap_err().to_string();
+        assert!(
+            err.contains("no machine of the store matches `ARM`"),
+            "{err}"
+        );
+        assert!(!none.exists());
+        assert_eq!(s.compact_copy(&none, None).unwrap(), 2);
     }
 
     #[test]
