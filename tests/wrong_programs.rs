@@ -1,4 +1,4 @@
-//! Wrong programs found by `polytune fuzz`, minimized: each fixture of
+//! Wrong programs found by `polytune fuzz` (or by hand), minimized: each fixture of
 //! tests/fixtures/wrong is transformed under several configurations
 //! (among them the one that was miscompiled), compiled with gcc and clang,
 //! run with two threads at several parameter values, and must print
@@ -113,5 +113,20 @@ fn loops_that_break_a_dependence_are_refused() {
     assert!(
         warnings.contains("order that breaks a dependence"),
         "the refusal is not explained: {warnings}"
+    );
+}
+
+#[test]
+fn macro_arguments_keep_their_text_and_parentheses() {
+    same_output(
+        "macro_text.c",
+        &[
+            // The miscompiled one: the outer loop unrolled and jammed.
+            "fuse=no,tile=32x32x1,wave=0,omp=0,prevec=0,simd=0,uj=2",
+            "fuse=smart,tile=1x1x1,wave=0,omp=1,prevec=0,simd=1,uj=4",
+            "fuse=max,tile=32x32x1,wave=1,omp=1,prevec=1,simd=0,uj=8",
+            "fuse=no,tile=8x16x1,omp=1,uj=2x2",
+        ],
+        &[&["40"], &["33"], &["7"]],
     );
 }

@@ -413,7 +413,9 @@ impl<'n> Builder<'n> {
             }
             Rule::paren => {
                 let inner = p.into_inner().next().expect("paren inner");
-                self.expr(inner)
+                let (mut e, depth) = self.expr(inner)?;
+                e.parens = true;
+                Ok((e, depth))
             }
             Rule::identifier => self.leaf(ExprKind::Ident(p.as_str().to_string()), span),
             Rule::int_lit => {

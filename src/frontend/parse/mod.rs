@@ -148,6 +148,13 @@ mod tests {
         assert_eq!(out, "x = a < b ? c : d ? e : f;\n");
         let out = roundtrip("x = (a ? b : c) + (double)(i + 1) * 2.5e-3f;");
         assert_eq!(out, "x = (a ? b : c) + (double)(i + 1) * 2.5e-3f;\n");
+        // The source's own parentheses stay, needed or not: a macro's
+        // expansion is text (`#define HALF n/2`, `#define SQ(x) x*x`).
+        let out = roundtrip("x = (a / b) * c + d / (HALF) + SQ((i + 1)) + SQ(i + 1);");
+        assert_eq!(
+            out,
+            "x = (a / b) * c + d / (HALF) + SQ((i + 1)) + SQ(i + 1);\n"
+        );
     }
 
     #[test]

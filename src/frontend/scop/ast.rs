@@ -140,11 +140,20 @@ pub enum ExprKind {
 pub struct Expr {
     pub kind: ExprKind,
     pub span: Span,
+    /// The source put it in parentheses. They are printed back even where
+    /// precedence does not need them: a macro's expansion is text, so
+    /// `a / (HALF)` and `SQ((j + 1))` mean something else without them.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub parens: bool,
 }
 
 impl Expr {
     pub fn new(kind: ExprKind, span: Span) -> Expr {
-        Expr { kind, span }
+        Expr {
+            kind,
+            span,
+            parens: false,
+        }
     }
 }
 

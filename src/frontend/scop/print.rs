@@ -42,12 +42,18 @@ pub const PREC_ATOM: u8 = PREC_PRIMARY;
 /// C text of an expression with identifiers substituted.
 pub fn expr_to_c_with(e: &Expr, subst: Substitution<'_>) -> String {
     let mut s = String::new();
-    write_expr(&mut s, e, PREC_TERNARY, subst);
+    write_expr(&mut s, e, PREC_TERNARY, subst, false);
     s
 }
 
-fn write_expr(out: &mut String, e: &Expr, min_prec: u8, subst: Substitution<'_>) {
-    let paren = precedence(e) < min_prec;
+/// Writes `e` in a context that binds at `min_prec`. `in_call`: inside a
+/// call's arguments, where the call may be a macro whose expansion pastes
+/// the argument's text into its own: there a substituted iterator that is
+/// not a name or a literal is parenthesized (`SQ(i)` with `i` = `c2 + 1`
+/// is `SQ((c2 + 1))`, not `SQ(c2 + 1)`, which `#define SQ(x) x*x` reads as
+/// `c2 + 1*c2 + 1`). The source's own parentheses are printed everywhere.
+fn write_expr(out: &mut String, e: &Expr, min_prec: u8, subst: Substitution<'_>, in_call: bool) {
+    let paren = precedence(e) < min_prec || e.parens;
     if paren {
         out.push('(');
     }
@@ -55,7 +61,7 @@ fn write_expr(out: &mut String, e: &Expr, min_prec: u8, subst: Substitution<'_>)
         ExprKind::Int { text, .. } => out.push_str(text),
         ExprKind::Float(text) => out.push_str(text),
         ExprKind::Ident(name) => match subst(name) {
-            Some((t, p)) if p < min_prec => {
+            Some((t, p)) if p < min_prec || (in_call && p < PREC_ATOM) => {
                 out.push('(');
                 out.push_str(&t);
                 out.push(')');
@@ -67,7 +73,7 @@ fn write_expr(out: &mut String, e: &Expr, min_prec: u8, subst: Substitution<'_>)
             out.push_str(name);
             for s in subscripts {
                 out.push('[');
-                write_expr(out, s, PREC_TERNARY, subst);
+                write_expr(out, s, PREC_TERNARY, subst, false);
                 out.push(']');
             }
         }
@@ -78,7 +84,7 @@ fn write_expr(out: &mut String, e: &Expr, min_prec: u8, subst: Substitution<'_>)
                 if k > 0 {
                     out.push_str(", ");
                 }
-                write_expr(out, a, PREC_TERNARY, subst);
+                write_expr(out, a, PREC_TERNARY, subst, true);
             }
             out.push(')');
         }
@@ -118,31 +124,34 @@ fn write_expr(out: &mut String, e: &Expr, min_prec: u8, subst: Substitution<'_>)
             } else {
                 PREC_POSTFIX
             };
-            if inner_sign_clash {
+            if inner_sign_clash && !expr.parens {
                 out.push('(');
-                write_expr(out, expr, PREC_TERNARY, subst);
+                write_expr(out, expr, PREC_TERNARY, subst, in_call);
                 out.push(')');
+            } else if inner_sign_clash {
+                // Its own parentheses separate the signs.
+                write_expr(out, expr, PREC_TERNARY, subst, in_call);
             } else {
-                write_expr(out, expr, inner_min, subst);
+                write_expr(out, expr, inner_min, subst, in_call);
             }
             out.push_str(postfix);
         }
         ExprKind::Binary { op, lhs, rhs } => {
             let p = op.precedence();
-            write_expr(out, lhs, p, subst);
+            write_expr(out, lhs, p, subst, in_call);
             let _ = write!(out, " {} ", op.symbol());
-            write_expr(out, rhs, p + 1, subst);
+            write_expr(out, rhs, p + 1, subst, in_call);
         }
         ExprKind::Ternary { cond, then, other } => {
-            write_expr(out, cond, 1, subst);
+            write_expr(out, cond, 1, subst, in_call);
             out.push_str(" ? ");
-            write_expr(out, then, PREC_TERNARY, subst);
+            write_expr(out, then, PREC_TERNARY, subst, in_call);
             out.push_str(" : ");
-            write_expr(out, other, PREC_TERNARY, subst);
+            write_expr(out, other, PREC_TERNARY, subst, in_call);
         }
         ExprKind::Cast { ty, expr } => {
             let _ = write!(out, "({ty})");
-            write_expr(out, expr, PREC_UNARY, subst);
+            write_expr(out, expr, PREC_UNARY, subst, in_call);
         }
         ExprKind::Unsupported(what) => {
             let _ = write!(out, "/* unsupported: {what} */");
