@@ -108,6 +108,18 @@ fn chained_assignments_run_like_the_original() {
     runs_like_the_original("chained.c");
 }
 
+/// `real d;` (a typedef) and `ACC_T w = ...;` (a macro) declare block
+/// scalars: two names in a row can only be a declaration.
+#[test]
+fn scalars_of_the_programs_own_types_are_block_scalars() {
+    let text = std::fs::read_to_string(fixture_named("typedef_scalars.c")).unwrap();
+    let src = parse_source(Path::new("t.c"), text, &Options::default()).unwrap();
+    let scop = &src.scops[0];
+    assert_eq!(scop.statements.len(), 1);
+    assert_eq!(scop.local_names(), ["d", "w"]);
+    runs_like_the_original("typedef_scalars.c");
+}
+
 fn runs_like_the_original(name: &str) {
     let dir = tempfile::tempdir().unwrap();
     let marked = fixture_named(name);
