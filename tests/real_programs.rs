@@ -494,3 +494,78 @@ fn a_region_run_by_several_threads_at_once_is_refused() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// A GPU suite's OpenMP port (tests/fixtures/real/gpu_port): pointers
+/// indexed through a function-like macro (`in[IDX(r + 1, c, nc)]`), a
+/// typedef'd block scalar, the kernel called once per time step with its
+/// buffers swapped. Detection finds the nest; the transformed program
+/// keeps the macro calls and prints what the original prints; the
+/// learned `optimize` verifies every candidate it runs.
+#[test]
+fn a_gpu_port_indexed_through_a_macro_is_detected_and_transformed() {
+    let src = common::root().join("tests/fixtures/real/gpu_port/hotspot.c");
+    let dir = tempfile::tempdir().unwrap();
+    let args = ["61", "47", "4"];
+    for (k, config) in [
+        "fuse=no,tile=32x32x1,omp=1,uj=2",
+        "fuse=smart,tile=16x64x1,omp=1,prevec=1,simd=1,uj=4x2",
+    ]
+    .iter()
+    .enumerate()
+    {
+        let out_c = dir.path().join(format!("v{k}.c"));
+        let out = polytune(
+            dir.path(),
+            &[
+                "optimize",
+                src.to_str().unwrap(),
+                "--detect",
+                "--config",
+                config,
+                "-o",
+                out_c.to_str().unwrap(),
+            ],
+        );
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{config}: {stderr}");
+        let text = std::fs::read_to_string(&out_c).unwrap();
+        assert!(
+            text.contains("#pragma omp parallel for"),
+            "{config}: not transformed\n{stderr}"
+        );
+        assert!(text.contains("in[IDX("), "the macro calls are kept");
+        for cc in common::compilers() {
+            let orig = dir.path().join(format!("orig-{cc}"));
+            common::build_openmp(cc, &src, &orig, &[]);
+            let exe = dir.path().join(format!("v{k}-{cc}"));
+            common::build_openmp(cc, &out_c, &exe, &[]);
+            assert_eq!(
+                common::run_two_threads(&exe, &args),
+                common::run_two_threads(&orig, &args),
+                "{cc} {config}"
+            );
+        }
+    }
+    let v = json(&polytune(
+        dir.path(),
+        &[
+            "optimize",
+            src.to_str().unwrap(),
+            "--detect",
+            "--run-args",
+            "61 47 4",
+            "--budget",
+            "3",
+            "--refine",
+            "1",
+            "--json",
+            "-q",
+        ],
+    ));
+    assert_eq!(v["original"]["status"], "ok", "{v}");
+    let candidates = v["candidates"].as_array().unwrap();
+    assert!(!candidates.is_empty(), "{v}");
+    for c in candidates {
+        assert_eq!(c["run"]["status"], "ok", "{c}");
+    }
+}

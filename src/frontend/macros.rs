@@ -114,6 +114,137 @@ pub fn plain_object_macros(text: &str, pure: &HashSet<String>) -> HashSet<String
         .collect()
 }
 
+/// A function-like macro as the preprocessor would expand it: its
+/// parameters and its body's tokens (comments and line continuations
+/// gone; `true` where whitespace separated a token from the previous one).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Expansion {
+    pub params: Vec<String>,
+    body: Vec<(String, bool)>,
+}
+
+impl Expansion {
+    /// Whether the whole body is in one pair of parentheses, so that an
+    /// expansion is one operand wherever the call stands (`2 * IDX(i, j)`
+    /// with `#define IDX(i, j) i*N+j` is `2 * i*N+j`, not twice the index).
+    pub fn parenthesized(&self) -> bool {
+        let (Some(first), Some(last)) = (self.body.first(), self.body.last()) else {
+            return false;
+        };
+        if first.0 != "(" || last.0 != ")" {
+            return false;
+        }
+        let mut depth = 0i32;
+        for (k, (t, _)) in self.body.iter().enumerate() {
+            match t.as_str() {
+                "(" => depth += 1,
+                ")" => depth -= 1,
+                _ => {}
+            }
+            if depth == 0 && k + 1 < self.body.len() {
+                return false;
+            }
+        }
+        depth == 0
+    }
+
+    /// The C text of a call with arguments `args` (their own text): each
+    /// parameter replaced by its argument as it is, unparenthesized, as
+    /// the preprocessor pastes it (`#define IDX(r, c, n) r*n+c` with `i +
+    /// 1` is `i + 1*n+c`), set apart by spaces so no tokens glue.
+    pub fn apply(&self, args: &[String]) -> Option<String> {
+        if args.len() != self.params.len() {
+            return None;
+        }
+        let mut out = String::new();
+        for (tok, spaced) in &self.body {
+            if *spaced {
+                out.push(' ');
+            }
+            match self.params.iter().position(|p| p == tok) {
+                Some(k) => {
+                    out.push(' ');
+                    out.push_str(&args[k]);
+                    out.push(' ');
+                }
+                None => out.push_str(tok),
+            }
+        }
+        Some(out)
+    }
+}
+
+/// The expansions of the function-like macros `names` of `text` (pure
+/// ones: see [`pure_macros`]) that have one definition, or several that
+/// are the same (a macro defined differently in `#if` branches has none:
+/// which one holds is the preprocessor's to say). Bodies that stringify or
+/// paste (`#`, `##`) have none either.
+pub fn expansions(text: &str, names: &[String]) -> HashMap<String, Expansion> {
+    let mut found: HashMap<String, Option<Expansion>> = HashMap::new();
+    if names.is_empty() {
+        return HashMap::new();
+    }
+    for t in lex::tokens(text) {
+        if t.kind != Tok::Directive {
+            continue;
+        }
+        let Some((name, x)) = expansion(&text[t.start..t.end]) else {
+            continue;
+        };
+        if !names.contains(&name) {
+            continue;
+        }
+        match found.get(&name) {
+            None => {
+                found.insert(name, x);
+            }
+            Some(prev) if *prev != x => {
+                found.insert(name, None);
+            }
+            Some(_) => {}
+        }
+    }
+    found
+        .into_iter()
+        .filter_map(|(n, x)| x.map(|x| (n, x)))
+        .collect()
+}
+
+/// A `#define NAME(params) body` directive's name and expansion (none for
+/// a body with `#` or `##`).
+fn expansion(directive: &str) -> Option<(String, Option<Expansion>)> {
+    let code = directive.trim_start().strip_prefix('#')?.trim_start();
+    let rest = code.strip_prefix("define")?;
+    if !rest.starts_with([' ', '\t']) {
+        return None;
+    }
+    let rest = rest.trim_start();
+    let name_len = rest
+        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .unwrap_or(rest.len());
+    let (name, after) = rest.split_at(name_len);
+    let after = after.strip_prefix('(')?;
+    let close = after.find(')')?;
+    let params: Vec<String> = after[..close]
+        .split(',')
+        .map(|p| p.trim().to_string())
+        .filter(|p| !p.is_empty())
+        .collect();
+    let body = &after[close + 1..];
+    let toks = lex::tokens(body);
+    let mut out = Vec::new();
+    let mut end = None;
+    for t in &toks {
+        if t.kind == Tok::Punct(b'#') || t.kind == Tok::Directive {
+            return Some((name.to_string(), None));
+        }
+        let spaced = end.is_some_and(|e| e < t.start);
+        out.push((body[t.start..t.end].to_string(), spaced));
+        end = Some(t.end);
+    }
+    Some((name.to_string(), Some(Expansion { params, body: out })))
+}
+
 /// A function-like macro's name and, when its body is an expression of
 /// its parameters, the names it calls.
 fn definition(directive: &str) -> Option<(String, Option<Vec<String>>)> {
@@ -215,6 +346,37 @@ mod tests {
     fn pure_of(text: &str) -> Vec<String> {
         let known: HashSet<String> = ["sqrt".to_string()].into_iter().collect();
         pure_macros(text, &known)
+    }
+
+    #[test]
+    fn expansions_paste_arguments_as_the_preprocessor_does() {
+        let text = "#define IDX(r, c, n) ((r) * (n) /* row */ + (c))\n#define AT(r,c,n) r*n+c\n\
+                    #define STR(x) #x\n#define TWO(a) \\\n  ((a)+(a))\n#if A\n#define K(x) (x)\n#else\n#define K(x) (2*(x))\n#endif\n\
+                    #define SAME(x) (x)\n#define SAME(x) (x)\n";
+        let names: Vec<String> = ["IDX", "AT", "STR", "TWO", "K", "SAME"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        let x = expansions(text, &names);
+        let mut found: Vec<&str> = x.keys().map(String::as_str).collect();
+        found.sort();
+        assert_eq!(found, ["AT", "IDX", "SAME", "TWO"]);
+        let args = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(
+            x["IDX"].apply(&args(&["i + 1", "j", "n"])).unwrap(),
+            "(( i + 1 ) * ( n ) + ( j ))"
+        );
+        assert!(x["IDX"].parenthesized());
+        assert_eq!(
+            x["AT"].apply(&args(&["i + 1", "j", "n"])).unwrap(),
+            " i + 1 * n + j "
+        );
+        assert!(!x["AT"].parenthesized());
+        assert!(x["TWO"].parenthesized());
+        assert!(x["AT"].apply(&args(&["i"])).is_none());
+        // `(a) + (b)` is not one pair of parentheses around the body.
+        let y = expansions("#define P(a, b) (a) + (b)\n", &["P".to_string()]);
+        assert!(!y["P"].parenthesized());
     }
 
     #[test]

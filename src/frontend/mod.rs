@@ -105,6 +105,8 @@ fn scops_of(text: &str, options: &Options) -> Result<Vec<Scop>, SpanError> {
     pure.extend(options.pure_functions.iter().cloned());
     // Function-like macros of the file that expand to pure expressions.
     let macros = macros::pure_macros(text, &pure);
+    // Their expansions, for affine places (`a[IDX(i, j, n)]`).
+    let expansions = macros::expansions(text, &macros);
     pure.extend(macros);
     let mut next_id = 0;
     let mut out = Vec::new();
@@ -121,7 +123,15 @@ fn scops_of(text: &str, options: &Options) -> Result<Vec<Scop>, SpanError> {
         let body = renumber(body, first_id);
         next_id = 0;
         let visible = types.visible_at(region.open.start);
-        out.push(lower::lower(k, region, body, &pure, text, visible)?);
+        out.push(lower::lower(
+            k,
+            region,
+            body,
+            &pure,
+            &expansions,
+            text,
+            visible,
+        )?);
     }
     Ok(out)
 }

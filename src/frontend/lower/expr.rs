@@ -143,6 +143,94 @@ pub(super) fn compare(op: BinOp, a: &Piecewise, b: &Piecewise) -> Option<Formula
 }
 
 impl Lowerer<'_> {
+    /// The expansion of a call to one of the file's pure function-like
+    /// macros, parsed (pushed on `expanding` until the caller pops it);
+    /// `None` for a function, a macro without a single expansion, or one
+    /// already being expanded.
+    pub(super) fn expanded(
+        &mut self,
+        name: &str,
+        args: &[Expr],
+        span: Span,
+        whole: bool,
+    ) -> R<Option<Expr>> {
+        let Some(x) = self.expansions.get(name) else {
+            return Ok(None);
+        };
+        // Inside a larger expression the expansion's operators would bind
+        // with the ones around it: only a body in parentheses is one
+        // operand. A call that is the whole subscript or bound is.
+        if !whole && !x.parenthesized() {
+            return Ok(None);
+        }
+        if self.expanding.iter().any(|n| n == name) {
+            return Ok(None);
+        }
+        let texts: Vec<String> = args
+            .iter()
+            .map(crate::frontend::scop::print::expr_to_c)
+            .collect();
+        let Some(text) = x.apply(&texts) else {
+            return Ok(None);
+        };
+        let e = crate::frontend::parse::parse_expr(&text, span).map_err(|err| {
+            SpanError::new(
+                span,
+                format!("the expansion of macro `{name}`, `{}`, is not an expression polytune reads: {}", text.trim(), err.message),
+            )
+        })?;
+        self.expanding.push(name.to_string());
+        Ok(Some(e))
+    }
+
+    /// Every call to one of the file's pure function-like macros in `e`
+    /// replaced by its expansion (for a subscript's polynomial, which is
+    /// read without the lowering's context).
+    pub(super) fn expand_calls(&mut self, e: &Expr, whole: bool) -> R<Expr> {
+        let mut out = e.clone();
+        match &mut out.kind {
+            ExprKind::Call { name, args } => {
+                let name = name.clone();
+                let args = args.clone();
+                if let Some(x) = self.expanded(&name, &args, e.span, whole || e.parens)? {
+                    let r = self.expand_calls(&x, true);
+                    self.expanding.pop();
+                    let mut r = r?;
+                    // The call's value is one operand, as `(expansion)`
+                    // would be in the user's expression.
+                    r.parens = true;
+                    return Ok(r);
+                }
+                let mut new = Vec::new();
+                for a in &args {
+                    new.push(self.expand_calls(a, true)?);
+                }
+                if let ExprKind::Call { args, .. } = &mut out.kind {
+                    *args = new;
+                }
+            }
+            ExprKind::Access { subscripts: v, .. } => {
+                for x in v.iter_mut() {
+                    *x = self.expand_calls(x, true)?;
+                }
+            }
+            ExprKind::Unary { expr, .. } | ExprKind::Cast { expr, .. } => {
+                **expr = self.expand_calls(expr, false)?;
+            }
+            ExprKind::Binary { lhs, rhs, .. } => {
+                **lhs = self.expand_calls(lhs, false)?;
+                **rhs = self.expand_calls(rhs, false)?;
+            }
+            ExprKind::Ternary { cond, then, other } => {
+                **cond = self.expand_calls(cond, false)?;
+                **then = self.expand_calls(then, false)?;
+                **other = self.expand_calls(other, false)?;
+            }
+            _ => {}
+        }
+        Ok(out)
+    }
+
     /// A loop bound, condition operand or subscript, with its C type.
     /// Every value of a type that may be unsigned is recorded as an
     /// assumption (see [`Lowerer::assume_in_range`]).
@@ -306,7 +394,14 @@ impl Lowerer<'_> {
                     };
                     (v, t, Why::Arithmetic)
                 }
-                _ => return Err(non_affine(format!("call to `{name}`"))),
+                _ => match self.expanded(name, args, e.span, e.parens)? {
+                    Some(x) => {
+                        let r = self.piecewise(&x, place);
+                        self.expanding.pop();
+                        return r;
+                    }
+                    None => return Err(non_affine(format!("call to `{name}`"))),
+                },
             },
             ExprKind::Access { name, .. } => match self.invariant_load(e, place)? {
                 Some((v, t)) => (v, t, Why::Value),

@@ -258,6 +258,68 @@ mod tests {
         assert_eq!(s.element_c("x", &["c0".into()]), "x[c0]");
     }
 
+    fn lower_with(defines: &str, decls: &str, body: &str) -> Result<Scop, String> {
+        let text = format!(
+            "{defines}\nvoid f({decls}) {{ int i, j, k;\n#pragma scop\n{body}\n#pragma endscop\n}}\n"
+        );
+        parse_source(Path::new("t.c"), text, &Options::default())
+            .map(|mut s| s.scops.remove(0))
+            .map_err(|e| e.to_string())
+    }
+
+    /// An index macro is read as the preprocessor expands it; the code
+    /// keeps the call.
+    #[test]
+    fn index_macros_are_read_as_their_expansions() {
+        let defines = "#define IDX(r, c, n) ((r) * (n) + (c))\n#define AT(r, c, n) r*n+c";
+        let s = lower_with(
+            defines,
+            "int n, double *a, double *b",
+            "for (i = 1; i < n; i++) for (j = 0; j < n; j++) b[IDX(i, j, n)] = a[IDX(i - 1, j, n)] + a[AT(i, j, n)];",
+        )
+        .unwrap();
+        assert_eq!(s.writes(), "[n] -> { S0[i, j] -> b[i, j] }");
+        assert_eq!(
+            s.reads(),
+            "[n] -> { S0[i, j] -> a[i - 1, j]; S0[i, j] -> a[i, j] }"
+        );
+        assert_eq!(s.delinearized("a").unwrap().sizes, vec!["n"]);
+        // The argument is pasted as it is: `AT(i + 1, j, n)` is
+        // `i + 1*n+j`, which is affine (and no row of `n`).
+        let s = lower_with(
+            defines,
+            "int n, double *a",
+            "for (i = 0; i < n; i++) for (j = 0; j < n; j++) a[AT(i + 1, j, n)] = 0;",
+        )
+        .unwrap();
+        assert_eq!(s.writes(), "[n] -> { S0[i, j] -> a[i + j + n] }");
+        // Inside a larger expression an unparenthesized body would bind
+        // with the operators around it: not read as one operand.
+        let e = lower_with(
+            defines,
+            "int n, double *a",
+            "for (i = 0; i < n; i++) for (j = 0; j < n; j++) a[2 * AT(i, j, n)] = 0;",
+        )
+        .unwrap_err();
+        assert!(e.contains("call to `AT`"), "{e}");
+        // Two different definitions: which holds is the preprocessor's.
+        let e = lower_with(
+            "#ifdef COLS\n#define IX(r, c, n) ((c) * (n) + (r))\n#else\n#define IX(r, c, n) ((r) * (n) + (c))\n#endif",
+            "int n, double *a",
+            "for (i = 0; i < n; i++) for (j = 0; j < n; j++) a[IX(i, j, n)] = 0;",
+        )
+        .unwrap_err();
+        assert!(e.contains("call to `IX`"), "{e}");
+        // In a bound, a parenthesized body.
+        let s = lower_with(
+            "#define LAST(n) ((n) - 1)",
+            "int n, double *a",
+            "for (i = 0; i < LAST(n); i++) a[i] = 0;",
+        )
+        .unwrap();
+        assert_eq!(s.domains(), "[n] -> { S0[i] : i >= 0 and -i + n - 2 >= 0 }");
+    }
+
     #[test]
     fn affine_scops_are_not_delinearized() {
         let s = lower(

@@ -88,6 +88,13 @@ struct LoopScope {
 
 struct Lowerer<'o> {
     pure: &'o HashSet<String>,
+    /// The file's pure function-like macros as the preprocessor expands
+    /// them: in a subscript, bound or condition a call to one is read as
+    /// its expansion (the generated code keeps the call).
+    expansions: &'o HashMap<String, crate::frontend::macros::Expansion>,
+    /// The macros being expanded (the preprocessor does not expand a
+    /// macro inside its own expansion).
+    expanding: Vec<String>,
     /// The whole file, for the text of constructs in messages.
     text: &'o str,
     /// C types of the names declared before the SCoP (see [`TypeScan::visible_at`]).
@@ -135,6 +142,7 @@ pub fn lower(
     region: Region,
     body: Vec<Stmt>,
     pure: &HashSet<String>,
+    expansions: &HashMap<String, crate::frontend::macros::Expansion>,
     text: &str,
     types: Types,
 ) -> R<Scop> {
@@ -158,6 +166,8 @@ pub fn lower(
     }
     let mut l = Lowerer {
         pure,
+        expansions,
+        expanding: Vec::new(),
         text,
         types,
         unsigned: Vec::new(),

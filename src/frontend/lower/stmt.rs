@@ -192,6 +192,18 @@ impl Lowerer<'_> {
                 format!("loop iterator `{name}` is subscripted like an array"),
             ));
         }
+        // The file's index macros read as their expansions (`in[IDX(r,
+        // c, nc)]` is `in[(r) * (nc) + (c)]` to the model).
+        let expanded: Vec<Expr>;
+        let subscripts = if subscripts.iter().any(has_call) {
+            expanded = subscripts
+                .iter()
+                .map(|s| self.expand_calls(s, true))
+                .collect::<R<_>>()?;
+            &expanded[..]
+        } else {
+            subscripts
+        };
         if let [s] = subscripts
             && let Some(p) = self.linearized(s)?
         {
@@ -298,5 +310,19 @@ impl Lowerer<'_> {
                 format!("{what} is not supported in a SCoP"),
             )),
         }
+    }
+}
+
+/// Whether `e` calls anything.
+fn has_call(e: &Expr) -> bool {
+    match &e.kind {
+        ExprKind::Call { .. } => true,
+        ExprKind::Access { subscripts: v, .. } => v.iter().any(has_call),
+        ExprKind::Unary { expr, .. } | ExprKind::Cast { expr, .. } => has_call(expr),
+        ExprKind::Binary { lhs, rhs, .. } => has_call(lhs) || has_call(rhs),
+        ExprKind::Ternary { cond, then, other } => {
+            has_call(cond) || has_call(then) || has_call(other)
+        }
+        _ => false,
     }
 }

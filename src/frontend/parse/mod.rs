@@ -40,6 +40,44 @@ pub fn parse_body(text: &str, offset: usize, next_id: &mut usize) -> Result<Vec<
     Ok(out)
 }
 
+/// Parses one expression (a macro's expansion); every node gets `span`,
+/// the place in the user's file it stands for.
+pub fn parse_expr(text: &str, span: Span) -> Result<Expr, SpanError> {
+    check_nesting(text, span.start)?;
+    let at = |e: SpanError| SpanError::new(span, e.message.clone());
+    let mut pairs =
+        ScopGrammar::parse(Rule::expr_only, text).map_err(|e| at(syntax_error(e, span.start)))?;
+    let whole = pairs.next().expect("expr_only");
+    let mut ids = 0;
+    let mut b = Builder::new(span.start, &mut ids);
+    let inner = whole
+        .into_inner()
+        .next()
+        .expect("an expression before the end");
+    let (mut e, _) = b.expr(inner).map_err(at)?;
+    fn respan(e: &mut Expr, span: Span) {
+        e.span = span;
+        match &mut e.kind {
+            ExprKind::Access { subscripts: v, .. } | ExprKind::Call { args: v, .. } => {
+                v.iter_mut().for_each(|x| respan(x, span));
+            }
+            ExprKind::Unary { expr, .. } | ExprKind::Cast { expr, .. } => respan(expr, span),
+            ExprKind::Binary { lhs, rhs, .. } => {
+                respan(lhs, span);
+                respan(rhs, span);
+            }
+            ExprKind::Ternary { cond, then, other } => {
+                respan(cond, span);
+                respan(then, span);
+                respan(other, span);
+            }
+            _ => {}
+        }
+    }
+    respan(&mut e, span);
+    Ok(e)
+}
+
 fn syntax_error(e: pest::error::Error<Rule>, offset: usize) -> SpanError {
     let pos = match e.location {
         pest::error::InputLocation::Pos(p) => p,
