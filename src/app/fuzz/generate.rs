@@ -231,6 +231,17 @@ mod tests {
     use crate::frontend;
     use std::path::Path;
 
+    /// The generator writes macro calls whose argument an iterator
+    /// substitution must keep whole (`PT_SQ(i)`, `#define PT_SQ(x) x*x`).
+    #[test]
+    fn some_programs_square_an_iterator_through_a_pasting_macro() {
+        let with = (0..200)
+            .filter_map(|i| generate(3, i, 2, GenOptions::default()))
+            .filter(|(g, _)| g.text.contains("PT_SQ(") && g.text.contains("#define PT_SQ(x) x*x"))
+            .count();
+        assert!(with >= 5, "{with} of 200 programs");
+    }
+
     #[test]
     fn generation_is_deterministic_and_legal() {
         for i in 0..30 {

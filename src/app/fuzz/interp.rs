@@ -323,6 +323,22 @@ impl<'p> Machine<'p> {
                     Elem::Double => Val::Double(x.v as f64),
                 }
             }
+            VExpr::Square(v) => {
+                // `(T)x*x`: x converted, times x converted (the generator
+                // keeps x small and signed).
+                let x = self.vars[*v];
+                match elem {
+                    Elem::Long => {
+                        let a = convert(x, IntTy::Long).v as i64;
+                        Val::Long(a.wrapping_mul(a))
+                    }
+                    Elem::ULong => {
+                        let a = convert(x, IntTy::ULong).v as u64;
+                        Val::ULong(a.wrapping_mul(a))
+                    }
+                    Elem::Double => Val::Double(x.v as f64 * x.v as f64),
+                }
+            }
             VExpr::Add(x, y) | VExpr::Sub(x, y) | VExpr::Mul(x, y) => {
                 let (x, y) = (self.v(x, elem)?, self.v(y, elem)?);
                 let op = match e {

@@ -156,6 +156,11 @@ pub enum VExpr {
     Float(f64),
     /// An iterator or parameter, cast to the element type.
     Index(usize),
+    /// The square of a signed iterator or parameter through a macro that
+    /// does not parenthesize its argument, `(double)PT_SQ(i)` with
+    /// `#define PT_SQ(x) x*x`: written back with the iterator replaced by
+    /// a sum, it must stay the square of the sum.
+    Square(usize),
     Add(Box<VExpr>, Box<VExpr>),
     Sub(Box<VExpr>, Box<VExpr>),
     Mul(Box<VExpr>, Box<VExpr>),

@@ -598,6 +598,10 @@ impl Gen<'_> {
             }
             6 if !scalars.is_empty() => VExpr::Scalar(scalars[self.rng.below(scalars.len())]),
             7 => match self.outer() {
+                // Now and then through a macro that pastes its argument.
+                Some(AExpr::Var(v)) if self.p.vars[v].ty.signed() && self.rng.chance(0.3) => {
+                    VExpr::Square(v)
+                }
                 Some(AExpr::Var(v)) => VExpr::Index(v),
                 _ => {
                     let ps = self.params();
