@@ -569,3 +569,65 @@ fn a_gpu_port_indexed_through_a_macro_is_detected_and_transformed() {
         assert_eq!(c["run"]["status"], "ok", "{c}");
     }
 }
+
+/// C translations of Fortran libraries (tests/fixtures/real/lapack_style):
+/// column-major matrices through element macros, `C(i, j) += alpha *
+/// A(i, l) * B(l, j)`. Detection takes both routines; the element a call
+/// names is read and written as the preprocessor expands it; every
+/// variant prints what the original prints.
+#[test]
+fn element_macros_of_a_fortran_style_library_are_read_and_written() {
+    let src = common::root().join("tests/fixtures/real/lapack_style/blas3.c");
+    let dir = tempfile::tempdir().unwrap();
+    let listed = polytune(dir.path(), &["scop", src.to_str().unwrap(), "--detect"]);
+    let text = String::from_utf8_lossy(&listed.stdout).to_string()
+        + &String::from_utf8_lossy(&listed.stderr);
+    assert!(
+        text.contains("gemm_nn lines 17-20") && text.contains("gemv_n lines 28-30"),
+        "{text}"
+    );
+    for (k, config) in [
+        "fuse=no,tile=32x32x32,omp=1",
+        "fuse=no,tile=32x32x32,omp=1,rb=4x8",
+        "fuse=smart,tile=1x1x1,prevec=1,simd=1,uj=4",
+        "fuse=no,tile=64x8x16,omp=1,red=1,uj=2x2",
+    ]
+    .iter()
+    .enumerate()
+    {
+        let out_c = dir.path().join(format!("v{k}.c"));
+        let out = polytune(
+            dir.path(),
+            &[
+                "optimize",
+                src.to_str().unwrap(),
+                "--detect",
+                "--config",
+                config,
+                "-o",
+                out_c.to_str().unwrap(),
+            ],
+        );
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{config}: {stderr}");
+        let text = std::fs::read_to_string(&out_c).unwrap();
+        // The generated loops name the elements the macros expand to.
+        assert!(
+            text.contains("* ldc]"),
+            "{config}: not transformed\n{stderr}"
+        );
+        for cc in common::compilers() {
+            let orig = dir.path().join(format!("orig-{cc}"));
+            common::build_openmp(cc, &src, &orig, &[]);
+            let exe = dir.path().join(format!("v{k}-{cc}"));
+            common::build_openmp(cc, &out_c, &exe, &[]);
+            for n in ["37", "64"] {
+                assert_eq!(
+                    common::run_two_threads(&exe, &[n]),
+                    common::run_two_threads(&orig, &[n]),
+                    "{cc} {config} n={n}"
+                );
+            }
+        }
+    }
+}

@@ -210,6 +210,80 @@ pub fn expansions(text: &str, names: &[String]) -> HashMap<String, Expansion> {
         .collect()
 }
 
+/// The function-like macros of `text` that name one array element, as C
+/// translations of Fortran libraries write their matrices (`#define A(i,
+/// j) a[(i) + (j) * lda]`): a body that is a name followed by subscripts
+/// (in one pair of parentheses or not), with one definition (or several
+/// alike) and neither `#` nor `##`. In a SCoP such a call is read, and
+/// written, as the element its expansion names.
+pub fn access_macros(text: &str) -> HashMap<String, Expansion> {
+    if !text.contains("define") {
+        return HashMap::new();
+    }
+    let mut found: HashMap<String, Option<Expansion>> = HashMap::new();
+    for t in lex::tokens(text) {
+        if t.kind != Tok::Directive {
+            continue;
+        }
+        let Some((name, x)) = expansion(&text[t.start..t.end]) else {
+            continue;
+        };
+        let x = x.filter(Expansion::is_element);
+        match found.get(&name) {
+            None => {
+                found.insert(name, x);
+            }
+            Some(prev) if *prev != x => {
+                found.insert(name, None);
+            }
+            Some(_) => {}
+        }
+    }
+    found
+        .into_iter()
+        .filter_map(|(n, x)| x.map(|x| (n, x)))
+        .collect()
+}
+
+impl Expansion {
+    /// Whether the body is `name[...]...`, maybe in one pair of
+    /// parentheses.
+    fn is_element(&self) -> bool {
+        let toks: Vec<&str> = self.body.iter().map(|(t, _)| t.as_str()).collect();
+        let toks = if self.parenthesized() {
+            &toks[1..toks.len() - 1]
+        } else {
+            &toks[..]
+        };
+        let Some((first, rest)) = toks.split_first() else {
+            return false;
+        };
+        let ident = first
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_');
+        if !ident || rest.first() != Some(&"[") {
+            return false;
+        }
+        // Subscript groups to the end.
+        let mut depth = 0i32;
+        for t in rest {
+            if depth == 0 && *t != "[" {
+                return false;
+            }
+            match *t {
+                "[" | "(" => depth += 1,
+                "]" | ")" => depth -= 1,
+                _ => {}
+            }
+            if depth < 0 {
+                return false;
+            }
+        }
+        depth == 0
+    }
+}
+
 /// A `#define NAME(params) body` directive's name and expansion (none for
 /// a body with `#` or `##`).
 fn expansion(directive: &str) -> Option<(String, Option<Expansion>)> {
@@ -374,6 +448,16 @@ mod tests {
         assert!(!x["AT"].parenthesized());
         assert!(x["TWO"].parenthesized());
         assert!(x["AT"].apply(&args(&["i"])).is_none());
+        let acc = access_macros(
+            "#define A(i, j) a[(i) + (j) * lda]\n#define B(i, j) (b[i][j])\n#define S(i) a[i] + 1\n#define T(i) f(a[i])\n#define U(i) a[i] b\n",
+        );
+        let mut names: Vec<&str> = acc.keys().map(String::as_str).collect();
+        names.sort();
+        assert_eq!(names, ["A", "B"]);
+        assert_eq!(
+            acc["A"].apply(&args(&["i + 1", "k"])).unwrap(),
+            "a[( i + 1 ) + ( k ) * lda]"
+        );
         // `(a) + (b)` is not one pair of parentheses around the body.
         let y = expansions("#define P(a, b) (a) + (b)\n", &["P".to_string()]);
         assert!(!y["P"].parenthesized());

@@ -2,6 +2,7 @@
 //! with the pest grammar in `grammar/scop.pest`, and lowers them to
 //! [`Scop`]s. Everything outside the SCoP regions is kept byte for byte.
 
+mod access_macros;
 #[cfg(feature = "detect")]
 pub mod detect;
 pub mod error;
@@ -107,6 +108,8 @@ fn scops_of(text: &str, options: &Options) -> Result<Vec<Scop>, SpanError> {
     let macros = macros::pure_macros(text, &pure);
     // Their expansions, for affine places (`a[IDX(i, j, n)]`).
     let expansions = macros::expansions(text, &macros);
+    // Macros that name an array element (`#define A(i, j) a[(i) + (j) * lda]`).
+    let elements = macros::access_macros(text);
     pure.extend(macros);
     let mut next_id = 0;
     let mut out = Vec::new();
@@ -117,7 +120,8 @@ fn scops_of(text: &str, options: &Options) -> Result<Vec<Scop>, SpanError> {
     for (k, region) in extract::regions(text)?.into_iter().enumerate() {
         let body_text = &text[region.body.start..region.body.end];
         let first_id = next_id;
-        let body = parse::parse_body(body_text, region.body.start, &mut next_id)?;
+        let mut body = parse::parse_body(body_text, region.body.start, &mut next_id)?;
+        access_macros::expand(&mut body, &elements)?;
         let types = types.get_or_insert_with(|| lower::TypeScan::new(text));
         // Statement ids restart at 0 in every SCoP.
         let body = renumber(body, first_id);

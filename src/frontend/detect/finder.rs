@@ -13,6 +13,10 @@ pub(super) struct Finder<'a> {
     /// Object-like macros of the file that expand to expressions writing
     /// nothing and reading no memory (`#define N (n + 1)`).
     pub(super) plain_macros: &'a HashSet<String>,
+    /// Function-like macros of the file that name one array element
+    /// (`#define A(i, j) a[(i) + (j) * lda]`): the front end reads a call
+    /// as that element.
+    pub(super) element_macros: &'a HashSet<String>,
     /// The user's pragmas.
     pub(super) pragmas: &'a [Pragma],
     pub(super) assume_no_alias: bool,
@@ -209,7 +213,13 @@ impl Finder<'_> {
                 x.kind == Kind::DeclRef
                     && x.var.as_ref().is_some_and(|v| v.variable)
                     && !x.spelled.is_some_and(|o| {
-                        s.start <= o && o < end && self.identifier_at(o) == Some(x.name.as_str())
+                        s.start <= o
+                            && o < end
+                            && self.identifier_at(o).is_some_and(|w| {
+                                // An element macro's expansion is what the
+                                // front end reads (`access_macros.rs`).
+                                w == x.name || self.element_macros.contains(w)
+                            })
                     })
             },
             &mut out,
@@ -222,7 +232,7 @@ impl Finder<'_> {
     /// front end reads the call as a pure call).
     fn in_pure_macro(&self, e: &Node) -> bool {
         self.identifier_at(e.start)
-            .is_some_and(|m| self.pure.contains(m))
+            .is_some_and(|m| self.pure.contains(m) || self.element_macros.contains(m))
             && self.text[e.start..]
                 .trim_start_matches(|c: char| c.is_ascii_alphanumeric() || c == '_')
                 .trim_start()

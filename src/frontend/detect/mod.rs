@@ -191,12 +191,15 @@ pub fn detect_file(path: &Path, options: &DetectOptions) -> Result<Detection, De
     let macros = frontend::macros::pure_macros(&text, &pure);
     pure.extend(macros);
     let plain_macros = frontend::macros::plain_object_macros(&text, &pure);
+    let element_macros: HashSet<String> =
+        frontend::macros::access_macros(&text).into_keys().collect();
     let foreign = pragmas::foreign_with(&text, &unit.pragma_macros);
     let mut finder = Finder {
         path,
         text: &text,
         pure: &pure,
         plain_macros: &plain_macros,
+        element_macros: &element_macros,
         pragmas: &foreign,
         assume_no_alias: options.assume_no_alias,
         escaping: HashSet::new(),

@@ -320,6 +320,31 @@ mod tests {
         assert_eq!(s.domains(), "[n] -> { S0[i] : i >= 0 and -i + n - 2 >= 0 }");
     }
 
+    /// An element macro is read and written as the element it names.
+    #[test]
+    fn element_macros_are_the_elements_they_name() {
+        let s = lower_with(
+            "#define C(i, j) c[(i) + (j) * ldc]\n#define A(i, j) (a[(i) + (j) * lda])",
+            "int n, int lda, int ldc, double *a, double *c",
+            "for (j = 0; j < n; j++) for (k = 0; k < n; k++) for (i = 0; i < n; i++) C(i, j) += A(i, k) * 2.0;",
+        )
+        .unwrap();
+        assert_eq!(s.writes(), "[n, ldc, lda] -> { S0[j, k, i] -> c[j, i] }");
+        assert_eq!(
+            s.reads(),
+            "[n, ldc, lda] -> { S0[j, k, i] -> c[j, i]; S0[j, k, i] -> a[k, i] }"
+        );
+        // Arguments are pasted as written.
+        let s = lower_with(
+            "#define E(i) e[i]",
+            "int n, double *e",
+            "for (i = 0; i < n; i++) E(2 * i) = E(i + 1);",
+        )
+        .unwrap();
+        assert_eq!(s.writes(), "[n] -> { S0[i] -> e[2*i] }");
+        assert_eq!(s.reads(), "[n] -> { S0[i] -> e[i + 1] }");
+    }
+
     #[test]
     fn affine_scops_are_not_delinearized() {
         let s = lower(

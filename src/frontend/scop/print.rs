@@ -61,7 +61,9 @@ fn write_expr(out: &mut String, e: &Expr, min_prec: u8, subst: Substitution<'_>,
         ExprKind::Int { text, .. } => out.push_str(text),
         ExprKind::Float(text) => out.push_str(text),
         ExprKind::Ident(name) => match subst(name) {
-            Some((t, p)) if p < min_prec || (in_call && p < PREC_ATOM) => {
+            // Inside the source's own parentheses (printed above) it
+            // needs none of its own.
+            Some((t, p)) if !e.parens && (p < min_prec || (in_call && p < PREC_ATOM)) => {
                 out.push('(');
                 out.push_str(&t);
                 out.push(')');
