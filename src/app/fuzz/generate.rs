@@ -240,6 +240,12 @@ mod tests {
             .filter(|(g, _)| g.text.contains("PT_SQ(") && g.text.contains("#define PT_SQ(x) x*x"))
             .count();
         assert!(with >= 5, "{with} of 200 programs");
+        // Element and index macros, as libraries write them.
+        let macros = (0..50)
+            .filter_map(|i| generate(3, i, 2, GenOptions::default()))
+            .filter(|(g, _)| g.text.contains("PT_AT") && g.text.contains("[PT_IX("))
+            .count();
+        assert!(macros >= 5, "{macros} of 50 programs");
     }
 
     #[test]
