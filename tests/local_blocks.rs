@@ -120,6 +120,19 @@ fn scalars_of_the_programs_own_types_are_block_scalars() {
     runs_like_the_original("typedef_scalars.c");
 }
 
+/// An `if` whose condition reads an element is one compound statement:
+/// its branches' writes may happen, so the loop that carries a value
+/// written under a condition keeps its order (and the clip that carries
+/// nothing runs in parallel).
+#[test]
+fn conditions_that_read_elements_are_compound_statements() {
+    let text = std::fs::read_to_string(fixture_named("data_conditions.c")).unwrap();
+    let src = parse_source(Path::new("d.c"), text, &Options::default()).unwrap();
+    let scop = &src.scops[0];
+    assert_eq!(scop.statements.len(), 3);
+    runs_like_the_original("data_conditions.c");
+}
+
 fn runs_like_the_original(name: &str) {
     let dir = tempfile::tempdir().unwrap();
     let marked = fixture_named(name);

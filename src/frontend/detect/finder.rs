@@ -350,6 +350,12 @@ impl Finder<'_> {
                     .iter()
                     .try_for_each(|c| self.stmt_in(c, compound))
             }
+            // A condition that reads an element (`if (fabsf(y[i]) > lim)`):
+            // the front end makes the `if` a compound statement, as in a
+            // block with scalars of its own.
+            Kind::If if any_outside(&s.children[0], &|x| x.kind == Kind::Subscript).is_some() => {
+                self.stmt_in(s, true)
+            }
             Kind::If => {
                 self.bound(&s.children[0], "`if` condition")?;
                 s.children[1..].iter().try_for_each(|c| self.stmt(c))

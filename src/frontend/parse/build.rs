@@ -12,6 +12,9 @@ pub(super) struct Builder<'n> {
     next_id: &'n mut usize,
     /// Statements enclosing the one being built.
     level: usize,
+    /// Blocks with scalars of their own (compound statements) enclosing
+    /// the one being built.
+    in_local: usize,
 }
 
 impl<'n> Builder<'n> {
@@ -20,6 +23,7 @@ impl<'n> Builder<'n> {
         Builder {
             offset,
             next_id,
+            in_local: 0,
             level: 0,
         }
     }
@@ -66,16 +70,43 @@ impl<'n> Builder<'n> {
         Ok(match p.as_rule() {
             Rule::for_stmt => StmtKind::For(Box::new(self.for_loop(p, span)?)),
             Rule::if_stmt => {
+                let first_id = *self.next_id;
                 let mut it = p
                     .into_inner()
                     .filter(|q| !matches!(q.as_rule(), Rule::kw_if | Rule::kw_else));
                 let cond = self.expr(it.next().expect("if cond"))?.0;
-                let then = Box::new(self.stmt(it.next().expect("if body"))?);
+                // A condition that reads memory (`if (fabsf(y[i]) >
+                // lim)`) makes the `if` a compound statement, as it is
+                // inside a block with scalars of its own: it runs as
+                // written, and what its branches touch is over-approximated.
+                let compound = self.in_local == 0 && reads_memory(&cond);
+                if compound {
+                    self.in_local += 1;
+                }
+                let then = self.stmt(it.next().expect("if body"));
                 let other = match it.next() {
-                    Some(q) => Some(Box::new(self.stmt(q)?)),
-                    None => None,
+                    Some(q) => self.stmt(q).map(|x| Some(Box::new(x))),
+                    None => Ok(None),
                 };
-                StmtKind::If { cond, then, other }
+                if compound {
+                    self.in_local -= 1;
+                }
+                let s = StmtKind::If {
+                    cond,
+                    then: Box::new(then?),
+                    other: other?,
+                };
+                if compound {
+                    // One statement: the assignments inside numbered
+                    // nothing.
+                    *self.next_id = first_id + 1;
+                    StmtKind::Local {
+                        id: first_id,
+                        parts: vec![LocalPart::Stmt(Stmt { kind: s, span })],
+                    }
+                } else {
+                    s
+                }
             }
             Rule::block => self.block(p)?,
             Rule::empty_stmt => StmtKind::Empty,
@@ -146,6 +177,29 @@ impl<'n> Builder<'n> {
         }
         let first_id = *self.next_id;
         let mut parts = Vec::new();
+        self.in_local += 1;
+        let parts_built = self.local_parts(pairs, &mut parts);
+        self.in_local -= 1;
+        parts_built?;
+        if !parts.iter().any(|p| !matches!(p, LocalPart::Decl { .. })) {
+            // Declarations alone do nothing.
+            return Ok(StmtKind::Empty);
+        }
+        // The assignments inside took the ids first_id.. in order; the
+        // block is one statement.
+        *self.next_id = first_id + 1;
+        Ok(StmtKind::Local {
+            id: first_id,
+            parts,
+        })
+    }
+
+    /// The parts of a block with scalars of its own.
+    fn local_parts(
+        &mut self,
+        pairs: Vec<Pair<Rule>>,
+        parts: &mut Vec<LocalPart>,
+    ) -> Result<(), SpanError> {
         for q in pairs {
             let span = self.span(&q);
             if q.as_rule() == Rule::local_decl {
@@ -178,17 +232,7 @@ impl<'n> Builder<'n> {
                 _ => parts.push(LocalPart::Stmt(s)),
             }
         }
-        if !parts.iter().any(|p| !matches!(p, LocalPart::Decl { .. })) {
-            // Declarations alone do nothing.
-            return Ok(StmtKind::Empty);
-        }
-        // The assignments inside took the ids first_id.. in order; the
-        // block is one statement.
-        *self.next_id = first_id + 1;
-        Ok(StmtKind::Local {
-            id: first_id,
-            parts,
-        })
+        Ok(())
     }
 
     fn for_loop(&mut self, p: Pair<Rule>, span: Span) -> Result<ForLoop, SpanError> {
@@ -573,5 +617,20 @@ fn assign_stride(var: &str, e: &Expr) -> Option<i64> {
             rhs,
         } if is_var(lhs) => constant_int(rhs)?.checked_neg(),
         _ => None,
+    }
+}
+
+/// Whether an expression reads an array element (a subscript anywhere,
+/// in a call's arguments too).
+fn reads_memory(e: &Expr) -> bool {
+    match &e.kind {
+        ExprKind::Access { .. } => true,
+        ExprKind::Call { args, .. } => args.iter().any(reads_memory),
+        ExprKind::Unary { expr, .. } | ExprKind::Cast { expr, .. } => reads_memory(expr),
+        ExprKind::Binary { lhs, rhs, .. } => reads_memory(lhs) || reads_memory(rhs),
+        ExprKind::Ternary { cond, then, other } => {
+            reads_memory(cond) || reads_memory(then) || reads_memory(other)
+        }
+        _ => false,
     }
 }
