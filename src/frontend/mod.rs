@@ -110,6 +110,7 @@ fn scops_of(text: &str, options: &Options) -> Result<Vec<Scop>, SpanError> {
     let expansions = macros::expansions(text, &macros);
     // Macros that name an array element (`#define A(i, j) a[(i) + (j) * lda]`).
     let elements = macros::access_macros(text);
+    let element_names: HashSet<String> = elements.keys().cloned().collect();
     pure.extend(macros);
     let mut next_id = 0;
     let mut out = Vec::new();
@@ -120,7 +121,8 @@ fn scops_of(text: &str, options: &Options) -> Result<Vec<Scop>, SpanError> {
     for (k, region) in extract::regions(text)?.into_iter().enumerate() {
         let body_text = &text[region.body.start..region.body.end];
         let first_id = next_id;
-        let mut body = parse::parse_body(body_text, region.body.start, &mut next_id)?;
+        let mut body =
+            parse::parse_body_with(body_text, region.body.start, &mut next_id, &element_names)?;
         access_macros::expand(&mut body, &elements)?;
         let types = types.get_or_insert_with(|| lower::TypeScan::new(text));
         // Statement ids restart at 0 in every SCoP.

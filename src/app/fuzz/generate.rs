@@ -40,6 +40,7 @@ pub fn uses_unsigned(p: &Program) -> bool {
         body.iter().any(|st| match st {
             Stmt::For(l) => a(&l.init) || c(&l.cond) || s(&l.body),
             Stmt::If { cond, then, other } => c(cond) || s(then) || other.as_deref().is_some_and(s),
+            Stmt::IfData { read, then } => read.subs.iter().any(a) || s(then),
             Stmt::Assign { lhs, rhs, .. } => {
                 matches!(lhs, Lhs::Array(acc) if acc.subs.iter().any(a)) || v(rhs)
             }
@@ -75,6 +76,10 @@ fn for_each_access(body: &mut [Stmt], f: &mut dyn FnMut(&mut Access)) {
                 if let Some(o) = other {
                     for_each_access(o, f);
                 }
+            }
+            Stmt::IfData { read, then } => {
+                f(read);
+                for_each_access(then, f);
             }
             Stmt::Assign { lhs, rhs, .. } => {
                 if let Lhs::Array(a) = lhs {
@@ -246,6 +251,12 @@ mod tests {
             .filter(|(g, _)| g.text.contains("PT_AT") && g.text.contains("[PT_IX("))
             .count();
         assert!(macros >= 5, "{macros} of 50 programs");
+        // Conditions on data (`if (B[i] > 0) { ... }`).
+        let data = (0..50)
+            .filter_map(|i| generate(3, i, 2, GenOptions::default()))
+            .filter(|(g, _)| g.text.contains("] > 0) {") || g.text.contains(") > 0) {"))
+            .count();
+        assert!(data >= 5, "{data} of 50 programs");
     }
 
     #[test]

@@ -393,6 +393,14 @@ impl<'p> Machine<'p> {
                     Ok(())
                 }
             }
+            Stmt::IfData { read, then } => {
+                let positive = match self.load(read)? {
+                    Val::Long(v) => v > 0,
+                    Val::ULong(v) => v > 0,
+                    Val::Double(v) => v > 0.0,
+                };
+                if positive { self.stmts(then) } else { Ok(()) }
+            }
             Stmt::Assign { lhs, add, rhs } => {
                 self.tick()?;
                 let elem = lhs_elem(self.p, lhs);

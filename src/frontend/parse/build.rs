@@ -3,6 +3,7 @@
 
 use super::depth::{MAX_NESTING, expression_too_deep, statements_too_deep};
 use super::*;
+use std::collections::HashSet;
 
 /// An expression and the depth of its tree (a leaf is 1).
 type Built = (Expr, usize);
@@ -15,15 +16,23 @@ pub(super) struct Builder<'n> {
     /// Blocks with scalars of their own (compound statements) enclosing
     /// the one being built.
     in_local: usize,
+    /// The file's element macros (`#define A(i, j) a[...]`): a call reads
+    /// memory.
+    elements: &'n HashSet<String>,
 }
 
 impl<'n> Builder<'n> {
     /// A builder for a body at byte `offset` of its file.
-    pub(super) fn new(offset: usize, next_id: &'n mut usize) -> Builder<'n> {
+    pub(super) fn new(
+        offset: usize,
+        next_id: &'n mut usize,
+        elements: &'n HashSet<String>,
+    ) -> Builder<'n> {
         Builder {
             offset,
             next_id,
             in_local: 0,
+            elements,
             level: 0,
         }
     }
@@ -79,7 +88,7 @@ impl<'n> Builder<'n> {
                 // lim)`) makes the `if` a compound statement, as it is
                 // inside a block with scalars of its own: it runs as
                 // written, and what its branches touch is over-approximated.
-                let compound = self.in_local == 0 && reads_memory(&cond);
+                let compound = self.in_local == 0 && reads_memory(&cond, self.elements);
                 if compound {
                     self.in_local += 1;
                 }
@@ -621,16 +630,15 @@ fn assign_stride(var: &str, e: &Expr) -> Option<i64> {
 }
 
 /// Whether an expression reads an array element (a subscript anywhere,
-/// in a call's arguments too).
-fn reads_memory(e: &Expr) -> bool {
+/// in a call's arguments too, or a call of an element macro).
+fn reads_memory(e: &Expr, elements: &HashSet<String>) -> bool {
+    let r = |x: &Expr| reads_memory(x, elements);
     match &e.kind {
         ExprKind::Access { .. } => true,
-        ExprKind::Call { args, .. } => args.iter().any(reads_memory),
-        ExprKind::Unary { expr, .. } | ExprKind::Cast { expr, .. } => reads_memory(expr),
-        ExprKind::Binary { lhs, rhs, .. } => reads_memory(lhs) || reads_memory(rhs),
-        ExprKind::Ternary { cond, then, other } => {
-            reads_memory(cond) || reads_memory(then) || reads_memory(other)
-        }
+        ExprKind::Call { name, args } => elements.contains(name) || args.iter().any(r),
+        ExprKind::Unary { expr, .. } | ExprKind::Cast { expr, .. } => r(expr),
+        ExprKind::Binary { lhs, rhs, .. } => r(lhs) || r(rhs),
+        ExprKind::Ternary { cond, then, other } => r(cond) || r(then) || r(other),
         _ => false,
     }
 }

@@ -25,12 +25,24 @@ struct ScopGrammar;
 
 /// Parses the text of one SCoP body that starts at byte `offset` of its
 /// file. `next_id` numbers assignment statements across the file.
+#[cfg(test)]
 pub fn parse_body(text: &str, offset: usize, next_id: &mut usize) -> Result<Vec<Stmt>, SpanError> {
+    parse_body_with(text, offset, next_id, &std::collections::HashSet::new())
+}
+
+/// [`parse_body`] knowing the file's element macros (a call of one in an
+/// `if` condition reads memory: the `if` is a compound statement).
+pub fn parse_body_with(
+    text: &str,
+    offset: usize,
+    next_id: &mut usize,
+    elements: &std::collections::HashSet<String>,
+) -> Result<Vec<Stmt>, SpanError> {
     check_nesting(text, offset)?;
     let mut pairs =
         ScopGrammar::parse(Rule::scop_body, text).map_err(|e| syntax_error(e, offset))?;
     let body = pairs.next().expect("scop_body");
-    let mut b = Builder::new(offset, next_id);
+    let mut b = Builder::new(offset, next_id, elements);
     let mut out = Vec::new();
     for p in body.into_inner() {
         if p.as_rule() != Rule::EOI {
@@ -49,7 +61,8 @@ pub fn parse_expr(text: &str, span: Span) -> Result<Expr, SpanError> {
         ScopGrammar::parse(Rule::expr_only, text).map_err(|e| at(syntax_error(e, span.start)))?;
     let whole = pairs.next().expect("expr_only");
     let mut ids = 0;
-    let mut b = Builder::new(span.start, &mut ids);
+    let none = std::collections::HashSet::new();
+    let mut b = Builder::new(span.start, &mut ids, &none);
     let inner = whole
         .into_inner()
         .next()

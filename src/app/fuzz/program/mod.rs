@@ -196,6 +196,12 @@ pub enum Stmt {
         add: bool,
         rhs: VExpr,
     },
+    /// `if (A[...] > 0) { ... }`: a condition on data, as real code clips
+    /// and thresholds (the front end makes it one compound statement).
+    IfData {
+        read: Access,
+        then: Vec<Stmt>,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq)]

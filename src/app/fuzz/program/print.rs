@@ -154,6 +154,11 @@ fn print_stmts(p: &Program, body: &[Stmt], indent: usize, out: &mut String) {
                     }
                 }
             }
+            Stmt::IfData { read, then } => {
+                let _ = writeln!(out, "{pad}if ({} > 0) {{", print_access(p, read));
+                print_stmts(p, then, indent + 1, out);
+                let _ = writeln!(out, "{pad}}}");
+            }
             Stmt::Assign { lhs, add, rhs } => {
                 let l = match lhs {
                     Lhs::Array(a) => print_access(p, a),

@@ -438,6 +438,12 @@ impl Gen<'_> {
             let x = self.rng.unit();
             if depth < self.max_depth && x < 0.45 {
                 v.push(self.for_loop(depth));
+            } else if x < 0.52 && depth > 0 && !self.p.arrays.is_empty() {
+                // A condition on data.
+                let a = self.rng.below(self.p.arrays.len());
+                let read = self.access(a);
+                let then = self.body_flat();
+                v.push(Stmt::IfData { read, then });
             } else if x < 0.6 && depth > 0 {
                 let cond = self.cond(0);
                 let then = self.body_flat();
