@@ -97,8 +97,7 @@ fn expr(e: &mut Expr, m: &Macros, blocked: &mut Vec<String>) -> Result<(), SpanE
     let Some(x) = m.get(name).filter(|_| !blocked.contains(name)) else {
         return Ok(());
     };
-    let texts: Vec<String> = args.iter().map(super::scop::print::expr_to_c).collect();
-    let Some(text) = x.apply(&texts) else {
+    let Some(mut new) = x.call(name, args, e.span)? else {
         return Err(SpanError::new(
             e.span,
             format!(
@@ -108,16 +107,6 @@ fn expr(e: &mut Expr, m: &Macros, blocked: &mut Vec<String>) -> Result<(), SpanE
             ),
         ));
     };
-    let mut new = super::parse::parse_expr(&text, e.span).map_err(|err| {
-        SpanError::new(
-            e.span,
-            format!(
-                "the expansion of macro `{name}`, `{}`, is not an expression polytune reads: {}",
-                text.trim(),
-                err.message
-            ),
-        )
-    })?;
     blocked.push(name.clone());
     let r = expr(&mut new, m, blocked);
     blocked.pop();

@@ -124,6 +124,32 @@ pub struct Expansion {
 }
 
 impl Expansion {
+    /// A call `name(args)` expanded and parsed, every node at `span`;
+    /// `None` when the number of arguments is not the macro's.
+    pub(super) fn call(
+        &self,
+        name: &str,
+        args: &[super::scop::ast::Expr],
+        span: super::scop::ast::Span,
+    ) -> Result<Option<super::scop::ast::Expr>, super::error::SpanError> {
+        let texts: Vec<String> = args.iter().map(super::scop::print::expr_to_c).collect();
+        let Some(text) = self.apply(&texts) else {
+            return Ok(None);
+        };
+        super::parse::parse_expr(&text, span)
+            .map(Some)
+            .map_err(|err| {
+                super::error::SpanError::new(
+                    span,
+                    format!(
+                        "the expansion of macro `{name}`, `{}`, is not an expression polytune reads: {}",
+                        text.trim(),
+                        err.message
+                    ),
+                )
+            })
+    }
+
     /// Whether the whole body is in one pair of parentheses, so that an
     /// expansion is one operand wherever the call stands (`2 * IDX(i, j)`
     /// with `#define IDX(i, j) i*N+j` is `2 * i*N+j`, not twice the index).
@@ -180,8 +206,27 @@ impl Expansion {
 /// which one holds is the preprocessor's to say). Bodies that stringify or
 /// paste (`#`, `##`) have none either.
 pub fn expansions(text: &str, names: &[String]) -> HashMap<String, Expansion> {
-    let mut found: HashMap<String, Option<Expansion>> = HashMap::new();
     if names.is_empty() {
+        return HashMap::new();
+    }
+    single_definitions(text, &|name, x| {
+        if names.iter().any(|n| n == name) {
+            Some(x)
+        } else {
+            None
+        }
+    })
+}
+
+/// The function-like macros of `text` that `keep` keeps (`Some`, with
+/// the expansion it gives, `None` within it for none), each with its one
+/// definition, or several that are the same.
+fn single_definitions(
+    text: &str,
+    keep: &dyn Fn(&str, Option<Expansion>) -> Option<Option<Expansion>>,
+) -> HashMap<String, Expansion> {
+    let mut found: HashMap<String, Option<Expansion>> = HashMap::new();
+    if !text.contains("define") {
         return HashMap::new();
     }
     for t in lex::tokens(text) {
@@ -191,9 +236,9 @@ pub fn expansions(text: &str, names: &[String]) -> HashMap<String, Expansion> {
         let Some((name, x)) = expansion(&text[t.start..t.end]) else {
             continue;
         };
-        if !names.contains(&name) {
+        let Some(x) = keep(&name, x) else {
             continue;
-        }
+        };
         match found.get(&name) {
             None => {
                 found.insert(name, x);
@@ -217,32 +262,7 @@ pub fn expansions(text: &str, names: &[String]) -> HashMap<String, Expansion> {
 /// alike) and neither `#` nor `##`. In a SCoP such a call is read, and
 /// written, as the element its expansion names.
 pub fn access_macros(text: &str) -> HashMap<String, Expansion> {
-    if !text.contains("define") {
-        return HashMap::new();
-    }
-    let mut found: HashMap<String, Option<Expansion>> = HashMap::new();
-    for t in lex::tokens(text) {
-        if t.kind != Tok::Directive {
-            continue;
-        }
-        let Some((name, x)) = expansion(&text[t.start..t.end]) else {
-            continue;
-        };
-        let x = x.filter(Expansion::is_element);
-        match found.get(&name) {
-            None => {
-                found.insert(name, x);
-            }
-            Some(prev) if *prev != x => {
-                found.insert(name, None);
-            }
-            Some(_) => {}
-        }
-    }
-    found
-        .into_iter()
-        .filter_map(|(n, x)| x.map(|x| (n, x)))
-        .collect()
+    single_definitions(text, &|_, x| Some(x.filter(Expansion::is_element)))
 }
 
 impl Expansion {

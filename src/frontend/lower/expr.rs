@@ -166,19 +166,9 @@ impl Lowerer<'_> {
         if self.expanding.iter().any(|n| n == name) {
             return Ok(None);
         }
-        let texts: Vec<String> = args
-            .iter()
-            .map(crate::frontend::scop::print::expr_to_c)
-            .collect();
-        let Some(text) = x.apply(&texts) else {
+        let Some(e) = x.call(name, args, span)? else {
             return Ok(None);
         };
-        let e = crate::frontend::parse::parse_expr(&text, span).map_err(|err| {
-            SpanError::new(
-                span,
-                format!("the expansion of macro `{name}`, `{}`, is not an expression polytune reads: {}", text.trim(), err.message),
-            )
-        })?;
         self.expanding.push(name.to_string());
         Ok(Some(e))
     }
