@@ -219,12 +219,12 @@ pub fn expansions(text: &str, names: &[String]) -> HashMap<String, Expansion> {
 }
 
 /// Which macros [`single_definitions`] keeps, and with which expansion.
-type Keep = dyn Fn(&str, Option<Expansion>) -> Option<Option<Expansion>>;
+type Keep<'a> = dyn Fn(&str, Option<Expansion>) -> Option<Option<Expansion>> + 'a;
 
 /// The function-like macros of `text` that `keep` keeps (`Some`, with
 /// the expansion it gives, `None` within it for none), each with its one
 /// definition, or several that are the same.
-fn single_definitions(text: &str, keep: &Keep) -> HashMap<String, Expansion> {
+fn single_definitions(text: &str, keep: &Keep<'_>) -> HashMap<String, Expansion> {
     let mut found: HashMap<String, Option<Expansion>> = HashMap::new();
     if !text.contains("define") {
         return HashMap::new();
