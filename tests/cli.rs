@@ -72,13 +72,35 @@ fn non_affine_bound() {
     );
 }
 
+/// A condition that reads an element makes the `if` one compound
+/// statement: it reads what its condition reads, and may write what its
+/// branches write.
 #[test]
-fn data_dependent_condition() {
-    expect_error(
+fn data_dependent_condition_is_a_compound_statement() {
+    let (out, _path, _dir) = scop_of(
         "  for (i = 0; i < n; i++)\n    if (A[i][0] > 0)\n      A[i][1] = 1;\n",
+        &[],
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout.contains("reads:    [n] -> { S0[i] -> A[o0 = i, o1 = 0] }")
+            && stdout.contains("may write: [n] -> { S0[i] -> A[o0 = i, o1 = 1] }"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn non_affine_condition() {
+    expect_error(
+        "  for (i = 0; i < n; i++)\n    if (i * i > n)\n      A[i][1] = 1;\n",
         6,
         9,
-        "non-affine condition: it reads array `A`",
+        "non-affine condition: product of two non-constant expressions",
     );
 }
 
