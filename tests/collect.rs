@@ -73,6 +73,42 @@ fn campaign_then_resume_is_a_no_op() {
         .unwrap();
     assert!(csv.status.success());
     assert_eq!(String::from_utf8_lossy(&csv.stdout).lines().count(), 17);
+
+    // A store written by another polytune: the same variants under other
+    // code (as when the generator changes). They do not count as done,
+    // the campaign says so, and today's variants are measured.
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    conn.execute(
+        "UPDATE variants SET code_hash = 'old-' || code_hash WHERE original = 0 AND kernel_id = (SELECT id FROM kernels WHERE name = 'gemm')",
+        [],
+    )
+    .unwrap();
+    drop(conn);
+    let out = polytune()
+        .args([
+            "collect",
+            "--size",
+            "mini",
+            "--max-variants",
+            "3",
+            "--compiler",
+            "gcc",
+            "--db",
+        ])
+        .arg(&db)
+        .arg(&gemm)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(
+        err.contains(
+            "gemm gcc: the store holds 3 measured variants whose code no variant of this space has"
+        ),
+        "{err}"
+    );
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(said.contains("3 measured, 1 already stored"), "{said}");
 }
 
 #[test]

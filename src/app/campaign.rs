@@ -223,6 +223,16 @@ pub enum Event<'a> {
         each: f64,
         eta: f64,
     },
+    /// The store holds `stale` measured variants of a kernel with this
+    /// compiler on this machine whose code no variant of today's space
+    /// has (another polytune generated them): they are not counted as
+    /// done, and today's variants are measured.
+    Stale {
+        name: &'a str,
+        compiler: Family,
+        stale: usize,
+        pending: usize,
+    },
     /// Waiting while this file exists.
     Paused {
         file: &'a Path,
@@ -425,6 +435,21 @@ pub fn run(
                 if !store.has_measurement(&key(vid))? {
                     pending += 1;
                 }
+            }
+            let current: std::collections::HashSet<&str> =
+                variants.iter().map(|v| v.hash.as_str()).collect();
+            let stale = store
+                .measured_hashes(kernel, &key(original))?
+                .iter()
+                .filter(|h| !current.contains(h.as_str()))
+                .count();
+            if stale > 0 {
+                progress(Event::Stale {
+                    name: &name,
+                    compiler: compiler.family,
+                    stale,
+                    pending,
+                });
             }
             if stored && pending == 0 {
                 // Nothing left here: not even the original is rebuilt.

@@ -21,6 +21,26 @@ impl Store {
             .is_some())
     }
 
+    /// The code hashes of the variants of `kernel` (originals excepted)
+    /// measured under `k`'s machine, compiler, size and threads
+    /// (`k.variant` is not read): what a campaign may find already done.
+    pub fn measured_hashes(
+        &self,
+        kernel: i64,
+        k: &Key,
+    ) -> Result<std::collections::HashSet<String>, StoreError> {
+        let mut stmt = self.conn.prepare(
+            "SELECT v.code_hash FROM measurements m JOIN variants v ON v.id = m.variant_id
+             WHERE v.kernel_id = ?1 AND v.original = 0 AND m.machine_id = ?2
+               AND m.compiler_id = ?3 AND m.size = ?4 AND m.threads = ?5",
+        )?;
+        let rows = stmt.query_map(
+            params![kernel, k.machine, k.compiler, k.size, k.threads],
+            |r| r.get::<_, String>(0),
+        )?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
     /// The stored median of a measurement that succeeded.
     pub fn median(&self, k: &Key) -> Result<Option<f64>, StoreError> {
         Ok(self
