@@ -21,10 +21,24 @@
 # Environment: POLYTUNE (binary, default target/release/polytune),
 # SAMPLE (pass-1 variants per kernel, default 16), RUNS (timed runs,
 # default 3..5), CHECKPOINT (seconds, default 600), DATASET (default
-# models/dataset.sqlite; empty to neither seed nor write back).
+# models/dataset.sqlite; empty to neither seed nor write back), JOBS
+# (variants built at once, default 1).
+#
+# EXTENDED=N instead runs one pass over the space beyond the paper's
+# (issue 20): kernel by kernel, with gcc and with clang, the whole paper
+# space and N configurations drawn beyond it (`--space extended --sample
+# N`, SEED default 1). Its working database defaults to
+# campaign/extended.sqlite and its checkpoint to
+# models/campaign-extended.sqlite (not the shipped dataset, which it
+# replaces only when complete: `polytune export --compact`).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-db=${1:-campaign/runs.sqlite}
+extended=${EXTENDED:-}
+if [[ -n $extended ]]; then
+    db=${1:-campaign/extended.sqlite}
+else
+    db=${1:-campaign/runs.sqlite}
+fi
 mkdir -p "$(dirname "$db")"
 bin=${POLYTUNE:-target/release/polytune}
 if [[ ! -x $bin ]]; then
@@ -32,7 +46,12 @@ if [[ ! -x $bin ]]; then
 fi
 sample=${SAMPLE:-16}
 runs=${RUNS:-3..5}
-dataset=${DATASET-models/dataset.sqlite}
+if [[ -n $extended ]]; then
+    dataset=${DATASET-models/campaign-extended.sqlite}
+else
+    dataset=${DATASET-models/dataset.sqlite}
+fi
+jobs=${JOBS:-1}
 every=${CHECKPOINT:-600}
 log() { echo "== $(date -u +%FT%TZ) $*" >&2; }
 
@@ -67,8 +86,14 @@ fi
 
 collect() {
     "$bin" collect polybench --db "$db" --size medium --runs "$runs" \
-        --pause-file "$(dirname "$db")/pause" "$@"
+        --jobs "$jobs" --pause-file "$(dirname "$db")/pause" "$@"
 }
+if [[ -n $extended ]]; then
+    log "extended: the paper space and $extended draws beyond it per kernel, gcc and clang"
+    collect --compiler gcc,clang --space extended --sample "$extended" --seed "${SEED:-1}"
+    log "done"
+    exit 0
+fi
 log "pass 1: $sample variants per kernel, gcc and clang"
 collect --compiler gcc,clang --max-variants "$sample"
 log "pass 2: the whole space with gcc"

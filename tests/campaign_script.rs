@@ -75,3 +75,47 @@ fn a_failed_checkpoint_leaves_the_dataset_alone() {
     );
     assert!(!dir.path().join("models/dataset.sqlite.tmp").exists());
 }
+
+#[test]
+fn the_extended_campaign_carries_over_through_its_own_checkpoint() {
+    let dir = tempfile::tempdir().unwrap();
+    setup(
+        dir.path(),
+        r#"case "$1" in
+collect) echo "measured $*" >> "$4" ;;
+export) cp "$3" "$5" ;;
+esac"#,
+    );
+    let checkpoint = dir.path().join("models/campaign-extended.sqlite");
+    std::fs::write(&checkpoint, "earlier session\n").unwrap();
+    let out = Command::new("bash")
+        .arg(dir.path().join("scripts/campaign.sh"))
+        .env("POLYTUNE", dir.path().join("fake-polytune"))
+        .env("EXTENDED", "30")
+        .env("JOBS", "2")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let db = std::fs::read_to_string(dir.path().join("campaign/extended.sqlite")).unwrap();
+    assert!(db.starts_with("earlier session"), "{db}");
+    let passes: Vec<&str> = db.lines().filter(|l| l.starts_with("measured")).collect();
+    assert_eq!(passes.len(), 1, "one pass: {db}");
+    for arg in [
+        "--compiler gcc,clang",
+        "--space extended --sample 30 --seed 1",
+        "--jobs 2",
+        "--size medium",
+    ] {
+        assert!(passes[0].contains(arg), "{arg}: {}", passes[0]);
+    }
+    assert_eq!(std::fs::read_to_string(&checkpoint).unwrap(), db);
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("models/dataset.sqlite")).unwrap(),
+        "committed",
+        "the shipped dataset is not the extended campaign's checkpoint"
+    );
+}
