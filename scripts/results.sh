@@ -3,7 +3,8 @@
 # the committed dataset: the shipped models of both compilers, their
 # leave-one-out evaluations (Markdown, and JSON for scripts; with the
 # feature-subset tables, and once more with the paper's training target)
-# and the distribution plots.
+# and the distribution plots; the replay of the search strategies over
+# the same folds (`simulate`, every budget whole) with its curves.
 # Deterministic: the same dataset gives the same files. Run it after a
 # campaign session has checkpointed models/dataset.sqlite
 # (scripts/campaign.sh); pause a running campaign first (touch
@@ -27,6 +28,10 @@ for cc in gcc clang; do
         --save-json "models/evaluation-$cc-speedup-target.json" \
         > "models/evaluation-$cc-speedup-target.md.tmp"
     mv "models/evaluation-$cc-speedup-target.md.tmp" "models/evaluation-$cc-speedup-target.md"
+    echo "== $cc: the search strategies replayed over the same folds" >&2
+    "$bin" simulate --db "$db" --compiler "$cc" --min-ei 0 \
+        --plot "models/plots-$cc/search.svg" > "models/simulation-$cc.md.tmp"
+    mv "models/simulation-$cc.md.tmp" "models/simulation-$cc.md"
 done
 echo "== the README's summary table (mean % of Opt over kernels)" >&2
 python3 scripts/summary_table.py models
