@@ -5,7 +5,8 @@
 # feature-subset tables, and once more with the paper's training target)
 # and the distribution plots; the replay of the search strategies over
 # the same folds (`simulate`, every budget whole) with its curves.
-# Deterministic: the same dataset gives the same files. Run it after a
+# Deterministic: the same dataset gives the same files (the line of
+# simulate's own running time aside). Run it after a
 # campaign session has checkpointed models/dataset.sqlite
 # (scripts/campaign.sh); pause a running campaign first (touch
 # campaign/pause): the evaluation keeps both cores busy.
