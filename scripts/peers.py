@@ -12,6 +12,7 @@ polytune. `--shipped` uses them instead.
 
     scripts/peers.py [--size medium] [--reps 5] [--threads 2] [--polytune BIN]
                      [--shots 6] [--strategy multi-model|diverse|...] [--compiler gcc|clang]
+                     [--sample N]
                      [--db models/dataset.sqlite | --shipped]
                      [--json FILE] [--markdown] [KERNEL ...]
 """
@@ -34,6 +35,9 @@ def main():
     ap.add_argument("--shots", type=int, default=6)
     ap.add_argument("--strategy", default="multi-model")
     ap.add_argument("--compiler", default="gcc", choices=["gcc", "clang"])
+    ap.add_argument("--sample", type=int, default=0,
+                    help="polytune also ranks N draws beyond the paper's space "
+                         "(needs a dataset of the extended space)")
     ap.add_argument("--db", default=os.path.join(ROOT, "models", "dataset.sqlite"),
                     help="dataset the leave-one-out models are trained on")
     ap.add_argument("--shipped", action="store_true",
@@ -45,6 +49,8 @@ def main():
     cmd = [a.polytune, "compare", *kernels(a.names), "--size", a.size, "--rounds", str(a.reps),
            "--threads", str(a.threads), "--shots", str(a.shots), "--strategy", a.strategy,
            "--compiler", a.compiler, "--json"]
+    if a.sample:
+        cmd += ["--sample", str(a.sample)]
     if not a.shipped:
         cmd += ["--db", a.db]
     # Progress goes to standard error as it comes; the report to stdout.

@@ -244,4 +244,101 @@ fn models_learn_the_extended_sample_through_typed_attributes() {
         String::from_utf8_lossy(&sim.stderr)
     );
     assert!(String::from_utf8_lossy(&sim.stdout).contains("| bo |"));
+
+    // `optimize --sample 4` ranks gemm's paper variants and the same four
+    // draws the campaign measured (seed 1, the kernel's name) with these
+    // models, and runs its candidates among all of them.
+    let out_c = dir.path().join("gemm.opt.c");
+    let opt = polytune()
+        .args([
+            "optimize",
+            "--size",
+            "mini",
+            "--compiler",
+            "gcc",
+            "--sample",
+            "4",
+            "--budget",
+            "3",
+            "--refine",
+            "0",
+            "--json",
+            "--model",
+        ])
+        .arg(&models)
+        .arg(k("polybench/linear-algebra/gemm.c"))
+        .arg("-o")
+        .arg(&out_c)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&opt.stderr);
+    assert!(opt.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("4 configurations drawn beyond the paper's space"),
+        "{stderr}"
+    );
+    let report: serde_json::Value = serde_json::from_slice(&opt.stdout).unwrap();
+    let beyond = report["beyond_paper"].as_u64().unwrap();
+    assert!(beyond >= 1, "{report}");
+    let store = Store::open_read_only(&db).unwrap();
+    let measured_beyond = store
+        .measured()
+        .unwrap()
+        .iter()
+        .filter(|m| m.kernel == "gemm" && m.configs.iter().all(|c| !c.is_paper()))
+        .count() as u64;
+    // The campaign compared its draws with the three paper variants it
+    // picked, `optimize` with all of them: a draw that joins a paper
+    // variant here may have been new there.
+    assert!(beyond <= measured_beyond, "the campaign's draws: {report}");
+    for c in report["candidates"].as_array().unwrap() {
+        let config: polytune::config::Config = c["config"].as_str().unwrap().parse().unwrap();
+        assert_eq!(c["bits"].is_null(), !config.is_paper(), "{c}");
+        assert_eq!(c["run"]["status"], "ok", "{c}");
+    }
+    assert!(
+        std::fs::read_to_string(&out_c)
+            .unwrap()
+            .contains("polytune")
+    );
+}
+
+/// Models of the paper's space cannot rank draws beyond it: `--sample`
+/// with them is refused before anything runs, and so is a sample larger
+/// than the space beyond the paper's.
+#[test]
+fn optimize_sample_needs_models_of_the_extended_space() {
+    let gemm = root().join("polybench/linear-algebra/gemm.c");
+    let out = polytune()
+        .args(["optimize", "--compiler", "gcc", "--sample", "4"])
+        .arg(&gemm)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        stderr.contains("were trained on the paper's space only"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("collect --space extended"), "{stderr}");
+    let out = polytune()
+        .args(["compare", "--size", "medium", "--sample", "4", "--db"])
+        .arg(root().join("models/dataset.sqlite"))
+        .arg(&gemm)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(stderr.contains("know the paper's space only"), "{stderr}");
+    let out = polytune()
+        .args(["optimize", "--seed", "3"])
+        .arg(&gemm)
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("--sample"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }

@@ -21,6 +21,7 @@ mod shard;
 use lab::{Lab, recipe_for};
 
 pub use sample::Space;
+pub(crate) use sample::{add_draws, draws};
 pub use shard::{Costs, Shard, ShardError};
 
 use crate::engine::space::{Variant, code_hash, distinct_variants};
@@ -295,8 +296,8 @@ pub fn run(
         } = &c.space
         {
             let name = kernel_name(path);
-            let drawn = sample::draws(space, *sample, *seed, &name)?;
-            let (new, skipped) = sample::add_draws(&src, &drawn, &mut picked)?;
+            let drawn = draws(space, *sample, *seed, &name)?;
+            let (new, skipped) = sample::add_draws(&src, None, &drawn, &mut picked)?;
             for s in skipped {
                 progress(Event::Skipped {
                     kernel: path,

@@ -63,6 +63,14 @@ pub struct Args {
     /// candidate falls below this share (as in `optimize`).
     #[arg(long, value_name = "SHARE", default_value_t = crate::learn::search::drive::DEFAULT_MIN_EI, value_parser = super::optimize::non_negative)]
     min_ei: f64,
+    /// polytune: also rank N configurations drawn beyond the paper's
+    /// space (as `optimize --sample`); the models must know that space
+    /// (trained on, or --db, a campaign of `collect --space extended`).
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    sample: usize,
+    /// The seed of --sample's draws.
+    #[arg(long, value_name = "S", default_value_t = 1, requires = "sample")]
+    seed: u64,
     /// polytune's models [default: models/<compiler> here, else the
     /// shipped ones].
     #[arg(long, value_name = "DIR", conflicts_with = "db")]
@@ -128,6 +136,16 @@ pub fn run(a: Args, ui: &Ui) -> Result<()> {
             })?)
         }
     };
+    let paper_only = match &models {
+        Models::LeaveOneOut { dataset, .. } => dataset.beyond_paper == 0,
+        Models::Fixed(m) => m.iter().all(|m| m.extended.is_empty()),
+    };
+    if a.sample > 0 && paper_only {
+        anyhow::bail!(
+            "--sample {}: polytune's models know the paper's space only (their dataset has no variant beyond it), so they cannot rank configurations drawn beyond it; drop --sample, or use a dataset measured with `polytune collect --space extended --sample N`",
+            a.sample
+        );
+    }
     // Every kernel's directory is on the include path of its builds.
     let include = a.build.include_for(&a.files[0]);
     let mut include: Vec<PathBuf> = include;
@@ -157,6 +175,10 @@ pub fn run(a: Args, ui: &Ui) -> Result<()> {
             refine: a.refine,
             time_budget: None,
             min_ei: Some(a.min_ei),
+            draws: (a.sample > 0).then_some(select::Draws {
+                n: a.sample,
+                seed: a.seed,
+            }),
             no_run: false,
             confirm_rounds: 7,
         },

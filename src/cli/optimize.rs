@@ -7,11 +7,11 @@ use super::args::{
 };
 use super::progress::Progress;
 use super::source::SourceArgs;
-use crate::app::select::{Event, Report, Setup, Strategy, default_strategy, select};
+use crate::app::select::{Draws, Event, Report, Setup, Strategy, default_strategy, select};
 use crate::frontend::{self, SourceFile};
 use crate::learn::saved::SavedModel;
 use crate::learn::search::drive::DEFAULT_MIN_EI;
-use anyhow::{Context, Result};
+use anyhow::{Context, Result, bail};
 use std::path::PathBuf;
 
 /// Transform the SCoPs of a C file: with a configuration (fast), or by
@@ -115,6 +115,19 @@ struct LearnedArgs {
     /// early.
     #[arg(long, value_name = "SHARE", default_value_t = DEFAULT_MIN_EI, value_parser = non_negative)]
     min_ei: f64,
+    /// Also rank N configurations drawn at random beyond the paper's space
+    /// (register tiles, packing, free tile sizes, unroll-and-jam of two
+    /// loops, reductions, privatized scalars) beside the paper's variants;
+    /// the strategy then chooses among all of them. Needs models trained
+    /// on a campaign that measured the extended space (`collect --space
+    /// extended --sample N`). The draws depend on --seed and the file's
+    /// name only, as `collect`'s do: for a corpus kernel, `--sample 30`
+    /// searches the space `simulate` replays on such a dataset.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    sample: usize,
+    /// The seed of --sample's draws.
+    #[arg(long, value_name = "S", default_value_t = 1, requires = "sample")]
+    seed: u64,
     /// Do not run anything: emit the top prediction (1-shot).
     #[arg(long)]
     no_run: bool,
@@ -199,6 +212,20 @@ fn learned(a: &Args, src: &SourceFile, ui: &Ui) -> Result<Report> {
         )
     })?;
     ui.detail(format!("models from {}", dir.display()));
+    if a.learned.sample > 0 && models.iter().all(|m| m.extended.is_empty()) {
+        bail!(
+            "--sample {}: the models in {} were trained on the paper's space only (their dataset has no variant beyond it), so they cannot rank configurations drawn beyond it; drop --sample, or train models on a store measured with `polytune collect --space extended --sample N` and pass them with --model DIR",
+            a.learned.sample,
+            dir.display()
+        );
+    }
+    let beyond = crate::engine::extended::Extended::default().beyond_paper();
+    if a.learned.sample as u64 > beyond {
+        bail!(
+            "--sample {} is more than the {beyond} configurations of the extended space beyond the paper's",
+            a.learned.sample
+        );
+    }
     // A bare kernel's driver lives as long as the selection's builds.
     let drivers = crate::lab::scratch::Scratch::new("driver")?;
     let setup = Setup {
@@ -223,6 +250,10 @@ fn learned(a: &Args, src: &SourceFile, ui: &Ui) -> Result<Report> {
         refine: a.learned.refine,
         time_budget: a.learned.time_budget,
         min_ei: Some(a.learned.min_ei),
+        draws: (a.learned.sample > 0).then_some(Draws {
+            n: a.learned.sample,
+            seed: a.learned.seed,
+        }),
         no_run: a.learned.no_run,
         confirm_rounds: 7,
     };
@@ -238,6 +269,9 @@ fn learned(a: &Args, src: &SourceFile, ui: &Ui) -> Result<Report> {
         &setup,
         a.context.as_deref(),
         &mut |e| match e {
+            Event::Sampled { drawn, new } => p.note(format_args!(
+                "{drawn} configurations drawn beyond the paper's space: {new} new variants"
+            )),
             Event::Characterized { counters, seconds } => {
                 p.note(format_args!(
                     "characterized {} ({counters} counters, {seconds:.1} s)",

@@ -44,7 +44,7 @@ pub enum Space {
 
 /// A kernel's draws: the generator is seeded with the campaign's seed and
 /// the kernel's name.
-pub(super) fn draws(
+pub(crate) fn draws(
     space: &Extended,
     sample: usize,
     seed: u64,
@@ -60,12 +60,13 @@ pub(super) fn draws(
 /// The variants of the draws that `variants` lacks, after adding to
 /// `variants` the draws that produce one of them; and the SCoPs left
 /// unchanged for some draw, with why.
-pub(super) fn add_draws(
+pub(crate) fn add_draws(
     src: &SourceFile,
+    context: Option<&str>,
     draws: &[Config],
     variants: &mut Vec<Variant>,
 ) -> Result<(usize, Vec<String>), crate::engine::model::EngineError> {
-    let (drawn, skipped) = distinct_variants_of(src, None, draws, &|_| {})?;
+    let (drawn, skipped) = distinct_variants_of(src, context, draws, &|_| {})?;
     let before = variants.len();
     for d in drawn {
         match variants.iter_mut().find(|v| v.hash == d.hash) {
@@ -110,7 +111,7 @@ mod tests {
         // block: the same code as the paper's configuration.
         let same: Config = "rb=4x8".parse().unwrap();
         let other: Config = "tile=64x8x1,omp=1".parse().unwrap();
-        let (new, _) = add_draws(&src, &[same, other], &mut variants).unwrap();
+        let (new, _) = add_draws(&src, None, &[same, other], &mut variants).unwrap();
         assert_eq!(new, 1);
         assert_eq!(variants[0].configs, [paper, same]);
         assert_eq!(variants[1].configs, [other]);

@@ -511,6 +511,7 @@ mod tests {
                 refine: 0,
                 time_budget: None,
                 min_ei: None,
+                draws: None,
                 no_run: false,
                 confirm_rounds: 1,
             },

@@ -45,6 +45,12 @@ pub enum SelectionError {
         "{0}: no `#pragma scop` region to optimize (mark the loop nests with #pragma scop / #pragma endscop)"
     )]
     NoScop(String),
+    #[error(
+        "the models were trained on the paper's space only (their dataset has no variant beyond it): they cannot rank configurations drawn beyond it; drop --sample, or train on a store measured with `polytune collect --space extended --sample N`"
+    )]
+    PaperModels,
+    #[error("drawing configurations beyond the paper's space: {0}")]
+    Sample(#[from] crate::engine::extended::SampleError),
     #[error(transparent)]
     Learn(#[from] LearnError),
     #[error(transparent)]
@@ -85,10 +91,22 @@ pub struct Setup {
     /// next candidate over the incumbent (the fastest of the original and
     /// the candidates measured) falls below this (0.01: 1%).
     pub min_ei: Option<f64>,
+    /// Also rank configurations drawn beyond the paper's space.
+    pub draws: Option<Draws>,
     /// Emit the top prediction without running anything.
     pub no_run: bool,
     /// Alternating rounds of the final head-to-head confirmation.
     pub confirm_rounds: usize,
+}
+
+/// `n` configurations drawn uniformly beyond the paper's space, as
+/// `collect --space extended --sample N --seed S` draws them for a
+/// kernel of the file's name: the same draws, so a corpus kernel's search
+/// runs over the space `simulate` replays.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Draws {
+    pub n: usize,
+    pub seed: u64,
 }
 
 /// Characterizes `file`, ranks its distinct variants with `models`, runs
@@ -151,7 +169,25 @@ pub fn select(
         counters: features.values.len(),
         seconds: characterize_seconds,
     });
-    let (variants, skipped) = distinct_variants(src, context)?;
+    let (mut variants, mut skipped) = distinct_variants(src, context)?;
+    let paper_variants = variants.len();
+    if let Some(d) = setup.draws {
+        if models.iter().all(|m| m.extended.is_empty()) {
+            return Err(SelectionError::PaperModels);
+        }
+        let drawn = crate::app::campaign::draws(
+            &crate::engine::extended::Extended::default(),
+            d.n,
+            d.seed,
+            &crate::app::campaign::kernel_name(file),
+        )?;
+        let (new, more) = crate::app::campaign::add_draws(src, context, &drawn, &mut variants)?;
+        skipped.extend(more);
+        progress(Event::Sampled {
+            drawn: drawn.len(),
+            new,
+        });
+    }
     let r = rank(models, &features.values, &variants)?;
     // A planned strategy's candidates are known now; an adaptive one's
     // come one at a time from its searcher (seeded 1, as the plans are).
@@ -166,7 +202,7 @@ pub fn select(
     let config = |v: usize| r.configs[v];
     let candidate = |v: usize, why: String| Candidate {
         config: config(v),
-        bits: r.configs[v].bits(),
+        bits: r.configs[v].is_paper().then(|| r.configs[v].bits()),
         chosen_by: why,
         predicted: (r.kinds.iter().zip(&r.predicted))
             .map(|(&model, p)| Prediction {
@@ -182,6 +218,7 @@ pub fn select(
         counters: features.values.len(),
         characterize_seconds,
         variants: variants.len(),
+        beyond_paper: variants.len() - paper_variants,
         models: models.len(),
         trained_compiler: first.compiler.clone(),
         trained_machine: first.machine.clone(),
@@ -246,7 +283,7 @@ pub fn select(
             chosen(&config(*v), format!("chosen by {why} without running it")) + &variants[*v].text;
         report.choice = Choice {
             config: Some(config(*v)),
-            bits: Some(r.configs[*v].bits()),
+            bits: r.configs[*v].is_paper().then(|| r.configs[*v].bits()),
             reason: Reason::Predicted,
             chosen_by: Some(why.clone()),
             speedup: None,

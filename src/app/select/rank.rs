@@ -4,7 +4,7 @@
 use super::Strategy;
 use crate::config::Config;
 use crate::engine::space::Variant;
-use crate::learn::dataset::representative;
+use crate::learn::dataset::{representative, representative_beyond};
 use crate::learn::saved::SavedModel;
 use crate::learn::search::Space;
 use crate::learn::{Kind, LearnError};
@@ -26,7 +26,15 @@ pub fn rank(
 ) -> Result<Ranking, LearnError> {
     let configs: Vec<Config> = variants
         .iter()
-        .map(|v| representative(&v.configs).copied().unwrap_or_default())
+        .map(|v| {
+            // A variant that only draws beyond the paper's space produce
+            // (`--sample`) is known by its least such configuration, as
+            // the dataset knows it.
+            representative(&v.configs)
+                .or_else(|| representative_beyond(&v.configs))
+                .copied()
+                .unwrap_or_default()
+        })
         .collect();
     let mut predicted = Vec::new();
     for m in models {

@@ -14,6 +14,9 @@ use std::path::PathBuf;
 pub enum Event {
     /// The original was characterized: `counters` values in `seconds`.
     Characterized { counters: usize, seconds: f64 },
+    /// `drawn` configurations beyond the paper's space were drawn
+    /// (`--sample`): `new` of them are variants of their own.
+    Sampled { drawn: usize, new: usize },
     /// The original and then `candidates` candidates (and at most
     /// `refinements` programs of the refinement after them) are
     /// about to be compiled, verified and timed.
@@ -91,8 +94,9 @@ impl Run {
 pub struct Candidate {
     #[serde(serialize_with = "readable")]
     pub config: Config,
-    /// The same configuration, bit form.
-    pub bits: String,
+    /// The same configuration, bit form (none beyond the paper's space:
+    /// `--sample`'s draws).
+    pub bits: Option<String>,
     /// Which models (and at which rank) chose it; for an adaptive
     /// strategy, which step of the search (`bo initial design (1 of 5)`,
     /// `bo #5 (EI 3.2%)`).
@@ -204,6 +208,9 @@ pub struct Report {
     pub counters: usize,
     pub characterize_seconds: f64,
     pub variants: usize,
+    /// Of `variants`, those only configurations drawn beyond the paper's
+    /// space produce (`--sample`).
+    pub beyond_paper: usize,
     pub models: usize,
     /// Where the models were trained.
     pub trained_compiler: String,
