@@ -127,18 +127,21 @@ pub fn run(a: Args, ui: &Ui) -> Result<()> {
         }
         None => {
             let dir = a.model.clone().unwrap_or_else(|| models_to_read(name));
-            Models::Fixed(SavedModel::load_dir(&dir).with_context(|| {
-                format!(
-                    "no trained models for {} in {} (pass --model DIR or --db DATASET)",
-                    name.as_str(),
-                    dir.display()
-                )
-            })?)
+            Models::Fixed(
+                SavedModel::load_dir(&dir).with_context(|| {
+                    format!(
+                        "no trained models for {} in {} (pass --model DIR or --db DATASET)",
+                        name.as_str(),
+                        dir.display()
+                    )
+                })?,
+                crate::learn::search::transfer::Landscapes::load(&dir)?,
+            )
         }
     };
     let paper_only = match &models {
         Models::LeaveOneOut { dataset, .. } => dataset.beyond_paper == 0,
-        Models::Fixed(m) => m.iter().all(|m| m.extended.is_empty()),
+        Models::Fixed(m, _) => m.iter().all(|m| m.extended.is_empty()),
     };
     if a.sample > 0 && paper_only {
         anyhow::bail!(

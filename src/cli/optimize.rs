@@ -212,6 +212,9 @@ fn learned(a: &Args, src: &SourceFile, ui: &Ui) -> Result<Report> {
         )
     })?;
     ui.detail(format!("models from {}", dir.display()));
+    // Other programs' measured landscapes, shipped beside the models:
+    // Bayesian optimization's transfer prior.
+    let landscapes = crate::learn::search::transfer::Landscapes::load(&dir)?;
     if a.learned.sample > 0 && models.iter().all(|m| m.extended.is_empty()) {
         bail!(
             "--sample {}: the models in {} were trained on the paper's space only (their dataset has no variant beyond it), so they cannot rank configurations drawn beyond it; drop --sample, or train models on a store measured with `polytune collect --space extended --sample N` and pass them with --model DIR",
@@ -266,6 +269,7 @@ fn learned(a: &Args, src: &SourceFile, ui: &Ui) -> Result<Report> {
         &a.file,
         src,
         &models,
+        landscapes.as_ref(),
         &setup,
         a.context.as_deref(),
         &mut |e| match e {

@@ -62,6 +62,10 @@ pub struct Args {
     /// searching beyond the paper's space gains at each budget.
     #[arg(long)]
     paper_only: bool,
+    /// bo: without the other kernels' measured landscapes in its prior
+    /// mean (the models' predictions alone, as before they were added).
+    #[arg(long)]
+    no_transfer: bool,
     /// Draw every strategy's mean curve into FILE (SVG).
     #[arg(long, value_name = "FILE.svg")]
     plot: Option<PathBuf>,
@@ -103,6 +107,7 @@ pub fn run(a: Args, ui: &Ui) -> Result<()> {
         threads: eo.threads,
         min_ei: Some(a.min_ei).filter(|&e| e > 0.0),
         paper_only: a.paper_only,
+        no_transfer: a.no_transfer,
     };
     if a.paper_only && d.beyond_paper == 0 {
         ui.warn(
@@ -154,6 +159,10 @@ pub fn run(a: Args, ui: &Ui) -> Result<()> {
                     100.0 * e
                 )) + if s.paper_only {
                     "; only the paper's variants searched, Opt the best of all"
+                } else {
+                    ""
+                } + if s.no_transfer {
+                    "; bo without the other kernels' landscapes"
                 } else {
                     ""
                 },

@@ -59,6 +59,11 @@ pub fn run(a: Args, ui: &Ui) -> Result<()> {
         ));
         written.push(json!({"model": kind.name(), "file": p, "seconds": seconds}));
     }
+    // The programs the models learned from, as measured: Bayesian
+    // optimization's transfer prior in `optimize`.
+    let landscapes = output.join(crate::learn::search::transfer::FILE);
+    crate::learn::search::transfer::Landscapes::of_dataset(&d, None).save(&landscapes)?;
+    ui.note(format!("  landscapes of {} kernels -> {}", d.kernels.len(), landscapes.display()));
     if a.json.json {
         super::out(&json_text(&json!({
             "db": a.db,
@@ -73,6 +78,7 @@ pub fn run(a: Args, ui: &Ui) -> Result<()> {
             "excluded": a.exclude,
             "variants": d.rows.len(),
             "models": written,
+            "landscapes": landscapes,
         }))?)?;
     }
     Ok(())

@@ -85,6 +85,12 @@ pub struct Row {
     /// for a variant beyond it, of those drawn.
     pub configs: usize,
     pub speedup: f64,
+    /// Every configuration known to produce this variant (the
+    /// representative among them): how another program's space finds
+    /// this measurement by configuration (the transfer prior of
+    /// [`crate::learn::search::transfer`]). Not serialized.
+    #[serde(skip)]
+    pub all_configs: Vec<Config>,
 }
 
 /// Everything the models learn from and are evaluated on.
@@ -258,6 +264,7 @@ impl Dataset {
                         config: *cfg,
                         configs: weight,
                         speedup: b / t,
+                        all_configs: m.configs.clone(),
                     });
                 }
             }
@@ -466,6 +473,7 @@ impl Dataset {
                     config: c,
                     configs: 1,
                     speedup: s.max(0.05),
+                    all_configs: vec![c],
                 });
             }
         }

@@ -17,6 +17,7 @@ use crate::lab::dump::Dump;
 use crate::lab::runner::{Protocol, interleaved, median};
 use crate::lab::scratch::Scratch;
 use crate::lab::verify::{Bench, Status};
+use crate::learn::search::transfer::Landscapes;
 use crate::learn::dataset::Dataset;
 use crate::learn::saved::SavedModel;
 use crate::learn::{Kind, Target};
@@ -27,8 +28,9 @@ pub use report::*;
 
 /// Where polytune's models come from.
 pub enum Models {
-    /// Trained models, the same for every kernel.
-    Fixed(Vec<SavedModel>),
+    /// Trained models, the same for every kernel, and the landscapes
+    /// shipped beside them (Bayesian optimization's transfer prior).
+    Fixed(Vec<SavedModel>, Option<Landscapes>),
     /// Trained for each kernel on the dataset without it, so that every
     /// kernel is a new program to the models that choose for it.
     LeaveOneOut {
@@ -188,9 +190,14 @@ fn first_line(s: &str) -> String {
 }
 
 /// The models that choose for `kernel`.
-fn models_for(models: &Models, kernel: &str) -> Result<Vec<SavedModel>, String> {
+/// The models for one kernel, and the other programs' landscapes (the
+/// dataset's without the kernel, as its models are trained).
+fn models_for(
+    models: &Models,
+    kernel: &str,
+) -> Result<(Vec<SavedModel>, Option<Landscapes>), String> {
     match models {
-        Models::Fixed(m) => Ok(m.clone()),
+        Models::Fixed(m, l) => Ok((m.clone(), l.clone())),
         Models::LeaveOneOut {
             dataset,
             kinds,
@@ -205,10 +212,11 @@ fn models_for(models: &Models, kernel: &str) -> Result<Vec<SavedModel>, String> 
             } else {
                 std::borrow::Cow::Borrowed(dataset.as_ref())
             };
-            kinds
+            let trained = kinds
                 .iter()
                 .map(|&k| SavedModel::train(k, &d, *target).map_err(|e| e.to_string()))
-                .collect()
+                .collect::<Result<Vec<_>, _>>()?;
+            Ok((trained, Some(Landscapes::of_dataset(&d, None))))
         }
     }
 }
@@ -369,12 +377,12 @@ fn learned(
     setup: &Setup,
     progress: &mut dyn FnMut(Event),
 ) -> Result<(PathBuf, select::Choice), String> {
-    let models = models_for(&setup.models, name)?;
+    let (models, landscapes) = models_for(&setup.models, name)?;
     let src = frontend::parse_file(file, &Options::default()).map_err(|e| e.to_string())?;
     // The kernel's own directory for its `#include "..."`.
     let mut own = setup.select.clone();
     own.recipe.source_dir = crate::lab::build::source_dir(file);
-    let report = select(file, &src, &models, &own, None, &mut |e| {
+    let report = select(file, &src, &models, landscapes.as_ref(), &own, None, &mut |e| {
         progress(Event::Selecting(e))
     })
     .map_err(|e| first_line(&e.to_string()))?;
@@ -515,7 +523,7 @@ mod tests {
                 no_run: false,
                 confirm_rounds: 1,
             },
-            models: Models::Fixed(Vec::new()),
+            models: Models::Fixed(Vec::new(), None),
             size: crate::lab::size::Size::Mini,
             include: Vec::new(),
             protocol: Protocol::default(),

@@ -22,6 +22,7 @@ use crate::lab::size::Size;
 use crate::lab::verify::Measurement;
 use crate::learn::LearnError;
 use crate::learn::saved::SavedModel;
+use crate::learn::search::transfer::Landscapes;
 use crate::learn::search::drive::{Limits, Outcome, drive};
 use crate::learn::search::{Planned, Searcher};
 use std::collections::HashSet;
@@ -117,6 +118,7 @@ pub fn select(
     file: &Path,
     src: &SourceFile,
     models: &[SavedModel],
+    landscapes: Option<&Landscapes>,
     setup: &Setup,
     context: Option<&str>,
     progress: &mut dyn FnMut(Event),
@@ -188,7 +190,7 @@ pub fn select(
             new,
         });
     }
-    let r = rank(models, &features.values, &variants)?;
+    let r = rank(models, landscapes, &features.values, &variants)?;
     // A planned strategy's candidates are known now; an adaptive one's
     // come one at a time from its searcher (seeded 1, as the plans are).
     let budget = setup.shots.max(1);
@@ -650,6 +652,7 @@ mod tests {
             kinds: Kind::ALL[..p.len()].to_vec(),
             configs: Config::all()[..n].to_vec(),
             predicted: p,
+            transfer: Vec::new(),
         }
     }
 

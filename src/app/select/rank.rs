@@ -7,6 +7,7 @@ use crate::engine::space::Variant;
 use crate::learn::dataset::{representative, representative_beyond};
 use crate::learn::saved::SavedModel;
 use crate::learn::search::Space;
+use crate::learn::search::transfer::Landscapes;
 use crate::learn::{Kind, LearnError};
 
 /// Predictions of every model for every variant.
@@ -16,11 +17,15 @@ pub struct Ranking {
     pub configs: Vec<Config>,
     /// `predicted[m][v]`: model m's predicted speedup of variant v.
     pub predicted: Vec<Vec<f64>>,
+    /// Other programs' measured landscapes at each variant
+    /// ([`Space::transfer`]); empty without them.
+    pub transfer: Vec<Vec<Option<f64>>>,
 }
 
 /// Predicts every variant with every model.
 pub fn rank(
     models: &[SavedModel],
+    landscapes: Option<&Landscapes>,
     features: &[(String, f64)],
     variants: &[Variant],
 ) -> Result<Ranking, LearnError> {
@@ -45,10 +50,14 @@ pub fn rank(
                 .collect::<Result<Vec<f64>, _>>()?,
         );
     }
+    let transfer = landscapes.map_or_else(Vec::new, |l| {
+        l.project(&variants.iter().map(|v| v.configs.clone()).collect::<Vec<_>>())
+    });
     Ok(Ranking {
         kinds: models.iter().map(|m| m.kind).collect(),
         configs,
         predicted,
+        transfer,
     })
 }
 
@@ -59,6 +68,7 @@ impl Ranking {
             kinds: &self.kinds,
             configs: &self.configs,
             predicted: &self.predicted,
+            transfer: &self.transfer,
         }
     }
 

@@ -289,6 +289,7 @@ mod tests {
             config: Config::from_bits(config).unwrap(),
             configs: 1,
             speedup,
+            all_configs: Vec::new(),
         };
         Dataset {
             selection: Selection::default(),

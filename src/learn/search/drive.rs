@@ -154,6 +154,7 @@ mod tests {
             kinds: &kinds,
             configs: &configs,
             predicted: &predicted,
+            transfer: &[],
         };
         for st in [Strategy::Diverse, Strategy::Bo { prior: true }] {
             let o = go(
@@ -188,6 +189,7 @@ mod tests {
             kinds: &kinds,
             configs: &configs,
             predicted: &predicted,
+            transfer: &[],
         };
         // Each evaluation "takes" 2.5 s on a clock that only the
         // measurements move.
@@ -229,6 +231,7 @@ mod tests {
             kinds: &kinds,
             configs: &configs,
             predicted: &predicted,
+            transfer: &[],
         };
         // A flat space: every variant as fast as the first measured, so
         // once the initial design is in, nothing is expected.
@@ -318,6 +321,7 @@ mod errors {
             kinds: &kinds,
             configs: &configs,
             predicted: &predicted[..1],
+            transfer: &[],
         };
         let mut runs = 0;
         let r = drive(

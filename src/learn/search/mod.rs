@@ -22,6 +22,7 @@ pub mod fields;
 pub mod gp;
 pub mod local;
 pub mod simulate;
+pub mod transfer;
 
 /// How candidates are picked.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -120,6 +121,10 @@ pub struct Space<'a> {
     pub configs: &'a [Config],
     /// `predicted[m][v]`: model m's predicted speedup of variant v.
     pub predicted: &'a [Vec<f64>],
+    /// `transfer[p][v]`: the search's target (−ln speedup) that another
+    /// measured program p had at variant v's configurations
+    /// ([`transfer::Landscapes::project`]); empty without landscapes.
+    pub transfer: &'a [Vec<Option<f64>>],
 }
 
 /// A measured variant: its speedup over the original, or `None` when it
@@ -323,6 +328,7 @@ mod tests {
             kinds: &kinds,
             configs: &configs,
             predicted: &predicted,
+            transfer: &[],
         };
         for st in [
             Strategy::MultiModel,

@@ -14,6 +14,7 @@
 
 use super::drive::{Limits, drive};
 use super::fields::{Fields, NAMES};
+use super::transfer::Landscapes;
 use super::{Space, Strategy};
 use crate::config::Config;
 use crate::learn::dataset::Dataset;
@@ -44,6 +45,9 @@ pub struct Options {
     /// paper's too): beside a run over all of them, what searching beyond
     /// the paper's space gains.
     pub paper_only: bool,
+    /// Bayesian optimization without the other kernels' landscapes in
+    /// its prior (as before they were: the models alone).
+    pub no_transfer: bool,
 }
 
 /// One kernel's curve for one strategy.
@@ -111,6 +115,9 @@ pub struct Simulation {
     /// Only the paper's variants were searched ([`Options::paper_only`]).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub paper_only: bool,
+    /// [`Options::no_transfer`].
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub no_transfer: bool,
     pub thresholds: Vec<f64>,
     pub fields: Vec<String>,
     pub strategies: Vec<StrategyCurves>,
@@ -122,12 +129,23 @@ struct KernelSpace {
     name: String,
     configs: Vec<Config>,
     predicted: Vec<Vec<f64>>,
+    /// The other kernels' landscapes at this kernel's variants
+    /// ([`Space::transfer`]).
+    transfer: Vec<Vec<Option<f64>>>,
     speedup: Vec<Option<f64>>,
     opt: f64,
 }
 
 impl KernelSpace {
-    fn of(d: &Dataset, predicted: &[Vec<f64>], k: usize, rows: &[usize]) -> KernelSpace {
+    /// Kernel `k`'s space over `rows`; `transfer`: with the other
+    /// kernels' landscapes at its variants.
+    fn of(
+        d: &Dataset,
+        predicted: &[Vec<f64>],
+        k: usize,
+        rows: &[usize],
+        transfer: bool,
+    ) -> KernelSpace {
         let speedup: Vec<Option<f64>> = rows.iter().map(|&i| Some(d.rows[i].speedup)).collect();
         KernelSpace {
             name: d.kernels[k].name.clone(),
@@ -136,6 +154,23 @@ impl KernelSpace {
                 .iter()
                 .map(|p| rows.iter().map(|&i| p[i]).collect())
                 .collect(),
+            transfer: if !transfer {
+                Vec::new()
+            } else {
+                Landscapes::of_dataset(d, Some(k)).project(
+                &rows
+                    .iter()
+                    .map(|&i| {
+                        let r = &d.rows[i];
+                        if r.all_configs.is_empty() {
+                            vec![r.config]
+                        } else {
+                            r.all_configs.clone()
+                        }
+                    })
+                    .collect::<Vec<_>>(),
+                )
+            },
             opt: speedup
                 .iter()
                 .flatten()
@@ -180,6 +215,7 @@ fn one_run(
         kinds,
         configs: &ks.configs,
         predicted: &ks.predicted,
+        transfer: &ks.transfer,
     };
     let mut s = space.searcher(strategy, seed);
     let limits = Limits {
@@ -230,7 +266,7 @@ pub fn simulate(
             if searched.is_empty() {
                 return None;
             }
-            let mut ks = KernelSpace::of(d, predicted, k, &searched);
+            let mut ks = KernelSpace::of(d, predicted, k, &searched, !opts.no_transfer);
             // Opt is the best of every variant, searched or not.
             ks.opt = rows
                 .iter()
@@ -367,6 +403,7 @@ pub fn simulate(
         seeds: opts.seeds,
         min_ei: opts.min_ei,
         paper_only: opts.paper_only,
+        no_transfer: opts.no_transfer,
         thresholds: THRESHOLDS.to_vec(),
         fields: fields.iter().map(|s| s.to_string()).collect(),
         strategies,
@@ -459,6 +496,7 @@ mod tests {
                 threads: 2,
                 min_ei: None,
                 paper_only,
+                no_transfer: false,
             };
             simulate(&d, &eo.models, &p, &o, &|_, _| {}).unwrap()
         };
@@ -506,6 +544,7 @@ mod tests {
                 threads: 2,
                 min_ei: None,
                 paper_only: false,
+                no_transfer: false,
             },
             &|_, _| {},
         )
@@ -563,6 +602,7 @@ mod tests {
                 threads: 2,
                 min_ei,
                 paper_only: false,
+                no_transfer: false,
             };
             simulate(&d, &eo.models, &p, &o, &|_, _| {}).unwrap()
         };
