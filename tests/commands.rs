@@ -88,6 +88,24 @@ fn train_and_evaluate_print_json() {
     kernels.sort();
     assert_eq!(kernels, ["atax", "gemm", "mvt"]);
     assert!(v["variants"].as_u64().unwrap() > 10, "{v}");
+    // Beside the models, the kernels' measured landscapes: every variant
+    // with its speedup and the configurations that produce it.
+    let l: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(v["landscapes"].as_str().unwrap()).unwrap())
+            .unwrap();
+    let programs = l["programs"].as_array().unwrap();
+    assert_eq!(programs.len(), 3, "{l}");
+    let measured: usize = programs
+        .iter()
+        .map(|p| p["variants"].as_array().unwrap().len())
+        .sum();
+    assert_eq!(measured as u64, v["variants"].as_u64().unwrap());
+    for p in programs {
+        for m in p["variants"].as_array().unwrap() {
+            assert!(m["speedup"].as_f64().unwrap() > 0.0);
+            assert!(!m["configs"].as_array().unwrap().is_empty());
+        }
+    }
     assert_eq!(v["target"], "log");
     assert_eq!(
         v["compiler"].as_str().unwrap().split(' ').next(),

@@ -615,6 +615,9 @@ fn bayesian_optimize_runs_verified_unique_candidates_and_says_why_it_stopped() {
     let s = &v["search"];
     assert_eq!(s["strategy"], "bo");
     assert_eq!(s["budget"], 12);
+    // The shipped models come with the corpus's 30 measured landscapes,
+    // the transfer prior.
+    assert_eq!(s["transfer_from"], 30, "{json}");
     assert_eq!(s["evaluated"].as_u64().unwrap() as usize, cands.len());
     assert_eq!(s["min_ei"], 0.01);
     match s["stop"].as_str().unwrap() {
@@ -640,7 +643,12 @@ fn bayesian_optimize_runs_verified_unique_candidates_and_says_why_it_stopped() {
         assert!(text.ends_with(&original), "the original, unchanged");
     }
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("polytune: bo ran "), "{stderr}");
+    assert!(
+        stderr.contains(
+            "polytune: bo (its prior: the models and 30 measured programs' landscapes) ran "
+        ),
+        "{stderr}"
+    );
     let exe = dir.path().join("atax_bo");
     common::compile_variant("gcc", &out_c, &exe, "mini").unwrap();
     common::run_dump_threads(&exe).unwrap();

@@ -63,7 +63,11 @@ pub fn run(a: Args, ui: &Ui) -> Result<()> {
     // optimization's transfer prior in `optimize`.
     let landscapes = output.join(crate::learn::search::transfer::FILE);
     crate::learn::search::transfer::Landscapes::of_dataset(&d, None).save(&landscapes)?;
-    ui.note(format!("  landscapes of {} kernels -> {}", d.kernels.len(), landscapes.display()));
+    ui.note(format!(
+        "  landscapes of {} kernels -> {}",
+        d.kernels.len(),
+        landscapes.display()
+    ));
     if a.json.json {
         super::out(&json_text(&json!({
             "db": a.db,

@@ -17,9 +17,9 @@ use crate::lab::dump::Dump;
 use crate::lab::runner::{Protocol, interleaved, median};
 use crate::lab::scratch::Scratch;
 use crate::lab::verify::{Bench, Status};
-use crate::learn::search::transfer::Landscapes;
 use crate::learn::dataset::Dataset;
 use crate::learn::saved::SavedModel;
+use crate::learn::search::transfer::Landscapes;
 use crate::learn::{Kind, Target};
 use std::path::{Path, PathBuf};
 
@@ -382,9 +382,15 @@ fn learned(
     // The kernel's own directory for its `#include "..."`.
     let mut own = setup.select.clone();
     own.recipe.source_dir = crate::lab::build::source_dir(file);
-    let report = select(file, &src, &models, landscapes.as_ref(), &own, None, &mut |e| {
-        progress(Event::Selecting(e))
-    })
+    let report = select(
+        file,
+        &src,
+        &models,
+        landscapes.as_ref(),
+        &own,
+        None,
+        &mut |e| progress(Event::Selecting(e)),
+    )
     .map_err(|e| first_line(&e.to_string()))?;
     // Its includes are found through the include path, which has the
     // kernel's own directory.

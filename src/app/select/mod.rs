@@ -22,8 +22,8 @@ use crate::lab::size::Size;
 use crate::lab::verify::Measurement;
 use crate::learn::LearnError;
 use crate::learn::saved::SavedModel;
-use crate::learn::search::transfer::Landscapes;
 use crate::learn::search::drive::{Limits, Outcome, drive};
+use crate::learn::search::transfer::Landscapes;
 use crate::learn::search::{Planned, Searcher};
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -420,6 +420,8 @@ pub fn select(
         seconds: started.elapsed().as_secs_f64(),
         stop,
         final_ei,
+        transfer_from: matches!(setup.strategy, Strategy::Bo { prior: true })
+            .then_some(r.transfer.len()),
     });
     // Beyond the paper's space, from the fastest candidate.
     let start = ran

@@ -51,7 +51,12 @@ pub fn rank(
         );
     }
     let transfer = landscapes.map_or_else(Vec::new, |l| {
-        l.project(&variants.iter().map(|v| v.configs.clone()).collect::<Vec<_>>())
+        l.project(
+            &variants
+                .iter()
+                .map(|v| v.configs.clone())
+                .collect::<Vec<_>>(),
+        )
     });
     Ok(Ranking {
         kinds: models.iter().map(|m| m.kind).collect(),

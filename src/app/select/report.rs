@@ -141,6 +141,11 @@ pub struct Search {
     /// With `stop` = `expected-improvement`: the expected improvement of
     /// the candidate that was not run.
     pub final_ei: Option<f64>,
+    /// Bayesian optimization: the measured programs whose landscapes its
+    /// prior mean matched to the runs (`landscapes.json` beside the
+    /// models; none when the models have none).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub transfer_from: Option<usize>,
 }
 
 /// A threaded candidate rerun with sleeping threads.

@@ -305,8 +305,13 @@ fn search_line(x: &crate::app::select::Search) -> Option<String> {
             100.0 * x.min_ei.unwrap_or(0.0)
         ),
     };
+    let prior = match x.transfer_from {
+        Some(0) => " (its prior: the models alone; they have no landscapes.json)".to_string(),
+        Some(n) => format!(" (its prior: the models and {n} measured programs' landscapes)"),
+        None => String::new(),
+    };
     Some(format!(
-        "polytune: {} ran {} of at most {} candidates in {:.1} s; it stopped because {why}",
+        "polytune: {}{prior} ran {} of at most {} candidates in {:.1} s; it stopped because {why}",
         x.strategy, x.evaluated, x.budget, x.seconds
     ))
 }

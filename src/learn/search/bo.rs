@@ -483,7 +483,11 @@ mod tests {
                 super::INITIAL_PRIOR + 1,
                 &mut |v| truth(v),
             );
-            assert!(h[..super::INITIAL_PRIOR].iter().all(|o| o.variant != needle));
+            assert!(
+                h[..super::INITIAL_PRIOR]
+                    .iter()
+                    .all(|o| o.variant != needle)
+            );
             h.iter().any(|o| o.variant == needle)
         };
         assert!(found(&transfer));

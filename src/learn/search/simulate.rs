@@ -158,17 +158,17 @@ impl KernelSpace {
                 Vec::new()
             } else {
                 Landscapes::of_dataset(d, Some(k)).project(
-                &rows
-                    .iter()
-                    .map(|&i| {
-                        let r = &d.rows[i];
-                        if r.all_configs.is_empty() {
-                            vec![r.config]
-                        } else {
-                            r.all_configs.clone()
-                        }
-                    })
-                    .collect::<Vec<_>>(),
+                    &rows
+                        .iter()
+                        .map(|&i| {
+                            let r = &d.rows[i];
+                            if r.all_configs.is_empty() {
+                                vec![r.config]
+                            } else {
+                                r.all_configs.clone()
+                            }
+                        })
+                        .collect::<Vec<_>>(),
                 )
             },
             opt: speedup

@@ -131,7 +131,9 @@ impl Landscapes {
     }
 }
 
-/// Configurations as their readable form in the file.
+/// Configurations in the file as the store writes them: the bit string
+/// in the paper's space (the file is a fifth of the readable form's
+/// size), the readable form beyond it.
 mod texts {
     use crate::config::Config;
     use serde::{Deserialize, Deserializer, Serializer, ser::SerializeSeq};
@@ -139,7 +141,11 @@ mod texts {
     pub fn serialize<S: Serializer>(cs: &[Config], s: S) -> Result<S::Ok, S::Error> {
         let mut seq = s.serialize_seq(Some(cs.len()))?;
         for c in cs {
-            seq.serialize_element(&c.to_string())?;
+            seq.serialize_element(&if c.is_paper() {
+                c.bits()
+            } else {
+                c.to_string()
+            })?;
         }
         seq.end()
     }
@@ -268,6 +274,9 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         l.save(&dir.path().join(FILE)).unwrap();
         let back = Landscapes::load(dir.path()).unwrap().unwrap();
-        assert_eq!(back.project(&[vec![c("000000100000")]]), l.project(&[vec![c("000000100000")]]));
+        assert_eq!(
+            back.project(&[vec![c("000000100000")]]),
+            l.project(&[vec![c("000000100000")]])
+        );
     }
 }
