@@ -113,7 +113,9 @@ impl Landscapes {
     }
 
     pub fn save(&self, path: &Path) -> Result<(), LearnError> {
-        std::fs::write(path, serde_json::to_string(self)?)?;
+        // Atomic, as the models are: a failed write leaves the previous
+        // file (or none), never a partial one.
+        crate::lab::store::atomic::write(path, serde_json::to_string(self)?.as_bytes())?;
         Ok(())
     }
 
