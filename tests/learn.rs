@@ -654,6 +654,55 @@ fn bayesian_optimize_runs_verified_unique_candidates_and_says_why_it_stopped() {
     common::run_dump_threads(&exe).unwrap();
 }
 
+/// Models without `landscapes.json` beside them (trained before it was
+/// shipped, or copied alone): `bo` runs with the models alone as its
+/// prior and says so; with them it matches the corpus's 30 landscapes.
+#[test]
+fn bayesian_optimize_without_landscapes_says_its_prior_is_the_models_alone() {
+    let kernel = root().join("polybench/stencils/jacobi-1d-imper.c");
+    let dir = tempfile::tempdir().unwrap();
+    let models = dir.path().join("models");
+    std::fs::create_dir(&models).unwrap();
+    for e in std::fs::read_dir(root().join("models/gcc")).unwrap() {
+        let p = e.unwrap().path();
+        if p.file_name().unwrap() != "landscapes.json" {
+            std::fs::copy(&p, models.join(p.file_name().unwrap())).unwrap();
+        }
+    }
+    let run = |models: &std::path::Path| {
+        let out = polytune(&[
+            "optimize",
+            kernel.to_str().unwrap(),
+            "--model",
+            models.to_str().unwrap(),
+            "--size",
+            "mini",
+            "--strategy",
+            "bo",
+            "--budget",
+            "6",
+            "--refine",
+            "0",
+            "--min-ei",
+            "0",
+            "--json",
+        ]);
+        let v: serde_json::Value = serde_json::from_str(&ok(&out)).unwrap();
+        (v, String::from_utf8_lossy(&out.stderr).to_string())
+    };
+    let (v, stderr) = run(&models);
+    assert_eq!(v["search"]["transfer_from"], 0, "{v}");
+    assert!(
+        stderr.contains(
+            "polytune: bo (its prior: the models alone; they have no landscapes.json) ran "
+        ),
+        "{stderr}"
+    );
+    assert!(v["choice"]["speedup"].as_f64().unwrap() >= 1.0, "{v}");
+    let (v, _) = run(&root().join("models/gcc"));
+    assert_eq!(v["search"]["transfer_from"], 30, "{v}");
+}
+
 /// After the search, `optimize` steps beyond the paper's space from the
 /// fastest candidate: on gemm the first step is the packed register tile
 /// (distributed: gemm's two statements are fused under `fuse=smart`), run
