@@ -14,6 +14,9 @@
 //! ridge regression toward the ensemble (equal weights, their mean), and
 //! its weight decays as runs accumulate past the design (πBO's decay of
 //! the prior: the more is measured, the less the models are trusted).
+//! Mixed into that prior mean, where other measured programs' landscapes
+//! are known ([`super::transfer`]): the landscapes shifted to the runs
+//! and weighted by how well they fit them, refitted at every proposal.
 //! Without the prior, a constant mean and random initial points.
 //!
 //! The settings were chosen on gcc's data of the shipped dataset
@@ -140,7 +143,6 @@ impl Bo {
         } else {
             Vec::new()
         };
-
         Bo {
             transfer,
             coords: space.configs.iter().map(|c| fields.point(c)).collect(),
