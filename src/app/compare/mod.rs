@@ -189,9 +189,9 @@ fn first_line(s: &str) -> String {
         .to_string()
 }
 
-/// The models that choose for `kernel`.
-/// The models for one kernel, and the other programs' landscapes (the
-/// dataset's without the kernel, as its models are trained).
+/// The models that choose for `kernel`, and the other programs'
+/// landscapes (with `--db`, the dataset's without the kernel, as its
+/// models are trained).
 fn models_for(
     models: &Models,
     kernel: &str,
