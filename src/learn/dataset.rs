@@ -93,6 +93,18 @@ pub struct Row {
     pub all_configs: Vec<Config>,
 }
 
+impl Row {
+    /// The configurations known to produce this variant: all of them
+    /// when the store said, else the representative alone.
+    pub fn producing_configs(&self) -> Vec<Config> {
+        if self.all_configs.is_empty() {
+            vec![self.config]
+        } else {
+            self.all_configs.clone()
+        }
+    }
+}
+
 /// Everything the models learn from and are evaluated on.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Dataset {

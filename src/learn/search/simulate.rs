@@ -160,14 +160,7 @@ impl KernelSpace {
                 Landscapes::of_dataset(d, Some(k)).project(
                     &rows
                         .iter()
-                        .map(|&i| {
-                            let r = &d.rows[i];
-                            if r.all_configs.is_empty() {
-                                vec![r.config]
-                            } else {
-                                r.all_configs.clone()
-                            }
-                        })
+                        .map(|&i| d.rows[i].producing_configs())
                         .collect::<Vec<_>>(),
                 )
             },

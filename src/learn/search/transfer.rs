@@ -67,11 +67,7 @@ impl Landscapes {
                         let r = &d.rows[i];
                         Measured {
                             speedup: r.speedup,
-                            configs: if r.all_configs.is_empty() {
-                                vec![r.config]
-                            } else {
-                                r.all_configs.clone()
-                            },
+                            configs: r.producing_configs(),
                         }
                     })
                     .collect(),
