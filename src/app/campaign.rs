@@ -349,7 +349,7 @@ pub fn run(
             (None, None)
         } else {
             let d = work.join(format!("{name}-original"));
-            std::fs::create_dir_all(&d)?;
+            crate::lab::scratch::subdir(&d)?;
             let file = d.join(path.file_name().unwrap_or_default());
             std::fs::write(
                 &file,

@@ -69,7 +69,7 @@ pub fn run(a: Args, ui: &Ui) -> Result<()> {
     let (size, threads) = (&a.run.size, a.run.threads);
     let name = file.file_name().unwrap_or_default();
     let original_dir = dir.path().join("original-src");
-    std::fs::create_dir_all(&original_dir)?;
+    crate::lab::scratch::subdir(&original_dir)?;
     let original_path = original_dir.join(name);
     std::fs::write(
         &original_path,
@@ -105,7 +105,7 @@ pub fn run(a: Args, ui: &Ui) -> Result<()> {
         }
         internal = outcome.internal;
         let variant_dir = dir.path().join("variant-src");
-        std::fs::create_dir_all(&variant_dir)?;
+        crate::lab::scratch::subdir(&variant_dir)?;
         let variant_path = variant_dir.join(name);
         std::fs::write(&variant_path, &outcome.text)?;
         let var = harness.measure(&variant_path, "variant", &reference, outcome.openmp, true);

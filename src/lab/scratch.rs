@@ -27,6 +27,14 @@ impl Scratch {
     /// (`$TMPDIR`, else /tmp).
     pub fn new(purpose: &str) -> std::io::Result<Scratch> {
         use std::os::unix::fs::PermissionsExt;
+        // Created and registered under the lock: a signal's clean-up
+        // either waits for the registration or comes first and refuses
+        // the directory, never one created but not yet known (it would
+        // outlive polytune, which the clean-up ends at once).
+        let mut l = live();
+        if l.1 {
+            return Err(ending());
+        }
         let dir = tempfile::Builder::new()
             .prefix(&format!("polytune-{purpose}-"))
             .permissions(std::fs::Permissions::from_mode(0o700))
@@ -40,15 +48,6 @@ impl Scratch {
                     ),
                 )
             })?;
-        let mut l = live();
-        if l.1 {
-            drop(l);
-            drop(dir);
-            return Err(std::io::Error::new(
-                std::io::ErrorKind::Interrupted,
-                "polytune is ending",
-            ));
-        }
         l.0.push(dir.path().to_path_buf());
         Ok(Scratch { dir })
     }
@@ -65,6 +64,23 @@ impl Drop for Scratch {
     }
 }
 
+fn ending() -> std::io::Error {
+    std::io::Error::new(std::io::ErrorKind::Interrupted, "polytune is ending")
+}
+
+/// Creates directory `dir` inside a scratch directory (nothing if it is
+/// there). Never its parents: once a signal's clean-up removed the
+/// scratch directory, a thread still building must fail here, not
+/// create the scratch directory again after the clean-up (it would be
+/// left behind when polytune ends).
+pub fn subdir(dir: &Path) -> std::io::Result<()> {
+    match std::fs::create_dir(dir) {
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound && live().1 => Err(ending()),
+        r => r,
+    }
+}
+
 /// Removes every live scratch directory (polytune is about to end).
 pub(crate) fn remove_all() {
     let dirs = {
@@ -73,11 +89,14 @@ pub(crate) fn remove_all() {
         l.0.clone()
     };
     for p in dirs {
-        // A file being written meanwhile can make one attempt fail.
-        for _ in 0..3 {
+        // A file written meanwhile by a thread still building can make
+        // an attempt fail (directory not empty); the writer cannot create
+        // directories any more (`subdir`), so the removal soon wins.
+        for _ in 0..200 {
             if std::fs::remove_dir_all(&p).is_ok() || !p.exists() {
                 break;
             }
+            std::thread::sleep(std::time::Duration::from_millis(1));
         }
     }
 }
@@ -102,5 +121,17 @@ mod tests {
         drop(a);
         assert!(!p.exists());
         assert!(!live().0.contains(&p));
+    }
+
+    #[test]
+    fn subdir_never_creates_parents() {
+        let a = Scratch::new("test").unwrap();
+        let d = a.path().join("x");
+        subdir(&d).unwrap();
+        subdir(&d).unwrap();
+        assert!(d.is_dir());
+        let gone = a.path().join("gone").join("y");
+        assert!(subdir(&gone).is_err());
+        assert!(!a.path().join("gone").exists());
     }
 }

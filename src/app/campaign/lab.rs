@@ -130,7 +130,7 @@ impl Lab {
         dir: &Path,
         name: &str,
     ) -> Result<Built, CollectError> {
-        std::fs::create_dir_all(dir)?;
+        crate::lab::scratch::subdir(dir)?;
         let exe = dir.join("variant");
         Ok(match self {
             Lab::Corpus { bench, .. } => {

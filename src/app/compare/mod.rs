@@ -244,7 +244,7 @@ pub fn compare(
             steps: plans.len() + rounds,
         });
         let dir = work.path().join(format!("k{n}"));
-        std::fs::create_dir_all(&dir)?;
+        crate::lab::scratch::subdir(&dir)?;
         kernels.push(one_kernel(file, &name, &dir, &plans, setup, progress)?);
         // The executables of a kernel are not needed any more.
         let _ = std::fs::remove_dir_all(&dir);

@@ -135,7 +135,7 @@ pub fn select(
     let file_name = file.file_name().unwrap_or_default().to_owned();
     let write_source = |dir: &str, text: &str| -> std::io::Result<PathBuf> {
         let d = work.path().join(dir);
-        std::fs::create_dir_all(&d)?;
+        crate::lab::scratch::subdir(&d)?;
         let path = d.join(&file_name);
         std::fs::write(&path, text)?;
         Ok(path)
