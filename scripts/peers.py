@@ -35,9 +35,10 @@ def main():
     ap.add_argument("--shots", type=int, default=6)
     ap.add_argument("--strategy", default="multi-model")
     ap.add_argument("--compiler", default="gcc", choices=["gcc", "clang"])
-    ap.add_argument("--sample", type=int, default=0,
+    ap.add_argument("--sample", type=int, default=None,
                     help="polytune also ranks N draws beyond the paper's space "
-                         "(needs a dataset of the extended space)")
+                         "(needs a dataset of the extended space; default: compare's, "
+                         "30 with such a dataset, else 0)")
     ap.add_argument("--db", default=os.path.join(ROOT, "models", "dataset.sqlite"),
                     help="dataset the leave-one-out models are trained on")
     ap.add_argument("--shipped", action="store_true",
@@ -49,7 +50,7 @@ def main():
     cmd = [a.polytune, "compare", *kernels(a.names), "--size", a.size, "--rounds", str(a.reps),
            "--threads", str(a.threads), "--shots", str(a.shots), "--strategy", a.strategy,
            "--compiler", a.compiler, "--json"]
-    if a.sample:
+    if a.sample is not None:
         cmd += ["--sample", str(a.sample)]
     if not a.shipped:
         cmd += ["--db", a.db]

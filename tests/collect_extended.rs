@@ -301,6 +301,41 @@ fn models_learn_the_extended_sample_through_typed_attributes() {
             .unwrap()
             .contains("polytune")
     );
+
+    // Without --sample, models that know the extended space rank the
+    // extended campaign's 30 draws; --sample 0 the paper's space only.
+    let ranked = |extra: &[&str]| {
+        let out = polytune()
+            .args([
+                "optimize",
+                "--size",
+                "mini",
+                "--compiler",
+                "gcc",
+                "--no-run",
+            ])
+            .args(extra)
+            .arg("--model")
+            .arg(&models)
+            .arg(k("polybench/linear-algebra/gemm.c"))
+            .arg("-o")
+            .arg(dir.path().join("gemm.top.c"))
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(out.status.success(), "{stderr}");
+        stderr
+    };
+    let stderr = ranked(&[]);
+    assert!(
+        stderr.contains("30 configurations drawn beyond the paper's space"),
+        "{stderr}"
+    );
+    let stderr = ranked(&["--sample", "0"]);
+    assert!(
+        !stderr.contains("drawn beyond the paper's space"),
+        "{stderr}"
+    );
 }
 
 /// Models of the paper's space cannot rank draws beyond it: `--sample`

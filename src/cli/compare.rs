@@ -66,8 +66,9 @@ pub struct Args {
     /// polytune: also rank N configurations drawn beyond the paper's
     /// space (as `optimize --sample`); the models must know that space
     /// (trained on, or --db, a campaign of `collect --space extended`).
-    #[arg(long, value_name = "N", default_value_t = 0)]
-    sample: usize,
+    /// Default: 30 when they do, else 0 (as `optimize`).
+    #[arg(long, value_name = "N")]
+    sample: Option<usize>,
     /// The seed of --sample's draws.
     #[arg(long, value_name = "S", default_value_t = 1, requires = "sample")]
     seed: u64,
@@ -143,12 +144,12 @@ pub fn run(a: Args, ui: &Ui) -> Result<()> {
         Models::LeaveOneOut { dataset, .. } => dataset.beyond_paper == 0,
         Models::Fixed(m, _) => m.iter().all(|m| m.extended.is_empty()),
     };
-    if a.sample > 0 && paper_only {
+    let Ok(sample) = select::sample_size(a.sample, !paper_only) else {
         anyhow::bail!(
             "--sample {}: polytune's models know the paper's space only (their dataset has no variant beyond it), so they cannot rank configurations drawn beyond it; drop --sample, or use a dataset measured with `polytune collect --space extended --sample N`",
-            a.sample
+            a.sample.unwrap_or_default()
         );
-    }
+    };
     // Every kernel's directory is on the include path of its builds.
     let include = a.build.include_for(&a.files[0]);
     let mut include: Vec<PathBuf> = include;
@@ -178,8 +179,8 @@ pub fn run(a: Args, ui: &Ui) -> Result<()> {
             refine: a.refine,
             time_budget: None,
             min_ei: Some(a.min_ei),
-            draws: (a.sample > 0).then_some(select::Draws {
-                n: a.sample,
+            draws: (sample > 0).then_some(select::Draws {
+                n: sample,
                 seed: a.seed,
             }),
             no_run: false,

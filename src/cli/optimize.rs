@@ -90,8 +90,8 @@ struct LearnedArgs {
     /// runs before it. Default: diverse below a budget of 5, bo from 5.
     /// Replayed over the shipped dataset (`polytune simulate`, each kernel
     /// new to the models; mean % of the best variant's speedup, gcc /
-    /// clang), bo leads from 5 candidates (at 6: 91.1 / 87.0; diverse
-    /// 89.1 / 84.3, multi-model 85.2 / 83.1; at 12: 95.1 / 92.7, diverse
+    /// clang), bo leads from 5 candidates (at 6: 91.9 / 86.8; diverse
+    /// 89.1 / 84.3, multi-model 85.2 / 83.1; at 12: 96.2 / 94.4, diverse
     /// 91.6 / 87.6).
     #[arg(long, value_parser = parse_strategy)]
     strategy: Option<Strategy>,
@@ -122,9 +122,11 @@ struct LearnedArgs {
     /// on a campaign that measured the extended space (`collect --space
     /// extended --sample N`). The draws depend on --seed and the file's
     /// name only, as `collect`'s do: for a corpus kernel, `--sample 30`
-    /// searches the space `simulate` replays on such a dataset.
-    #[arg(long, value_name = "N", default_value_t = 0)]
-    sample: usize,
+    /// searches the space `simulate` replays on such a dataset. Default:
+    /// 30 with models that know the extended space, 0 (the paper's space
+    /// and the refinement only) with models of the paper's space.
+    #[arg(long, value_name = "N")]
+    sample: Option<usize>,
     /// The seed of --sample's draws.
     #[arg(long, value_name = "S", default_value_t = 1, requires = "sample")]
     seed: u64,
@@ -215,19 +217,24 @@ fn learned(a: &Args, src: &SourceFile, ui: &Ui) -> Result<Report> {
     // Other programs' measured landscapes, shipped beside the models:
     // Bayesian optimization's transfer prior.
     let landscapes = crate::learn::search::transfer::Landscapes::load(&dir)?;
-    if a.learned.sample > 0 && models.iter().all(|m| m.extended.is_empty()) {
+    let knows_beyond = models.iter().any(|m| !m.extended.is_empty());
+    let Ok(sample) = crate::app::select::sample_size(a.learned.sample, knows_beyond) else {
         bail!(
             "--sample {}: the models in {} were trained on the paper's space only (their dataset has no variant beyond it), so they cannot rank configurations drawn beyond it; drop --sample, or train models on a store measured with `polytune collect --space extended --sample N` and pass them with --model DIR",
-            a.learned.sample,
+            a.learned.sample.unwrap_or_default(),
             dir.display()
         );
-    }
+    };
     let beyond = crate::engine::extended::Extended::default().beyond_paper();
-    if a.learned.sample as u64 > beyond {
+    if sample as u64 > beyond {
         bail!(
-            "--sample {} is more than the {beyond} configurations of the extended space beyond the paper's",
-            a.learned.sample
+            "--sample {sample} is more than the {beyond} configurations of the extended space beyond the paper's"
         );
+    }
+    if a.learned.sample.is_none() && sample > 0 {
+        ui.detail(format!(
+            "also ranking {sample} configurations drawn beyond the paper's space (the models know it; --sample 0: the paper's space only)"
+        ));
     }
     // A bare kernel's driver lives as long as the selection's builds.
     let drivers = crate::lab::scratch::Scratch::new("driver")?;
@@ -253,8 +260,8 @@ fn learned(a: &Args, src: &SourceFile, ui: &Ui) -> Result<Report> {
         refine: a.learned.refine,
         time_budget: a.learned.time_budget,
         min_ei: Some(a.learned.min_ei),
-        draws: (a.learned.sample > 0).then_some(Draws {
-            n: a.learned.sample,
+        draws: (sample > 0).then_some(Draws {
+            n: sample,
             seed: a.learned.seed,
         }),
         no_run: a.learned.no_run,

@@ -614,6 +614,30 @@ fn measured_as(recipe: &Recipe, file: &Path, openmp: bool) -> String {
 /// register tiles and two more steps from the faster of them.
 pub const DEFAULT_REFINE: usize = 4;
 
+/// Configurations drawn beyond the paper's space unless told otherwise
+/// (`--sample`), when the models know that space (trained on a campaign
+/// that measured it): the extended campaign's draws per kernel
+/// (`EXTENDED=30 scripts/campaign.sh`), so that a corpus kernel's search
+/// runs over the very space `simulate` replays. With models of the
+/// paper's space alone, none.
+pub const DEFAULT_SAMPLE: usize = 30;
+
+/// The draws beyond the paper's space a selection ranks: `asked` when
+/// given (an error if the models cannot rank them), else
+/// [`DEFAULT_SAMPLE`] when the models know that space and none when
+/// they do not.
+pub fn sample_size(
+    asked: Option<usize>,
+    models_know_beyond: bool,
+) -> Result<usize, SelectionError> {
+    match asked {
+        Some(n) if n > 0 && !models_know_beyond => Err(SelectionError::PaperModels),
+        Some(n) => Ok(n),
+        None if models_know_beyond => Ok(DEFAULT_SAMPLE),
+        None => Ok(0),
+    }
+}
+
 /// How candidates are picked: the strategies of [`crate::learn::search`].
 pub use crate::learn::search::Strategy;
 pub use crate::learn::search::drive::Stop;
@@ -647,6 +671,19 @@ mod tests {
     use super::*;
     use crate::config::Config;
     use crate::learn::Kind;
+
+    #[test]
+    fn draws_beyond_the_paper_by_default_only_with_models_that_know_them() {
+        assert_eq!(sample_size(None, true).unwrap(), DEFAULT_SAMPLE);
+        assert_eq!(sample_size(None, false).unwrap(), 0);
+        assert_eq!(sample_size(Some(0), true).unwrap(), 0);
+        assert_eq!(sample_size(Some(0), false).unwrap(), 0);
+        assert_eq!(sample_size(Some(12), true).unwrap(), 12);
+        assert!(matches!(
+            sample_size(Some(12), false),
+            Err(SelectionError::PaperModels)
+        ));
+    }
 
     fn ranking_of(p: Vec<Vec<f64>>) -> Ranking {
         let n = p[0].len();
