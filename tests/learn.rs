@@ -233,7 +233,6 @@ fn campaign_train_evaluate_and_learned_optimize() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("polytune train"));
 }
 
-/// The shipped dataset's bytes.
 /// A chosen program's header names its configuration readable, then, in
 /// the paper's space, as its bit string: `configuration fuse=...,uj=1
 /// (010000000000)`; beyond it, readable only: `configuration
@@ -262,8 +261,10 @@ fn names_its_configuration_in_both_forms(text: &str) {
     );
 }
 
+/// The paper-space dataset and its bytes (committed, and fixed: the
+/// shipped dataset is refreshed by campaigns; no test may change either).
 fn shipped() -> (std::path::PathBuf, Vec<u8>) {
-    let p = root().join("models/dataset.sqlite");
+    let p = root().join("models/dataset-paper.sqlite");
     let bytes = std::fs::read(&p).unwrap();
     (p, bytes)
 }
@@ -430,10 +431,10 @@ fn full_disk_exports_and_models_leave_no_partial_file() {
     assert_eq!(
         std::fs::read(&db).unwrap(),
         before,
-        "the shipped dataset changed"
+        "the committed dataset changed"
     );
     for side in ["-wal", "-shm", "-journal"] {
-        assert!(!root().join(format!("models/dataset.sqlite{side}")).exists());
+        assert!(!root().join(format!("models/dataset-paper.sqlite{side}")).exists());
     }
 }
 
@@ -472,7 +473,7 @@ fn a_wal_store_on_read_only_storage_is_exported() {
         None
     };
     let db = ro.join("wal.sqlite");
-    std::fs::copy(root().join("models/dataset.sqlite"), &db).unwrap();
+    std::fs::copy(root().join("models/dataset-paper.sqlite"), &db).unwrap();
     let mode: String = rusqlite::Connection::open(&db)
         .unwrap()
         .query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))

@@ -1,6 +1,6 @@
 //! `polytune simulate` end to end: at budget 6 it reproduces `evaluate`'s
 //! multi-model ×6 and diverse figures exactly (the same dataset, the same
-//! leave-one-out folds), on a trimmed copy of the shipped dataset so the
+//! leave-one-out folds), on a trimmed copy of the paper-space dataset (models/dataset-paper.sqlite) so the
 //! test takes seconds; the full shipped dataset behind `--ignored`.
 
 mod common;
@@ -27,11 +27,11 @@ fn json(o: &Output) -> Value {
     serde_json::from_slice(&o.stdout).expect("JSON on standard output")
 }
 
-/// The shipped dataset cut down to three kernels and every twelfth
+/// The paper-space dataset (fixed: the shipped one is refreshed by campaigns) cut down to three kernels and every twelfth
 /// variant.
 fn tiny_dataset(dir: &Path) -> PathBuf {
     let db = dir.join("tiny.sqlite");
-    std::fs::copy(root().join("models/dataset.sqlite"), &db).unwrap();
+    std::fs::copy(root().join("models/dataset-paper.sqlite"), &db).unwrap();
     let c = rusqlite::Connection::open(&db).unwrap();
     c.execute_batch(
         "CREATE TEMP TABLE gone AS SELECT m.id AS id FROM measurements m
