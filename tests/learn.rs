@@ -434,7 +434,11 @@ fn full_disk_exports_and_models_leave_no_partial_file() {
         "the committed dataset changed"
     );
     for side in ["-wal", "-shm", "-journal"] {
-        assert!(!root().join(format!("models/dataset-paper.sqlite{side}")).exists());
+        assert!(
+            !root()
+                .join(format!("models/dataset-paper.sqlite{side}"))
+                .exists()
+        );
     }
 }
 
