@@ -212,6 +212,7 @@ pub fn main() -> i32 {
             status
         }
     };
+    crate::lab::confine::let_signal_clean_up_finish();
     status as i32
 }
 

@@ -89,13 +89,17 @@ pub(crate) fn remove_all() {
         l.0.clone()
     };
     for p in dirs {
-        // A file written meanwhile by a thread still building can make
-        // an attempt fail (directory not empty); the writer cannot create
-        // directories any more (`subdir`), so the removal soon wins.
-        for _ in 0..200 {
-            if std::fs::remove_dir_all(&p).is_ok() || !p.exists() {
-                break;
-            }
+        // A file written meanwhile by a thread still building (or the
+        // command's own drop of its scratch directory, removing the same
+        // tree) can make an attempt fail; the writer cannot create
+        // directories any more once this one is gone (`subdir`), so the
+        // removal soon wins. Bounded in time, not attempts: a loaded
+        // machine's slow disk makes each attempt long.
+        let until = std::time::Instant::now() + std::time::Duration::from_secs(5);
+        while std::fs::remove_dir_all(&p).is_err()
+            && p.exists()
+            && std::time::Instant::now() < until
+        {
             std::thread::sleep(std::time::Duration::from_millis(1));
         }
     }

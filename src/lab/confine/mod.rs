@@ -404,6 +404,22 @@ pub fn clean_up_on_signals() -> std::io::Result<()> {
     Ok(())
 }
 
+/// Waits, when polytune is ending on a signal, for the clean-up of
+/// [`clean_up_on_signals`] to end the process: the CLI calls it before it
+/// returns, because a main thread that ends first (its work failed with
+/// "polytune is ending") would end the process in the middle of the
+/// clean-up and leave a half-removed scratch directory behind. Returns at
+/// once otherwise; after ten seconds in any case.
+pub fn let_signal_clean_up_finish() {
+    if !ending() {
+        return;
+    }
+    let until = Instant::now() + Duration::from_secs(10);
+    while Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
