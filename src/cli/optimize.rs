@@ -90,9 +90,9 @@ struct LearnedArgs {
     /// runs before it. Default: diverse below a budget of 5, bo from 5.
     /// Replayed over the shipped dataset (`polytune simulate`, each kernel
     /// new to the models; mean % of the best variant's speedup, gcc /
-    /// clang), bo leads from 5 candidates (at 6: 91.9 / 86.8; diverse
-    /// 89.1 / 84.3, multi-model 85.2 / 83.1; at 12: 96.2 / 94.4, diverse
-    /// 91.6 / 87.6).
+    /// clang): at 6 candidates bo 77.7 / 69.5, diverse 77.9 / 68.8,
+    /// multi-model 78.8 / 70.5; from 7 bo leads (at 12: 90.7 / 84.4,
+    /// diverse 84.1 / 79.6, multi-model 82.4 / 76.8).
     #[arg(long, value_parser = parse_strategy)]
     strategy: Option<Strategy>,
     /// Stop proposing candidates once they have taken SECONDS (building,
