@@ -6,6 +6,7 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
 /// The scratch directories alive now, for removal on a signal; once
 /// polytune is ending (true), no new one is kept.
@@ -95,12 +96,9 @@ pub(crate) fn remove_all() {
         // directories any more once this one is gone (`subdir`), so the
         // removal soon wins. Bounded in time, not attempts: a loaded
         // machine's slow disk makes each attempt long.
-        let until = std::time::Instant::now() + std::time::Duration::from_secs(5);
-        while std::fs::remove_dir_all(&p).is_err()
-            && p.exists()
-            && std::time::Instant::now() < until
-        {
-            std::thread::sleep(std::time::Duration::from_millis(1));
+        let until = Instant::now() + Duration::from_secs(5);
+        while std::fs::remove_dir_all(&p).is_err() && p.exists() && Instant::now() < until {
+            std::thread::sleep(Duration::from_millis(1));
         }
     }
 }

@@ -411,12 +411,9 @@ pub fn clean_up_on_signals() -> std::io::Result<()> {
 /// clean-up and leave a half-removed scratch directory behind. Returns at
 /// once otherwise; after ten seconds in any case.
 pub fn let_signal_clean_up_finish() {
-    if !ending() {
-        return;
-    }
-    let until = Instant::now() + Duration::from_secs(10);
-    while Instant::now() < until {
-        std::thread::sleep(Duration::from_millis(20));
+    if ending() {
+        // The clean-up's `exit` ends this sleep with the process.
+        std::thread::sleep(Duration::from_secs(10));
     }
 }
 
