@@ -19,7 +19,7 @@ pub struct Ranking {
     pub predicted: Vec<Vec<f64>>,
     /// Other programs' measured landscapes at each variant
     /// ([`Space::transfer`]); empty without them.
-    pub transfer: Vec<Vec<Option<f64>>>,
+    pub transfer: Vec<Vec<Option<crate::learn::search::transfer::Known>>>,
 }
 
 /// Predicts every variant with every model.

@@ -124,7 +124,7 @@ pub struct Space<'a> {
     /// `transfer[p][v]`: the search's target (−ln speedup) that another
     /// measured program p had at variant v's configurations
     /// ([`transfer::Landscapes::project`]); empty without landscapes.
-    pub transfer: &'a [Vec<Option<f64>>],
+    pub transfer: &'a [Vec<Option<transfer::Known>>],
 }
 
 /// A measured variant: its speedup over the original, or `None` when it

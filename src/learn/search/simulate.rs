@@ -131,7 +131,7 @@ struct KernelSpace {
     predicted: Vec<Vec<f64>>,
     /// The other kernels' landscapes at this kernel's variants
     /// ([`Space::transfer`]).
-    transfer: Vec<Vec<Option<f64>>>,
+    transfer: Vec<Vec<Option<super::transfer::Known>>>,
     speedup: Vec<Option<f64>>,
     opt: f64,
 }

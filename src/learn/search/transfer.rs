@@ -19,6 +19,7 @@
 use crate::config::Config;
 use crate::learn::LearnError;
 use crate::learn::dataset::Dataset;
+use crate::learn::linalg::solve_spd;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use std::path::Path;
@@ -85,7 +86,15 @@ impl Landscapes {
     /// −ln of the speedup the program measured, averaged over those
     /// configurations it measured; `None` where it measured none of
     /// them (a configuration beyond the space it was measured in).
-    pub fn project(&self, variants: &[Vec<Config>]) -> Vec<Vec<Option<f64>>> {
+    ///
+    /// A program that was measured beyond the paper's space (a sampled
+    /// campaign's draws) has, at a configuration it did not measure, the
+    /// guess of its field effects instead ([`Effects`]): a sampled
+    /// campaign draws each program's configurations apart, so no other
+    /// program measured a new program's draws, and without the guess the
+    /// transfer knew nothing of the register tiles and free tile sizes
+    /// that win there.
+    pub fn project(&self, variants: &[Vec<Config>]) -> Vec<Vec<Option<Known>>> {
         self.programs
             .iter()
             .map(|p| {
@@ -97,11 +106,24 @@ impl Landscapes {
                         }
                     }
                 }
+                let effects = p
+                    .variants
+                    .iter()
+                    .any(|m| m.configs.iter().any(|c| !c.is_paper()))
+                    .then(|| Effects::fit(&at));
                 variants
                     .iter()
                     .map(|cs| {
                         let ys: Vec<f64> = cs.iter().filter_map(|c| at.get(c).copied()).collect();
-                        (!ys.is_empty()).then(|| ys.iter().sum::<f64>() / ys.len() as f64)
+                        if !ys.is_empty() {
+                            return Some(Known::measured(ys.iter().sum::<f64>() / ys.len() as f64));
+                        }
+                        let e = effects.as_ref()?.as_ref()?;
+                        Some(Known {
+                            value: cs.iter().map(|c| e.predict(c)).sum::<f64>()
+                                / cs.len().max(1) as f64,
+                            guessed: true,
+                        })
                     })
                     .collect()
             })
@@ -126,6 +148,76 @@ impl Landscapes {
         serde_json::from_str(&text)
             .map(Some)
             .map_err(|e| LearnError::Data(format!("{}: {e}", path.display())))
+    }
+}
+
+/// What another program tells of a variant: the search's target there
+/// (−ln speedup), measured or, beyond what it measured, guessed from its
+/// field effects ([`Effects`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Known {
+    pub value: f64,
+    pub guessed: bool,
+}
+
+impl Known {
+    pub fn measured(value: f64) -> Known {
+        Known {
+            value,
+            guessed: false,
+        }
+    }
+}
+
+/// A program's landscape as additive effects of a configuration's
+/// fields: −ln speedup ≈ a + Σ w_j x_j over the twelve bits, the typed
+/// attributes beyond them ([`Config::extended_attributes`]) and whether
+/// it has a register tile, fitted by ridge regression ([`EFFECTS_RIDGE`])
+/// over every configuration the program measured. What it guesses at a
+/// configuration the program did not measure is what that program's
+/// measurements say of each field apart: with a register tile and
+/// packing, say, such a program's variants ran that much faster.
+struct Effects {
+    w: Vec<f64>,
+}
+
+/// The ridge penalty of [`Effects`] (intercept free).
+const EFFECTS_RIDGE: f64 = 1.0;
+
+impl Effects {
+    fn x(c: &Config) -> Vec<f64> {
+        std::iter::once(1.0)
+            .chain(c.features())
+            .chain(c.extended_attributes())
+            .chain(std::iter::once(if c.regblock.is_some() {
+                1.0
+            } else {
+                0.0
+            }))
+            .collect()
+    }
+
+    fn fit(at: &HashMap<&Config, f64>) -> Option<Effects> {
+        let k = 1 + crate::config::BITS + crate::config::EXTENDED + 1;
+        let (mut a, mut rhs) = (vec![0.0; k * k], vec![0.0; k]);
+        for (c, &y) in at {
+            let x = Effects::x(c);
+            for i in 0..k {
+                rhs[i] += x[i] * y;
+                for j in 0..k {
+                    a[i * k + j] += x[i] * x[j];
+                }
+            }
+        }
+        a[0] += 1e-6;
+        for i in 1..k {
+            a[i * k + i] += EFFECTS_RIDGE;
+        }
+        solve_spd(&a, &rhs).map(|w| Effects { w })
+    }
+
+    fn predict(&self, c: &Config) -> f64 {
+        Effects::x(c).iter().zip(&self.w).map(|(x, w)| x * w).sum()
     }
 }
 
@@ -164,12 +256,13 @@ mod texts {
 /// left, and w_p = exp(−(e_p − e_min) / `temperature`). A program that
 /// knows fewer than two of the runs' variants takes no part. `None`
 /// where no program does (the caller keeps its other prior there), and
-/// all `None` until some program can be fitted.
+/// all `None` until some program can be fitted. Guessed where every
+/// program that takes part there guessed.
 pub fn matched(
     ok: &[(usize, f64)],
-    projected: &[Vec<Option<f64>>],
+    projected: &[Vec<Option<Known>>],
     temperature: f64,
-) -> Vec<Option<f64>> {
+) -> Vec<Option<Known>> {
     let n = projected.first().map_or(0, Vec::len);
     let fits: Vec<(usize, f64, f64)> = projected
         .iter()
@@ -177,7 +270,7 @@ pub fn matched(
         .filter_map(|(p, l)| {
             let d: Vec<f64> = ok
                 .iter()
-                .filter_map(|&(v, y)| l[v].map(|lv| y - lv))
+                .filter_map(|&(v, y)| l[v].map(|lv| y - lv.value))
                 .collect();
             if d.len() < 2 {
                 return None;
@@ -197,14 +290,18 @@ pub fn matched(
         .collect();
     (0..n)
         .map(|v| {
-            let (mut num, mut den) = (0.0, 0.0);
+            let (mut num, mut den, mut guessed) = (0.0, 0.0, true);
             for &(p, o, wp) in &w {
                 if let Some(l) = projected[p][v] {
-                    num += wp * (l + o);
+                    num += wp * (l.value + o);
                     den += wp;
+                    guessed &= l.guessed;
                 }
             }
-            (den > 0.0).then(|| num / den)
+            (den > 0.0).then(|| Known {
+                value: num / den,
+                guessed,
+            })
         })
         .collect()
 }
@@ -217,27 +314,79 @@ mod tests {
     fn the_program_whose_shifted_landscape_fits_the_runs_leads() {
         // Two programs over four variants; the runs (variants 0 and 1)
         // fit the first shifted by +1 exactly, the second not at all.
+        let k = |x: f64| Some(Known::measured(x));
         let projected = vec![
-            vec![Some(0.0), Some(1.0), Some(-2.0), Some(0.5)],
-            vec![Some(1.0), Some(0.0), Some(3.0), Some(-1.0)],
+            vec![k(0.0), k(1.0), k(-2.0), k(0.5)],
+            vec![k(1.0), k(0.0), k(3.0), k(-1.0)],
         ];
         let ok = [(0, 1.0), (1, 2.0)];
         let m = matched(&ok, &projected, 0.01);
-        assert!((m[2].unwrap() - -1.0).abs() < 1e-6, "{m:?}");
-        assert!((m[3].unwrap() - 1.5).abs() < 1e-6, "{m:?}");
+        assert!((m[2].unwrap().value - -1.0).abs() < 1e-6, "{m:?}");
+        assert!((m[3].unwrap().value - 1.5).abs() < 1e-6, "{m:?}");
         // A high temperature weighs both alike: the mean of the two
         // shifted guesses.
         let m = matched(&ok, &projected, 1e9);
         // Second: o = mean(1 - 1, 2 - 0) = 1; at 2: (−2 + 1 + 3 + 1) / 2.
-        assert!((m[2].unwrap() - 1.5).abs() < 1e-6, "{m:?}");
+        assert!((m[2].unwrap().value - 1.5).abs() < 1e-6, "{m:?}");
     }
 
     #[test]
     fn nothing_is_matched_before_two_runs_or_where_no_program_knows() {
-        let projected = vec![vec![Some(0.0), Some(1.0), None]];
+        let k = |x: f64| Some(Known::measured(x));
+        let projected = vec![vec![k(0.0), k(1.0), None]];
         assert_eq!(matched(&[(0, 1.0)], &projected, 0.1), vec![None; 3]);
         let m = matched(&[(0, 1.0), (1, 1.5)], &projected, 0.1);
         assert!(m[0].is_some() && m[2].is_none());
+    }
+
+    /// Beyond what a program measured, a program measured beyond the
+    /// paper's space guesses from its field effects: a register tile
+    /// that made its variants four times faster makes a new register-
+    /// tiled configuration look faster than an untiled one; a program
+    /// of the paper's space alone guesses nothing.
+    #[test]
+    fn beyond_its_measurements_a_program_guesses_from_field_effects() {
+        let c = |t: &str| t.parse::<Config>().unwrap();
+        let m = |speedup: f64, t: &str| Measured {
+            speedup,
+            configs: vec![c(t)],
+        };
+        let rb =
+            |tile: &str| format!("fuse=no,tile={tile},wave=0,omp=0,prevec=0,simd=0,uj=1,rb=4x16");
+        let plain = |tile: &str| format!("fuse=no,tile={tile},wave=0,omp=0,prevec=0,simd=0,uj=1");
+        let program = Program {
+            name: "p".into(),
+            variants: vec![
+                m(1.0, "000000000000"),
+                m(1.0, &plain("64x16x1")),
+                m(1.0, &plain("8x128x1")),
+                m(4.0, &rb("64x16x1")),
+                m(4.0, &rb("8x128x1")),
+                m(4.0, &rb("16x64x1")),
+            ],
+        };
+        let l = Landscapes {
+            machine: "m".into(),
+            compiler: "c".into(),
+            programs: vec![program],
+        };
+        let new = [vec![c(&rb("256x8x1"))], vec![c(&plain("256x8x1"))]];
+        let p = l.project(&new);
+        let (tiled, untiled) = (p[0][0].unwrap(), p[0][1].unwrap());
+        assert!(tiled.guessed && untiled.guessed);
+        assert!(tiled.value < untiled.value - 0.5, "{tiled:?} {untiled:?}");
+        // Measured configurations stay measured.
+        let p = l.project(&[vec![c(&rb("64x16x1"))]]);
+        assert_eq!(p[0][0], Some(Known::measured(-4f64.ln())));
+        // The paper's space alone: no guess.
+        let paper = Landscapes {
+            programs: vec![Program {
+                name: "q".into(),
+                variants: vec![m(1.0, "000000000000"), m(2.0, "000000100000")],
+            }],
+            ..l
+        };
+        assert_eq!(paper.project(&new), vec![vec![None, None]]);
     }
 
     #[test]
@@ -265,8 +414,8 @@ mod tests {
             vec![c("000000000000"), c("000000100000")],
             vec![c("111111111111")],
         ]);
-        assert!((p[0][0].unwrap() + 2f64.ln()).abs() < 1e-12);
-        assert!((p[0][1].unwrap() + 8f64.sqrt().ln()).abs() < 1e-12);
+        assert!((p[0][0].unwrap().value + 2f64.ln()).abs() < 1e-12);
+        assert!((p[0][1].unwrap().value + 8f64.sqrt().ln()).abs() < 1e-12);
         assert_eq!(p[0][2], None);
         // The file's round trip.
         let dir = tempfile::tempdir().unwrap();
