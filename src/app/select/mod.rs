@@ -651,11 +651,17 @@ pub const BO_FROM: usize = 5;
 /// The strategy used unless one is named, by budget (unique candidates).
 /// Chosen on the paper-space dataset (figures below). On the refreshed
 /// dataset (the extended campaign's, `simulate --strategies
-/// multi-model,diverse,bo --min-ei 0`) the threshold still holds within a
-/// point: at 5 bo 74.5 / 69.1, diverse 74.1 / 66.9, multi-model 75.9 /
-/// 68.7; at 6 bo 77.7 / 69.5, multi-model 78.8 / 70.5 (1 point ahead
-/// with both); from 7 (gcc 8) bo leads, at 12 by 6 to 8 points (90.7 /
-/// 84.4 against multi-model's 82.4 / 76.8).
+/// multi-model,diverse,bo --min-ei 0`, gcc / clang), with bo's design
+/// reserving three of its five picks for draws beyond the paper's space
+/// ([`crate::learn::search::bo::BEYOND_GUESSED`]): at 5 bo 80.7 / 71.2,
+/// multi-model 75.9 / 68.7, diverse 74.1 / 66.9; at 6 bo 82.2 / 73.7,
+/// multi-model 78.7 / 70.3; at 12 bo 90.8 / 83.4, multi-model 82.4 /
+/// 76.6. There bo leads from 2 with both compilers (at 3 gcc 76.3
+/// against diverse's 69.8, clang 63.6 against multi-model's 61.9; at 4
+/// 79.3 / 67.5 against 71.2 / 65.3) and trails at 1 (51.3 / 42.1
+/// against diverse's 57.6 / 49.9): lowering [`BO_FROM`] to 2 is the
+/// next step, not yet taken (the paper space's figures at 3 and 4 are
+/// mixed, and `optimize`'s small-budget tests would need re-checking).
 /// `simulate --min-ei 0` over the paper-space dataset (each kernel held out,
 /// mean % of Opt, gcc / clang; README, "Search beyond six shots"): at 4
 /// candidates diverse 84.9 / 81.3, bo 86.2 / 80.7; at 5 diverse 85.7 /
