@@ -87,12 +87,13 @@ struct LearnedArgs {
     /// space), model:NAME (one model's top N), random, local (greedy local
     /// search) or bo (Bayesian optimization with the models as its prior;
     /// bo-plain without them). bo and local choose each candidate from the
-    /// runs before it. Default: diverse below a budget of 5, bo from 5.
+    /// runs before it. Default: diverse for a single candidate, bo from 2.
     /// Replayed over the shipped dataset (`polytune simulate`, each kernel
     /// new to the models; mean % of the best variant's speedup, gcc /
-    /// clang): at 6 candidates bo 77.7 / 69.5, diverse 77.9 / 68.8,
-    /// multi-model 78.8 / 70.5; from 7 bo leads (at 12: 90.7 / 84.4,
-    /// diverse 84.1 / 79.6, multi-model 82.4 / 76.8).
+    /// clang): at 6 candidates bo 82.2 / 73.7, diverse 77.8 / 68.7,
+    /// multi-model 78.7 / 70.3; at 12 bo 90.8 / 83.4, diverse 84.0 /
+    /// 79.6, multi-model 82.4 / 76.6; at 1 diverse 57.6 / 49.9, bo 51.3 /
+    /// 42.1.
     #[arg(long, value_parser = parse_strategy)]
     strategy: Option<Strategy>,
     /// Stop proposing candidates once they have taken SECONDS (building,
