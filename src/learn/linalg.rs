@@ -1,6 +1,34 @@
 //! The small dense linear algebra the models need (systems of at most a
 //! few dozen unknowns), so that no matrix crate is pulled in for it.
 
+/// Ridge regression with a free intercept: the weights w (k of them, the
+/// rows' first feature the constant 1) minimizing Σ (y − w·x)² +
+/// `ridge` Σ_{i≥1} (w_i − t)², where `pull` = `ridge` · t (0 pulls toward
+/// zero); the intercept carries only a tiny penalty, to keep the system
+/// positive definite. `None` when it is not.
+pub fn ridge_free_intercept(
+    rows: impl IntoIterator<Item = (Vec<f64>, f64)>,
+    k: usize,
+    ridge: f64,
+    pull: f64,
+) -> Option<Vec<f64>> {
+    let (mut a, mut rhs) = (vec![0.0; k * k], vec![0.0; k]);
+    for (x, y) in rows {
+        for i in 0..k {
+            rhs[i] += x[i] * y;
+            for j in 0..k {
+                a[i * k + j] += x[i] * x[j];
+            }
+        }
+    }
+    a[0] += 1e-6;
+    for i in 1..k {
+        a[i * k + i] += ridge;
+        rhs[i] += pull;
+    }
+    solve_spd(&a, &rhs)
+}
+
 /// Solves `a x = b` for a symmetric positive definite `a` (row-major,
 /// n×n) by Cholesky; `None` when `a` is not positive definite.
 pub fn solve_spd(a: &[f64], b: &[f64]) -> Option<Vec<f64>> {

@@ -36,7 +36,7 @@ use super::fields::{Fields, Point};
 use super::gp::{Gp, Hyper, correlation, expected_improvement};
 use super::{Observation, Searcher, Space, pick};
 use crate::learn::evaluate::diverse;
-use crate::learn::linalg::solve_spd;
+use crate::learn::linalg::ridge_free_intercept;
 use crate::learn::rng::Lcg;
 
 /// Initial design with the learned prior: the ensemble's top picks, each
@@ -407,29 +407,18 @@ impl Bo {
         if m == 0 {
             return (self.prior_mean.clone(), none);
         }
-        let k = m + 1;
-        let (mut a, mut rhs) = (vec![0.0; k * k], vec![0.0; k]);
-        for &(v, y) in ok {
+        let rows = ok.iter().map(|&(v, y)| {
             let f: Vec<f64> = std::iter::once(1.0)
                 .chain(self.per_model.iter().map(|q| q[v]))
                 .collect();
-            for i in 0..k {
-                rhs[i] += f[i] * y;
-                for j in 0..k {
-                    a[i * k + j] += f[i] * f[j];
-                }
-            }
-        }
+            (f, y)
+        });
         // The intercept is free (the process standardizes its targets
         // anyway); the weights are pulled toward the ensemble's.
-        a[0] += 1e-6;
-        for i in 1..k {
-            a[i * k + i] += RIDGE;
-            rhs[i] += RIDGE / m as f64;
-        }
+        let fitted = ridge_free_intercept(rows, m + 1, RIDGE, RIDGE / m as f64);
         let past = ok.len().saturating_sub(self.initial.len()) as i32;
         let decay = DECAY.powi(past);
-        let models: Vec<f64> = match solve_spd(&a, &rhs) {
+        let models: Vec<f64> = match fitted {
             Some(beta) => (0..self.prior_mean.len())
                 .map(|v| {
                     (0..m)

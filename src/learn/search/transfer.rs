@@ -19,7 +19,7 @@
 use crate::config::Config;
 use crate::learn::LearnError;
 use crate::learn::dataset::Dataset;
-use crate::learn::linalg::solve_spd;
+use crate::learn::linalg::ridge_free_intercept;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use std::path::Path;
@@ -199,21 +199,8 @@ impl Effects {
 
     fn fit(at: &HashMap<&Config, f64>) -> Option<Effects> {
         let k = 1 + crate::config::BITS + crate::config::EXTENDED + 1;
-        let (mut a, mut rhs) = (vec![0.0; k * k], vec![0.0; k]);
-        for (c, &y) in at {
-            let x = Effects::x(c);
-            for i in 0..k {
-                rhs[i] += x[i] * y;
-                for j in 0..k {
-                    a[i * k + j] += x[i] * x[j];
-                }
-            }
-        }
-        a[0] += 1e-6;
-        for i in 1..k {
-            a[i * k + i] += EFFECTS_RIDGE;
-        }
-        solve_spd(&a, &rhs).map(|w| Effects { w })
+        let rows = at.iter().map(|(c, &y)| (Effects::x(c), y));
+        ridge_free_intercept(rows, k, EFFECTS_RIDGE, 0.0).map(|w| Effects { w })
     }
 
     fn predict(&self, c: &Config) -> f64 {
