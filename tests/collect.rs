@@ -378,3 +378,91 @@ fn terminated_campaign_stores_no_failure_it_caused() {
         .collect();
     assert!(left.is_empty(), "{left:?}");
 }
+
+#[test]
+fn confirm_top_times_the_fastest_again_and_resumes_without_repeating() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("runs.sqlite");
+    let kernel = root().join("polybench/linear-algebra/atax.c");
+    let run = |confirm: bool| {
+        let mut cmd = polytune();
+        cmd.args([
+            "collect",
+            "--size",
+            "mini",
+            "--max-variants",
+            "3",
+            "--compiler",
+            "gcc",
+            "--db",
+        ])
+        .arg(&db)
+        .arg(&kernel);
+        if confirm {
+            cmd.args(["--confirm-top", "2", "--confirm-rounds", "3"]);
+        }
+        let out = cmd.output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        out
+    };
+    run(false);
+    let confirmed = || -> Vec<(i64, String)> {
+        let conn = rusqlite::Connection::open(&db).unwrap();
+        let mut st = conn
+            .prepare("SELECT variant_id, detail FROM measurements WHERE detail LIKE 'confirmed:%' ORDER BY variant_id")
+            .unwrap();
+        st.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect()
+    };
+    assert!(
+        confirmed().is_empty(),
+        "a campaign without it confirms nothing"
+    );
+    // On the measured store, the campaign only confirms: the two fastest,
+    // then any that took the place of one that dropped out.
+    let out = run(true);
+    assert!(String::from_utf8_lossy(&out.stdout).contains("0 measured, 4 already stored"));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("confirmed"), "{stderr}");
+    let first = confirmed();
+    // Three variants: after two passes at most every one is confirmed,
+    // so the top two are whatever the timings.
+    assert!((2..=3).contains(&first.len()), "{first:?}");
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    // The two fastest by the stored timings are confirmed, with three
+    // samples each (the rounds), and the campaign's timing in the detail.
+    let mut st = conn
+        .prepare(
+            "SELECT m.variant_id, m.detail, (SELECT COUNT(*) FROM samples s WHERE s.measurement_id = m.id)
+             FROM measurements m JOIN variants v ON v.id = m.variant_id
+             WHERE v.original = 0 AND m.status = 'ok' ORDER BY m.baseline / m.median DESC LIMIT 2",
+        )
+        .unwrap();
+    let top: Vec<(i64, String, i64)> = st
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    assert_eq!(top.len(), 2);
+    for (_, detail, samples) in &top {
+        assert!(
+            detail.starts_with(
+                "confirmed: 3 rounds interleaved with the original; the campaign's median"
+            ),
+            "{detail}"
+        );
+        assert_eq!(*samples, 3);
+    }
+    drop(st);
+    drop(conn);
+    // Resuming confirms nothing again.
+    let out = run(true);
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("confirmed"));
+    assert_eq!(confirmed(), first);
+}

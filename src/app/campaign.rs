@@ -14,12 +14,14 @@
 //! a [`Summary`].
 
 mod ahead;
+mod confirm;
 mod lab;
 mod sample;
 mod shard;
 
 use lab::{Lab, recipe_for};
 
+pub use confirm::{Confirm, PASSES as CONFIRM_PASSES};
 pub use sample::Space;
 pub(crate) use sample::{add_draws, draws};
 pub use shard::{Costs, Shard, ShardError};
@@ -76,6 +78,9 @@ pub struct Campaign {
     /// runs cores of their own (`protocol.cores`; the builders get the
     /// others).
     pub jobs: usize,
+    /// Time each kernel's fastest variants again, interleaved with the
+    /// original, once its variants are measured (`confirm.rs`).
+    pub confirm: Option<Confirm>,
 }
 
 /// How a campaign builds and runs the programs outside the corpus style
@@ -233,6 +238,29 @@ pub enum Event<'a> {
         compiler: Family,
         stale: usize,
         pending: usize,
+    },
+    /// A pass of `--confirm-top` over a kernel's fastest variants:
+    /// `variants` of them are timed again, interleaved with the original.
+    Confirming {
+        name: &'a str,
+        compiler: Family,
+        pass: usize,
+        variants: usize,
+    },
+    /// A variant's speedup, as the campaign measured it and as confirmed.
+    Confirmed {
+        name: &'a str,
+        compiler: Family,
+        config: &'a str,
+        before: f64,
+        after: f64,
+    },
+    /// A pass of `--confirm-top` that stored nothing, or a variant that
+    /// failed its verification again.
+    ConfirmFailed {
+        name: &'a str,
+        compiler: Family,
+        detail: &'a str,
     },
     /// Waiting while this file exists.
     Paused {
@@ -452,10 +480,25 @@ pub fn run(
                     pending,
                 });
             }
+            let confirmation = confirm::Kernel {
+                name: &name,
+                compiler: compiler.family,
+                path,
+                instrumented: instrumented.as_deref(),
+                src,
+                variants,
+                kernel,
+                original: key(original),
+                work: &work,
+            };
             if stored && pending == 0 {
-                // Nothing left here: not even the original is rebuilt.
+                // Nothing left here: not even the original is rebuilt
+                // (unless top variants are still to be confirmed).
                 summary.skipped += 1 + variants.len();
                 done += 1 + variants.len();
+                if let Some(conf) = c.confirm {
+                    confirm::top(c, conf, &confirmation, &mut lab, store, progress)?;
+                }
                 continue;
             }
             wait_while_paused(c.pause_file.as_deref(), progress)?;
@@ -562,6 +605,9 @@ pub fn run(
                 &build,
                 &mut step,
             )?;
+            if let Some(conf) = c.confirm {
+                confirm::top(c, conf, &confirmation, &mut lab, store, progress)?;
+            }
         }
     }
     drop(scratch);

@@ -150,6 +150,62 @@ impl Lab {
         })
     }
 
+    /// Whether the original was measured and its reference kept.
+    pub(super) fn has_reference(&self) -> bool {
+        match self {
+            Lab::Corpus { reference, .. } => reference.is_some(),
+            Lab::Instrumented { reference, .. } => reference.is_some(),
+        }
+    }
+
+    /// Builds the original (`instrumented`: its instrumented source) into
+    /// `dir`.
+    pub(super) fn build_original(
+        &self,
+        path: &Path,
+        instrumented: Option<&Path>,
+        dir: &Path,
+    ) -> Result<Built, CollectError> {
+        crate::lab::scratch::subdir(dir)?;
+        let exe = dir.join("original");
+        Ok(match self {
+            Lab::Corpus { bench, .. } => bench.build(path, &exe.to_string_lossy(), false),
+            Lab::Instrumented { harness, .. } => {
+                harness.build(instrumented.unwrap_or(path), &exe.to_string_lossy(), false)
+            }
+        })
+    }
+
+    /// Verifies a built variant against the original's reference without
+    /// timing it.
+    pub(super) fn verify_built(&self, built: Built) -> Measurement {
+        match self {
+            Lab::Corpus { bench, reference } => {
+                bench.measure_built(built, reference.as_ref(), false).0
+            }
+            Lab::Instrumented { harness, reference } => {
+                let reference = reference
+                    .as_ref()
+                    .as_ref()
+                    .expect("verified after its original");
+                harness.measure_built(built, reference, false)
+            }
+        }
+    }
+
+    /// One timed run of a built program: its kernel seconds.
+    pub(super) fn timed_once(&self, exe: &Path) -> Result<f64, crate::lab::runner::Run> {
+        match self {
+            Lab::Corpus { bench, .. } => crate::lab::runner::timed_run_with(
+                exe,
+                bench.protocol.threads,
+                &bench.protocol.limits(),
+                &[],
+            ),
+            Lab::Instrumented { harness, .. } => harness.timed(exe),
+        }
+    }
+
     /// Verifies a built variant against the original's reference and
     /// times it.
     pub(super) fn measure_built(&self, built: Built) -> Measurement {

@@ -141,6 +141,22 @@ pub struct Store {
     _lock: Option<std::fs::File>,
 }
 
+/// A verified variant of a kernel as a campaign ranks it
+/// ([`Store::ranked`]): its speedup over the original it was timed with,
+/// and whether that was confirmed ([`Store::record_confirmation`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Ranked {
+    pub variant: i64,
+    pub code_hash: String,
+    pub speedup: f64,
+    pub confirmed: bool,
+}
+
+/// How a confirmed measurement's `detail` starts: the measurement was
+/// timed again, interleaved with its original, and its median and
+/// baseline replaced (the campaign's are kept in the rest of the detail).
+pub(super) const CONFIRMED: &str = "confirmed:";
+
 /// Where one measurement belongs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Key {

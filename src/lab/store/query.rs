@@ -41,6 +41,54 @@ impl Store {
         Ok(rows.collect::<Result<_, _>>()?)
     }
 
+    /// The verified variants of `kernel` measured under `k`'s machine,
+    /// compiler, size and threads (`k.variant` is not read), fastest
+    /// first by their speedup over the baseline each was timed with (the
+    /// original's stored median where a measurement has none).
+    pub fn ranked(&self, kernel: i64, k: &Key) -> Result<Vec<super::Ranked>, StoreError> {
+        let baseline = if self.has_baseline {
+            "m.baseline"
+        } else {
+            "NULL"
+        };
+        let mut stmt = self.conn.prepare(&format!(
+            "SELECT v.id, v.code_hash, m.median,
+                    COALESCE({baseline}, (SELECT o.median FROM measurements o JOIN variants ov ON ov.id = o.variant_id
+                        WHERE ov.kernel_id = v.kernel_id AND ov.original = 1 AND o.machine_id = m.machine_id
+                          AND o.compiler_id = m.compiler_id AND o.size = m.size AND o.threads = m.threads AND o.status = 'ok')),
+                    m.detail LIKE '{}%'
+             FROM measurements m JOIN variants v ON v.id = m.variant_id
+             WHERE v.kernel_id = ?1 AND v.original = 0 AND m.status = 'ok' AND m.median > 0
+               AND m.machine_id = ?2 AND m.compiler_id = ?3 AND m.size = ?4 AND m.threads = ?5",
+            super::CONFIRMED
+        ))?;
+        let rows = stmt.query_map(
+            params![kernel, k.machine, k.compiler, k.size, k.threads],
+            |r| {
+                let median: f64 = r.get(2)?;
+                let base: Option<f64> = r.get(3)?;
+                let (variant, code_hash, confirmed) = (r.get(0)?, r.get(1)?, r.get(4)?);
+                Ok(base.filter(|b| *b > 0.0).map(|b| super::Ranked {
+                    variant,
+                    code_hash,
+                    speedup: b / median,
+                    confirmed,
+                }))
+            },
+        )?;
+        let mut out: Vec<super::Ranked> = rows
+            .collect::<Result<Vec<_>, _>>()?
+            .into_iter()
+            .flatten()
+            .collect();
+        out.sort_by(|a, b| {
+            b.speedup
+                .total_cmp(&a.speedup)
+                .then(a.variant.cmp(&b.variant))
+        });
+        Ok(out)
+    }
+
     /// The stored median of a measurement that succeeded.
     pub fn median(&self, k: &Key) -> Result<Option<f64>, StoreError> {
         Ok(self

@@ -152,6 +152,45 @@ impl Store {
         Ok(())
     }
 
+    /// Replaces a stored variant's timing with one confirmed in `rounds`
+    /// rounds interleaved with its original (`baseline`: the original's
+    /// median in those rounds); the campaign's median and baseline stay
+    /// in the measurement's detail, its samples are replaced.
+    pub fn record_confirmation(
+        &mut self,
+        k: &Key,
+        t: &crate::lab::runner::Timing,
+        baseline: f64,
+        rounds: usize,
+    ) -> Result<(), StoreError> {
+        let tx = self.conn.transaction()?;
+        let (id, median, before): (i64, Option<f64>, Option<f64>) = tx.query_row(
+            "SELECT id, median, baseline FROM measurements WHERE variant_id = ?1 AND machine_id = ?2 AND compiler_id = ?3 AND size = ?4 AND threads = ?5",
+            params![k.variant, k.machine, k.compiler, k.size, k.threads],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        )?;
+        let shown = |x: Option<f64>| x.map_or("none".to_string(), |x| format!("{x:.6}"));
+        let detail = format!(
+            "{} {rounds} rounds interleaved with the original; the campaign's median {} s against a baseline of {} s",
+            super::CONFIRMED,
+            shown(median),
+            shown(before)
+        );
+        tx.execute(
+            "UPDATE measurements SET median = ?2, spread = ?3, baseline = ?4, detail = ?5, measured_at = datetime('now') WHERE id = ?1",
+            params![id, t.median, t.spread, baseline, detail],
+        )?;
+        tx.execute("DELETE FROM samples WHERE measurement_id = ?1", params![id])?;
+        for (i, s) in t.samples.iter().enumerate() {
+            tx.execute(
+                "INSERT INTO samples (measurement_id, k, seconds) VALUES (?1, ?2, ?3)",
+                params![id, i as i64, s],
+            )?;
+        }
+        tx.commit()?;
+        Ok(())
+    }
+
     /// Sets a value of the `meta` table.
     pub fn set_meta(&self, key: &str, value: &str) -> Result<(), StoreError> {
         self.conn.execute(
@@ -209,6 +248,109 @@ mod tests {
         assert_eq!(s.machine_id(&b).unwrap(), ia);
         assert_ne!(s.machine_id(&c).unwrap(), ia);
         assert_eq!(s.count("machines").unwrap(), 2);
+    }
+
+    #[test]
+    fn confirmation_replaces_a_timing_and_marks_it_in_the_ranking() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut s = Store::open(&dir.path().join("c.sqlite")).unwrap();
+        let machine = s.machine_id(&Machine::this()).unwrap();
+        let k = s.kernel_id("gemm", "abc").unwrap();
+        let gcc = Compiler::detect(Family::Gcc, None).unwrap();
+        let compiler = s.compiler_id(&gcc).unwrap();
+        let key = |variant| Key {
+            variant,
+            machine,
+            compiler,
+            size: Size::Mini,
+            threads: 2,
+        };
+        let timed = |median: f64| Measurement {
+            status: Status::Ok,
+            detail: String::new(),
+            compile_seconds: 0.1,
+            timing: Some(crate::lab::runner::Timing {
+                samples: vec![median; 3],
+                median,
+                spread: 0.0,
+            }),
+        };
+        let original = s.original_id(k, "abc").unwrap();
+        s.record(&key(original), &timed(1.0)).unwrap();
+        let bits = ["010000000000", "110000000000", "000000100000"];
+        let mut ids = Vec::new();
+        for (i, (b, median)) in bits.iter().zip([0.5, 0.25, 0.4]).enumerate() {
+            let v = s
+                .variant_id(k, &format!("h{i}"), &[Config::from_bits(b).unwrap()])
+                .unwrap();
+            // The first is timed against a baseline of its own; the
+            // others have none stored and are ranked against the
+            // original's median.
+            let base = (i == 0).then_some(2.0);
+            s.record_against(&key(v), &timed(median), base).unwrap();
+            ids.push(v);
+        }
+        let failed = s.variant_id(k, "bad", &[Config::default()]).unwrap();
+        let wrong = Measurement {
+            status: Status::WrongOutput,
+            ..timed(0.01)
+        };
+        s.record(&key(failed), &wrong).unwrap();
+        let r = s.ranked(k, &key(original)).unwrap();
+        let order: Vec<(i64, f64, bool)> = r
+            .iter()
+            .map(|r| (r.variant, r.speedup, r.confirmed))
+            .collect();
+        assert_eq!(
+            order,
+            vec![
+                (ids[0], 4.0, false),
+                (ids[1], 4.0, false),
+                (ids[2], 2.5, false)
+            ],
+            "fastest first, ties by id; the failed variant is not ranked"
+        );
+        let t = crate::lab::runner::Timing {
+            samples: vec![0.9, 1.0, 1.1],
+            median: 1.0,
+            spread: 0.2,
+        };
+        s.record_confirmation(&key(ids[0]), &t, 1.5, 3).unwrap();
+        let r = s.ranked(k, &key(original)).unwrap();
+        assert_eq!(
+            (r[0].variant, r[0].speedup, r[0].confirmed),
+            (ids[1], 4.0, false)
+        );
+        assert_eq!(
+            (r[2].variant, r[2].speedup, r[2].confirmed),
+            (ids[0], 1.5, true)
+        );
+        let (detail, n): (String, i64) = s
+            .conn
+            .query_row(
+                "SELECT detail, (SELECT COUNT(*) FROM samples WHERE measurement_id = m.id) FROM measurements m WHERE variant_id = ?1",
+                [ids[0]],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .unwrap();
+        assert_eq!(n, 3, "the confirmed samples replace the campaign's");
+        assert!(
+            detail.starts_with("confirmed: 3 rounds")
+                && detail.contains("median 0.500000 s against a baseline of 2.000000 s"),
+            "{detail}"
+        );
+        let learned: Vec<_> = s
+            .measured()
+            .unwrap()
+            .into_iter()
+            .filter(|m| m.variant_id == ids[0])
+            .map(|m| (m.median, m.baseline))
+            .collect();
+        assert_eq!(
+            learned,
+            vec![(Some(1.0), Some(1.5))],
+            "learning sees the confirmed timing"
+        );
     }
 
     #[test]
