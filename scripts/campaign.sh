@@ -22,7 +22,9 @@
 # SAMPLE (pass-1 variants per kernel, default 16), RUNS (timed runs,
 # default 3..5), CHECKPOINT (seconds, default 600), DATASET (default
 # models/dataset.sqlite; empty to neither seed nor write back), JOBS
-# (variants built at once, default 1).
+# (variants built at once, default 1), CONFIRM (when set, K: each
+# kernel's K fastest variants are timed again, interleaved with the
+# original, right after its variants: `collect --confirm-top K`).
 #
 # EXTENDED=N instead runs one pass over the space beyond the paper's
 # (issue 20): kernel by kernel, with gcc and with clang, the whole paper
@@ -84,9 +86,13 @@ if [[ -n $dataset ]]; then
     trap 'kill $saver 2>/dev/null; checkpoint' EXIT
 fi
 
+confirm=()
+if [[ -n ${CONFIRM:-} ]]; then
+    confirm=(--confirm-top "$CONFIRM")
+fi
 collect() {
     "$bin" collect polybench --db "$db" --size medium --runs "$runs" \
-        --jobs "$jobs" --pause-file "$(dirname "$db")/pause" "$@"
+        --jobs "$jobs" --pause-file "$(dirname "$db")/pause" "${confirm[@]}" "$@"
 }
 if [[ -n $extended ]]; then
     log "extended: the paper space and $extended draws beyond it per kernel, gcc and clang"

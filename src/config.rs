@@ -192,6 +192,17 @@ impl Config {
                 .all(|&t| t == 1 || i64::from(t) == TILE_SIZE)
     }
 
+    /// How a configuration is written where one string names it (the
+    /// store, CSV, JSON): its bit string in the paper's space, else its
+    /// readable form.
+    pub fn text(&self) -> String {
+        if self.is_paper() {
+            self.bits()
+        } else {
+            self.to_string()
+        }
+    }
+
     /// The canonical bit vector T of the paper's primitives; a field
     /// beyond the paper's space (`reduce`, `privatize`, `regblock`, a tile
     /// size other than 1 and 32, an inner unroll factor; an outer one other
@@ -468,11 +479,7 @@ pub mod as_text {
     use serde::{Deserialize, Deserializer, Serializer};
 
     pub fn serialize<S: Serializer>(c: &Config, s: S) -> Result<S::Ok, S::Error> {
-        if c.is_paper() {
-            s.serialize_str(&c.bits())
-        } else {
-            s.serialize_str(&c.to_string())
-        }
+        s.serialize_str(&c.text())
     }
 
     pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Config, D::Error> {

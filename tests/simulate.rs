@@ -168,6 +168,36 @@ fn simulate_renders_markdown_csv_and_a_plot() {
     ]);
     assert_eq!(bad.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&bad.stderr).contains("among --models"));
+    // --trace: each strategy's proposals on one kernel, and its fastest.
+    let kernel = json(&polytune(
+        &[common.as_slice(), &["--format", "json"]].concat(),
+    ))["simulation"]["landscapes"][0]["kernel"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let mut args = common.to_vec();
+    args.extend(["--trace", kernel.as_str()]);
+    let md = String::from_utf8_lossy(&polytune(&args).stdout).to_string();
+    for st in ["multi-model", "local", "bo"] {
+        assert!(
+            md.contains(&format!("### Trace: {st} on {kernel} (first seed)")),
+            "{md}"
+        );
+    }
+    assert!(md.contains(&format!("### The five fastest variants of {kernel}")));
+    args.extend(["--format", "json"]);
+    let j = json(&polytune(&args));
+    assert_eq!(j["simulation"]["traces"].as_array().unwrap().len(), 3);
+    assert_eq!(
+        j["simulation"]["traces"][0]["steps"]
+            .as_array()
+            .unwrap()
+            .len(),
+        12
+    );
+    let bad = polytune(&[common.as_slice(), &["--trace", "no-such-kernel"]].concat());
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("no kernel of that name"));
 }
 
 /// The same on the whole shipped dataset, both compilers, all six models

@@ -66,6 +66,12 @@ pub struct Args {
     /// mean (the models' predictions alone, as before they were added).
     #[arg(long)]
     no_transfer: bool,
+    /// Also show what each strategy proposed for this kernel, in order
+    /// (its first seed's run): every variant's configuration, speedup,
+    /// share of Opt and the models' prediction, with the kernel's five
+    /// fastest variants beside (md and json).
+    #[arg(long, value_name = "KERNEL")]
+    trace: Option<String>,
     /// Draw every strategy's mean curve into FILE (SVG).
     #[arg(long, value_name = "FILE.svg")]
     plot: Option<PathBuf>,
@@ -89,6 +95,17 @@ pub fn run(a: Args, ui: &Ui) -> Result<()> {
         ))
         .into());
     }
+    if let Some(t) = &a.trace
+        && !d.kernels.iter().any(|k| &k.name == t)
+    {
+        let names: Vec<&str> = d.kernels.iter().map(|k| k.name.as_str()).collect();
+        return Err(super::Usage(format!(
+            "--trace {t}: no kernel of that name in {} (it has {})",
+            a.db.display(),
+            names.join(", ")
+        ))
+        .into());
+    }
     let t = std::time::Instant::now();
     let p = match &a.predictions {
         Some(f) => {
@@ -108,6 +125,7 @@ pub fn run(a: Args, ui: &Ui) -> Result<()> {
         min_ei: Some(a.min_ei).filter(|&e| e > 0.0),
         paper_only: a.paper_only,
         no_transfer: a.no_transfer,
+        trace: a.trace.clone(),
     };
     if a.paper_only && d.beyond_paper == 0 {
         ui.warn(
@@ -303,6 +321,42 @@ pub fn markdown(s: &Simulation) -> String {
                 .map(|(i, v)| format!("{} {v:.2}", s.fields[*i]))
                 .collect();
             let _ = writeln!(o, "| {} | {} |", k.kernel, text.join(", "));
+        }
+    }
+    o += &trace_markdown(s);
+    o
+}
+
+/// `--trace`: each strategy's proposals on the kernel, then its fastest.
+fn trace_markdown(s: &Simulation) -> String {
+    use crate::learn::search::simulate::Step;
+    let mut o = String::new();
+    let row = |o: &mut String, n: &str, st: &Step| {
+        let _ = writeln!(
+            o,
+            "| {n} | {} | {} | {} | {:.0} | {:.2} |",
+            st.config.text(),
+            st.speedup.map_or("failed".into(), |v| format!("{v:.2}")),
+            st.percent.map_or("–".into(), |v| format!("{v:.0}")),
+            st.best,
+            st.predicted
+        );
+    };
+    const HEAD: &str = "| # | configuration | speedup | % of Opt | best so far % | predicted |\n|---:|---|---:|---:|---:|---:|\n";
+    for t in &s.traces {
+        let _ = write!(
+            o,
+            "\n### Trace: {} on {} (first seed)\n\n{HEAD}",
+            t.strategy, t.kernel
+        );
+        for (i, st) in t.steps.iter().enumerate() {
+            row(&mut o, &(i + 1).to_string(), st);
+        }
+    }
+    if let Some(k) = s.traces.first().map(|t| &t.kernel) {
+        let _ = write!(o, "\n### The five fastest variants of {k}\n\n{HEAD}");
+        for (i, st) in s.fastest.iter().enumerate() {
+            row(&mut o, &(i + 1).to_string(), st);
         }
     }
     o

@@ -134,6 +134,7 @@ fn pass_once(
     let original = match lab.build_original(k.path, k.instrumented, &dir.join("original"))? {
         Ok((exe, _)) => exe,
         Err(m) => {
+            not_interrupted()?;
             progress(Event::ConfirmFailed {
                 name: k.name,
                 compiler: k.compiler,
@@ -182,6 +183,8 @@ fn pass_once(
     let samples = match samples {
         Ok(s) => s,
         Err(run) => {
+            // A signal ending polytune killed the run: stop, not go on.
+            not_interrupted()?;
             progress(Event::ConfirmFailed {
                 name: k.name,
                 compiler: k.compiler,

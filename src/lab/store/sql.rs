@@ -65,11 +65,7 @@ impl FromSql for Config {
 
 /// What the store writes for a configuration.
 pub(super) fn stored_text(c: &Config) -> String {
-    if c.is_paper() {
-        c.bits()
-    } else {
-        c.to_string()
-    }
+    c.text()
 }
 
 /// A stored configuration: a bit string, or the readable form of one

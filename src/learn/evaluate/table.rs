@@ -17,11 +17,7 @@ pub fn predictions_csv(d: &Dataset, models: &[Kind], predicted: &[Vec<f64>]) -> 
     // Writing into memory cannot fail.
     w.write_record(&head).expect("in memory");
     for (i, r) in d.rows.iter().enumerate() {
-        let config = if r.config.is_paper() {
-            r.config.bits()
-        } else {
-            r.config.to_string()
-        };
+        let config = r.config.text();
         let mut rec = vec![
             d.kernels[r.kernel].name.clone(),
             r.variant_id.to_string(),

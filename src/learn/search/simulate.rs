@@ -48,6 +48,32 @@ pub struct Options {
     /// Bayesian optimization without the other kernels' landscapes in
     /// its prior (as before they were: the models alone).
     pub no_transfer: bool,
+    /// The kernel whose runs to trace ([`Simulation::traces`]).
+    pub trace: Option<String>,
+}
+
+/// What a strategy proposed for one kernel, in order (`simulate
+/// --trace`): the run of its first seed.
+#[derive(Debug, Clone, Serialize)]
+pub struct Trace {
+    pub strategy: String,
+    pub kernel: String,
+    pub steps: Vec<Step>,
+}
+
+/// One variant of a trace, or of a kernel's fastest.
+#[derive(Debug, Clone, Serialize)]
+pub struct Step {
+    #[serde(with = "crate::config::as_text")]
+    pub config: Config,
+    /// Its measured speedup (`None`: it failed).
+    pub speedup: Option<f64>,
+    /// Its speedup as a % of the kernel's Opt.
+    pub percent: Option<f64>,
+    /// The best % of Opt so far (in a trace).
+    pub best: f64,
+    /// The ensemble's leave-one-out prediction (mean of the models).
+    pub predicted: f64,
 }
 
 /// One kernel's curve for one strategy.
@@ -122,6 +148,12 @@ pub struct Simulation {
     pub fields: Vec<String>,
     pub strategies: Vec<StrategyCurves>,
     pub landscapes: Vec<Landscape>,
+    /// With [`Options::trace`]: each strategy's proposals on that
+    /// kernel, and the kernel's five fastest variants (`fastest`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub traces: Vec<Trace>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub fastest: Vec<Step>,
 }
 
 /// One kernel's space, owned: configurations, predictions, truth.
@@ -190,7 +222,12 @@ impl KernelSpace {
 
 /// One run's curve, the evaluations it spent and its model's last
 /// lengthscales.
-type RunResult = (Vec<f64>, usize, Option<Vec<(&'static str, f64)>>);
+type RunResult = (
+    Vec<f64>,
+    usize,
+    Option<Vec<(&'static str, f64)>>,
+    Vec<super::Observation>,
+);
 
 /// One run's best-so-far % of Opt after 1…budget evaluations (the last
 /// value held when the run stops first: the space ran out, or the
@@ -231,7 +268,53 @@ fn one_run(
     while curve.len() < budget {
         curve.push(curve.last().copied().unwrap_or(0.0));
     }
-    (curve, history.len(), s.lengthscales())
+    let n = history.len();
+    (curve, n, s.lengthscales(), history)
+}
+
+impl KernelSpace {
+    /// Variant `v` as a step, `best` the best % of Opt so far.
+    fn step(&self, v: usize, speedup: Option<f64>, best: f64) -> Step {
+        let m = self.predicted.len().max(1) as f64;
+        Step {
+            config: self.configs[v],
+            speedup,
+            percent: speedup.map(|s| 100.0 * s / self.opt),
+            best,
+            predicted: self.predicted.iter().map(|p| p[v]).sum::<f64>() / m,
+        }
+    }
+
+    /// A run's proposals as steps.
+    fn trace(&self, history: &[super::Observation]) -> Vec<Step> {
+        let mut best = 0.0f64;
+        history
+            .iter()
+            .map(|o| {
+                best = best.max(o.speedup.map_or(0.0, |s| 100.0 * s / self.opt));
+                self.step(o.variant, o.speedup, best)
+            })
+            .collect()
+    }
+
+    /// The five fastest variants searched.
+    fn fastest(&self) -> Vec<Step> {
+        let mut all: Vec<usize> = (0..self.configs.len())
+            .filter(|&v| self.speedup[v].is_some())
+            .collect();
+        all.sort_by(|&a, &b| {
+            self.speedup[b]
+                .unwrap_or(0.0)
+                .total_cmp(&self.speedup[a].unwrap_or(0.0))
+        });
+        all.iter()
+            .take(5)
+            .map(|&v| {
+                let s = self.speedup[v];
+                self.step(v, s, s.map_or(0.0, |s| 100.0 * s / self.opt))
+            })
+            .collect()
+    }
 }
 
 /// Replays `opts.strategies` over the dataset's kernels, with the
@@ -390,7 +473,30 @@ pub fn simulate(
             kernels,
         });
     }
+    let traced = opts
+        .trace
+        .as_deref()
+        .and_then(|t| spaces.iter().position(|ks| ks.name == t));
+    let traces = traced
+        .map(|k| {
+            opts.strategies
+                .iter()
+                .enumerate()
+                .filter_map(|(si, st)| {
+                    done.iter()
+                        .find(|((s, kk, seed), _)| *s == si && *kk == k && *seed == 1)
+                        .map(|(_, r)| Trace {
+                            strategy: st.name(),
+                            kernel: spaces[k].name.clone(),
+                            steps: spaces[k].trace(&r.3),
+                        })
+                })
+                .collect()
+        })
+        .unwrap_or_default();
     Ok(Simulation {
+        traces,
+        fastest: traced.map(|k| spaces[k].fastest()).unwrap_or_default(),
         models: kinds.iter().map(|k| k.name().to_string()).collect(),
         budget,
         seeds: opts.seeds,
@@ -462,6 +568,79 @@ mod tests {
     use super::*;
     use crate::learn::evaluate;
 
+    /// The leave-one-out predictions of `models` on `d`, two threads.
+    fn folds(d: &Dataset, models: &[Kind]) -> (evaluate::Options, Vec<Vec<f64>>) {
+        let eo = evaluate::Options {
+            models: models.to_vec(),
+            threads: 2,
+            ..Default::default()
+        };
+        let p = evaluate::predictions(d, &eo).unwrap();
+        (eo, p)
+    }
+
+    /// A simulation of `strategies` on two threads, nothing else asked.
+    fn options(strategies: Vec<Strategy>, budget: usize, seeds: usize) -> Options {
+        Options {
+            strategies,
+            budget,
+            seeds,
+            threads: 2,
+            min_ei: None,
+            paper_only: false,
+            no_transfer: false,
+            trace: None,
+        }
+    }
+
+    #[test]
+    fn a_trace_is_the_first_seeds_run_step_by_step() {
+        let d = Dataset::synthetic(3, 20, 4, 5);
+        let (eo, p) = folds(&d, &[Kind::Lr, Kind::Ibk]);
+        let name = d.kernels[1].name.clone();
+        let o = Options {
+            trace: Some(name.clone()),
+            ..options(vec![Strategy::Diverse, Strategy::Random], 8, 3)
+        };
+        let s = simulate(&d, &eo.models, &p, &o, &|_, _| {}).unwrap();
+        assert_eq!(s.traces.len(), 2);
+        let k = s.landscapes.iter().position(|l| l.kernel == name).unwrap();
+        for (t, c) in s.traces.iter().zip(&s.strategies) {
+            assert_eq!(t.kernel, name);
+            assert_eq!(t.strategy, c.strategy);
+            assert_eq!(t.steps.len(), 8);
+            let mut seen = std::collections::HashSet::new();
+            for st in &t.steps {
+                assert!(seen.insert(st.config), "unique proposals");
+            }
+            // The best so far only rises, to the best proposal's share
+            // of Opt; a strategy of one run per kernel has it as its
+            // curve's last value.
+            assert!(t.steps.windows(2).all(|w| w[0].best <= w[1].best));
+            let last = t.steps.last().unwrap().best;
+            let top = t.steps.iter().filter_map(|s| s.percent).fold(0.0, f64::max);
+            assert!((last - top).abs() < 1e-9);
+            if c.runs_per_kernel == 1 {
+                assert!((c.kernels[k].percent[7] - last).abs() < 1e-9);
+            }
+        }
+        assert_eq!(s.fastest.len(), 5);
+        assert!((s.fastest[0].percent.unwrap() - 100.0).abs() < 1e-9);
+        assert!(s.fastest.windows(2).all(|w| w[0].speedup >= w[1].speedup));
+        let json = serde_json::to_string(&s).unwrap();
+        assert!(json.contains("\"traces\"") && json.contains("\"fastest\""));
+        let untraced = simulate(
+            &d,
+            &eo.models,
+            &p,
+            &Options { trace: None, ..o },
+            &|_, _| {},
+        )
+        .unwrap();
+        assert!(untraced.traces.is_empty() && untraced.fastest.is_empty());
+        assert!(!serde_json::to_string(&untraced).unwrap().contains("traces"));
+    }
+
     /// With the paper's variants only searched, a kernel's curve ends at
     /// the best of them as a share of the best of all, beyond the paper's
     /// space too; searching all of them ends at 100%.
@@ -475,21 +654,11 @@ mod tests {
                 r.speedup *= 4.0;
             }
         }
-        let eo = evaluate::Options {
-            models: vec![Kind::Lr, Kind::Ibk],
-            threads: 2,
-            ..Default::default()
-        };
-        let p = evaluate::predictions(&d, &eo).unwrap();
+        let (eo, p) = folds(&d, &[Kind::Lr, Kind::Ibk]);
         let go = |paper_only| {
             let o = Options {
-                strategies: vec![Strategy::Diverse],
-                budget: 30,
-                seeds: 1,
-                threads: 2,
-                min_ei: None,
                 paper_only,
-                no_transfer: false,
+                ..options(vec![Strategy::Diverse], 30, 1)
             };
             simulate(&d, &eo.models, &p, &o, &|_, _| {}).unwrap()
         };
@@ -519,29 +688,10 @@ mod tests {
     #[test]
     fn at_six_evaluations_multi_model_is_evaluates_multi_model_x6() {
         let d = Dataset::synthetic(5, 40, 4, 3);
-        let eo = evaluate::Options {
-            models: vec![Kind::Lr, Kind::Ibk, Kind::M5p],
-            threads: 2,
-            ..Default::default()
-        };
-        let p = evaluate::predictions(&d, &eo).unwrap();
+        let (eo, p) = folds(&d, &[Kind::Lr, Kind::Ibk, Kind::M5p]);
         let e = evaluate::score(&d, &eo.models, &p, &eo);
-        let s = simulate(
-            &d,
-            &eo.models,
-            &p,
-            &Options {
-                strategies: vec![Strategy::MultiModel, Strategy::Diverse, Strategy::Random],
-                budget: 8,
-                seeds: 3,
-                threads: 2,
-                min_ei: None,
-                paper_only: false,
-                no_transfer: false,
-            },
-            &|_, _| {},
-        )
-        .unwrap();
+        let strategies = vec![Strategy::MultiModel, Strategy::Diverse, Strategy::Random];
+        let s = simulate(&d, &eo.models, &p, &options(strategies, 8, 3), &|_, _| {}).unwrap();
         let mm = &s.strategies[0];
         for (k, c) in e.kernels.iter().zip(&mm.kernels) {
             assert_eq!(c.percent[5], 100.0 * k.multi_n / k.opt, "{}", k.kernel);
@@ -581,21 +731,11 @@ mod tests {
     #[test]
     fn the_stopping_rule_spends_fewer_evaluations_and_holds_the_curve() {
         let d = Dataset::synthetic(4, 40, 4, 5);
-        let eo = evaluate::Options {
-            models: vec![Kind::Lr, Kind::Ibk],
-            threads: 2,
-            ..Default::default()
-        };
-        let p = evaluate::predictions(&d, &eo).unwrap();
+        let (eo, p) = folds(&d, &[Kind::Lr, Kind::Ibk]);
         let go = |min_ei| {
             let o = Options {
-                strategies: vec![Strategy::Bo { prior: true }, Strategy::Diverse],
-                budget: 20,
-                seeds: 1,
-                threads: 2,
                 min_ei,
-                paper_only: false,
-                no_transfer: false,
+                ..options(vec![Strategy::Bo { prior: true }, Strategy::Diverse], 20, 1)
             };
             simulate(&d, &eo.models, &p, &o, &|_, _| {}).unwrap()
         };

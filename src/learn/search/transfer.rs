@@ -218,11 +218,7 @@ mod texts {
     pub fn serialize<S: Serializer>(cs: &[Config], s: S) -> Result<S::Ok, S::Error> {
         let mut seq = s.serialize_seq(Some(cs.len()))?;
         for c in cs {
-            seq.serialize_element(&if c.is_paper() {
-                c.bits()
-            } else {
-                c.to_string()
-            })?;
+            seq.serialize_element(&c.text())?;
         }
         seq.end()
     }
