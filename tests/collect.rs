@@ -427,13 +427,21 @@ fn confirm_top_times_the_fastest_again_and_resumes_without_repeating() {
     // On the measured store, the campaign only confirms: the two fastest,
     // then any that took the place of one that dropped out.
     let out = run(true);
-    assert!(String::from_utf8_lossy(&out.stdout).contains("0 measured, 4 already stored"));
+    let said = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(
+        said.contains("0 measured, 4 already stored, 0 failed, "),
+        "{said}"
+    );
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("confirmed"), "{stderr}");
     let first = confirmed();
     // Three variants: after two passes at most every one is confirmed,
     // so the top two are whatever the timings.
     assert!((2..=3).contains(&first.len()), "{first:?}");
+    assert!(
+        said.contains(&format!(", {} confirmed;", first.len())),
+        "{said}"
+    );
     let conn = rusqlite::Connection::open(&db).unwrap();
     // The two fastest by the stored timings are confirmed, with three
     // samples each (the rounds), and the campaign's timing in the detail.
@@ -464,5 +472,6 @@ fn confirm_top_times_the_fastest_again_and_resumes_without_repeating() {
     // Resuming confirms nothing again.
     let out = run(true);
     assert!(!String::from_utf8_lossy(&out.stderr).contains("confirmed"));
+    assert!(String::from_utf8_lossy(&out.stdout).contains(", 0 confirmed;"));
     assert_eq!(confirmed(), first);
 }

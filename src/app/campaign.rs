@@ -136,6 +136,8 @@ pub struct Summary {
     pub measured: usize,
     pub skipped: usize,
     pub failed: usize,
+    /// Variants timed again by `--confirm-top` (`confirm.rs`).
+    pub confirmed: usize,
 }
 
 /// Refuses to store an outcome once a signal is ending polytune: the
@@ -497,7 +499,8 @@ pub fn run(
                 summary.skipped += 1 + variants.len();
                 done += 1 + variants.len();
                 if let Some(conf) = c.confirm {
-                    confirm::top(c, conf, &confirmation, &mut lab, store, progress)?;
+                    summary.confirmed +=
+                        confirm::top(c, conf, &confirmation, &mut lab, store, progress)?;
                 }
                 continue;
             }
@@ -606,7 +609,8 @@ pub fn run(
                 &mut step,
             )?;
             if let Some(conf) = c.confirm {
-                confirm::top(c, conf, &confirmation, &mut lab, store, progress)?;
+                summary.confirmed +=
+                    confirm::top(c, conf, &confirmation, &mut lab, store, progress)?;
             }
         }
     }

@@ -245,6 +245,7 @@ pub fn run(a: Args, ui: &Ui) -> Result<()> {
                 rounds: a.confirm_rounds as usize,
             }),
     };
+    let confirming = campaign.confirm.is_some();
     let mut p = Progress::new(ui);
     p.doing("enumerating the variants");
     let s = crate::app::campaign::run(&campaign, &mut store, &mut |e| show(&mut p, e))?;
@@ -256,15 +257,21 @@ pub fn run(a: Args, ui: &Ui) -> Result<()> {
             "measured": s.measured,
             "already_stored": s.skipped,
             "failed": s.failed,
+            "confirmed": s.confirmed,
             "measurements": total,
         }))?
     } else {
         format!(
-            "{}: {} measured, {} already stored, {} failed; {total} measurements in total\n",
+            "{}: {} measured, {} already stored, {} failed{}; {total} measurements in total\n",
             a.db.display(),
             s.measured,
             s.skipped,
             s.failed,
+            if confirming {
+                format!(", {} confirmed", s.confirmed)
+            } else {
+                String::new()
+            }
         )
     })
 }
