@@ -447,6 +447,20 @@ fn collect_measures_real_programs() {
         let v = json(&polytune(&root, &args));
         assert_eq!(v["measured"], 0, "{k}: {v}");
         assert_eq!(v["already_stored"], 3, "{k}: {v}");
+        // The fastest variant timed again, interleaved with the original,
+        // through the program's own build and run (the options before
+        // the compile line after `--`).
+        args.splice(1..1, ["--confirm-top", "1", "--confirm-rounds", "2"]);
+        let v = json(&polytune(&root, &args));
+        assert_eq!(
+            (v["measured"].as_u64(), v["failed"].as_u64()),
+            (Some(0), Some(0)),
+            "{k}: {v}"
+        );
+        assert!(
+            (1..=2).contains(&v["confirmed"].as_u64().unwrap()),
+            "{k}: {v}"
+        );
     }
 }
 
