@@ -179,18 +179,7 @@ impl Lab {
     /// Verifies a built variant against the original's reference without
     /// timing it.
     pub(super) fn verify_built(&self, built: Built) -> Measurement {
-        match self {
-            Lab::Corpus { bench, reference } => {
-                bench.measure_built(built, reference.as_ref(), false).0
-            }
-            Lab::Instrumented { harness, reference } => {
-                let reference = reference
-                    .as_ref()
-                    .as_ref()
-                    .expect("verified after its original");
-                harness.measure_built(built, reference, false)
-            }
-        }
+        self.check_built(built, false)
     }
 
     /// One timed run of a built program: its kernel seconds.
@@ -209,16 +198,21 @@ impl Lab {
     /// Verifies a built variant against the original's reference and
     /// times it.
     pub(super) fn measure_built(&self, built: Built) -> Measurement {
+        self.check_built(built, true)
+    }
+
+    /// Verifies a built variant, and times it when asked and correct.
+    fn check_built(&self, built: Built, time: bool) -> Measurement {
         match self {
             Lab::Corpus { bench, reference } => {
-                bench.measure_built(built, reference.as_ref(), true).0
+                bench.measure_built(built, reference.as_ref(), time).0
             }
             Lab::Instrumented { harness, reference } => {
                 let reference = reference
                     .as_ref()
                     .as_ref()
-                    .expect("measured after its original");
-                harness.measure_built(built, reference, true)
+                    .expect("checked after its original");
+                harness.measure_built(built, reference, time)
             }
         }
     }

@@ -141,12 +141,7 @@ impl Store {
         )?;
         let id = tx.last_insert_rowid();
         if let Some(t) = &m.timing {
-            for (i, s) in t.samples.iter().enumerate() {
-                tx.execute(
-                    "INSERT INTO samples (measurement_id, k, seconds) VALUES (?1, ?2, ?3)",
-                    params![id, i as i64, s],
-                )?;
-            }
+            insert_samples(&tx, id, &t.samples)?;
         }
         tx.commit()?;
         Ok(())
@@ -181,12 +176,7 @@ impl Store {
             params![id, t.median, t.spread, baseline, detail],
         )?;
         tx.execute("DELETE FROM samples WHERE measurement_id = ?1", params![id])?;
-        for (i, s) in t.samples.iter().enumerate() {
-            tx.execute(
-                "INSERT INTO samples (measurement_id, k, seconds) VALUES (?1, ?2, ?3)",
-                params![id, i as i64, s],
-            )?;
-        }
+        insert_samples(&tx, id, &t.samples)?;
         tx.commit()?;
         Ok(())
     }
@@ -218,6 +208,21 @@ impl Store {
         tx.commit()?;
         Ok(())
     }
+}
+
+/// A measurement's samples, in order.
+fn insert_samples(
+    tx: &rusqlite::Transaction<'_>,
+    id: i64,
+    samples: &[f64],
+) -> Result<(), StoreError> {
+    for (i, s) in samples.iter().enumerate() {
+        tx.execute(
+            "INSERT INTO samples (measurement_id, k, seconds) VALUES (?1, ?2, ?3)",
+            params![id, i as i64, s],
+        )?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]
