@@ -200,6 +200,92 @@ fn simulate_renders_markdown_csv_and_a_plot() {
     assert!(String::from_utf8_lossy(&bad.stderr).contains("no kernel of that name"));
 }
 
+/// How good the models would have to be: `--prior-blend` moves their
+/// predictions toward the truth, and the report says it is a
+/// counterfactual; `--train-kernels` learns each fold from fewer
+/// kernels, in `evaluate` and `simulate` alike.
+#[test]
+fn simulate_asks_what_a_better_prior_or_fewer_kernels_would_do() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = tiny_dataset(dir.path());
+    let db = db.to_str().unwrap();
+    let common = [
+        "simulate",
+        "--db",
+        db,
+        "--models",
+        "LR,IBk",
+        "--strategies",
+        "multi-model,bo",
+        "--budget",
+        "6",
+        "--seeds",
+        "2",
+        "--format",
+        "json",
+    ];
+    let run = |extra: &[&str]| {
+        let o = polytune(&[common.as_slice(), extra].concat());
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        json(&o)["simulation"].clone()
+    };
+    let (models, truth) = (run(&[]), run(&["--prior-blend", "1"]));
+    let rho = |s: &Value| s["median_rank_correlation"].as_f64().unwrap();
+    assert!(rho(&models) < 1.0 - 1e-9, "{models}");
+    assert!((rho(&truth) - 1.0).abs() < 1e-9, "{truth}");
+    assert_eq!(truth["prior_blend"].as_f64(), Some(1.0));
+    assert!(models.get("prior_blend").is_none());
+    // The models knowing the answer: multi-model's first pick is Opt.
+    assert_eq!(truth["strategies"][0]["mean"][0].as_f64(), Some(100.0));
+    let md = polytune(&[&common[..common.len() - 2], &["--prior-blend", "0.5"]].concat());
+    let md = String::from_utf8_lossy(&md.stdout);
+    assert!(
+        md.contains("**counterfactual**") && md.contains("models' ρ"),
+        "{md}"
+    );
+    assert!(md.contains("Median ρ over kernels:"), "{md}");
+    for bad in ["1.5", "-0.1", "x"] {
+        let o = polytune(&[common.as_slice(), &["--prior-blend", bad]].concat());
+        assert_eq!(o.status.code(), Some(2), "{bad}");
+    }
+    // Fewer kernels to learn from: evaluate writes the folds' predictions,
+    // simulate reads them with the landscapes of the same kernels.
+    let csv = dir.path().join("few.csv");
+    let o = polytune(&[
+        "evaluate",
+        "--db",
+        db,
+        "--models",
+        "LR,IBk",
+        "--train-kernels",
+        "1",
+        "--predictions",
+        csv.to_str().unwrap(),
+    ]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(String::from_utf8_lossy(&o.stdout).contains("from 1 of the other kernels only"));
+    let few = run(&[
+        "--train-kernels",
+        "1",
+        "--predictions",
+        csv.to_str().unwrap(),
+    ]);
+    assert_eq!(few["train_kernels"].as_u64(), Some(1));
+    assert_ne!(few["strategies"], models["strategies"]);
+    let o = polytune(&[common.as_slice(), &["--train-kernels", "0"]].concat());
+    assert_eq!(o.status.code(), Some(2));
+}
+
 /// The same on the whole shipped dataset, both compilers, all six models
 /// (minutes: `cargo test --release --test simulate -- --ignored`).
 #[test]

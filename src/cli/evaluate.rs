@@ -47,6 +47,12 @@ pub struct Args {
     /// forms (`scripts/results.sh` ships both).
     #[arg(long, value_name = "FILE")]
     save_json: Option<PathBuf>,
+    /// Train each leave-one-out fold on N of the other kernels only,
+    /// drawn at random per held-out kernel (the same draw in `evaluate`
+    /// and `simulate`): how the models' quality grows with the kernels
+    /// they learn from.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    train_kernels: Option<u64>,
 }
 
 pub fn run(a: Args, ui: &Ui) -> Result<()> {
@@ -64,6 +70,7 @@ pub fn run(a: Args, ui: &Ui) -> Result<()> {
         models: a.data.kinds(),
         shots: a.shots,
         target: a.data.target,
+        train_kernels: a.train_kernels.map(|n| n as usize),
         ..Default::default()
     };
     let t = std::time::Instant::now();
@@ -106,7 +113,7 @@ pub fn run(a: Args, ui: &Ui) -> Result<()> {
     let whole = json!({
         "machine": d.machine, "compiler": d.compiler, "flags": d.flags,
         "features": d.feature_names, "kernels": d.kernels.len(), "variants": d.rows.len(),
-        "target": a.data.target.name(),
+        "target": a.data.target.name(), "train_kernels": opts.train_kernels,
         "evaluation": e, "summary": summary_json(&e), "best": best_json(&e),
         "subset": sub.as_ref().map(|(k, s)| json!({"features": k, "evaluation": s, "summary": summary_json(s)})),
     });
@@ -133,6 +140,11 @@ pub fn run(a: Args, ui: &Ui) -> Result<()> {
                 d.selection.threads,
                 a.data.target.describe(),
             );
+            if let Some(n) = opts.train_kernels {
+                o += &format!(
+                    "Each fold's models learned from {n} of the other kernels only, drawn at random per held-out kernel (--train-kernels).\n"
+                );
+            }
             o += &summary_md(&e);
             o += "\n";
             o += &e.markdown();

@@ -75,6 +75,27 @@ pub struct Args {
     /// Draw every strategy's mean curve into FILE (SVG).
     #[arg(long, value_name = "FILE.svg")]
     plot: Option<PathBuf>,
+    /// A counterfactual, to ask how good the models would have to be:
+    /// every model's log prediction moved this share (0 to 1) of the way
+    /// to the measured speedup before the strategies run (1: the models
+    /// know the answer). The report says so; no real search can run
+    /// this way.
+    #[arg(long, value_name = "SHARE", value_parser = unit_share)]
+    prior_blend: Option<f64>,
+    /// Train each leave-one-out fold on N of the other kernels only,
+    /// drawn at random per held-out kernel (the same draw in `evaluate`
+    /// and `simulate`; give `evaluate --predictions` the same): how the models' quality grows with the kernels
+    /// they learn from.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    train_kernels: Option<u64>,
+}
+
+/// A share from 0 to 1.
+fn unit_share(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(x) if (0.0..=1.0).contains(&x) => Ok(x),
+        _ => Err(format!("`{s}` is not a share from 0 to 1")),
+    }
 }
 
 pub fn run(a: Args, ui: &Ui) -> Result<()> {
@@ -82,6 +103,7 @@ pub fn run(a: Args, ui: &Ui) -> Result<()> {
     let eo = evaluate::Options {
         models: a.data.kinds(),
         target: a.data.target,
+        train_kernels: a.train_kernels.map(|n| n as usize),
         ..Default::default()
     };
     if let Some(Strategy::Model(k)) = a
@@ -126,6 +148,9 @@ pub fn run(a: Args, ui: &Ui) -> Result<()> {
         paper_only: a.paper_only,
         no_transfer: a.no_transfer,
         trace: a.trace.clone(),
+        prior_blend: a.prior_blend,
+        train_kernels: eo.train_kernels,
+        train_seed: eo.seed,
     };
     if a.paper_only && d.beyond_paper == 0 {
         ui.warn(
@@ -183,7 +208,12 @@ pub fn run(a: Args, ui: &Ui) -> Result<()> {
                     "; bo without the other kernels' landscapes"
                 } else {
                     ""
-                },
+                } + &s.train_kernels.map_or(String::new(), |n| format!(
+                    "; each fold's models and landscapes from {n} of the other kernels only (--train-kernels)"
+                )) + &s.prior_blend.map_or(String::new(), |w| format!(
+                    "; **counterfactual**: every model's log prediction moved {:.0}% of the way to the measured speedup (--prior-blend), so the models rank variants better than they can",
+                    100.0 * w
+                )),
                 took
             );
             o += &markdown(&s);
@@ -285,18 +315,23 @@ pub fn markdown(s: &Simulation) -> String {
             o += "\n";
         }
     }
-    o += "\n### Landscapes: share of each kernel's variants within 5/10/20% of Opt\n\n| kernel | variants | Opt | ≤5% | ≤10% | ≤20% |\n|---|---:|---:|---:|---:|---:|\n";
+    o += "\n### Landscapes: share of each kernel's variants within 5/10/20% of Opt, and how well the models rank them (Spearman's ρ of the ensemble's prediction and the measured speedup)\n\n| kernel | variants | Opt | ≤5% | ≤10% | ≤20% | models' ρ |\n|---|---:|---:|---:|---:|---:|---:|\n";
     for l in &s.landscapes {
         let _ = writeln!(
             o,
-            "| {} | {} | {:.2} | {:.1}% | {:.1}% | {:.1}% |",
+            "| {} | {} | {:.2} | {:.1}% | {:.1}% | {:.1}% | {} |",
             l.kernel,
             l.variants,
             l.opt,
             100.0 * l.within[0],
             100.0 * l.within[1],
-            100.0 * l.within[2]
+            100.0 * l.within[2],
+            l.rank_correlation
+                .map_or("n/a".into(), |r| format!("{r:.2}"))
         );
+    }
+    if let Some(r) = s.median_rank_correlation {
+        let _ = writeln!(o, "\nMedian ρ over kernels: {r:.2}.");
     }
     for c in &s.strategies {
         if c.kernels.iter().all(|k| k.lengthscales.is_none()) {

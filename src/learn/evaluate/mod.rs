@@ -15,7 +15,7 @@ use super::{Kind, LearnError, Regressor};
 use crate::config::Config;
 use rayon::iter::{ParallelBridge, ParallelIterator};
 use serde::Serialize;
-pub use strategy::{DIVERSE_BITS, consensus, diverse, ensemble, ranking, round_robin};
+pub use strategy::{DIVERSE_BITS, FLOOR, consensus, diverse, ensemble, ranking, round_robin};
 pub use table::predictions_csv;
 
 /// What to evaluate and how.
@@ -31,6 +31,11 @@ pub struct Options {
     pub threads: usize,
     /// What the models learn.
     pub target: super::Target,
+    /// Train each fold on this many of the other kernels only, drawn at
+    /// random per held-out kernel ([`training_kernels`]): how the
+    /// models' leave-one-out quality grows with the kernels they learn
+    /// from. `None`: all the others.
+    pub train_kernels: Option<usize>,
 }
 
 impl Default for Options {
@@ -42,8 +47,35 @@ impl Default for Options {
             seed: 1,
             threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
             target: super::Target::Speedup,
+            train_kernels: None,
         }
     }
+}
+
+/// Which kernels a fold holding out `held_out` learns from: every other
+/// kernel with variants, or with `n`, `n` of them drawn at random (the
+/// draw a function of `seed` and `held_out` alone, so `evaluate` and
+/// `simulate` draw the same).
+pub fn training_kernels(d: &Dataset, held_out: usize, n: Option<usize>, seed: u64) -> Vec<bool> {
+    let by_kernel = d.rows_by_kernel();
+    let mut others: Vec<usize> = (0..d.kernels.len())
+        .filter(|&k| k != held_out && !by_kernel[k].is_empty())
+        .collect();
+    if let Some(n) = n.filter(|&n| n < others.len()) {
+        // A partial Fisher–Yates shuffle: the first n are the draw.
+        let mut rng = Lcg::new(seed ^ (held_out as u64 + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15));
+        for i in 0..n {
+            let j = i
+                + ((rng.uniform() * (others.len() - i) as f64) as usize).min(others.len() - i - 1);
+            others.swap(i, j);
+        }
+        others.truncate(n);
+    }
+    let mut keep = vec![false; d.kernels.len()];
+    for k in others {
+        keep[k] = true;
+    }
+    keep
 }
 
 /// One held-out kernel's results, as speedups over its original.
@@ -122,11 +154,14 @@ pub fn predictions_with(
     });
     // One fold of one model: its predictions for the held-out rows.
     type Fold = Result<Vec<(usize, f64)>, LearnError>;
+    let training: Vec<Vec<bool>> = (0..d.kernels.len())
+        .map(|k| training_kernels(d, k, opts.train_kernels, opts.seed))
+        .collect();
     let fold = |j: usize| -> Fold {
         let (k, kind) = jobs[j];
         let (mut x, mut y) = (Vec::new(), Vec::new());
         for (i, r) in d.rows.iter().enumerate() {
-            if r.kernel != k {
+            if training[k][r.kernel] {
                 x.push(attrs[i].clone());
                 y.push(targets[i]);
             }
@@ -325,6 +360,40 @@ mod tests {
         let one = run(1);
         assert!(one.iter().flatten().all(|p| p.is_finite()));
         assert_eq!(one, run(3));
+    }
+
+    #[test]
+    fn training_kernels_draws_n_others_repeatably() {
+        let d = Dataset::synthetic(9, 10, 3, 7);
+        let all = training_kernels(&d, 4, None, 1);
+        assert_eq!(all.iter().filter(|&&k| k).count(), 8);
+        assert!(!all[4]);
+        assert_eq!(training_kernels(&d, 4, Some(8), 1), all);
+        assert_eq!(training_kernels(&d, 4, Some(20), 1), all);
+        let three = training_kernels(&d, 4, Some(3), 1);
+        assert_eq!(three.iter().filter(|&&k| k).count(), 3);
+        assert!(!three[4]);
+        assert_eq!(three, training_kernels(&d, 4, Some(3), 1));
+        // Other held-out kernels and seeds draw other sets.
+        let draws: std::collections::HashSet<Vec<bool>> = (1..6)
+            .map(|seed| training_kernels(&d, 4, Some(3), seed))
+            .collect();
+        assert!(draws.len() > 1);
+        // A fold learns from its draw alone: fewer kernels, other
+        // predictions, each still finite.
+        let go = |train_kernels| {
+            let opts = Options {
+                models: vec![Kind::Lr, Kind::Ibk],
+                threads: 2,
+                train_kernels,
+                ..Options::default()
+            };
+            predictions(&d, &opts).unwrap()
+        };
+        let (full, few) = (go(None), go(Some(2)));
+        assert!(few.iter().flatten().all(|p| p.is_finite()));
+        assert_ne!(full, few);
+        assert_eq!(go(Some(8)), full);
     }
 
     #[test]

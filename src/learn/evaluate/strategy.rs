@@ -54,7 +54,7 @@ pub fn consensus(predicted: &[Vec<f64>], rows: &[usize]) -> Option<usize> {
 
 /// Below this a predicted speedup is treated as this (linear models can
 /// predict zero or less; a log must not blow up).
-const FLOOR: f64 = 1e-3;
+pub const FLOOR: f64 = 1e-3;
 
 /// The six models as one: the mean of their log predicted speedups, per
 /// variant. A log mean lets no single model's scale dominate.

@@ -10,7 +10,15 @@
 //! kernel's Opt after 1…budget evaluations (mean over seeds), the
 //! evaluations needed to reach 90/95/99/100% of Opt, and on average over
 //! kernels (arithmetic and geometric); per kernel, how peaked its
-//! landscape is (the share of variants within 5/10/20% of Opt).
+//! landscape is (the share of variants within 5/10/20% of Opt) and how
+//! well the models rank its variants (Spearman's rank correlation of the
+//! ensemble's prediction with the measured speedup).
+//!
+//! [`Options::prior_blend`] asks what a better prior would do: the
+//! models' log predictions moved toward the measured truth by a share.
+//! No search can run that way — it reads the answers — so it is a
+//! counterfactual, reported as one: how good the models would have to
+//! be for a strategy to reach a share of Opt.
 
 use super::drive::{Limits, drive};
 use super::fields::{Fields, NAMES};
@@ -18,7 +26,7 @@ use super::transfer::Landscapes;
 use super::{Space, Strategy};
 use crate::config::Config;
 use crate::learn::dataset::Dataset;
-use crate::learn::evaluate::means;
+use crate::learn::evaluate::{FLOOR, ensemble, means, training_kernels};
 use crate::learn::{Kind, LearnError};
 use rayon::prelude::*;
 use serde::Serialize;
@@ -50,6 +58,17 @@ pub struct Options {
     pub no_transfer: bool,
     /// The kernel whose runs to trace ([`Simulation::traces`]).
     pub trace: Option<String>,
+    /// A counterfactual prior: each model's log prediction replaced by
+    /// (1 − w) × itself + w × the log of the measured speedup. `None`
+    /// (or 0): the models as they are.
+    pub prior_blend: Option<f64>,
+    /// Bayesian optimization's other landscapes ([`super::transfer`])
+    /// from this many of the other kernels only, the ones
+    /// [`crate::learn::evaluate::training_kernels`] draws with
+    /// `train_seed` — the same the models' folds learned from when the
+    /// predictions were made with the same `evaluate::Options`.
+    pub train_kernels: Option<usize>,
+    pub train_seed: u64,
 }
 
 /// What a strategy proposed for one kernel, in order (`simulate
@@ -72,7 +91,8 @@ pub struct Step {
     pub percent: Option<f64>,
     /// The best % of Opt so far (in a trace).
     pub best: f64,
-    /// The ensemble's leave-one-out prediction (mean of the models).
+    /// The ensemble's leave-one-out prediction (the geometric mean of
+    /// the models': one model's wild extrapolation does not swamp it).
     pub predicted: f64,
 }
 
@@ -127,6 +147,11 @@ pub struct Landscape {
     pub opt: f64,
     /// Shares of its variants within 5, 10 and 20% of Opt.
     pub within: [f64; 3],
+    /// Spearman's rank correlation between the ensemble's prediction
+    /// (mean log over the models) and the measured speedup over its
+    /// variants: 1 ranks them as measured, 0 no better than chance.
+    /// `None` below three variants or when either side is constant.
+    pub rank_correlation: Option<f64>,
 }
 
 /// A whole simulation.
@@ -144,6 +169,16 @@ pub struct Simulation {
     /// [`Options::no_transfer`].
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub no_transfer: bool,
+    /// [`Options::prior_blend`]: the predictions were this share of the
+    /// measured truth (a counterfactual).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub prior_blend: Option<f64>,
+    /// [`Options::train_kernels`].
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub train_kernels: Option<usize>,
+    /// The median over kernels of [`Landscape::rank_correlation`].
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub median_rank_correlation: Option<f64>,
     pub thresholds: Vec<f64>,
     pub fields: Vec<String>,
     pub strategies: Vec<StrategyCurves>,
@@ -169,14 +204,14 @@ struct KernelSpace {
 }
 
 impl KernelSpace {
-    /// Kernel `k`'s space over `rows`; `transfer`: with the other
-    /// kernels' landscapes at its variants.
+    /// Kernel `k`'s space over `rows`; `transfer`: with the landscapes of
+    /// the kernels it marks at its variants.
     fn of(
         d: &Dataset,
         predicted: &[Vec<f64>],
         k: usize,
         rows: &[usize],
-        transfer: bool,
+        transfer: Option<&[bool]>,
     ) -> KernelSpace {
         let speedup: Vec<Option<f64>> = rows.iter().map(|&i| Some(d.rows[i].speedup)).collect();
         KernelSpace {
@@ -186,15 +221,14 @@ impl KernelSpace {
                 .iter()
                 .map(|p| rows.iter().map(|&i| p[i]).collect())
                 .collect(),
-            transfer: if !transfer {
-                Vec::new()
-            } else {
-                Landscapes::of_dataset(d, Some(k)).project(
+            transfer: match transfer {
+                None => Vec::new(),
+                Some(keep) => Landscapes::of_kernels(d, &|o| keep[o]).project(
                     &rows
                         .iter()
                         .map(|&i| d.rows[i].producing_configs())
                         .collect::<Vec<_>>(),
-                )
+                ),
             },
             opt: speedup
                 .iter()
@@ -211,13 +245,87 @@ impl KernelSpace {
             ok.iter().filter(|&&s| s >= (1.0 - f) * self.opt).count() as f64
                 / self.speedup.len().max(1) as f64
         };
+        let measured: Vec<usize> = (0..self.speedup.len())
+            .filter(|&v| self.speedup[v].is_some())
+            .collect();
+        let predicted = ensemble(&self.predicted, &measured);
+        let truth: Vec<f64> = measured.iter().filter_map(|&v| self.speedup[v]).collect();
         Landscape {
             kernel: self.name.clone(),
             variants: self.speedup.len(),
             opt: self.opt,
             within: [share(0.05), share(0.10), share(0.20)],
+            rank_correlation: rank_correlation(&predicted, &truth),
         }
     }
+}
+
+/// Ranks from 1, ties given their average rank.
+fn ranks(x: &[f64]) -> Vec<f64> {
+    let mut order: Vec<usize> = (0..x.len()).collect();
+    order.sort_by(|&a, &b| x[a].total_cmp(&x[b]));
+    let mut r = vec![0.0; x.len()];
+    let mut i = 0;
+    while i < order.len() {
+        let mut j = i;
+        while j + 1 < order.len() && x[order[j + 1]] == x[order[i]] {
+            j += 1;
+        }
+        let mean = (i + j) as f64 / 2.0 + 1.0;
+        for &o in &order[i..=j] {
+            r[o] = mean;
+        }
+        i = j + 1;
+    }
+    r
+}
+
+/// Spearman's rank correlation of two series of one length (Pearson's
+/// of their ranks); `None` below three points or when either is
+/// constant.
+pub fn rank_correlation(a: &[f64], b: &[f64]) -> Option<f64> {
+    if a.len() != b.len() || a.len() < 3 {
+        return None;
+    }
+    let (ra, rb) = (ranks(a), ranks(b));
+    let n = ra.len() as f64;
+    let (ma, mb) = (ra.iter().sum::<f64>() / n, rb.iter().sum::<f64>() / n);
+    let (mut sab, mut saa, mut sbb) = (0.0, 0.0, 0.0);
+    for (x, y) in ra.iter().zip(&rb) {
+        sab += (x - ma) * (y - mb);
+        saa += (x - ma) * (x - ma);
+        sbb += (y - mb) * (y - mb);
+    }
+    (saa > 0.0 && sbb > 0.0).then(|| sab / (saa * sbb).sqrt())
+}
+
+/// The median of the values that are there.
+fn median(v: impl Iterator<Item = Option<f64>>) -> Option<f64> {
+    let mut x: Vec<f64> = v.flatten().collect();
+    if x.is_empty() {
+        return None;
+    }
+    x.sort_by(f64::total_cmp);
+    let n = x.len();
+    Some(if n % 2 == 1 {
+        x[n / 2]
+    } else {
+        (x[n / 2 - 1] + x[n / 2]) / 2.0
+    })
+}
+
+/// [`Options::prior_blend`]: every model's log prediction of row `i`
+/// moved a share `w` of the way to the log of its measured speedup.
+fn blended(d: &Dataset, predicted: &[Vec<f64>], w: f64) -> Vec<Vec<f64>> {
+    predicted
+        .iter()
+        .map(|p| {
+            p.iter()
+                .zip(&d.rows)
+                .map(|(&v, r)| ((1.0 - w) * v.max(FLOOR).ln() + w * r.speedup.ln()).exp())
+                .collect()
+        })
+        .collect()
 }
 
 /// One run's curve, the evaluations it spent and its model's last
@@ -275,13 +383,12 @@ fn one_run(
 impl KernelSpace {
     /// Variant `v` as a step, `best` the best % of Opt so far.
     fn step(&self, v: usize, speedup: Option<f64>, best: f64) -> Step {
-        let m = self.predicted.len().max(1) as f64;
         Step {
             config: self.configs[v],
             speedup,
             percent: speedup.map(|s| 100.0 * s / self.opt),
             best,
-            predicted: self.predicted.iter().map(|p| p[v]).sum::<f64>() / m,
+            predicted: ensemble(&self.predicted, &[v])[0].exp(),
         }
     }
 
@@ -329,6 +436,15 @@ pub fn simulate(
     progress: &(dyn Fn(usize, usize) + Sync),
 ) -> Result<Simulation, LearnError> {
     let budget = opts.budget.max(1);
+    let prior_blend = opts.prior_blend.filter(|&w| w > 0.0);
+    let counterfactual;
+    let predicted = match prior_blend {
+        Some(w) => {
+            counterfactual = blended(d, predicted, w.min(1.0));
+            &counterfactual
+        }
+        None => predicted,
+    };
     let spaces: Vec<KernelSpace> = d
         .rows_by_kernel()
         .iter()
@@ -342,7 +458,9 @@ pub fn simulate(
             if searched.is_empty() {
                 return None;
             }
-            let mut ks = KernelSpace::of(d, predicted, k, &searched, !opts.no_transfer);
+            let training = training_kernels(d, k, opts.train_kernels, opts.train_seed);
+            let transfer = (!opts.no_transfer).then_some(training.as_slice());
+            let mut ks = KernelSpace::of(d, predicted, k, &searched, transfer);
             // Opt is the best of every variant, searched or not.
             ks.opt = rows
                 .iter()
@@ -494,6 +612,7 @@ pub fn simulate(
                 .collect()
         })
         .unwrap_or_default();
+    let landscapes: Vec<Landscape> = spaces.iter().map(KernelSpace::landscape).collect();
     Ok(Simulation {
         traces,
         fastest: traced.map(|k| spaces[k].fastest()).unwrap_or_default(),
@@ -503,10 +622,13 @@ pub fn simulate(
         min_ei: opts.min_ei,
         paper_only: opts.paper_only,
         no_transfer: opts.no_transfer,
+        prior_blend,
+        train_kernels: opts.train_kernels,
         thresholds: THRESHOLDS.to_vec(),
         fields: fields.iter().map(|s| s.to_string()).collect(),
         strategies,
-        landscapes: spaces.iter().map(KernelSpace::landscape).collect(),
+        median_rank_correlation: median(landscapes.iter().map(|l| l.rank_correlation)),
+        landscapes,
     })
 }
 
@@ -590,7 +712,72 @@ mod tests {
             paper_only: false,
             no_transfer: false,
             trace: None,
+            prior_blend: None,
+            train_kernels: None,
+            train_seed: 1,
         }
+    }
+
+    #[test]
+    fn rank_correlation_is_spearmans() {
+        let up = [1.0, 2.0, 3.0, 4.0];
+        assert_eq!(rank_correlation(&up, &[10.0, 20.0, 30.0, 400.0]), Some(1.0));
+        assert_eq!(rank_correlation(&up, &[4.0, 3.0, 2.0, 1.0]), Some(-1.0));
+        // Ties share their mean rank: ranks 1, 2.5, 2.5, 4 against 1..4.
+        let r = rank_correlation(&up, &[1.0, 5.0, 5.0, 9.0]).unwrap();
+        assert!((r - 4.5 / (5.0f64 * 4.5).sqrt()).abs() < 1e-12, "{r}");
+        assert_eq!(rank_correlation(&up, &[2.0; 4]), None);
+        assert_eq!(rank_correlation(&up[..2], &up[..2]), None);
+        assert_eq!(
+            median([Some(3.0), None, Some(1.0), Some(2.0)].into_iter()),
+            Some(2.0)
+        );
+        assert_eq!(median([Some(4.0), Some(1.0)].into_iter()), Some(2.5));
+        assert_eq!(median([None].into_iter()), None);
+    }
+
+    /// A prior that is the truth ranks every kernel's variants as
+    /// measured, and the models' first pick is then each kernel's Opt.
+    #[test]
+    fn a_prior_blended_all_the_way_to_the_truth_is_the_truth() {
+        let d = Dataset::synthetic(4, 30, 4, 5);
+        let (eo, p) = folds(&d, &[Kind::Lr, Kind::Ibk]);
+        let go = |prior_blend| {
+            let o = Options {
+                prior_blend,
+                ..options(vec![Strategy::MultiModel], 3, 1)
+            };
+            simulate(&d, &eo.models, &p, &o, &|_, _| {}).unwrap()
+        };
+        let (models, truth, half) = (go(None), go(Some(1.0)), go(Some(0.5)));
+        assert_eq!(models.prior_blend, None);
+        assert_eq!(truth.prior_blend, Some(1.0));
+        for l in &truth.landscapes {
+            assert!(
+                (l.rank_correlation.unwrap() - 1.0).abs() < 1e-12,
+                "{}",
+                l.kernel
+            );
+        }
+        assert!((truth.median_rank_correlation.unwrap() - 1.0).abs() < 1e-12);
+        assert!(
+            truth.strategies[0]
+                .kernels
+                .iter()
+                .all(|k| (k.percent[0] - 100.0).abs() < 1e-9)
+        );
+        let (m, h) = (
+            models.median_rank_correlation.unwrap(),
+            half.median_rank_correlation.unwrap(),
+        );
+        assert!(m < h && h < 1.0, "{m} {h}");
+        let json = serde_json::to_string(&half).unwrap();
+        assert!(json.contains("\"prior_blend\":0.5") && json.contains("rank_correlation"));
+        assert!(
+            !serde_json::to_string(&models)
+                .unwrap()
+                .contains("prior_blend")
+        );
     }
 
     #[test]

@@ -55,11 +55,16 @@ pub struct Landscapes {
 impl Landscapes {
     /// Every kernel of the dataset but `except` (the held-out one).
     pub fn of_dataset(d: &Dataset, except: Option<usize>) -> Landscapes {
+        Landscapes::of_kernels(d, &|k| Some(k) != except)
+    }
+
+    /// The landscapes of the dataset's kernels that `keep` accepts.
+    pub fn of_kernels(d: &Dataset, keep: &dyn Fn(usize) -> bool) -> Landscapes {
         let programs = d
             .rows_by_kernel()
             .iter()
             .enumerate()
-            .filter(|&(k, rows)| Some(k) != except && !rows.is_empty())
+            .filter(|&(k, rows)| keep(k) && !rows.is_empty())
             .map(|(k, rows)| Program {
                 name: d.kernels[k].name.clone(),
                 variants: rows
