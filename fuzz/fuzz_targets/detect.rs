@@ -5,8 +5,8 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use polytune::frontend::detect::{DetectOptions, detect_file};
 use polytune::frontend;
+use polytune::frontend::detect::{DetectOptions, detect_file};
 
 fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(data) else {

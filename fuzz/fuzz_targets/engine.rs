@@ -4,9 +4,9 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use polytune::frontend::{self, Options};
-use polytune::engine::pipeline;
 use polytune::config::Config;
+use polytune::engine::pipeline;
+use polytune::frontend::{self, Options};
 use std::path::Path;
 use std::sync::OnceLock;
 
