@@ -17,13 +17,18 @@ fn polytune(args: &[&str]) -> Output {
         .expect("run polytune")
 }
 
-fn json(o: &Output) -> Value {
+/// Asserts that the command succeeded, showing its standard error if not.
+fn succeeded(o: &Output) {
     assert_eq!(
         o.status.code(),
         Some(0),
         "{}",
         String::from_utf8_lossy(&o.stderr)
     );
+}
+
+fn json(o: &Output) -> Value {
+    succeeded(o);
     serde_json::from_slice(&o.stdout).expect("JSON on standard output")
 }
 
@@ -225,14 +230,7 @@ fn simulate_asks_what_a_better_prior_or_fewer_kernels_would_do() {
         "json",
     ];
     let run = |extra: &[&str]| {
-        let o = polytune(&[common.as_slice(), extra].concat());
-        assert_eq!(
-            o.status.code(),
-            Some(0),
-            "{}",
-            String::from_utf8_lossy(&o.stderr)
-        );
-        json(&o)["simulation"].clone()
+        json(&polytune(&[common.as_slice(), extra].concat()))["simulation"].clone()
     };
     let (models, truth) = (run(&[]), run(&["--prior-blend", "1"]));
     let rho = |s: &Value| s["median_rank_correlation"].as_f64().unwrap();
@@ -267,12 +265,7 @@ fn simulate_asks_what_a_better_prior_or_fewer_kernels_would_do() {
         "--predictions",
         csv.to_str().unwrap(),
     ]);
-    assert_eq!(
-        o.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+    succeeded(&o);
     assert!(String::from_utf8_lossy(&o.stdout).contains("from 1 of the other kernels only"));
     let few = run(&[
         "--train-kernels",

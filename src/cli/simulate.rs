@@ -84,8 +84,8 @@ pub struct Args {
     prior_blend: Option<f64>,
     /// Train each leave-one-out fold on N of the other kernels only,
     /// drawn at random per held-out kernel (the same draw in `evaluate`
-    /// and `simulate`; give `evaluate --predictions` the same): how the models' quality grows with the kernels
-    /// they learn from.
+    /// and `simulate`; give `evaluate --predictions` the same): how the
+    /// models' quality grows with the kernels they learn from.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     train_kernels: Option<u64>,
 }
