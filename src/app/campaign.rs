@@ -400,6 +400,8 @@ pub fn run(
                     src.scops.len(),
                     &work,
                     &c.protocol.limits(),
+                    &crate::lab::characterize::Bound::default(),
+                    &mut |_| {},
                 ),
                 _ => characterize(
                     path,

@@ -293,6 +293,7 @@ impl RunArgs {
             threads: self.threads,
             timeout: std::time::Duration::from_secs(self.timeout),
             memory_limit: memory_limit(self.memory_limit),
+            adaptive: Some(crate::lab::runner::Adaptive::default()),
             ..Default::default()
         }
     }

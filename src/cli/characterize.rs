@@ -28,6 +28,10 @@ pub struct Args {
     size: crate::lab::size::Size,
     #[command(flatten)]
     build: BuildArgs,
+    /// Instructions counted inside the regions before the run is stopped
+    /// (a prefix of a long run: the features are rates per instruction).
+    #[arg(long, value_name = "N", default_value_t = crate::lab::characterize::Bound::default().instructions)]
+    bound: u64,
     /// Time limit of the (simulated) run in seconds.
     #[arg(long, default_value_t = 600)]
     timeout: u64,
@@ -85,11 +89,38 @@ pub fn run(a: Args, ui: &Ui) -> Result<()> {
                 &copy,
                 crate::engine::pipeline::instrumented(&src, None, None)?.text,
             )?;
-            characterize_instrumented(&copy, &recipe, src.scops.len(), dir.path(), &limits)
+            let bound = crate::lab::characterize::Bound {
+                instructions: a.bound,
+                ..Default::default()
+            };
+            let mut progress = super::progress::Progress::new(ui);
+            let m = |n: u64| n.div_ceil(1_000_000) as usize;
+            let f = characterize_instrumented(
+                &copy,
+                &recipe,
+                src.scops.len(),
+                dir.path(),
+                &limits,
+                &bound,
+                &mut |n| {
+                    progress.set(
+                        m(n).min(m(bound.instructions)),
+                        m(bound.instructions),
+                        "millions of instructions counted in the regions",
+                        None,
+                        false,
+                    )
+                },
+            );
+            progress.finish();
+            f
         }
     };
     drop(dir);
     let f = f?;
+    if ui.verbosity >= super::Verbosity::Normal {
+        eprintln!("polytune: counted {}", f.counted);
+    }
     super::out(&if a.output.json {
         json_text(&counters_json(&a.file, a.size, &f))?
     } else {

@@ -208,6 +208,8 @@ pub fn run(a: Args, ui: &Ui) -> Result<()> {
             max_runs: a.runs.1,
             verification_is_sample: true,
             cores: a.timing_cores,
+            // The dataset's fixed counts: its measurements stay comparable.
+            adaptive: None,
             ..a.run.protocol()
         },
         slow_factor: Some(a.slow_factor).filter(|f| *f > 0.0),

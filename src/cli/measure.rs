@@ -35,6 +35,14 @@ pub struct Args {
     program: ProgramArgs,
     #[command(flatten)]
     compile_line: CompileLine,
+    /// Then decide head to head whether the variant is faster, by the
+    /// rule of `optimize`'s confirmation (alternating runs until each side
+    /// has 0.2 s of region time, a one-sided test at 1% with a smallest
+    /// speedup of 2%), TRIALS times (1 unless given). Without a
+    /// configuration: the original against itself, a check of the rule
+    /// (it must rarely say "faster": `scripts/decision_rates.py`).
+    #[arg(long, value_name = "TRIALS", num_args = 0..=1, default_missing_value = "1")]
+    head_to_head: Option<usize>,
     #[command(flatten)]
     output: OutputArgs,
 }
@@ -98,6 +106,8 @@ pub fn run(a: Args, ui: &Ui) -> Result<()> {
         ));
     }
     let mut internal = Vec::new();
+    // Whether the variant built, verified and was timed.
+    let mut variant_timed = false;
     if let Some(c) = a.config.config() {
         let outcome = crate::engine::pipeline::instrumented(&src, Some(&c), None)?;
         for s in &outcome.skipped {
@@ -109,6 +119,7 @@ pub fn run(a: Args, ui: &Ui) -> Result<()> {
         let variant_path = variant_dir.join(name);
         std::fs::write(&variant_path, &outcome.text)?;
         let var = harness.measure(&variant_path, "variant", &reference, outcome.openmp, true);
+        variant_timed = var.timing.is_some();
         let speedup = match (&orig.timing, &var.timing) {
             (Some(o), Some(v)) if v.median > 0.0 => Some(o.median / v.median),
             _ => None,
@@ -120,6 +131,47 @@ pub fn run(a: Args, ui: &Ui) -> Result<()> {
         report["config"] = json!(c.to_string());
         report["variant"] = json!(var);
         report["speedup"] = json!(speedup);
+    }
+    if let Some(trials) = a.head_to_head {
+        let candidate = match a.config.config() {
+            Some(_) => dir.path().join("variant"),
+            None => reference.exe.clone(),
+        };
+        if a.config.config().is_some() && !variant_timed {
+            anyhow::bail!(
+                "the variant did not build or verify: there is nothing to hold against the original"
+            );
+        }
+        let rule = crate::lab::decide::Rule::default();
+        let mut decisions = Vec::new();
+        for _ in 0..trials.max(1) {
+            let d = crate::lab::decide::head_to_head(&harness, &reference.exe, &candidate, &rule)
+                .map_err(|r| {
+                anyhow::anyhow!("a head-to-head run failed: {}", r.stderr.trim())
+            })?;
+            let t = d.last();
+            text.push_str(&format!(
+                "  head to head: {} rounds, {} look(s): original {:.6} s, {} {:.6} s (medians), ratio {:.3}, p = {:.2e}: {}\n",
+                d.original.len(),
+                d.looks.len(),
+                t.original,
+                if a.config.config().is_some() { "variant" } else { "original again" },
+                t.candidate,
+                t.median_ratio,
+                t.p_value,
+                if t.faster { "faster" } else { "not a clear win" }
+            ));
+            decisions.push(d);
+        }
+        let faster = decisions.iter().filter(|d| d.last().faster).count();
+        if decisions.len() > 1 {
+            text.push_str(&format!(
+                "  faster in {faster} of {} trials\n",
+                decisions.len()
+            ));
+        }
+        report["head_to_head"] = json!(decisions);
+        report["faster_in"] = json!(faster);
     }
     drop(dir);
     print(a.output.json, &report, &text)?;

@@ -266,7 +266,8 @@ fn learned(a: &Args, src: &SourceFile, ui: &Ui) -> Result<Report> {
             seed: a.learned.seed,
         }),
         no_run: a.learned.no_run,
-        confirm_rounds: 7,
+        decision: crate::lab::decide::Rule::default(),
+        bound: crate::lab::characterize::Bound::default(),
     };
     let mut p = Progress::new(ui);
     p.doing("characterizing the original");
@@ -280,13 +281,32 @@ fn learned(a: &Args, src: &SourceFile, ui: &Ui) -> Result<Report> {
         landscapes.as_ref(),
         &setup,
         a.context.as_deref(),
-        &mut |e| match e {
+        &mut |e| {
+            match e {
             Event::Sampled { drawn, new } => p.note(format_args!(
                 "{drawn} configurations drawn beyond the paper's space: {new} new variants"
             )),
-            Event::Characterized { counters, seconds } => {
+            Event::Characterizing {
+                instructions,
+                bound,
+            } => {
+                // Millions of instructions counted of the bound's.
+                let m = |n: u64| n.div_ceil(1_000_000) as usize;
+                p.set(
+                    m(instructions).min(m(bound)),
+                    m(bound),
+                    "characterizing the original (millions of instructions counted in its regions, under the simulator)",
+                    None,
+                    false,
+                )
+            }
+            Event::Characterized {
+                counters,
+                seconds,
+                counted,
+            } => {
                 p.note(format_args!(
-                    "characterized {} ({counters} counters, {seconds:.1} s)",
+                    "characterized {} ({counters} counters, {seconds:.1} s): counted {counted}",
                     a.file.display()
                 ));
                 p.doing("enumerating and ranking the variants");
@@ -328,10 +348,12 @@ fn learned(a: &Args, src: &SourceFile, ui: &Ui) -> Result<Report> {
                 None,
                 false,
             ),
-            Event::HeadToHead { rounds } => p.note(format_args!(
-                "head to head with the original, {rounds} alternating rounds"
+            Event::HeadToHead { rule } => p.note(format_args!(
+                "head to head with the original: alternating rounds until each side has {} s of region time ({} to {} rounds)",
+                rule.enough_seconds, rule.min_rounds, rule.max_rounds
             )),
             Event::Done => p.finish(),
+        }
         },
     )?;
     if ui.verbosity >= super::Verbosity::Normal {

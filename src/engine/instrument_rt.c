@@ -18,8 +18,15 @@ extern void polytune_rt_exit_now(int) __asm__("_exit");
 #ifdef POLYTUNE_CALLGRIND
 #include <valgrind/callgrind.h>
 #define POLYTUNE_RT_TOGGLE() CALLGRIND_TOGGLE_COLLECT
+/* The characterized run starts without instrumentation
+   (--instr-atstart=no): what comes before the first region (reading or
+   making the input, often as long as a kernel that is linear in it) runs
+   at valgrind's plain speed instead of under the cache simulation, and
+   the simulated caches start empty at the first region. */
+#define POLYTUNE_RT_INSTRUMENT() CALLGRIND_START_INSTRUMENTATION
 #else
 #define POLYTUNE_RT_TOGGLE() ((void)0)
+#define POLYTUNE_RT_INSTRUMENT() ((void)0)
 #endif
 
 /* Executions of a region whose summaries get one line each; later ones
@@ -127,6 +134,17 @@ static int polytune_rt_start(void)
   return mode;
 }
 
+/* Starts the simulator's instrumentation the first time (a no-op
+   outside the characterized build). */
+static void polytune_rt_instrument(void)
+{
+  static int started;
+  if (!started) {
+    started = 1;
+    POLYTUNE_RT_INSTRUMENT();
+  }
+}
+
 __attribute__((unused)) static void polytune_rt_begin(int k)
 {
   static int starting;
@@ -145,6 +163,7 @@ __attribute__((unused)) static void polytune_rt_begin(int k)
         ;
   }
   polytune_rt_t0[k] = polytune_rt_now();
+  polytune_rt_instrument();
   /* Counting (characterization) starts after the clock is read and stops
      before it is read again: the clock's code is not the region's. */
   POLYTUNE_RT_TOGGLE();
@@ -324,6 +343,28 @@ __attribute__((unused)) static void polytune_rt_after(int k)
     polytune_rt_finish();
     polytune_rt_exit_now(0);
   }
+}
+
+/* The characterized build's warm-up (engine::instrument::warm): before a
+   region's first execution, a load of each element of its footprint, at
+   most this many bytes of each array. */
+#define POLYTUNE_RT_WARM_BYTES (8L << 20)
+/* A load whose value is used: valgrind's translator drops a load whose
+   result nothing reads, volatile or not, and the simulated caches would
+   never see it. */
+static volatile unsigned char polytune_rt_sink;
+#define POLYTUNE_RT_TOUCH(x) (polytune_rt_sink ^= *(const volatile unsigned char *)&(x))
+
+/* Whether region k warms the caches now: once per region, the first
+   time, which also starts the simulator's instrumentation. */
+__attribute__((unused)) static int polytune_rt_warming(int k)
+{
+  static char warmed[POLYTUNE_RT_REGIONS];
+  if (warmed[k])
+    return 0;
+  warmed[k] = 1;
+  polytune_rt_instrument();
+  return 1;
 }
 
 /* One element: floating-point values are recorded exactly (their bits),

@@ -227,7 +227,7 @@ impl Compiler {
                         ));
                         false
                     }
-                    Ending::Code(_) => false,
+                    Ending::Code(_) | Ending::Stopped => false,
                 };
                 Compilation {
                     ok,

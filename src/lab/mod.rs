@@ -31,6 +31,7 @@ pub mod build;
 pub mod characterize;
 pub mod compiler;
 pub mod confine;
+pub mod decide;
 pub mod dump;
 pub mod harness;
 pub mod runner;

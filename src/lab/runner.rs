@@ -79,6 +79,8 @@ pub fn run_with(
         Ending::Code(c) => Exit::Code(c),
         Ending::Signal(s) => Exit::Signal(s),
         Ending::Timeout => Exit::Timeout,
+        // Programs timed are never watched: killed, as by the deadline.
+        Ending::Stopped => Exit::Signal(9),
     };
     // A truncated output cannot be verified: it is not kept at all.
     let stdout_truncated = o.stdout.truncated();
@@ -138,6 +140,46 @@ pub struct Protocol {
     /// The cores every run goes on (`collect --timing-cores`); `None`:
     /// wherever polytune may run.
     pub cores: Option<Cores>,
+    /// Repetition by the region's length (issue 36); `None`: the fixed
+    /// counts above (campaigns, whose dataset was measured so).
+    pub adaptive: Option<Adaptive>,
+}
+
+/// Repetition by the region's length: a short region gets more runs,
+/// until its samples add up to `enough_seconds` (or `max_runs` of them);
+/// a long one fewer, down to one run of `long_seconds` or more.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Adaptive {
+    pub enough_seconds: f64,
+    pub long_seconds: f64,
+    pub max_runs: usize,
+}
+
+impl Default for Adaptive {
+    fn default() -> Adaptive {
+        Adaptive {
+            enough_seconds: 0.2,
+            long_seconds: 2.0,
+            max_runs: 30,
+        }
+    }
+}
+
+impl Adaptive {
+    /// Whether `samples` (seconds) are enough under `p`'s spread target.
+    fn enough(&self, p: &Protocol, samples: &[f64], spread: f64) -> bool {
+        let n = samples.len();
+        let sum: f64 = samples.iter().sum();
+        let t = median(samples).max(1e-9);
+        // A long region needs fewer runs: one of `long_seconds` or more.
+        let lower = ((self.long_seconds / t).ceil() as usize).clamp(1, p.min_runs.max(1));
+        let timed_enough = sum >= self.enough_seconds || n >= self.max_runs;
+        // Past the spread target, at most `max_runs`, and no more than
+        // five long runs' worth of time.
+        let settled =
+            spread <= p.target_spread || n >= self.max_runs || sum >= 5.0 * self.long_seconds;
+        n >= lower && timed_enough && settled
+    }
 }
 
 impl Protocol {
@@ -164,6 +206,7 @@ impl Default for Protocol {
             slow_runs: 2,
             verification_is_sample: false,
             cores: None,
+            adaptive: None,
         }
     }
 }
@@ -218,18 +261,32 @@ pub fn time_by(
     first: Option<f64>,
     once: &mut dyn FnMut() -> Result<f64, Run>,
 ) -> Result<Timing, Run> {
-    for _ in 0..p.warmup {
-        once()?;
-    }
     let mut samples: Vec<f64> = first.into_iter().collect();
+    for _ in 0..p.warmup {
+        let t = once()?;
+        // A long region is warm after one run: that run counts.
+        if let Some(a) = &p.adaptive
+            && t >= a.long_seconds
+        {
+            samples.push(t);
+            break;
+        }
+    }
     loop {
-        if samples.len() >= p.min_runs.max(1) {
+        if !samples.is_empty() {
             let m = median(&samples);
             let (lo, hi) = samples
                 .iter()
                 .fold((f64::MAX, f64::MIN), |(a, b), &x| (a.min(x), b.max(x)));
             let spread = if m > 0.0 { (hi - lo) / m } else { 0.0 };
-            if spread <= p.target_spread || samples.len() >= p.max_runs {
+            let done = match &p.adaptive {
+                Some(a) => a.enough(p, &samples, spread),
+                None => {
+                    samples.len() >= p.min_runs.max(1)
+                        && (spread <= p.target_spread || samples.len() >= p.max_runs)
+                }
+            };
+            if done {
                 return Ok(Timing {
                     median: m,
                     spread,
@@ -339,6 +396,33 @@ mod tests {
         .unwrap();
         assert_eq!((r.exit.clone(), r.strays), (Exit::Code(0), 1));
         assert!(!r.ok());
+    }
+
+    /// Adaptive repetition: a 1 ms region runs 30 times, a 50 ms one five
+    /// times when its spread is small, a 10 s one once (its warm-up run
+    /// counts).
+    #[test]
+    fn repetition_follows_the_region_length() {
+        let p = Protocol {
+            adaptive: Some(Adaptive::default()),
+            ..Default::default()
+        };
+        let count = |t: f64, jitter: f64| {
+            let mut k = 0;
+            let timing = time_by(&p, None, &mut || {
+                k += 1;
+                Ok(t * (1.0 + jitter * ((k % 3) as f64 - 1.0)))
+            })
+            .unwrap();
+            (k, timing.samples.len())
+        };
+        assert_eq!(count(0.001, 0.0), (31, 30));
+        assert_eq!(count(0.05, 0.01), (6, 5));
+        assert_eq!(count(10.0, 0.0), (1, 1));
+        // A 1 s region: two runs besides the warm-up.
+        assert_eq!(count(1.0, 0.01), (3, 2));
+        // A noisy 0.5 s region stops at five long runs' worth of time.
+        assert_eq!(count(0.5, 0.3).1, 20);
     }
 
     #[test]

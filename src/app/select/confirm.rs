@@ -1,7 +1,9 @@
 //! Whether a measured winner holds: a threaded one rerun with sleeping
 //! threads, and the head-to-head confirmation against the original.
 
+use super::HeadToHead;
 use crate::lab::confine::Limits;
+use crate::lab::decide::Rule;
 use crate::lab::harness::Harness;
 use crate::lab::runner::{Protocol, median};
 use std::path::Path;
@@ -48,59 +50,48 @@ pub(super) fn holds_when_passive(base: f64, passive: &[Option<f64>]) -> bool {
     !t.is_empty() && t.len() == passive.len() && median(&t) <= base
 }
 
-/// How much faster a candidate's median must be, head to head, to
-/// replace the original: a program whose timings swing between two
-/// modes (fine-grained OpenMP loops on a shared machine) can look faster
-/// for a few rounds and be slower on the next run.
-pub(super) const CONFIRM_MARGIN: f64 = 1.02;
-
-/// Paired rounds a candidate must win: three quarters of them.
-pub(super) fn wins_needed(rounds: usize) -> usize {
-    (3 * rounds).div_ceil(4)
-}
-
-/// Paired rounds in which the candidate ran faster than the original.
-pub(super) fn rounds_won(original: &[f64], candidate: &[f64]) -> usize {
-    original
-        .iter()
-        .zip(candidate)
-        .filter(|(o, c)| c < o)
-        .count()
-}
-
-/// The head-to-head verdict on alternating runs of the original and a
-/// candidate (seconds, round by round): its speedup when it is clearly
-/// faster — by [`CONFIRM_MARGIN`] on the medians and in three quarters of
-/// the rounds — else `None`, and the original is kept.
-pub fn confirmed(original: &[f64], candidate: &[f64]) -> Option<f64> {
-    if original.is_empty() || original.len() != candidate.len() {
-        return None;
+/// The winner against the original, head to head: alternating runs until
+/// the rule of [`crate::lab::decide`] decides. A lucky timing in the
+/// search does not make the output slower than the input.
+pub(super) fn head_to_head(
+    harness: &Harness,
+    original: &Path,
+    candidate: &Path,
+    config: crate::config::Config,
+    rule: &Rule,
+) -> HeadToHead {
+    let mut h = HeadToHead {
+        config,
+        rounds: 0,
+        original_seconds: None,
+        candidate_seconds: None,
+        speedup: None,
+        p_value: None,
+        level: rule.alpha_per_look(),
+        min_speedup: rule.min_speedup,
+        looks: 0,
+        confirmed: None,
+        error: None,
+    };
+    match crate::lab::decide::head_to_head(harness, original, candidate, rule) {
+        Ok(d) => {
+            let t = *d.last();
+            h.rounds = d.original.len();
+            h.original_seconds = Some(t.original);
+            h.candidate_seconds = Some(t.candidate);
+            h.speedup = Some(t.median_ratio);
+            h.p_value = Some(t.p_value);
+            h.looks = d.looks.len();
+            h.confirmed = d.speedup();
+        }
+        Err(r) => h.error = Some(r.stderr.trim().to_string()),
     }
-    let (o, c) = (median(original), median(candidate));
-    let wins = rounds_won(original, candidate);
-    (c > 0.0 && o / c >= CONFIRM_MARGIN && wins >= wins_needed(original.len())).then_some(o / c)
+    h
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn only_a_clear_head_to_head_win_replaces_the_original() {
-        let o = [1.0; 7];
-        // Faster in every round by 20%.
-        let s = confirmed(&o, &[0.8; 7]).unwrap();
-        assert!((s - 1.25).abs() < 1e-12);
-        // Two modes: fast in four rounds, slow in three. The median says
-        // 1.25x, but it loses too many rounds.
-        assert_eq!(confirmed(&o, &[0.8, 1.2, 0.8, 1.2, 0.8, 1.2, 0.8]), None);
-        // Faster in every round, but by less than the margin.
-        assert_eq!(confirmed(&o, &[0.99; 7]), None);
-        // Six of seven rounds is enough.
-        assert!(confirmed(&o, &[0.8, 0.8, 0.8, 1.1, 0.8, 0.8, 0.8]).is_some());
-        assert_eq!(confirmed(&[], &[]), None);
-        assert_eq!(confirmed(&o, &[0.8; 6]), None);
-    }
 
     #[test]
     fn a_threaded_candidate_must_hold_with_sleeping_threads() {

@@ -16,7 +16,7 @@ use crate::lab::characterize::{CharacterizeError, characterize_instrumented};
 use crate::lab::compiler::Compiler;
 use crate::lab::dump::Tolerance;
 use crate::lab::harness::{Harness, OriginalError};
-use crate::lab::runner::{Protocol, interleaved_by, median};
+use crate::lab::runner::Protocol;
 use crate::lab::scratch::Scratch;
 use crate::lab::size::Size;
 use crate::lab::verify::Measurement;
@@ -33,7 +33,6 @@ mod confirm;
 mod rank;
 mod refine;
 mod report;
-pub use confirm::confirmed;
 use confirm::*;
 pub use rank::{Ranking, rank};
 pub use refine::Step;
@@ -96,8 +95,11 @@ pub struct Setup {
     pub draws: Option<Draws>,
     /// Emit the top prediction without running anything.
     pub no_run: bool,
-    /// Alternating rounds of the final head-to-head confirmation.
-    pub confirm_rounds: usize,
+    /// How the final head-to-head confirmation decides (its rounds, its
+    /// test).
+    pub decision: crate::lab::decide::Rule,
+    /// How much of the original's run its characterization counts.
+    pub bound: crate::lab::characterize::Bound,
 }
 
 /// `n` configurations drawn uniformly beyond the paper's space, as
@@ -129,6 +131,7 @@ pub fn select(
     let Some(first) = models.first() else {
         return Err(LearnError::Data("no models to rank with".into()).into());
     };
+    let begun = Instant::now();
     let work = Scratch::new("select")?;
     // Every build polytune measures is instrumented; each source sits in
     // a directory of its own under the file's own name.
@@ -161,6 +164,13 @@ pub fn select(
         src.scops.len(),
         work.path(),
         &setup.protocol.limits(),
+        &setup.bound,
+        &mut |instructions| {
+            progress(Event::Characterizing {
+                instructions,
+                bound: setup.bound.instructions,
+            })
+        },
     )
     .map_err(|source| SelectionError::Characterize {
         path: file.display().to_string(),
@@ -170,7 +180,9 @@ pub fn select(
     progress(Event::Characterized {
         counters: features.values.len(),
         seconds: characterize_seconds,
+        counted: features.counted,
     });
+    let ranking_started = Instant::now();
     let (mut variants, mut skipped) = distinct_variants(src, context)?;
     let paper_variants = variants.len();
     if let Some(d) = setup.draws {
@@ -215,10 +227,20 @@ pub fn select(
         expected_improvement: None,
         run: None,
     };
+    let file_name_text = file_name.to_string_lossy().into_owned();
+    let (built_as, run_as) = setup.recipe.describe(&file_name_text, false);
     let mut report = Report {
         file: file.to_path_buf(),
         counters: features.values.len(),
         characterize_seconds,
+        counted: features.counted,
+        phases: Phases {
+            characterize: characterize_seconds,
+            rank: ranking_started.elapsed().as_secs_f64(),
+            ..Phases::default()
+        },
+        built_as,
+        run_as,
         variants: variants.len(),
         beyond_paper: variants.len() - paper_variants,
         models: models.len(),
@@ -281,6 +303,7 @@ pub fn select(
             return Err(LearnError::Data("no variant to choose from".into()).into());
         };
         progress(Event::Done);
+        report.phases.total = begun.elapsed().as_secs_f64();
         report.text =
             chosen(&config(*v), format!("chosen by {why} without running it")) + &variants[*v].text;
         report.choice = Choice {
@@ -338,8 +361,11 @@ pub fn select(
             let path = write_source(&format!("{exe}-src"), &instrumented(*v)?)?;
             jobs.push((path, exe, variants[*v].openmp));
         }
+        let t = Instant::now();
         prebuilt = harness.build_all(&jobs).into_iter().map(Some).collect();
+        report.phases.builds += t.elapsed().as_secs_f64();
     }
+    let t = Instant::now();
     let (orig, reference) =
         harness
             .reference(&original, true)
@@ -347,6 +373,7 @@ pub fn select(
                 path: file.display().to_string(),
                 source,
             })?;
+    report.phases.original = t.elapsed().as_secs_f64();
     progress(Event::Baseline {
         status: orig.status,
     });
@@ -361,6 +388,8 @@ pub fn select(
         min_ei: setup.min_ei,
     };
     let started = Instant::now();
+    // Compiler seconds inside the search and the refinement.
+    let mut search_builds = 0.0;
     report.candidates.clear();
     let Outcome {
         history,
@@ -384,7 +413,9 @@ pub fn select(
                 }
                 _ => {
                     let path = write_source(&format!("{exe}-src"), &instrumented(v)?)?;
-                    harness.measure(&path, &exe, &reference, omp, true)
+                    let m = harness.measure(&path, &exe, &reference, omp, true);
+                    search_builds += m.compile_seconds;
+                    m
                 }
             };
             let run = Run::of(&m, base);
@@ -454,6 +485,7 @@ pub fn select(
                 };
                 let path = write_source(&format!("{exe}-src"), &instrumented)?;
                 let m = harness.measure(&path, &exe, &reference, omp, true);
+                search_builds += m.compile_seconds;
                 let run = Run::of(&m, base);
                 progress(Event::Refined {
                     k,
@@ -485,6 +517,9 @@ pub fn select(
             },
         )?;
     }
+    report.phases.builds += search_builds;
+    report.phases.runs = (started.elapsed().as_secs_f64() - search_builds).max(0.0);
+    let t = Instant::now();
     // The fastest, unless it is threaded and loses to the original once its
     // threads sleep at barriers instead of spinning (as they do on a
     // loaded machine): a speedup that rests on fine-grained parallel
@@ -513,40 +548,28 @@ pub fn select(
     // The winner must beat the original again, head to head: alternating
     // runs, medians compared. A lucky timing above does not make the
     // output slower than the input.
+    report.phases.passive = t.elapsed().as_secs_f64();
+    let t = Instant::now();
     if let Some(mut winner) = best.take() {
-        let rounds = setup.confirm_rounds.max(1);
-        progress(Event::HeadToHead { rounds });
-        let mut h = HeadToHead {
-            config: winner.config,
-            rounds,
-            original_seconds: None,
-            candidate_seconds: None,
-            wins: 0,
-            wins_needed: wins_needed(rounds),
-            margin: CONFIRM_MARGIN,
-            confirmed: None,
-            error: None,
-        };
+        progress(Event::HeadToHead {
+            rule: setup.decision,
+        });
         let candidate = work.path().join(&winner.exe);
-        let mut runs: Vec<Box<dyn FnMut() -> Result<f64, crate::lab::runner::Run> + '_>> = vec![
-            Box::new(|| harness.timed(&reference.exe)),
-            Box::new(|| harness.timed(&candidate)),
-        ];
-        match interleaved_by(&mut runs, rounds) {
-            Ok(t) => {
-                h.original_seconds = Some(median(&t[0]));
-                h.candidate_seconds = Some(median(&t[1]));
-                h.wins = rounds_won(&t[0], &t[1]);
-                h.confirmed = confirmed(&t[0], &t[1]);
-                if let Some(s) = h.confirmed {
-                    winner.speedup = s;
-                    best = Some(winner);
-                }
-            }
-            Err(r) => h.error = Some(r.stderr.trim().to_string()),
+        let h = head_to_head(
+            &harness,
+            &reference.exe,
+            &candidate,
+            winner.config,
+            &setup.decision,
+        );
+        if let Some(s) = h.confirmed {
+            winner.speedup = s;
+            best = Some(winner);
         }
         report.head_to_head = Some(h);
     }
+    report.phases.confirm = t.elapsed().as_secs_f64();
+    report.phases.total = begun.elapsed().as_secs_f64();
     progress(Event::Done);
     let how = format!(
         "{} {}, {}, {} threads",

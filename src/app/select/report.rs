@@ -12,8 +12,16 @@ use std::path::PathBuf;
 /// What the selection is doing, as it goes.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Event {
-    /// The original was characterized: `counters` values in `seconds`.
-    Characterized { counters: usize, seconds: f64 },
+    /// The original's characterization has counted `instructions` inside
+    /// its regions so far; it stops at `bound`.
+    Characterizing { instructions: u64, bound: u64 },
+    /// The original was characterized: `counters` values in `seconds`,
+    /// over the `counted` part of its run.
+    Characterized {
+        counters: usize,
+        seconds: f64,
+        counted: crate::lab::characterize::Counted,
+    },
     /// `drawn` configurations beyond the paper's space were drawn
     /// (`--sample`): `new` of them are variants of their own.
     Sampled { drawn: usize, new: usize },
@@ -32,7 +40,7 @@ pub enum Event {
     /// compiled, verified and timed.
     Refined { k: usize, n: usize, status: Status },
     /// The head-to-head confirmation of the winner started.
-    HeadToHead { rounds: usize },
+    HeadToHead { rule: crate::lab::decide::Rule },
     /// Nothing is left to run.
     Done,
 }
@@ -148,6 +156,27 @@ pub struct Search {
     pub transfer_from: Option<usize>,
 }
 
+/// Wall seconds of each phase of the selection.
+#[derive(Debug, Clone, Copy, Default, Serialize)]
+pub struct Phases {
+    /// The original's characterization (its build and the simulator).
+    pub characterize: f64,
+    /// Enumerating and ranking the variants.
+    pub rank: f64,
+    /// The original built, run twice recording, then timed.
+    pub original: f64,
+    /// Compiling the candidates and the refinement's programs.
+    pub builds: f64,
+    /// Their verification and timing runs.
+    pub runs: f64,
+    /// Threaded winners rerun with sleeping threads.
+    pub passive: f64,
+    /// The winner head to head with the original.
+    pub confirm: f64,
+    /// From start to end.
+    pub total: f64,
+}
+
 /// A threaded candidate rerun with sleeping threads.
 #[derive(Debug, Clone, Serialize)]
 pub struct PassiveCheck {
@@ -168,11 +197,15 @@ pub struct HeadToHead {
     /// Median seconds; `None` when the runs failed.
     pub original_seconds: Option<f64>,
     pub candidate_seconds: Option<f64>,
-    /// Rounds the candidate won, and how many it must win.
-    pub wins: usize,
-    pub wins_needed: usize,
-    /// How much faster its median must be (1.02: 2%).
-    pub margin: f64,
+    /// The median of the rounds' ratios original / candidate.
+    pub speedup: Option<f64>,
+    /// The one-sided p-value of "no more than `min_speedup` faster" at
+    /// the last look, and the level it had to be under (`lab::decide`).
+    pub p_value: Option<f64>,
+    pub level: f64,
+    pub min_speedup: f64,
+    /// Looks the test took (at most three).
+    pub looks: usize,
     /// Its speedup when the win is clear.
     pub confirmed: Option<f64>,
     /// Why the runs failed.
@@ -212,6 +245,14 @@ pub struct Report {
     /// Counters of the characterization, and the seconds it took.
     pub counters: usize,
     pub characterize_seconds: f64,
+    /// What part of the original's run the counters count.
+    pub counted: crate::lab::characterize::Counted,
+    /// How long each phase took.
+    pub phases: Phases,
+    /// The build and run commands the program was tuned with (its size
+    /// is in its compile line, or `size` for a corpus-style program).
+    pub built_as: String,
+    pub run_as: String,
     pub variants: usize,
     /// Of `variants`, those only configurations drawn beyond the paper's
     /// space produce (`--sample`).

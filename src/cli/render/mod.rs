@@ -280,7 +280,7 @@ pub fn counters_json(
         .iter()
         .map(|(k, v)| (k.clone(), json!(v)))
         .collect();
-    json!({"file": file.display().to_string(), "backend": f.backend, "size": size, "features": map})
+    json!({"file": file.display().to_string(), "backend": f.backend, "size": size, "counted": f.counted, "features": map})
 }
 
 /// The learned selection as the user reads it on standard error: the
@@ -415,21 +415,36 @@ pub fn selection_text(r: &crate::app::select::Report) -> String {
             (None, Some(o), Some(c)) => {
                 let _ = writeln!(
                     s,
-                    "polytune: head to head, {rounds} alternating rounds: original {o:.4} s, {} {c:.4} s, faster in {} of {rounds}",
-                    h.config, h.wins
+                    "polytune: head to head, {rounds} alternating rounds: original {o:.4} s, {} {c:.4} s (medians), ratio {:.2}, p = {:.2e}",
+                    h.config,
+                    h.speedup.unwrap_or(0.0),
+                    h.p_value.unwrap_or(1.0),
                 );
                 if h.confirmed.is_none() {
                     let _ = writeln!(
                         s,
-                        "polytune: not a clear win (it must be {:.0}% faster by the medians and faster in {} of {rounds} rounds)",
-                        (h.margin - 1.0) * 100.0,
-                        h.wins_needed
+                        "polytune: not a clear win (it must be {:.0}% faster with a one-sided p-value under {:.4}: the test of lab::decide)",
+                        (h.min_speedup - 1.0) * 100.0,
+                        h.level
                     );
                 }
             }
             _ => {}
         }
     }
+    let p = &r.phases;
+    let _ = writeln!(
+        s,
+        "polytune: took {}: characterization {}, ranking {}, the original {}, builds {}, runs {}, sleeping-threads checks {}, head to head {}",
+        super::progress::duration(p.total),
+        super::progress::duration(p.characterize),
+        super::progress::duration(p.rank),
+        super::progress::duration(p.original),
+        super::progress::duration(p.builds),
+        super::progress::duration(p.runs),
+        super::progress::duration(p.passive),
+        super::progress::duration(p.confirm),
+    );
     let _ = match (r.choice.config, r.choice.speedup) {
         (Some(c), Some(x)) => writeln!(s, "polytune: chose {c} ({x:.2}x faster than the original)"),
         _ => writeln!(

@@ -72,6 +72,8 @@ pub enum Ending {
     Signal(i32),
     /// Killed at the deadline.
     Timeout,
+    /// Killed because the caller's watch said so ([`run_watched`]).
+    Stopped,
 }
 
 /// The outcome of one confined run.
@@ -228,6 +230,26 @@ where
     I: IntoIterator<Item = S>,
     S: AsRef<OsStr>,
 {
+    run_watched(program, args, env, limits, &mut || false)
+}
+
+/// How often [`run_watched`] asks its watch.
+const WATCH_EVERY: Duration = Duration::from_millis(100);
+
+/// [`run`], asking `watch` every tenth of a second whether to stop the
+/// program now (it is then killed like one at its deadline, and ends
+/// [`Ending::Stopped`]).
+pub fn run_watched<I, S>(
+    program: &Path,
+    args: I,
+    env: &[(&str, &str)],
+    limits: &Limits,
+    watch: &mut dyn FnMut() -> bool,
+) -> std::io::Result<Outcome>
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<OsStr>,
+{
     let program = resolve(program)?;
     become_subreaper();
     let memory = limits.memory.map(|m| {
@@ -332,11 +354,18 @@ where
     }
     drop(tx);
     let deadline = start + limits.timeout;
+    let mut next_watch = start + WATCH_EVERY;
+    let mut stopped = false;
     let status = loop {
         if let Some(st) = child.try_wait()? {
             break Some(st);
         }
-        if Instant::now() >= deadline {
+        let now = Instant::now();
+        if now >= next_watch {
+            next_watch = now + WATCH_EVERY;
+            stopped = watch();
+        }
+        if stopped || now >= deadline {
             // The group, and the program itself should it have left it.
             if let Some(p) = Pid::from_raw(pid) {
                 let _ = rustix::process::kill_process_group(p, Signal::KILL);
@@ -363,6 +392,7 @@ where
     let [stdout, stderr] = out.map(Option::unwrap_or_default);
     use std::os::unix::process::ExitStatusExt;
     let ending = match status {
+        None if stopped => Ending::Stopped,
         None => Ending::Timeout,
         Some(st) => match st.code() {
             Some(c) => Ending::Code(c),
@@ -373,7 +403,11 @@ where
         ending,
         stdout,
         stderr,
-        strays: if ending == Ending::Timeout { 0 } else { strays },
+        strays: if matches!(ending, Ending::Timeout | Ending::Stopped) {
+            0
+        } else {
+            strays
+        },
         output_complete,
         seconds,
     })
