@@ -87,7 +87,14 @@ pub fn run(a: Args, ui: &Ui) -> Result<()> {
         jobs: a.jobs,
         timeout: std::time::Duration::from_secs(a.timeout),
         keep_work: a.keep,
-        verbose: ui.verbosity >= Verbosity::Normal,
+        progress: (ui.verbosity >= Verbosity::Normal).then(|| {
+            std::sync::Arc::new(|e: crate::app::fuzz::Event| match e {
+                crate::app::fuzz::Event::Programs { done, total } => {
+                    eprintln!("fuzz: {done}/{total} programs")
+                }
+                crate::app::fuzz::Event::Finding(line) => eprintln!("{line}"),
+            }) as crate::app::fuzz::Progress
+        }),
         tamper: None,
         generator: crate::app::fuzz::GenOptions {
             unsigned: !a.signed_only,

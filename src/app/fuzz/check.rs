@@ -91,8 +91,8 @@ struct Failure {
 
 impl Ctx<'_> {
     fn note(&self, msg: &str) {
-        if self.opts.verbose {
-            eprintln!("{msg}");
+        if let Some(p) = &self.opts.progress {
+            p(super::Event::Finding(msg.to_string()));
         }
     }
 

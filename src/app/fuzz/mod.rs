@@ -96,6 +96,18 @@ fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> FuzzError + '_ {
 /// broken transformation must be reported).
 pub type Tamper = fn(&Program, &str) -> String;
 
+/// What a campaign reports as it goes.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Event {
+    /// `done` of `total` programs are through (every tenth, and the last).
+    Programs { done: usize, total: usize },
+    /// A finding was saved: what, where.
+    Finding(String),
+}
+
+/// A listener to a campaign's [`Event`]s, called from its worker threads.
+pub type Progress = std::sync::Arc<dyn Fn(Event) + Send + Sync>;
+
 /// A fuzzing campaign.
 #[derive(Clone)]
 pub struct Options {
@@ -120,8 +132,9 @@ pub struct Options {
     pub timeout: Duration,
     /// Keep the scratch directory of every program.
     pub keep_work: bool,
-    /// Progress and findings on stderr as they come.
-    pub verbose: bool,
+    /// Hears progress and findings as they come (the command line prints
+    /// them); `None`: nothing is reported before the summary.
+    pub progress: Option<Progress>,
     pub tamper: Option<Tamper>,
     pub generator: GenOptions,
     /// Transform by running this polytune binary (`optimize FILE --config
@@ -147,7 +160,7 @@ impl Default for Options {
             jobs: 2,
             timeout: Duration::from_secs(20),
             keep_work: false,
-            verbose: false,
+            progress: None,
             tamper: None,
             generator: GenOptions::default(),
             polytune: None,
@@ -326,8 +339,13 @@ pub fn run(opts: &Options) -> Result<Summary, FuzzError> {
                     }
                     let r = ctx.program(opts.first + k);
                     let d = done.fetch_add(1, Ordering::SeqCst) + 1;
-                    if opts.verbose && (d.is_multiple_of(10) || d == opts.programs) {
-                        eprintln!("fuzz: {d}/{} programs", opts.programs);
+                    if let Some(p) = &opts.progress
+                        && (d.is_multiple_of(10) || d == opts.programs)
+                    {
+                        p(Event::Programs {
+                            done: d,
+                            total: opts.programs,
+                        });
                     }
                     results
                         .lock()

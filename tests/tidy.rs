@@ -1,0 +1,424 @@
+//! The architecture's invariants, checked on the source (rust-analyzer's
+//! "tidy" is the model): ARCHITECTURE.md says them, this test holds them.
+//!
+//! - a layer imports only from the layers below it (`lab` and `engine`
+//!   side by side, neither knowing the other; `learn` not the engine);
+//! - `unsafe` only in the isl and libclang doors;
+//! - no layer but the command line prints; the engine, the front end,
+//!   the configuration and the isl door start no process;
+//! - a source file over 600 lines is a known departure, listed here with
+//!   its reason until it is split.
+//!
+//! Test modules (`#[cfg(test)] mod ...` at a file's end) and comments are
+//! not checked. Each check is a function over one file's path and text,
+//! tested below on files made to break it (a test of the test).
+
+use std::path::{Path, PathBuf};
+
+/// The layers, and what each may import (ARCHITECTURE.md, "Layers").
+const LAYERS: [(&str, &[&str]); 8] = [
+    ("config", &[]),
+    ("isl", &[]),
+    ("frontend", &["config", "isl"]),
+    ("engine", &["config", "isl", "frontend"]),
+    ("lab", &["config", "isl", "frontend"]),
+    ("learn", &["config", "isl", "frontend", "lab"]),
+    (
+        "app",
+        &["config", "isl", "frontend", "engine", "lab", "learn"],
+    ),
+    (
+        "cli",
+        &["config", "isl", "frontend", "engine", "lab", "learn", "app"],
+    ),
+];
+
+/// Where `unsafe` may be: the isl door and the libclang door.
+const UNSAFE_DOORS: [&str; 2] = ["src/isl/", "src/frontend/detect/clang.rs"];
+
+/// Layers that start no process: the pure ones.
+const NO_PROCESS: [&str; 4] = ["config", "isl", "frontend", "engine"];
+
+/// Files over [`LONG`] lines, each with the reason it is not split yet.
+/// A file that shrinks below the limit must leave the list; a new one
+/// must not join it without a reason here.
+const KNOWN_LONG: [(&str, &str); 16] = [
+    (
+        "src/isl/mod.rs",
+        "the safe wrappers of one C API, one macro each (its top says why it is whole)",
+    ),
+    (
+        "src/engine/driver/signature.rs",
+        "a C declarator reader (its top says why it is whole)",
+    ),
+    (
+        "src/frontend/lower/types.rs",
+        "the C type lattice and its conversions, to be split by kind",
+    ),
+    (
+        "src/lab/store/schema.rs",
+        "the store's schema and its upgrades from every earlier version",
+    ),
+    (
+        "src/engine/space.rs",
+        "enumeration of the space with its tests of distinctness",
+    ),
+    (
+        "src/frontend/lower/expr.rs",
+        "lowering of every C expression form, to be split by form",
+    ),
+    (
+        "src/frontend/parse/build.rs",
+        "the parse tree's builder, one function per grammar rule",
+    ),
+    (
+        "src/lab/store/query.rs",
+        "every query of the store, to be split by reader",
+    ),
+    (
+        "src/app/fuzz/program/random.rs",
+        "the fuzzer's random program generator (issue 37: to be staged)",
+    ),
+    (
+        "src/learn/dataset.rs",
+        "the dataset and its feature schema, to be split",
+    ),
+    (
+        "src/config.rs",
+        "the configuration, its bits, its readable form and its parser",
+    ),
+    (
+        "src/app/campaign.rs",
+        "the campaign (issue 37: to be split into named stages)",
+    ),
+    (
+        "src/learn/search/bo.rs",
+        "Bayesian optimization with its design and prior",
+    ),
+    (
+        "src/app/select/mod.rs",
+        "the learned selection (issue 37: to be split into named stages)",
+    ),
+    (
+        "src/lab/characterize.rs",
+        "three back ends of the characterization, to be split by back end",
+    ),
+    (
+        "src/learn/search/simulate.rs",
+        "the simulation with its reports, to be split",
+    ),
+];
+
+/// Lines a source file may have without a reason.
+const LONG: usize = 600;
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Every `.rs` file under `src/`, as (path relative to the crate, text).
+fn sources() -> Vec<(String, String)> {
+    fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+        for e in std::fs::read_dir(dir).unwrap().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                walk(&p, out);
+            } else if p.extension().is_some_and(|x| x == "rs") {
+                out.push(p);
+            }
+        }
+    }
+    let mut files = Vec::new();
+    walk(&root().join("src"), &mut files);
+    files.sort();
+    files
+        .into_iter()
+        .map(|p| {
+            let rel = p
+                .strip_prefix(root())
+                .unwrap()
+                .to_string_lossy()
+                .into_owned();
+            (rel, std::fs::read_to_string(&p).unwrap())
+        })
+        .collect()
+}
+
+/// The layer of `path` (`src/lab/x.rs` → `lab`); `None` for the crate's
+/// root files (`lib.rs`, `main.rs`).
+fn layer(path: &str) -> Option<&str> {
+    let rest = path.strip_prefix("src/")?;
+    let first = rest.split('/').next()?;
+    let name = first.strip_suffix(".rs").unwrap_or(first);
+    LAYERS.iter().any(|(l, _)| *l == name).then_some(name)
+}
+
+/// The code of a file without its test module and its comments, line by
+/// line with their numbers (from 1).
+fn code(text: &str) -> Vec<(usize, String)> {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut end = lines.len();
+    for (i, l) in lines.iter().enumerate() {
+        let next = lines[i + 1..].iter().find(|x| !x.trim().is_empty());
+        if l.trim() == "#[cfg(test)]" && next.is_some_and(|n| n.trim_start().starts_with("mod ")) {
+            end = i;
+            break;
+        }
+    }
+    lines[..end]
+        .iter()
+        .enumerate()
+        .filter(|(_, l)| !l.trim_start().starts_with("//"))
+        .map(|(i, l)| (i + 1, strip_trailing_comment(l)))
+        .collect()
+}
+
+/// A line without a `//` comment after its code (a `//` inside a string
+/// literal is kept: the quotes before it are counted).
+fn strip_trailing_comment(line: &str) -> String {
+    let mut in_string = false;
+    let mut prev = ' ';
+    for (i, c) in line.char_indices() {
+        match c {
+            '"' if prev != '\\' => in_string = !in_string,
+            '/' if !in_string && prev == '/' => return line[..i - 1].to_string(),
+            _ => {}
+        }
+        prev = c;
+    }
+    line.to_string()
+}
+
+/// The crate's top-level modules a line names: `crate::x` and the heads
+/// of `use crate::{x, y::z}`.
+fn named_layers(line: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut rest = line;
+    while let Some(i) = rest.find("crate::") {
+        let after = &rest[i + "crate::".len()..];
+        if let Some(group) = after.strip_prefix('{') {
+            let inner = group.split('}').next().unwrap_or("");
+            for item in inner.split(',') {
+                let head: String = item
+                    .trim()
+                    .chars()
+                    .take_while(|c| c.is_alphanumeric() || *c == '_')
+                    .collect();
+                if !head.is_empty() {
+                    out.push(head);
+                }
+            }
+        } else {
+            let head: String = after
+                .chars()
+                .take_while(|c| c.is_alphanumeric() || *c == '_')
+                .collect();
+            if !head.is_empty() {
+                out.push(head);
+            }
+        }
+        rest = after;
+    }
+    out
+}
+
+/// Imports from a layer `path` may not use.
+fn upward_imports(path: &str, text: &str) -> Vec<String> {
+    let Some(l) = layer(path) else {
+        return Vec::new();
+    };
+    let allowed = LAYERS.iter().find(|(x, _)| *x == l).unwrap().1;
+    let mut out = Vec::new();
+    for (n, line) in code(text) {
+        for named in named_layers(&line) {
+            let is_layer = LAYERS.iter().any(|(x, _)| *x == named);
+            if is_layer && named != l && !allowed.contains(&named.as_str()) {
+                out.push(format!(
+                    "{path}:{n}: the {l} layer uses crate::{named}: {}",
+                    line.trim()
+                ));
+            }
+        }
+    }
+    out
+}
+
+/// Whether `line` has `word` as a whole word.
+fn has_word(line: &str, word: &str) -> bool {
+    line.match_indices(word).any(|(i, _)| {
+        let before = line[..i].chars().next_back();
+        let after = line[i + word.len()..].chars().next();
+        let edge = |c: Option<char>| c.is_none_or(|c| !(c.is_alphanumeric() || c == '_'));
+        edge(before) && edge(after)
+    })
+}
+
+fn unsafe_outside_doors(path: &str, text: &str) -> Vec<String> {
+    if UNSAFE_DOORS.iter().any(|d| path.starts_with(d)) {
+        return Vec::new();
+    }
+    code(text)
+        .into_iter()
+        .filter(|(_, l)| has_word(l, "unsafe"))
+        .map(|(n, l)| {
+            format!(
+                "{path}:{n}: unsafe outside the isl and libclang doors: {}",
+                l.trim()
+            )
+        })
+        .collect()
+}
+
+fn prints(path: &str, text: &str) -> Vec<String> {
+    if matches!(layer(path), None | Some("cli")) {
+        return Vec::new();
+    }
+    const MACROS: [&str; 5] = ["println!", "eprintln!", "print!", "eprint!", "dbg!"];
+    code(text)
+        .into_iter()
+        .filter(|(_, l)| {
+            MACROS.iter().any(|m| {
+                l.match_indices(m).any(|(i, _)| {
+                    let before = l[..i].chars().next_back();
+                    before.is_none_or(|c| !(c.is_alphanumeric() || c == '_'))
+                })
+            })
+        })
+        .map(|(n, l)| {
+            format!(
+                "{path}:{n}: the {} layer prints (only the command line does): {}",
+                layer(path).unwrap(),
+                l.trim()
+            )
+        })
+        .collect()
+}
+
+fn starts_processes(path: &str, text: &str) -> Vec<String> {
+    let Some(l) = layer(path) else {
+        return Vec::new();
+    };
+    if !NO_PROCESS.contains(&l) {
+        return Vec::new();
+    }
+    code(text)
+        .into_iter()
+        .filter(|(_, line)| {
+            line.contains("process::Command")
+                || line.contains("Command::new")
+                || line.contains("confine::run")
+        })
+        .map(|(n, line)| {
+            format!(
+                "{path}:{n}: the {l} layer starts a process: {}",
+                line.trim()
+            )
+        })
+        .collect()
+}
+
+fn too_long(path: &str, text: &str) -> Vec<String> {
+    let lines = text.lines().count();
+    let known = KNOWN_LONG.iter().any(|(p, _)| *p == path);
+    match (lines > LONG, known) {
+        (true, false) => vec![format!(
+            "{path}: {lines} lines, over {LONG}: split it, or give the reason in tests/tidy.rs' KNOWN_LONG"
+        )],
+        (false, true) => vec![format!(
+            "{path}: {lines} lines, no longer over {LONG}: take it off tests/tidy.rs' KNOWN_LONG"
+        )],
+        _ => Vec::new(),
+    }
+}
+
+/// Every check over every file.
+fn violations(files: &[(String, String)]) -> Vec<String> {
+    let checks: [fn(&str, &str) -> Vec<String>; 5] = [
+        upward_imports,
+        unsafe_outside_doors,
+        prints,
+        starts_processes,
+        too_long,
+    ];
+    files
+        .iter()
+        .flat_map(|(p, t)| checks.iter().flat_map(move |c| c(p, t)))
+        .collect()
+}
+
+#[test]
+fn the_source_keeps_the_architectures_invariants() {
+    let files = sources();
+    assert!(files.len() > 100, "the source was not found");
+    let v = violations(&files);
+    assert!(v.is_empty(), "{}", v.join("\n"));
+    // Every known long file exists.
+    for (p, _) in KNOWN_LONG {
+        assert!(files.iter().any(|(f, _)| f == p), "{p} is listed but gone");
+    }
+}
+
+/// A test of the test: files made to break each invariant are caught, and
+/// the same code in a test module or a comment is not.
+#[test]
+fn broken_invariants_are_caught() {
+    let file = |p: &str, t: &str| vec![(p.to_string(), t.to_string())];
+    let caught = |p: &str, t: &str| violations(&file(p, t));
+    // A lower layer importing a higher one, plainly or in a group.
+    assert_eq!(
+        caught("src/lab/x.rs", "use crate::engine::Scop;\n").len(),
+        1
+    );
+    assert_eq!(
+        caught(
+            "src/learn/x.rs",
+            "use crate::{config::Config, engine::space};\n"
+        )
+        .len(),
+        1
+    );
+    assert_eq!(
+        caught("src/engine/x.rs", "fn f() { crate::app::go() }\n").len(),
+        1
+    );
+    assert!(caught("src/app/x.rs", "use crate::{engine, lab::x, learn};\n").is_empty());
+    // unsafe outside the doors, but not in a door or a comment.
+    assert_eq!(
+        caught("src/lab/x.rs", "fn f() { unsafe { g() } }\n").len(),
+        1
+    );
+    assert!(caught("src/isl/x.rs", "fn f() { unsafe { g() } }\n").is_empty());
+    assert!(caught("src/lab/x.rs", "/// no `unsafe` here\nfn f() {}\n").is_empty());
+    // Printing and spawning.
+    assert_eq!(
+        caught("src/app/x.rs", "fn f() { eprintln!(\"x\"); }\n").len(),
+        1
+    );
+    assert_eq!(
+        caught("src/engine/x.rs", "fn f() { println!(\"x\"); }\n").len(),
+        1
+    );
+    assert!(caught("src/cli/x.rs", "fn f() { println!(\"x\"); }\n").is_empty());
+    assert_eq!(
+        caught(
+            "src/engine/x.rs",
+            "fn f() { std::process::Command::new(\"cc\"); }\n"
+        )
+        .len(),
+        1
+    );
+    assert!(caught("src/lab/x.rs", "fn f() { Command::new(\"cc\"); }\n").is_empty());
+    // In a test module: not checked.
+    let tested = "fn f() {}\n\n#[cfg(test)]\nmod tests {\n    fn g() { println!(\"x\"); }\n}\n";
+    assert!(caught("src/engine/x.rs", tested).is_empty());
+    // A trailing comment, and `//` inside a string.
+    assert!(caught("src/app/x.rs", "fn f() {} // println!(\"x\")\n").is_empty());
+    assert_eq!(
+        caught("src/app/x.rs", "fn f() { eprintln!(\"http://x\"); }\n").len(),
+        1
+    );
+    // A long file without a reason, and a listed one that is short now.
+    let long = "fn f() {}\n".repeat(LONG + 1);
+    assert_eq!(caught("src/lab/new.rs", &long).len(), 1);
+    assert_eq!(caught("src/config.rs", "fn f() {}\n").len(), 1);
+}
