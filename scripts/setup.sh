@@ -20,7 +20,7 @@ packages=(
   # the reference dgemm of scripts/bench_gemm.py
   libopenblas-dev
   # a single-node Slurm cluster for campaigns on a cluster and their test
-  # (scripts/slurm-local.sh, scripts/collect-slurm.sh)
+  # (scripts/slurm-local.sh, `polytune collect --slurm`)
   slurm-wlm munge
 )
 

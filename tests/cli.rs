@@ -451,8 +451,13 @@ fn optimize_leaves_unprovable_scops_alone_and_says_why() {
         "--context",
         "[n -> {",
     ]);
-    assert_eq!(out.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("invalid --context"));
+    // A malformed command line: a usage error (exit 2).
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("the parameter context `[n -> {` is not valid") && err.contains("help:"),
+        "{err}"
+    );
 }
 
 #[test]

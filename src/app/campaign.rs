@@ -130,7 +130,7 @@ pub enum CollectError {
 }
 
 /// Counts of a finished (or resumed) campaign (the JSON of `collect
-/// --json`, with the store's totals: keys listed in README's Usage).
+/// --json`, with the store's totals: keys listed in docs/src/measuring.md).
 #[derive(Debug, Clone, Copy, Default, Serialize)]
 pub struct Summary {
     pub measured: usize,

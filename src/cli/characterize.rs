@@ -10,10 +10,10 @@ use std::path::PathBuf;
 
 /// Characterize a program by its (simulated) hardware counters,
 /// normalized by its instruction count (paper section 4.1), counted inside
-/// its SCoP regions only, over their first execution (the run stops
-/// there). Seconds to minutes: cachegrind runs the program about 50 times
-/// slower than native. Build it like a compiler: after `--`, the
-/// program's compile line.
+/// its SCoP regions only, over a prefix of their execution (--bound
+/// instructions; the run stops there). Seconds at any size: the simulator
+/// runs only from the first region, which it warms first. Build it like a
+/// compiler: after `--`, the program's compile line.
 #[derive(clap::Args)]
 pub struct Args {
     /// C source file with `#pragma scop` regions.
@@ -21,9 +21,8 @@ pub struct Args {
     /// Counter back end: cachegrind (simulated, deterministic) or papi.
     #[arg(long, value_enum, default_value = "cachegrind")]
     backend: Backend,
-    /// Dataset size of corpus-style programs (cachegrind runs about 50
-    /// times slower than native); other programs take theirs from the
-    /// compile line.
+    /// Dataset size of corpus-style programs; other programs take theirs
+    /// from the compile line.
     #[arg(long, value_enum, default_value = "small")]
     size: crate::lab::size::Size,
     #[command(flatten)]

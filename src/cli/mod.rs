@@ -65,6 +65,8 @@ impl ExitStatus {
                 Some(EngineError::Internal { .. } | EngineError::Isl(_)) => {
                     return ExitStatus::Internal;
                 }
+                // `--context` is part of the command line.
+                Some(EngineError::Context { .. }) => return ExitStatus::Usage,
                 Some(_) => return ExitStatus::Rejected,
                 None => {}
             }

@@ -40,25 +40,25 @@ use std::path::PathBuf;
 pub struct Args {
     /// C source file (never modified unless --in-place).
     file: PathBuf,
-    #[command(flatten)]
+    #[command(flatten, next_help_heading = "Configuration")]
     config: ConfigArgs,
     /// Parameter context in isl notation (default: every parameter >= 1).
     #[arg(long)]
     context: Option<String>,
     /// Output file (default: standard output).
-    #[arg(short, long)]
+    #[arg(short, long, help_heading = "Output")]
     output: Option<PathBuf>,
     /// Allow --output to be the input file.
-    #[arg(long)]
+    #[arg(long, help_heading = "Output")]
     in_place: bool,
-    #[command(flatten)]
+    #[command(flatten, next_help_heading = "Finding the SCoPs")]
     source: SourceArgs,
     /// With --detect: keep the inserted `#pragma scop` / `#pragma endscop` lines.
     #[arg(long, requires = "detect")]
     mark: bool,
-    #[command(flatten)]
+    #[command(flatten, next_help_heading = "Learned selection")]
     learned: LearnedArgs,
-    #[command(flatten)]
+    #[command(flatten, next_help_heading = "Build and run")]
     build: BuildArgs,
     #[command(flatten)]
     run: RunArgs,

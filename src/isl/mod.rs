@@ -1,6 +1,6 @@
 //! The one module that touches isl.
 //!
-//! isl-rs (DESIGN.md §6) marks every type `Send + Sync` although isl is not
+//! isl-rs marks every type `Send + Sync` although isl is not
 //! thread-safe, does not tie objects to their context's lifetime, leaks and
 //! does not NULL-check strings. This module therefore declares the isl
 //! functions it needs itself (linking against isl-rs's bundled isl) and
@@ -40,7 +40,7 @@ pub struct Ctx {
     _not_send: PhantomData<*mut ()>,
 }
 
-/// How the scheduler groups statements (DESIGN.md §3, fusion).
+/// How the scheduler groups statements (fusion).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Clustering {
     /// Each strongly connected component on its own (maximal distribution).

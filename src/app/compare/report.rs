@@ -1,6 +1,6 @@
 //! What a comparison reports: progress events as it goes, and the
 //! [`Report`] it returns (serialized as the JSON of `compare --json`; the
-//! keys are part of the interface, listed in README's "Peers side by
+//! keys are part of the interface, listed in the book's "Peers side by
 //! side").
 
 use crate::app::select;

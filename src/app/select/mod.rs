@@ -60,6 +60,13 @@ pub enum SelectionError {
         path: String,
         source: CharacterizeError,
     },
+    #[error(
+        "the models were trained on features counted by {trained}, and this program's were counted by {given}: they are not the same numbers (simulated caches against the hardware's), so the models cannot rank from them\n  help: train models on a store characterized with --backend {given}, or characterize with {trained}"
+    )]
+    Backend {
+        trained: crate::lab::characterize::Backend,
+        given: crate::lab::characterize::Backend,
+    },
     #[error("{path}: the original program cannot be measured: {source}")]
     Unmeasurable { path: String, source: OriginalError },
     #[error(transparent)]
@@ -176,6 +183,7 @@ pub fn select(
         path: file.display().to_string(),
         source,
     })?;
+    same_backend(first.selection.feature_backend, features.backend)?;
     let characterize_seconds = t.elapsed().as_secs_f64();
     progress(Event::Characterized {
         counters: features.values.len(),
@@ -611,6 +619,19 @@ pub fn select(
     Ok(report)
 }
 
+/// Models predict only from features counted by the back end they were
+/// trained on.
+fn same_backend(
+    trained: crate::lab::characterize::Backend,
+    given: crate::lab::characterize::Backend,
+) -> Result<(), SelectionError> {
+    if trained == given {
+        Ok(())
+    } else {
+        Err(SelectionError::Backend { trained, given })
+    }
+}
+
 /// A program that ran: its configuration, code, speedup over the original,
 /// executable (in the scratch directory) and whether it is threaded.
 struct Ran {
@@ -687,7 +708,7 @@ pub const BO_FROM: usize = 2;
 /// 79.3 / 67.5 against 71.2 / 65.3) and trails at 1 (51.3 / 42.1
 /// against diverse's 57.6 / 49.9): hence [`BO_FROM`] 2.
 /// `simulate --min-ei 0` over the paper-space dataset (each kernel held out,
-/// mean % of Opt, gcc / clang; README, "Search beyond six shots"): at 4
+/// mean % of Opt, gcc / clang; docs/src/results/simulate.md): at 4
 /// candidates diverse 84.9 / 81.3, bo 86.2 / 80.7; at 5 diverse 85.7 /
 /// 82.4, bo 88.6 / 84.5; at 6 bo 91.1 / 87.0, diverse 89.1 / 84.3,
 /// multi-model 85.2 / 83.1; at 12 bo 95.1 / 92.7, diverse 91.6 / 87.6;
@@ -730,6 +751,19 @@ mod tests {
             predicted: p,
             transfer: Vec::new(),
         }
+    }
+
+    #[test]
+    fn models_refuse_features_of_another_back_end() {
+        use crate::lab::characterize::Backend;
+        assert!(same_backend(Backend::Cachegrind, Backend::Cachegrind).is_ok());
+        let e = same_backend(Backend::Cachegrind, Backend::Papi).unwrap_err();
+        let text = e.to_string();
+        assert!(
+            text.starts_with("the models were trained on features counted by cachegrind, and this program's were counted by papi")
+                && text.contains("help: train models"),
+            "{text}"
+        );
     }
 
     #[test]

@@ -1,6 +1,6 @@
 //! What the learned selection reports: progress events as it goes, and
 //! the [`Report`] it returns (serialized as the JSON of `optimize --json`;
-//! the keys are part of the interface, listed in README's Usage).
+//! the keys are part of the interface, listed in the book's learning chapter, docs/src/learning.md).
 
 use crate::config::Config;
 use crate::lab::verify::{Measurement, Status};

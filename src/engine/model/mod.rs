@@ -35,7 +35,9 @@ pub enum EngineError {
     /// result failed one of the engine's own checks, so it is not emitted.
     #[error("SCoP {scop}: internal error: {reason}")]
     Internal { scop: usize, reason: String },
-    #[error("invalid --context `{text}`: {reason}")]
+    #[error(
+        "the parameter context `{text}` is not valid: {reason}\n  help: write it in isl notation over the SCoP's parameters, e.g. `[n] -> {{ : n >= 1 }}`"
+    )]
     Context { text: String, reason: String },
     /// An assumption of the model that no parameter value satisfies;
     /// `span` locates the C construct that needs it.

@@ -30,7 +30,7 @@
 //! Gamma(9, 4), against 91.1 / 94.4 / 99.6 with EI), a noise floor of
 //! 0.02 or 0.05 (no change), a floor on the process's amplitude at the
 //! spread of the runs (91.2 / 94.8 / 99.3; it makes `--min-ei` stop
-//! later: README).
+//! later: the book, docs/src/results).
 
 use super::fields::{Fields, Point};
 use super::gp::{Gp, Hyper, correlation, expected_improvement};

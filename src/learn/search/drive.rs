@@ -17,7 +17,7 @@ use serde::Serialize;
 /// 93.1 (5.8) / 93.4 (6.0); **0.1% → 91.8 (5.7) / 95.3 (8.5) / 95.5
 /// (10.1)**; no floor → 91.9 (5.8) / 96.2 (11.2) / 99.9 (26.2). Clang
 /// confirms: 85.1 / 86.0 / 86.0 at 1%, 86.7 / 92.9 / 93.6 at 0.1%
-/// (README, "What the stopping rule costs").
+/// (docs/src/results/searching.md, "What the stopping rule costs").
 pub const DEFAULT_MIN_EI: f64 = 0.001;
 
 /// When a search stops.

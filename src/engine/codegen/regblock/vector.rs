@@ -35,7 +35,7 @@
 //! (each row's operand is multiplied by `alpha` and broadcast from a
 //! register, on the port the FMAs need), both together 112; this code
 //! generator's `rb=8x16,pack=1` in 32³ tiles 108.5, 72% of OpenBLAS's
-//! 151 (README, quiet machine, 7 runs).
+//! 151 (the book, docs/src/results, quiet machine, 7 runs).
 
 use crate::frontend::scop::Affine;
 use crate::frontend::scop::ast::{AssignOp, BinOp, Expr, ExprKind, Stmt, StmtKind, UnOp};
