@@ -680,3 +680,38 @@ fn write_errors_name_the_file_and_leave_no_partial_file() {
     );
     assert!(listing(&emit).is_empty(), "{:?}", listing(&emit));
 }
+
+/// Shell completions and man pages come from the command line's own
+/// definitions: they name every command and option `--help` does.
+#[test]
+fn completions_and_man_pages_come_from_the_command_line() {
+    let out = polytune(&["completions", "bash"]);
+    assert!(out.status.success());
+    let script = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        script.contains("optimize") && script.contains("--time-budget"),
+        "{}",
+        &script[..script.len().min(500)]
+    );
+    let out = polytune(&["completions", "tcsh"]);
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "an unknown shell is a usage error"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let man = dir.path().join("man1");
+    let out = polytune(&["man", man.to_str().unwrap()]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let page = std::fs::read_to_string(man.join("polytune-optimize.1")).unwrap();
+    assert!(
+        page.contains(".TH") && page.contains("time\\-budget"),
+        "{page}"
+    );
+    assert!(man.join("polytune.1").exists());
+    assert!(man.join("polytune-characterize.1").exists());
+}

@@ -10,6 +10,7 @@ mod args;
 mod characterize;
 mod collect;
 mod compare;
+mod docs;
 mod driver;
 mod evaluate;
 mod export;
@@ -189,6 +190,8 @@ enum Command {
     Space(space::Args),
     Compare(compare::Args),
     Scop(scop::Args),
+    Completions(docs::CompletionsArgs),
+    Man(docs::ManArgs),
 }
 
 /// Runs the CLI; returns the process exit code.
@@ -255,6 +258,8 @@ fn run(command: Command, ui: &Ui) -> anyhow::Result<()> {
         Command::Space(a) => space::run(a, ui),
         Command::Compare(a) => compare::run(a, ui),
         Command::Scop(a) => scop::run(a, ui),
+        Command::Completions(a) => docs::completions(a),
+        Command::Man(a) => docs::man(a, ui),
     }
 }
 
