@@ -90,10 +90,10 @@ struct LearnedArgs {
     /// runs before it. Default: diverse for a single candidate, bo from 2.
     /// Replayed over the shipped dataset (`polytune simulate`, each kernel
     /// new to the models; mean % of the best variant's speedup, gcc /
-    /// clang): at 6 candidates bo 82.2 / 73.7, diverse 77.8 / 68.7,
-    /// multi-model 78.7 / 70.3; at 12 bo 90.8 / 83.4, diverse 84.0 /
-    /// 79.6, multi-model 82.4 / 76.6; at 1 diverse 57.6 / 49.9, bo 51.3 /
-    /// 42.1.
+    /// clang, as models/simulation-gcc.md and -clang.md say): at 6
+    /// candidates bo 82.2 / 73.8, diverse 77.9 / 68.8, multi-model 78.8 /
+    /// 70.5; at 12 bo 90.9 / 83.4, diverse 84.1 / 79.6, multi-model 82.4 /
+    /// 76.8; at 1 diverse 57.8 / 50.2, bo 51.6 / 42.3.
     #[arg(long, value_parser = parse_strategy)]
     strategy: Option<Strategy>,
     /// Stop proposing candidates once they have taken SECONDS (building,

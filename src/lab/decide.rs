@@ -285,7 +285,7 @@ pub fn decide<E>(
         if k > 0 {
             // A further look only when its rounds fit in the time allowed,
             // judged by the rounds so far.
-            let per_round = planned_done / d.original.len() as f64;
+            let per_round = clock() / d.original.len() as f64;
             let more = per_round * (n - d.original.len()) as f64;
             if clock() - planned_done + more > rule.more_seconds {
                 break;
