@@ -28,15 +28,7 @@ fn polytune(dir: &Path, args: &[&str]) -> Output {
         .unwrap()
 }
 
-fn json(out: &Output) -> serde_json::Value {
-    assert!(
-        out.status.success(),
-        "{}\n{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
-}
+use common::json_of_success as json;
 
 const TWO_MM: &str = "linear-algebra/kernels/2mm/2mm.c";
 const LINE: [&str; 5] = [

@@ -207,3 +207,15 @@ pub fn on_two_threads<T: Sync>(
             .collect()
     })
 }
+
+/// The JSON a polytune run printed on stdout; panics with both outputs
+/// when it failed.
+pub fn json_of_success(out: &std::process::Output) -> serde_json::Value {
+    assert!(
+        out.status.success(),
+        "{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
