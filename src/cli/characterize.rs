@@ -3,7 +3,10 @@
 use super::Ui;
 use super::args::{BuildArgs, CompileLine, OutputArgs, ProgramArgs, memory_limit};
 use super::render::{counters_json, counters_text, json_text};
-use crate::lab::characterize::{Backend, characterize, characterize_instrumented};
+use crate::lab::characterize::{
+    Backend, CharacterizeError, characterize_instrumented, characterize_instrumented_by_pmu,
+    pmu_available,
+};
 use crate::lab::scratch::Scratch;
 use anyhow::Result;
 use std::path::PathBuf;
@@ -18,9 +21,11 @@ use std::path::PathBuf;
 pub struct Args {
     /// C source file with `#pragma scop` regions.
     file: PathBuf,
-    /// Counter back end: cachegrind (simulated, deterministic) or papi.
+    /// Counters: cachegrind (simulated, deterministic), papi (the
+    /// hardware's, natively; refused where there is no PMU) or auto (papi
+    /// where the PMU can be read, else cachegrind, saying why).
     #[arg(long, value_enum, default_value = "cachegrind")]
-    backend: Backend,
+    backend: Counters,
     /// Dataset size of corpus-style programs; other programs take theirs
     /// from the compile line.
     #[arg(long, value_enum, default_value = "small")]
@@ -46,48 +51,69 @@ pub struct Args {
     output: OutputArgs,
 }
 
+/// Which counters `--backend` asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum Counters {
+    Auto,
+    Cachegrind,
+    Papi,
+}
+
 pub fn run(a: Args, ui: &Ui) -> Result<()> {
     let compiler = a.build.compiler()?;
     let dir = Scratch::new("characterize")?;
-    let backend = a.backend;
     let limits = crate::lab::confine::Limits::new(
         std::time::Duration::from_secs(a.timeout),
         memory_limit(a.memory_limit),
     );
-    let f = match backend {
-        Backend::Papi => characterize(
-            &a.file,
-            &compiler,
-            a.size,
-            &a.build.include_for(&a.file),
-            backend,
-            dir.path(),
-            &limits,
-        ),
-        Backend::Cachegrind => {
-            // Counted inside the SCoP regions only, through polytune's
-            // instrumentation: any program, whatever its functions' names.
-            let src = crate::frontend::parse_file(&a.file, &crate::frontend::Options::default())?;
-            if src.scops.is_empty() {
-                anyhow::bail!(
-                    "{}: no `#pragma scop` region to characterize (polytune counts inside the SCoP regions)",
-                    a.file.display()
-                );
+    let backend = match a.backend {
+        Counters::Cachegrind => Backend::Cachegrind,
+        Counters::Papi => Backend::Papi,
+        Counters::Auto => match pmu_available(&compiler, dir.path(), &limits) {
+            Ok(()) => Backend::Papi,
+            Err(e) => {
+                if ui.verbosity >= super::Verbosity::Normal {
+                    let why = match e {
+                        CharacterizeError::Papi(why) => why,
+                        e => e.to_string(),
+                    };
+                    let why = why.lines().next().unwrap_or_default();
+                    eprintln!(
+                        "polytune: no PMU here (PAPI: {why}), falling back to the simulator (cachegrind)"
+                    );
+                }
+                Backend::Cachegrind
             }
-            let recipe = a.program.recipe(
-                compiler,
-                &src,
-                a.build.include_for(&a.file),
-                a.size,
-                &a.compile_line.words,
-                dir.path(),
-                ui,
-            )?;
-            let copy = dir.path().join(a.file.file_name().unwrap_or_default());
-            std::fs::write(
-                &copy,
-                crate::engine::pipeline::instrumented(&src, None, None)?.text,
-            )?;
+        },
+    };
+    // Counted inside the SCoP regions only, through polytune's
+    // instrumentation: any program, whatever its functions' names.
+    let src = crate::frontend::parse_file(&a.file, &crate::frontend::Options::default())?;
+    if src.scops.is_empty() {
+        anyhow::bail!(
+            "{}: no `#pragma scop` region to characterize (polytune counts inside the SCoP regions)",
+            a.file.display()
+        );
+    }
+    let recipe = a.program.recipe(
+        compiler,
+        &src,
+        a.build.include_for(&a.file),
+        a.size,
+        &a.compile_line.words,
+        dir.path(),
+        ui,
+    )?;
+    let copy = dir.path().join(a.file.file_name().unwrap_or_default());
+    std::fs::write(
+        &copy,
+        crate::engine::pipeline::instrumented(&src, None, None)?.text,
+    )?;
+    let f = match backend {
+        Backend::Papi => {
+            characterize_instrumented_by_pmu(&copy, &recipe, src.scops.len(), dir.path(), &limits)
+        }
+        Backend::Cachegrind => {
             let bound = crate::lab::characterize::Bound {
                 instructions: a.bound,
                 ..Default::default()
@@ -118,7 +144,7 @@ pub fn run(a: Args, ui: &Ui) -> Result<()> {
     drop(dir);
     let f = f?;
     if ui.verbosity >= super::Verbosity::Normal {
-        eprintln!("polytune: counted {}", f.counted);
+        eprintln!("polytune: counted {} by {}", f.counted, f.backend);
     }
     super::out(&if a.output.json {
         json_text(&counters_json(&a.file, a.size, &f))?

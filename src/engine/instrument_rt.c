@@ -29,6 +29,109 @@ extern void polytune_rt_exit_now(int) __asm__("_exit");
 #define POLYTUNE_RT_INSTRUMENT() ((void)0)
 #endif
 
+#ifdef POLYTUNE_RT_PAPI
+/* The PMU build (characterization by hardware counters, linked with
+   -lpapi; not the corpus header's POLYTUNE_PAPI, which counts around its
+   own kernel): PAPI's preset events counted natively around each execution of
+   the regions, nothing outside them. Every event PAPI can add to one event
+   set is counted; the others are named with PAPI's reason. The counts are
+   written to the file named by POLYTUNE_COUNTERS at the stop
+   (POLYTUNE_STOP_AFTER) or at exit, one line each (format read by
+   lab::characterize): `counter NAME VALUE`, `skipped NAME REASON`,
+   `error STEP REASON`, then `done`. */
+#include <papi.h>
+static const char *const polytune_rt_papi_names[] = {
+  "PAPI_TOT_INS", "PAPI_LD_INS", "PAPI_SR_INS", "PAPI_L1_DCM", "PAPI_L1_ICM", "PAPI_L1_LDM",
+  "PAPI_L1_STM",  "PAPI_L2_TCM", "PAPI_L3_TCM", "PAPI_BR_CN",  "PAPI_BR_MSP"};
+#define POLYTUNE_RT_PAPI_EVENTS ((int)(sizeof polytune_rt_papi_names / sizeof polytune_rt_papi_names[0]))
+static int polytune_rt_papi_state; /* 0 not started, 1 counting, -1 failed */
+static int polytune_rt_papi_set = PAPI_NULL;
+static int polytune_rt_papi_added;
+static int polytune_rt_papi_index[POLYTUNE_RT_PAPI_EVENTS];
+static long long polytune_rt_papi_total[POLYTUNE_RT_PAPI_EVENTS];
+static void *polytune_rt_papi_file;
+
+static void polytune_rt_papi_report(void)
+{
+  int i;
+  if (!polytune_rt_papi_file)
+    return;
+  for (i = 0; i < polytune_rt_papi_added; i++)
+    polytune_rt_fprintf(polytune_rt_papi_file, "counter %s %lld\n", polytune_rt_papi_names[polytune_rt_papi_index[i]],
+                        polytune_rt_papi_total[i]);
+  polytune_rt_fprintf(polytune_rt_papi_file, "done\n");
+  polytune_rt_fclose(polytune_rt_papi_file);
+  polytune_rt_papi_file = 0;
+}
+
+static void polytune_rt_papi_fail(const char *step, int rc)
+{
+  const char *why = PAPI_strerror(rc);
+  polytune_rt_papi_state = -1;
+  polytune_rt_papi_added = 0;
+  if (polytune_rt_papi_file)
+    polytune_rt_fprintf(polytune_rt_papi_file, "error %s %s\n", step, why ? why : "unknown PAPI error");
+}
+
+static void polytune_rt_papi_setup(void)
+{
+  const char *path = polytune_rt_getenv("POLYTUNE_COUNTERS");
+  int i, rc;
+  polytune_rt_papi_state = -1;
+  if (!path || !*path || !(polytune_rt_papi_file = polytune_rt_fopen(path, "w")))
+    return;
+  polytune_rt_atexit(polytune_rt_papi_report);
+  if ((rc = PAPI_library_init(PAPI_VER_CURRENT)) != PAPI_VER_CURRENT) {
+    polytune_rt_papi_fail("PAPI_library_init", rc);
+    return;
+  }
+  if ((rc = PAPI_create_eventset(&polytune_rt_papi_set)) != PAPI_OK) {
+    polytune_rt_papi_fail("PAPI_create_eventset", rc);
+    return;
+  }
+  for (i = 0; i < POLYTUNE_RT_PAPI_EVENTS; i++) {
+    rc = PAPI_add_named_event(polytune_rt_papi_set, polytune_rt_papi_names[i]);
+    if (rc == PAPI_OK)
+      polytune_rt_papi_index[polytune_rt_papi_added++] = i;
+    else {
+      const char *why = PAPI_strerror(rc);
+      polytune_rt_fprintf(polytune_rt_papi_file, "skipped %s %s\n", polytune_rt_papi_names[i], why ? why : "unknown PAPI error");
+    }
+  }
+  polytune_rt_papi_state = 1;
+}
+
+static void polytune_rt_papi_start(void)
+{
+  int rc;
+  if (polytune_rt_papi_state == 0)
+    polytune_rt_papi_setup();
+  if (polytune_rt_papi_state == 1 && polytune_rt_papi_added > 0 && (rc = PAPI_start(polytune_rt_papi_set)) != PAPI_OK)
+    polytune_rt_papi_fail("PAPI_start", rc);
+}
+
+static void polytune_rt_papi_stop(void)
+{
+  long long v[POLYTUNE_RT_PAPI_EVENTS];
+  int i, rc;
+  if (polytune_rt_papi_state != 1 || polytune_rt_papi_added == 0)
+    return;
+  if ((rc = PAPI_stop(polytune_rt_papi_set, v)) != PAPI_OK) {
+    polytune_rt_papi_fail("PAPI_stop", rc);
+    return;
+  }
+  for (i = 0; i < polytune_rt_papi_added; i++)
+    polytune_rt_papi_total[i] += v[i];
+}
+#define POLYTUNE_RT_COUNT_START() polytune_rt_papi_start()
+#define POLYTUNE_RT_COUNT_STOP() polytune_rt_papi_stop()
+#define POLYTUNE_RT_COUNT_REPORT() polytune_rt_papi_report()
+#else
+#define POLYTUNE_RT_COUNT_START() ((void)0)
+#define POLYTUNE_RT_COUNT_STOP() ((void)0)
+#define POLYTUNE_RT_COUNT_REPORT() ((void)0)
+#endif
+
 /* Executions of a region whose summaries get one line each; later ones
    are added into one line per array. */
 #define POLYTUNE_RT_LINES 1000
@@ -167,10 +270,12 @@ __attribute__((unused)) static void polytune_rt_begin(int k)
   /* Counting (characterization) starts after the clock is read and stops
      before it is read again: the clock's code is not the region's. */
   POLYTUNE_RT_TOGGLE();
+  POLYTUNE_RT_COUNT_START();
 }
 
 __attribute__((unused)) static void polytune_rt_end(int k)
 {
+  POLYTUNE_RT_COUNT_STOP();
   POLYTUNE_RT_TOGGLE();
   polytune_rt_seconds[k] += polytune_rt_now() - polytune_rt_t0[k];
   polytune_rt_count[k]++;
@@ -341,6 +446,7 @@ __attribute__((unused)) static void polytune_rt_after(int k)
   __atomic_fetch_sub(&polytune_rt_inside, 1, __ATOMIC_ACQ_REL);
   if (polytune_rt_stop_after > 0 && ++polytune_rt_total >= polytune_rt_stop_after) {
     polytune_rt_finish();
+    POLYTUNE_RT_COUNT_REPORT();
     polytune_rt_exit_now(0);
   }
 }

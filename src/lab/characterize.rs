@@ -153,7 +153,7 @@ pub enum CharacterizeError {
     #[error("unreadable cachegrind output: {0}")]
     Parse(String),
     #[error(
-        "PAPI cannot count on this machine: {0}\n  help: use --backend cachegrind (the default), which simulates the counters"
+        "PAPI cannot count on this machine: {0}\n  help: count with the simulator instead (characterize --backend cachegrind, the default, or auto), and tune with models trained on its features (the shipped ones are)"
     )]
     Papi(String),
 }
@@ -384,6 +384,32 @@ pub fn characterize_instrumented(
     features_from_counts(&dumps.counts)
 }
 
+/// Characterizes an instrumented build by the hardware counters, through
+/// PAPI, natively: each of its `regions` counted over its first
+/// [`EXECUTIONS_PER_REGION`] executions, whole. Refused with PAPI's reason
+/// where the machine has no counters (these KVM guests): see
+/// [`pmu_available`].
+pub fn characterize_instrumented_by_pmu(
+    src: &Path,
+    recipe: &super::build::Recipe,
+    regions: usize,
+    workdir: &Path,
+    limits: &Limits,
+) -> Result<Features, CharacterizeError> {
+    papi::characterize_instrumented(src, recipe, regions, workdir, limits)
+}
+
+/// Whether this machine's hardware counters can be read through PAPI
+/// (a probe built with `compiler` and run in `workdir`); if not, PAPI's
+/// reason.
+pub fn pmu_available(
+    compiler: &Compiler,
+    workdir: &Path,
+    limits: &Limits,
+) -> Result<(), CharacterizeError> {
+    papi::available(compiler, workdir, limits)
+}
+
 /// callgrind's numbered dumps (`callgrind.out.1`, `.2`, …) read in order,
 /// up to the first whose running total of instructions reaches the bound.
 struct Dumps {
@@ -564,18 +590,27 @@ fn check_ending(
     }
 }
 
-/// Hardware counters: the corpus header counts around the kernel when
-/// built with `-DPOLYTUNE_PAPI -lpapi`. Behind the `papi` feature a small
-/// C probe, built and run like the counted program, first asks PAPI
-/// whether this machine can count at all (no FFI in Rust: `unsafe` stays
-/// in the isl and libclang doors).
+/// Hardware counters through PAPI, counted inside the program: the
+/// instrumented build's runtime (`engine::instrument`, `-DPOLYTUNE_RT_PAPI
+/// -lpapi`) starts and stops PAPI's preset events around each execution of
+/// the SCoP regions, natively; the corpus header (`polytune_bench.h`,
+/// `-DPOLYTUNE_PAPI`) does the same around its kernel. A small C probe, built and run like the
+/// counted program, first asks PAPI whether this machine can count at all.
+///
+/// Why in C and not through `papi-sys` (the design card's crate): counters
+/// opened by polytune's own process could only follow the child whole
+/// (`PAPI_attach`), its input's setup and output included, not the regions;
+/// and `papi-sys` 0.1.1 does not build against Debian's PAPI 7.0
+/// (libpapi-dev 7.0.0-2, 2026-11-28): its bindings name a type PAPI 7 no
+/// longer declares, `error[E0425]: cannot find type `vptr_t` in this
+/// scope` (10 errors in its generated bindings.rs). No FFI in Rust either
+/// way: `unsafe` stays in the isl and libclang doors.
 mod papi {
     use super::*;
 
-    /// Initializes PAPI and looks up `PAPI_TOT_INS`; on failure prints
-    /// which step failed and PAPI's reason, one `polytune-papi-probe:`
-    /// line on stdout.
-    #[cfg(feature = "papi")]
+    /// Initializes PAPI, looks up `PAPI_TOT_INS` and counts it once; on
+    /// failure prints which step failed and PAPI's reason, one
+    /// `polytune-papi-probe:` line on stdout.
     const PROBE: &str = r#"#include <papi.h>
 #include <stdio.h>
 static const char *why(int rc)
@@ -585,6 +620,8 @@ static const char *why(int rc)
 }
 int main(void)
 {
+  int set = PAPI_NULL;
+  long long count;
   int rc = PAPI_library_init(PAPI_VER_CURRENT);
   if (rc != PAPI_VER_CURRENT) {
     printf("polytune-papi-probe: init %s\n", why(rc));
@@ -595,13 +632,25 @@ int main(void)
     printf("polytune-papi-probe: query %s\n", why(rc));
     return 1;
   }
+  /* An event can exist in PAPI's tables and still not be countable (a
+     KVM guest without a virtual PMU): add it, start and stop. */
+  rc = PAPI_create_eventset(&set);
+  if (rc == PAPI_OK)
+    rc = PAPI_add_named_event(set, "PAPI_TOT_INS");
+  if (rc == PAPI_OK)
+    rc = PAPI_start(set);
+  if (rc == PAPI_OK)
+    rc = PAPI_stop(set, &count);
+  if (rc != PAPI_OK) {
+    printf("polytune-papi-probe: count %s\n", why(rc));
+    return 1;
+  }
   return 0;
 }
 "#;
 
     /// Whether PAPI can count instructions here: builds the probe in
     /// `workdir` with `compiler` and runs it within `limits`.
-    #[cfg(feature = "papi")]
     pub fn available(
         compiler: &Compiler,
         workdir: &Path,
@@ -640,7 +689,6 @@ int main(void)
     }
 
     /// The error a probe's output reports, if any.
-    #[cfg_attr(not(feature = "papi"), allow(dead_code))]
     fn probe_failure(stdout: &str) -> Option<CharacterizeError> {
         let line = stdout
             .lines()
@@ -649,15 +697,130 @@ int main(void)
         Some(CharacterizeError::Papi(match step {
             "init" => format!("PAPI_library_init failed: {msg}"),
             "query" => format!("PAPI_TOT_INS does not exist here ({msg}): no hardware counters"),
+            "count" => format!("PAPI_TOT_INS cannot be counted here ({msg}): no PMU"),
             _ => format!("the PAPI probe failed: {line}"),
         }))
     }
 
-    #[cfg(not(feature = "papi"))]
-    pub fn available(_: &Compiler, _: &Path, _: &Limits) -> Result<(), CharacterizeError> {
-        Err(CharacterizeError::Papi(
-            "this polytune was built without the `papi` feature (cargo build --features papi, with libpapi-dev)".into(),
-        ))
+    /// Raw counts (instructions, then events) as features: every count
+    /// but the instruction total per instruction.
+    fn features(counts: &[(String, f64)], skipped: &str) -> Result<Features, CharacterizeError> {
+        let Some(&(_, ins)) = counts.iter().find(|(k, _)| k == "PAPI_TOT_INS") else {
+            return Err(CharacterizeError::Papi(format!(
+                "PAPI_TOT_INS cannot be counted: {}",
+                if skipped.is_empty() {
+                    "not counted"
+                } else {
+                    skipped
+                }
+            )));
+        };
+        if ins <= 0.0 {
+            return Err(CharacterizeError::NeverRan);
+        }
+        let values = counts
+            .iter()
+            .map(|(k, v)| (k.clone(), if k == "PAPI_TOT_INS" { *v } else { v / ins }))
+            .collect();
+        Ok(Features {
+            backend: Backend::Papi,
+            values,
+            counted: Counted::Whole {
+                instructions: ins as u64,
+            },
+        })
+    }
+
+    /// The counts in the instrumented runtime's counter file (`counter`,
+    /// `skipped`, `error` lines, then `done`).
+    pub(super) fn parse_counters(text: &str) -> Result<Features, CharacterizeError> {
+        let mut counts = Vec::new();
+        let mut skipped = String::new();
+        let mut done = false;
+        for line in text.lines() {
+            let (kind, rest) = line.split_once(' ').unwrap_or((line, ""));
+            match kind {
+                "counter" => {
+                    let (name, value) = rest.split_once(' ').ok_or_else(|| {
+                        CharacterizeError::Parse(format!("bad counter line `{line}`"))
+                    })?;
+                    let value: f64 = value
+                        .trim()
+                        .parse()
+                        .map_err(|_| CharacterizeError::Parse(format!("bad count in `{line}`")))?;
+                    counts.push((name.to_string(), value));
+                }
+                "skipped" => {
+                    if let Some(why) = rest.strip_prefix("PAPI_TOT_INS ") {
+                        skipped = why.trim().to_string();
+                    }
+                }
+                "error" => {
+                    let (step, why) = rest.split_once(' ').unwrap_or((rest, ""));
+                    return Err(CharacterizeError::Papi(format!("{step} failed: {why}")));
+                }
+                "done" => done = true,
+                _ => {}
+            }
+        }
+        if !done {
+            return Err(CharacterizeError::Parse(
+                "the counter file ends before its `done` line".into(),
+            ));
+        }
+        features(&counts, &skipped)
+    }
+
+    /// Counts the instrumented `src` natively by PAPI: built as `recipe`
+    /// says with the portable flags, `-DPOLYTUNE_RT_PAPI` and `-lpapi`, run
+    /// until each of its `regions` ran [`EXECUTIONS_PER_REGION`] times.
+    pub fn characterize_instrumented(
+        src: &Path,
+        recipe: &crate::lab::build::Recipe,
+        regions: usize,
+        workdir: &Path,
+        limits: &Limits,
+    ) -> Result<Features, CharacterizeError> {
+        available(&recipe.compiler, workdir, limits)?;
+        // The code the simulator's features describe: the same portable
+        // instruction set, so that the two back ends see one program.
+        let mut linked = crate::lab::build::Recipe {
+            compiler: Compiler {
+                flags: PORTABLE_FLAGS.iter().map(|s| s.to_string()).collect(),
+                ..recipe.compiler.clone()
+            },
+            ..recipe.clone()
+        };
+        linked.extra.push("-lpapi".into());
+        let flags: &[&str] = match linked.build {
+            Some(_) => &["-DPOLYTUNE_RT_PAPI", "-lpapi"],
+            None => &["-DPOLYTUNE_RT_PAPI"],
+        };
+        let exe = workdir.join("counted");
+        let c = linked.build(src, &exe, false, flags);
+        if !c.ok {
+            return Err(CharacterizeError::Compile {
+                path: src.display().to_string(),
+                stderr: c.stderr,
+            });
+        }
+        let file = workdir.join("counters.txt");
+        let _ = std::fs::remove_file(&file);
+        let stop = (regions.max(1) * EXECUTIONS_PER_REGION).to_string();
+        let file_env = file.to_string_lossy().into_owned();
+        let env = [
+            ("OMP_NUM_THREADS", "1"),
+            ("POLYTUNE_STOP_AFTER", stop.as_str()),
+            ("POLYTUNE_COUNTERS", file_env.as_str()),
+        ];
+        let (program, args) = linked.command(&exe);
+        let out = confine::run(&program, &args, &env, limits)
+            .map_err(|e| CharacterizeError::Run(e.to_string()))?;
+        check_ending(&out, "the PAPI build", limits)?;
+        match std::fs::read_to_string(&file) {
+            Ok(text) => parse_counters(&text),
+            Err(_) => Err(CharacterizeError::NeverRan),
+        }
     }
 
     pub fn characterize(
@@ -707,37 +870,12 @@ int main(void)
                 Some((w.next()?.to_string(), w.next()?.parse().ok()?))
             })
             .collect();
-        let Some(&(_, ins)) = counts.iter().find(|(k, _)| k == "PAPI_TOT_INS") else {
-            let why = err
-                .lines()
-                .find_map(|l| l.strip_prefix("polytune-papi-skipped: PAPI_TOT_INS"))
-                .unwrap_or(" not counted")
-                .trim()
-                .to_string();
-            return Err(CharacterizeError::Papi(format!(
-                "PAPI_TOT_INS cannot be counted: {why}"
-            )));
-        };
-        let values = counts
-            .iter()
-            .map(|(k, v)| {
-                (
-                    k.clone(),
-                    if k == "PAPI_TOT_INS" {
-                        *v
-                    } else {
-                        v / ins.max(1.0)
-                    },
-                )
-            })
-            .collect();
-        Ok(Features {
-            backend: Backend::Papi,
-            values,
-            counted: Counted::Whole {
-                instructions: ins as u64,
-            },
-        })
+        let skipped = err
+            .lines()
+            .find_map(|l| l.strip_prefix("polytune-papi-skipped: PAPI_TOT_INS"))
+            .unwrap_or("")
+            .trim();
+        features(&counts, skipped)
     }
 
     #[cfg(test)]
@@ -760,9 +898,45 @@ int main(void)
             assert!(probe_failure("").is_none());
         }
 
+        #[test]
+        fn the_counter_file_gives_rates_per_instruction_or_papis_reason() {
+            let f = parse_counters(
+                "skipped PAPI_L3_TCM Event exists, but cannot be counted\ncounter PAPI_TOT_INS 1000\ncounter PAPI_LD_INS 250\ndone\n",
+            )
+            .unwrap();
+            assert_eq!(f.backend, Backend::Papi);
+            assert_eq!(
+                f.values,
+                vec![
+                    ("PAPI_TOT_INS".to_string(), 1000.0),
+                    ("PAPI_LD_INS".to_string(), 0.25)
+                ]
+            );
+            assert_eq!(f.counted, Counted::Whole { instructions: 1000 });
+            let e =
+                parse_counters("skipped PAPI_TOT_INS Event does not exist\ndone\n").unwrap_err();
+            assert_eq!(
+                e.to_string().lines().next().unwrap(),
+                "PAPI cannot count on this machine: PAPI_TOT_INS cannot be counted: Event does not exist"
+            );
+            let e = parse_counters("error PAPI_library_init Not supported\ndone\n").unwrap_err();
+            assert!(
+                e.to_string()
+                    .contains("PAPI_library_init failed: Not supported"),
+                "{e}"
+            );
+            assert!(matches!(
+                parse_counters("counter PAPI_TOT_INS 1000\n"),
+                Err(CharacterizeError::Parse(_))
+            ));
+            assert!(matches!(
+                parse_counters("counter PAPI_TOT_INS 0\ndone\n"),
+                Err(CharacterizeError::NeverRan)
+            ));
+        }
+
         /// The probe builds and runs here (with libpapi-dev): either PAPI
         /// counts, or it says why in PAPI's words.
-        #[cfg(feature = "papi")]
         #[test]
         fn the_probe_builds_and_answers() {
             let dir = tempfile::tempdir().unwrap();
@@ -771,7 +945,8 @@ int main(void)
                 Ok(()) => {}
                 Err(CharacterizeError::Papi(m)) => assert!(
                     m.starts_with("PAPI_library_init failed")
-                        || m.starts_with("PAPI_TOT_INS does not exist here"),
+                        || m.starts_with("PAPI_TOT_INS does not exist here")
+                        || m.starts_with("PAPI_TOT_INS cannot be counted here"),
                     "{m}"
                 ),
                 Err(e) => panic!("{e}"),

@@ -12,7 +12,9 @@ use crate::engine::model::EngineError;
 use crate::engine::space::distinct_variants;
 use crate::frontend::SourceFile;
 use crate::lab::build::Recipe;
-use crate::lab::characterize::{CharacterizeError, characterize_instrumented};
+use crate::lab::characterize::{
+    Backend, CharacterizeError, characterize_instrumented, characterize_instrumented_by_pmu,
+};
 use crate::lab::compiler::Compiler;
 use crate::lab::dump::Tolerance;
 use crate::lab::harness::{Harness, OriginalError};
@@ -165,20 +167,31 @@ pub fn select(
             .map(|_| first.selection.feature_size),
         ..setup.recipe.clone()
     };
-    let features = characterize_instrumented(
-        &original,
-        &characterized,
-        src.scops.len(),
-        work.path(),
-        &setup.protocol.limits(),
-        &setup.bound,
-        &mut |instructions| {
-            progress(Event::Characterizing {
-                instructions,
-                bound: setup.bound.instructions,
-            })
-        },
-    )
+    // Counted by the back end the models learned from: the simulator's
+    // features, or the PMU's (refused where there is none).
+    let features = match first.selection.feature_backend {
+        Backend::Cachegrind => characterize_instrumented(
+            &original,
+            &characterized,
+            src.scops.len(),
+            work.path(),
+            &setup.protocol.limits(),
+            &setup.bound,
+            &mut |instructions| {
+                progress(Event::Characterizing {
+                    instructions,
+                    bound: setup.bound.instructions,
+                })
+            },
+        ),
+        Backend::Papi => characterize_instrumented_by_pmu(
+            &original,
+            &characterized,
+            src.scops.len(),
+            work.path(),
+            &setup.protocol.limits(),
+        ),
+    }
     .map_err(|source| SelectionError::Characterize {
         path: file.display().to_string(),
         source,
