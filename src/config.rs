@@ -116,7 +116,7 @@ impl Default for Config {
 /// A configuration text that is neither form.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error(
-    "invalid configuration `{text}`: {reason}\n  accepted forms: a {BITS}-bit string such as `011100111011` \
+    "invalid configuration `{text}`: {reason}\n  help: the accepted forms are a {BITS}-bit string such as `011100111011` \
      (fuse:2 thermometer, tile:3, wave, omp, prevec, simd, unroll:3 thermometer) or \
      `fuse=no|smart|max,tile=AxBxC (each 1 or 32),wave=0|1,omp=0|1,prevec=0|1,simd=0|1,uj=1|2|4|8` \
      (an omitted key means what its bits mean at 0: fuse=no, tile=1x1x1, wave=0, omp=0, prevec=0, simd=0, uj=1); \
@@ -706,7 +706,10 @@ mod tests {
             "hello",
         ] {
             let e = bad.parse::<Config>().unwrap_err();
-            assert!(e.to_string().contains("accepted forms"), "{e}");
+            assert!(
+                e.to_string().contains("help: the accepted forms are"),
+                "{e}"
+            );
         }
     }
 }

@@ -385,7 +385,7 @@ fn optimize_writes_a_variant_and_refuses_bad_configs() {
     for bad in ["0101", "fuse=most", "tile=0x16"] {
         let out = polytune(&["optimize", gemm.to_str().unwrap(), "--config", bad]);
         assert_eq!(out.status.code(), Some(2), "{bad}");
-        assert!(String::from_utf8_lossy(&out.stderr).contains("accepted forms"));
+        assert!(String::from_utf8_lossy(&out.stderr).contains("help: the accepted forms are"));
     }
     // Without a configuration the learned selection needs models.
     let out = polytune(&[

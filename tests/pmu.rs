@@ -61,7 +61,7 @@ fn papi_counts_natively_or_says_there_is_no_pmu() {
         assert!(out.stdout.is_empty());
         let first = err.lines().next().unwrap_or_default();
         assert!(
-            first.starts_with("polytune: PAPI cannot count on this machine: "),
+            first.starts_with("error: PAPI cannot count on this machine: "),
             "{err}"
         );
         assert!(
@@ -201,7 +201,7 @@ fn models_of_the_pmu_count_by_the_pmu_or_refuse() {
     } else {
         assert_eq!(out.status.code(), Some(1), "{err}");
         assert!(
-            err.starts_with("polytune: characterizing ")
+            err.starts_with("error: characterizing ")
                 && err.contains(": PAPI cannot count on this machine: "),
             "{err}"
         );

@@ -18,8 +18,7 @@ mod confirm;
 mod lab;
 mod sample;
 mod shard;
-
-use lab::{Lab, recipe_for};
+mod stages;
 
 pub use confirm::{Confirm, PASSES as CONFIRM_PASSES};
 pub use sample::Space;
@@ -297,7 +296,7 @@ fn wait_while_paused(pause: Option<&Path>, progress: &mut dyn FnMut(Event)) -> s
 }
 
 /// Runs (or resumes) a campaign into `store`, reporting progress as it
-/// goes.
+/// goes. The stages are in `stages.rs`.
 pub fn run(
     c: &Campaign,
     store: &mut Store,
@@ -306,316 +305,23 @@ pub fn run(
     let mode = build_mode(c)?;
     let machine = store.machine_id(&Machine::this())?;
     let scratch = Scratch::new("collect")?;
-    let work = scratch.path().to_path_buf();
-    let mut summary = Summary::default();
-    let mut plans = Vec::new();
-    for path in &c.kernels {
-        let src = frontend::parse_file(path, &Options::default())?;
-        let (variants, skipped) = distinct_variants(&src, None)?;
-        for s in skipped {
-            progress(Event::Skipped {
-                kernel: path,
-                reason: &s,
-            });
-        }
-        let mut picked = pick(&variants, c.max_variants);
-        if let Space::Extended {
-            space,
-            sample,
-            seed,
-        } = &c.space
-        {
-            let name = kernel_name(path);
-            let drawn = draws(space, *sample, *seed, &name)?;
-            let (new, skipped) = sample::add_draws(&src, None, &drawn, &mut picked)?;
-            for s in skipped {
-                progress(Event::Skipped {
-                    kernel: path,
-                    reason: &s,
-                });
-            }
-            progress(Event::Sampled {
-                name: &name,
-                drawn: drawn.len(),
-                new,
-            });
-        }
-        plans.push((path.clone(), src, picked));
-    }
+    let plans = stages::plan(c, progress)?;
     let mine = shard::select(c, &plans);
-    let total: usize = mine
-        .iter()
-        .flat_map(|(_, per)| per.iter().flatten())
-        .map(|v| v.len() + 1)
-        .sum();
-    if let Some(s) = c.shard {
-        let asked = s.to_string();
-        match store.meta("shard")? {
-            Some(stored) if stored != asked => {
-                return Err(CollectError::OtherShard {
-                    db: store_path(store),
-                    stored,
-                    asked,
-                });
-            }
-            _ => store.set_meta("shard", &asked)?,
-        }
-    }
-    store.set_meta("planned", &total.to_string())?;
-    progress(Event::Planned { total });
-    let mut done = 0usize;
-    // Time spent measuring variants, for the ETA.
-    let (mut spent, mut variants_measured) = (0.0f64, 0usize);
+    let total = stages::claim(c, store, &mine, progress)?;
+    let work = scratch.path().to_path_buf();
+    let mut run = stages::Collecting::new(c, store, progress, work, machine, mode, total);
     for ((path, src, _), (features, per_compiler)) in plans.iter().zip(&mine) {
-        let name = kernel_name(path);
-        let kernel = store.kernel_id(&name, &code_hash(&src.text))?;
-        let original = store.original_id(kernel, &code_hash(&src.text))?;
-        let mut include = c.include.clone();
-        include.push(path.parent().map(Path::to_path_buf).unwrap_or_default());
-        let corpus = corpus_style(&src.text);
-        // Outside the corpus style: the instrumented original, and the
-        // program's recipe (its driver for a bare kernel).
-        let (instrumented, recipe_base) = if corpus {
-            (None, None)
-        } else {
-            let d = work.join(format!("{name}-original"));
-            crate::lab::scratch::subdir(&d)?;
-            let file = d.join(path.file_name().unwrap_or_default());
-            std::fs::write(
-                &file,
-                crate::engine::pipeline::instrumented(src, None, None)?.text,
-            )?;
-            let recipe = recipe_for(c, path, src, &work, &name)?;
-            (Some(file), Some(recipe))
-        };
-        if *features && !store.has_features(kernel, Backend::Cachegrind, c.feature_size)? {
-            let compiler = c.compilers.first().expect("at least one compiler");
-            let features = match (&instrumented, &recipe_base) {
-                (Some(file), Some(recipe)) => characterize_instrumented(
-                    file,
-                    &Recipe {
-                        compiler: compiler.clone(),
-                        ..recipe.clone()
-                    },
-                    src.scops.len(),
-                    &work,
-                    &c.protocol.limits(),
-                    &crate::lab::characterize::Bound::default(),
-                    &mut |_| {},
-                ),
-                _ => characterize(
-                    path,
-                    compiler,
-                    c.feature_size,
-                    &include,
-                    Backend::Cachegrind,
-                    &work,
-                    &c.protocol.limits(),
-                ),
-            };
-            match features {
-                Ok(f) => {
-                    store.record_features(kernel, Backend::Cachegrind, c.feature_size, &f.values)?
-                }
-                Err(e) => progress(Event::NoFeatures {
-                    name: &name,
-                    error: &e.to_string(),
-                }),
-            }
+        let kernel = run.prepare(path, src)?;
+        if *features {
+            run.features(&kernel, path, src)?;
         }
         for (compiler, variants) in c.compilers.iter().zip(per_compiler) {
-            let Some(variants) = variants else { continue };
-            let mut lab = match &recipe_base {
-                None => Lab::Corpus {
-                    bench: Bench {
-                        compiler: compiler.clone(),
-                        size: c.size,
-                        include: include.clone(),
-                        protocol: c.protocol,
-                        workdir: work.clone(),
-                    },
-                    reference: None,
-                },
-                Some(recipe) => Lab::Instrumented {
-                    harness: Harness {
-                        recipe: Recipe {
-                            compiler: compiler.clone(),
-                            ..recipe.clone()
-                        },
-                        protocol: c.protocol,
-                        tolerance: c.program.tolerance,
-                        workdir: work.clone(),
-                    },
-                    reference: Box::new(None),
-                },
-            };
-            let cid = store.compiler_id(compiler)?;
-            let key = |variant| Key {
-                variant,
-                machine,
-                compiler: cid,
-                size: c.size,
-                threads: c.protocol.threads as i64,
-            };
-            // The baseline first, in the same batch as its variants; its
-            // dump is the reference. When resuming with variants still to
-            // measure, the original is timed again for this batch (stored
-            // once; each variant records the baseline it was timed with).
-            let stored = store.has_measurement(&key(original))?;
-            let mut pending = 0;
-            for v in variants {
-                let vid = store.variant_id(kernel, &v.hash, &v.configs)?;
-                if !store.has_measurement(&key(vid))? {
-                    pending += 1;
-                }
-            }
-            let current: std::collections::HashSet<&str> =
-                variants.iter().map(|v| v.hash.as_str()).collect();
-            let stale = store
-                .measured_hashes(kernel, &key(original))?
-                .iter()
-                .filter(|h| !current.contains(h.as_str()))
-                .count();
-            if stale > 0 {
-                progress(Event::Stale {
-                    name: &name,
-                    compiler: compiler.family,
-                    stale,
-                    pending,
-                });
-            }
-            let confirmation = confirm::Kernel {
-                name: &name,
-                compiler: compiler.family,
-                path,
-                instrumented: instrumented.as_deref(),
-                src,
-                variants,
-                kernel,
-                original: key(original),
-                work: &work,
-            };
-            if stored && pending == 0 {
-                // Nothing left here: not even the original is rebuilt
-                // (unless top variants are still to be confirmed).
-                summary.skipped += 1 + variants.len();
-                done += 1 + variants.len();
-                if let Some(conf) = c.confirm {
-                    summary.confirmed +=
-                        confirm::top(c, conf, &confirmation, &mut lab, store, progress)?;
-                }
-                continue;
-            }
-            wait_while_paused(c.pause_file.as_deref(), progress)?;
-            progress(Event::Kernel {
-                name: &name,
-                compiler: compiler.family,
-            });
-            let (m, detail) = lab.original(path, instrumented.as_deref());
-            if !stored {
-                not_interrupted()?;
-                store.record(&key(original), &m)?;
-                summary.measured += 1;
-            } else {
-                summary.skipped += 1;
-            }
-            let baseline = match &m.timing {
-                Some(t) => Some(t.median),
-                None => store.median(&key(original))?,
-            };
-            lab.set_slow_cutoff(c.slow_factor.zip(baseline).map(|(f, b)| f * b));
-            done += 1;
-            if m.status != Status::Ok {
-                progress(Event::OriginalFailed {
-                    name: &name,
-                    compiler: compiler.family,
-                    status: m.status,
-                    detail: &detail,
-                });
-                summary.failed += 1;
-                done += variants.len();
-                continue;
-            }
-            // Stored variants are counted as found; the others are built
-            // ahead (`--jobs`) and measured in order.
-            let mut todo = Vec::new();
-            for v in variants {
-                let vid = store.variant_id(kernel, &v.hash, &v.configs)?;
-                if store.has_measurement(&key(vid))? {
-                    summary.skipped += 1;
-                    done += 1;
-                    progress(Event::Variant {
-                        done,
-                        total,
-                        name: &name,
-                        compiler: compiler.family,
-                        status: None,
-                        so_far: summary,
-                        each: rate(spent, variants_measured),
-                        eta: rate(spent, variants_measured) * (total - done) as f64,
-                    });
-                } else {
-                    todo.push((v, vid));
-                }
-            }
-            let jobs = if lab.parallel_builds() { c.jobs } else { 1 };
-            let build = |i: usize| {
-                let t = Instant::now();
-                let dir = work.join(format!("{name}-b{i}"));
-                let built = lab.build(src, todo[i].0, &dir, &name);
-                (built, dir, t.elapsed().as_secs_f64())
-            };
-            let mut step = |s: ahead::Step<(Result<lab::Built, CollectError>, PathBuf, f64)>| {
-                let (i, (built, dir, build_seconds)) = match s {
-                    ahead::Step::Wait => {
-                        return Ok(wait_while_paused(c.pause_file.as_deref(), progress)?);
-                    }
-                    ahead::Step::Measure(i, b) => (i, b),
-                };
-                let t = Instant::now();
-                let m = lab.measure_built(built?);
-                let _ = std::fs::remove_dir_all(&dir);
-                // The build counts in the rate as if it ran in line: with
-                // several jobs the ETA is pessimistic, never optimistic.
-                spent += t.elapsed().as_secs_f64() + build_seconds / jobs as f64;
-                if m.status != Status::Ok {
-                    summary.failed += 1;
-                }
-                not_interrupted()?;
-                store.record_against(&key(todo[i].1), &m, baseline)?;
-                summary.measured += 1;
-                variants_measured += 1;
-                done += 1;
-                // Seconds per measurement so far, over what is left (some
-                // of which may turn out to be stored already).
-                let each = rate(spent, variants_measured);
-                let eta = each * (total - done) as f64;
-                progress(Event::Variant {
-                    done,
-                    total,
-                    name: &name,
-                    compiler: compiler.family,
-                    status: Some(m.status),
-                    so_far: summary,
-                    each,
-                    eta,
-                });
-                Ok::<(), CollectError>(())
-            };
-            ahead::in_order(
-                todo.len(),
-                jobs,
-                mode,
-                c.pause_file.as_deref(),
-                &build,
-                &mut step,
-            )?;
-            if let Some(conf) = c.confirm {
-                summary.confirmed +=
-                    confirm::top(c, conf, &confirmation, &mut lab, store, progress)?;
+            if let Some(variants) = variants {
+                run.compiler(&kernel, path, src, compiler, variants)?;
             }
         }
     }
+    let summary = run.summary();
     drop(scratch);
     Ok(summary)
 }

@@ -11,6 +11,8 @@ use crate::lab::scratch::Scratch;
 use anyhow::Result;
 use std::path::PathBuf;
 
+/// Count a program's events inside its SCoP regions (seconds).
+///
 /// Characterize a program by its (simulated) hardware counters,
 /// normalized by its instruction count (paper section 4.1), counted inside
 /// its SCoP regions only, over a prefix of their execution (--bound

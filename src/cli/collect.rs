@@ -8,6 +8,8 @@ use crate::lab::runner::Protocol;
 use anyhow::Result;
 use std::path::PathBuf;
 
+/// Run or resume a training campaign into a SQLite store (hours).
+///
 /// Run (or resume) a training campaign into a SQLite database (hours:
 /// every distinct variant of every kernel is compiled and timed).
 ///

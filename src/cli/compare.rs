@@ -12,6 +12,8 @@ use crate::learn::saved::SavedModel;
 use anyhow::{Context, Result};
 use std::path::PathBuf;
 
+/// Compare polytune with Graphite, Polly and the compilers (minutes).
+///
 /// Compare polytune with the other polyhedral optimizers on kernels
 /// (minutes per kernel: polytune's learned selection runs, then every
 /// contender is built, verified and timed --rounds times).

@@ -7,6 +7,8 @@ use anyhow::{Context, Result};
 use clap::CommandFactory;
 use std::path::PathBuf;
 
+/// Print a shell's completion script.
+///
 /// Print the completion script of a shell (e.g. `polytune completions
 /// bash > /etc/bash_completion.d/polytune`).
 #[derive(clap::Args)]
@@ -15,6 +17,8 @@ pub struct CompletionsArgs {
     shell: clap_complete::Shell,
 }
 
+/// Write the man pages into a directory.
+///
 /// Write the man pages: polytune.1 and one per command
 /// (polytune-optimize.1, ...) into DIR (e.g. `polytune man
 /// /usr/local/share/man/man1`).

@@ -5,6 +5,8 @@ use super::args::write_output;
 use anyhow::Result;
 use std::path::PathBuf;
 
+/// Print the `main` polytune generates for a bare kernel.
+///
 /// Print the driver polytune generates for a bare kernel (a file with the
 /// SCoP's function and no `main`): the `main` that `measure`,
 /// `characterize` and `optimize` build with it when given --param. It

@@ -9,6 +9,8 @@ use anyhow::{Context, Result};
 use serde_json::json;
 use std::path::{Path, PathBuf};
 
+/// Evaluate the models leaving one kernel out (minutes, no runs).
+///
 /// Leave-one-benchmark-out evaluation of the models on a campaign's
 /// measurements: Opt, Random, each model's 1-shot and N-shot, and
 /// multi-model, per kernel and on average (paper Tables 8–13). Minutes:

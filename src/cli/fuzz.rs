@@ -6,6 +6,8 @@ use super::{Ui, Verbosity};
 use anyhow::{Context, Result};
 use std::path::PathBuf;
 
+/// Differential fuzzing of the transformations (minutes to hours).
+///
 /// Differential fuzzing: random legal SCoPs under random configurations,
 /// compiled and run, compared with the original (minutes to hours:
 /// every pair is compiled and run with each compiler).

@@ -10,6 +10,8 @@ use anyhow::Result;
 use serde_json::json;
 use std::path::PathBuf;
 
+/// Compile, verify and time a program and its variant.
+///
 /// Compile, verify and time a program and, with a configuration, its
 /// variant; report both and the speedup (seconds to minutes: each program
 /// runs at least 6 times at --size).

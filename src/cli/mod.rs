@@ -96,7 +96,7 @@ pub(crate) fn internal_errors(lines: &[String]) -> anyhow::Result<()> {
         return Ok(());
     }
     for s in lines {
-        eprintln!("polytune: {s} (please report)");
+        eprintln!("error: {s} (please report)");
     }
     Err(Reported(ExitStatus::Internal).into())
 }
@@ -226,20 +226,43 @@ fn report(e: &anyhow::Error, status: ExitStatus) {
     if e.is::<Reported>() {
         return;
     }
-    if let Some(fe) = e.downcast_ref::<FrontendError>() {
-        // Already `file:line:col: message`.
-        eprintln!("{fe}");
-    } else if status == ExitStatus::Internal {
-        let text = format!("{e:#}");
+    eprintln!("{}", error_text(e, status));
+}
+
+/// An error in the one style of every error polytune prints, as clap
+/// prints usage errors: `error: what` (`file:line:col: error: what` where
+/// the input has a place), then `  help: …` lines.
+fn error_text(e: &anyhow::Error, status: ExitStatus) -> String {
+    let text = match e.downcast_ref::<FrontendError>() {
+        Some(fe) => fe.to_string(),
+        None => format!("{e:#}"),
+    };
+    if located(&text) {
+        return text;
+    }
+    if status == ExitStatus::Internal {
         let prefix = if text.contains("internal error") {
             ""
         } else {
             "internal error: "
         };
-        eprintln!("polytune: {prefix}{text} (please report)");
-    } else {
-        eprintln!("polytune: {e:#}");
+        return format!("error: {prefix}{text} (please report)");
     }
+    format!("error: {text}")
+}
+
+/// Whether an error's first line starts with `file:line:col: error: `.
+fn located(text: &str) -> bool {
+    let first = text.lines().next().unwrap_or_default();
+    let Some((place, _)) = first.split_once(": error: ") else {
+        return false;
+    };
+    let mut parts = place.rsplitn(3, ':');
+    let (col, line) = (parts.next(), parts.next());
+    parts.next().is_some_and(|f| !f.is_empty())
+        && [col, line]
+            .iter()
+            .all(|p| p.is_some_and(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit())))
 }
 
 fn run(command: Command, ui: &Ui) -> anyhow::Result<()> {
@@ -266,6 +289,33 @@ fn run(command: Command, ui: &Ui) -> anyhow::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_error_is_printed_in_one_style() {
+        let located = anyhow::anyhow!("a.c:3:7: error: no SCoP found\n  help: mark it");
+        assert_eq!(
+            error_text(&located, ExitStatus::Rejected),
+            "a.c:3:7: error: no SCoP found\n  help: mark it"
+        );
+        let plain = anyhow::anyhow!("the program hangs\n  help: raise --timeout");
+        assert_eq!(
+            error_text(&plain, ExitStatus::Rejected),
+            "error: the program hangs\n  help: raise --timeout"
+        );
+        let bug = anyhow::anyhow!("isl said no");
+        assert_eq!(
+            error_text(&bug, ExitStatus::Internal),
+            "error: internal error: isl said no (please report)"
+        );
+        for not_a_place in [
+            "a.c: error: x",
+            "a.c:x:1: error: y",
+            ":1:2: error: z",
+            "error: 1:2: error",
+        ] {
+            assert!(!super::located(not_a_place), "{not_a_place}");
+        }
+    }
 
     #[test]
     fn every_error_class_has_its_exit_status() {

@@ -14,6 +14,8 @@ use crate::learn::search::drive::DEFAULT_MIN_EI;
 use anyhow::{Context, Result, bail};
 use std::path::PathBuf;
 
+/// Transform a C file's SCoPs: by a configuration, or learned (minutes).
+///
 /// Transform the SCoPs of a C file: with a configuration (fast), or by
 /// learned selection (slow: compiles and times candidates for minutes).
 ///

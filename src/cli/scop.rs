@@ -8,6 +8,8 @@ use crate::isl;
 use anyhow::Result;
 use std::path::{Path, PathBuf};
 
+/// Print a C file's SCoPs in isl's notation.
+///
 /// Print the static control parts of a C file in isl's notation (well
 /// under a second per SCoP).
 ///

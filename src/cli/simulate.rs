@@ -17,6 +17,8 @@ use std::path::PathBuf;
 /// The strategies simulated without --strategies.
 const DEFAULT: &str = "multi-model,diverse,random,local,bo-plain,bo";
 
+/// Replay search strategies over a campaign's measurements (no runs).
+///
 /// Replays search strategies over a campaign's measured space, running
 /// nothing: each kernel held out in turn (the models trained without it,
 /// as `evaluate` does), each strategy proposing unique variants up to a

@@ -12,6 +12,8 @@ use crate::frontend::{self, Options};
 use anyhow::{Context, Result};
 use std::path::PathBuf;
 
+/// List the distinct programs of a file's optimization space.
+///
 /// List the distinct programs of a file's optimization space (seconds to
 /// a minute per SCoP: every configuration is generated, nothing is
 /// compiled); with --verify, also build and run every one (minutes to an

@@ -8,6 +8,8 @@ use anyhow::Result;
 use serde_json::json;
 use std::path::PathBuf;
 
+/// Train the six speedup models on a campaign's measurements.
+///
 /// Train the six speedup models on a campaign's measurements and write
 /// them (one JSON file each, with their feature schema, machine and
 /// compiler) to a directory (seconds to a few minutes, no program runs).

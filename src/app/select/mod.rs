@@ -9,33 +9,24 @@
 
 use crate::config::Config;
 use crate::engine::model::EngineError;
-use crate::engine::space::distinct_variants;
 use crate::frontend::SourceFile;
 use crate::lab::build::Recipe;
-use crate::lab::characterize::{
-    Backend, CharacterizeError, characterize_instrumented, characterize_instrumented_by_pmu,
-};
+use crate::lab::characterize::CharacterizeError;
 use crate::lab::compiler::Compiler;
 use crate::lab::dump::Tolerance;
-use crate::lab::harness::{Harness, OriginalError};
+use crate::lab::harness::OriginalError;
 use crate::lab::runner::Protocol;
-use crate::lab::scratch::Scratch;
 use crate::lab::size::Size;
-use crate::lab::verify::Measurement;
 use crate::learn::LearnError;
 use crate::learn::saved::SavedModel;
-use crate::learn::search::drive::{Limits, Outcome, drive};
 use crate::learn::search::transfer::Landscapes;
-use crate::learn::search::{Planned, Searcher};
-use std::collections::HashSet;
-use std::path::{Path, PathBuf};
-use std::time::Instant;
+use std::path::Path;
 
 mod confirm;
 mod rank;
 mod refine;
 mod report;
-use confirm::*;
+mod stages;
 pub use rank::{Ranking, rank};
 pub use refine::Step;
 pub use report::*;
@@ -124,7 +115,8 @@ pub struct Draws {
 /// Characterizes `file`, ranks its distinct variants with `models`, runs
 /// the candidates (verified, timed after the original), confirms the
 /// winner head to head and returns the fastest correct program — the
-/// original when nothing beats it — with how it was found.
+/// original when nothing beats it — with how it was found. The stages are
+/// [`stages::Selection`]'s methods.
 pub fn select(
     file: &Path,
     src: &SourceFile,
@@ -137,499 +129,30 @@ pub fn select(
     if src.scops.is_empty() {
         return Err(SelectionError::NoScop(file.display().to_string()));
     }
-    let Some(first) = models.first() else {
+    if models.is_empty() {
         return Err(LearnError::Data("no models to rank with".into()).into());
-    };
-    let begun = Instant::now();
-    let work = Scratch::new("select")?;
-    // Every build polytune measures is instrumented; each source sits in
-    // a directory of its own under the file's own name.
-    let file_name = file.file_name().unwrap_or_default().to_owned();
-    let write_source = |dir: &str, text: &str| -> std::io::Result<PathBuf> {
-        let d = work.path().join(dir);
-        crate::lab::scratch::subdir(&d)?;
-        let path = d.join(&file_name);
-        std::fs::write(&path, text)?;
-        Ok(path)
-    };
-    let original = write_source(
-        "original-src",
-        &crate::engine::pipeline::instrumented(src, None, context)?.text,
-    )?;
-    let t = Instant::now();
-    // Corpus-style programs are characterized at the size the models'
-    // features were measured at; others as their compile line says.
-    let characterized = Recipe {
-        size: setup
-            .recipe
-            .size
-            .as_ref()
-            .map(|_| first.selection.feature_size),
-        ..setup.recipe.clone()
-    };
-    // Counted by the back end the models learned from: the simulator's
-    // features, or the PMU's (refused where there is none).
-    let features = match first.selection.feature_backend {
-        Backend::Cachegrind => characterize_instrumented(
-            &original,
-            &characterized,
-            src.scops.len(),
-            work.path(),
-            &setup.protocol.limits(),
-            &setup.bound,
-            &mut |instructions| {
-                progress(Event::Characterizing {
-                    instructions,
-                    bound: setup.bound.instructions,
-                })
-            },
-        ),
-        Backend::Papi => characterize_instrumented_by_pmu(
-            &original,
-            &characterized,
-            src.scops.len(),
-            work.path(),
-            &setup.protocol.limits(),
-        ),
     }
-    .map_err(|source| SelectionError::Characterize {
-        path: file.display().to_string(),
-        source,
-    })?;
-    same_backend(first.selection.feature_backend, features.backend)?;
-    let characterize_seconds = t.elapsed().as_secs_f64();
-    progress(Event::Characterized {
-        counters: features.values.len(),
-        seconds: characterize_seconds,
-        counted: features.counted,
-    });
-    let ranking_started = Instant::now();
-    let (mut variants, mut skipped) = distinct_variants(src, context)?;
-    let paper_variants = variants.len();
-    if let Some(d) = setup.draws {
-        if models.iter().all(|m| m.extended.is_empty()) {
-            return Err(SelectionError::PaperModels);
-        }
-        let drawn = crate::app::campaign::draws(
-            &crate::engine::extended::Extended::default(),
-            d.n,
-            d.seed,
-            &crate::app::campaign::kernel_name(file),
-        )?;
-        let (new, more) = crate::app::campaign::add_draws(src, context, &drawn, &mut variants)?;
-        skipped.extend(more);
-        progress(Event::Sampled {
-            drawn: drawn.len(),
-            new,
-        });
-    }
-    let r = rank(models, landscapes, &features.values, &variants)?;
-    // A planned strategy's candidates are known now; an adaptive one's
-    // come one at a time from its searcher (seeded 1, as the plans are).
-    let budget = setup.shots.max(1);
-    let picks = r.candidates(setup.strategy, budget, 1);
-    let space = r.space();
-    let mut searcher: Box<dyn Searcher + '_> = if setup.strategy.adaptive() {
-        space.searcher(setup.strategy, 1)
-    } else {
-        Box::new(Planned::new(picks.clone()))
-    };
-    let config = |v: usize| r.configs[v];
-    let candidate = |v: usize, why: String| Candidate {
-        config: config(v),
-        bits: r.configs[v].is_paper().then(|| r.configs[v].bits()),
-        chosen_by: why,
-        predicted: (r.kinds.iter().zip(&r.predicted))
-            .map(|(&model, p)| Prediction {
-                model,
-                speedup: p[v],
-            })
-            .collect(),
-        expected_improvement: None,
-        run: None,
-    };
-    let file_name_text = file_name.to_string_lossy().into_owned();
-    let (built_as, run_as) = setup.recipe.describe(&file_name_text, false);
-    let mut report = Report {
-        file: file.to_path_buf(),
-        counters: features.values.len(),
-        characterize_seconds,
-        counted: features.counted,
-        phases: Phases {
-            characterize: characterize_seconds,
-            rank: ranking_started.elapsed().as_secs_f64(),
-            ..Phases::default()
-        },
-        built_as,
-        run_as,
-        variants: variants.len(),
-        beyond_paper: variants.len() - paper_variants,
-        models: models.len(),
-        trained_compiler: first.compiler.clone(),
-        trained_machine: first.machine.clone(),
-        compiler: setup.compiler.family,
-        flags: setup.compiler.flags.clone(),
-        size: setup.size,
-        threads: setup.protocol.threads,
-        warnings: skipped,
-        original: None,
-        candidates: picks
-            .iter()
-            .map(|(v, why)| candidate(*v, why.clone()))
-            .collect(),
-        search: None,
-        refinement: Vec::new(),
-        passive: Vec::new(),
-        head_to_head: None,
-        choice: Choice {
-            config: None,
-            bits: None,
-            reason: Reason::OriginalKept,
-            chosen_by: None,
-            speedup: None,
-        },
-        text: String::new(),
-    };
-    let header = |what: String| format!("/* polytune: {what} */\n");
-    // A chosen program's header: its configuration readable and, in the
-    // paper's space, as bits.
-    let chosen = |c: &Config, how: String| {
-        header(match c.is_paper() {
-            true => format!("configuration {c} ({}), {how}", c.bits()),
-            false => format!("configuration {c}, {how}"),
-        })
-    };
+    let mut s = stages::Selection::new(file, src, models, setup, context, progress)?;
+    let counted = s.characterize()?;
+    let mut ranked = s.rank(landscapes, &counted.features)?;
+    let mut report = s.report(&counted, &mut ranked);
     if setup.no_run {
-        // One model's top prediction; for multi-model, the variant the
-        // models rank best together (the least sum of ranks).
-        // An adaptive strategy's first proposal.
-        let consensus;
-        let pick = if setup.strategy == Strategy::MultiModel {
-            consensus = r
-                .consensus()
-                .map(|v| (v, "all models' consensus".to_string()));
-            consensus.as_ref()
-        } else if setup.strategy.adaptive() {
-            consensus = searcher
-                .next(&[])
-                .map(|v| (v, searcher.why().unwrap_or_default()));
-            if let Some((v, why)) = &consensus {
-                report.candidates = vec![candidate(*v, why.clone())];
-            }
-            consensus.as_ref()
-        } else {
-            picks.first()
-        };
-        let Some((v, why)) = pick else {
-            return Err(LearnError::Data("no variant to choose from".into()).into());
-        };
-        progress(Event::Done);
-        report.phases.total = begun.elapsed().as_secs_f64();
-        report.text =
-            chosen(&config(*v), format!("chosen by {why} without running it")) + &variants[*v].text;
-        report.choice = Choice {
-            config: Some(config(*v)),
-            bits: r.configs[*v].is_paper().then(|| r.configs[*v].bits()),
-            reason: Reason::Predicted,
-            chosen_by: Some(why.clone()),
-            speedup: None,
-        };
-        return Ok(report);
+        return s.predict(&ranked, report);
     }
-    let harness = Harness {
-        recipe: setup.recipe.clone(),
-        protocol: setup.protocol,
-        tolerance: setup.tolerance,
-        workdir: work.path().to_path_buf(),
-    };
-    // At most the budget; fewer when the plan or the space is shorter.
-    let bound = if setup.strategy.adaptive() {
-        budget.min(variants.len())
-    } else {
-        picks.len()
-    };
-    progress(Event::Started {
-        candidates: bound,
-        refinements: setup.refine,
-    });
-    // A candidate's instrumented text: the variant's own (the engine is
-    // not run again), transformed anew only if its regions cannot be
-    // found.
-    let instrumented = |v: usize| -> Result<String, SelectionError> {
-        Ok(
-            match crate::engine::pipeline::instrumented_variant(src, &variants[v].text)? {
-                Some(text) => text,
-                None => crate::engine::pipeline::instrumented(src, Some(&config(v)), context)?.text,
-            },
-        )
-    };
-    // A planned strategy's candidates are known now: all of them are
-    // compiled at once, before the original is timed. On this 2-core
-    // machine a compiler beside a timed run would disturb the timing, so
-    // nothing compiles while anything is timed (an adaptive strategy's
-    // next candidate depends on the last timing: built one at a time).
-    // The whole `optimize gemm.c -o /dev/null --shots 3 --size small -q`,
-    // medians of 5 alternating runs, one build at a time against built
-    // at once: 3.78 s against 3.93 s with one of the two cores busy with
-    // other work (load 2.5), 7.05 s against 6.51 s under load 9 to 12:
-    // within the noise, never a quiet machine; three small compilations
-    // take a fraction of a second of the run.
-    let mut prebuilt: Vec<Option<Result<(PathBuf, f64), Measurement>>> = Vec::new();
-    if !setup.strategy.adaptive() {
-        let mut jobs = Vec::new();
-        for (i, (v, _)) in picks.iter().enumerate() {
-            let exe = format!("candidate-{i}");
-            let path = write_source(&format!("{exe}-src"), &instrumented(*v)?)?;
-            jobs.push((path, exe, variants[*v].openmp));
-        }
-        let t = Instant::now();
-        prebuilt = harness.build_all(&jobs).into_iter().map(Some).collect();
-        report.phases.builds += t.elapsed().as_secs_f64();
-    }
-    let t = Instant::now();
-    let (orig, reference) =
-        harness
-            .reference(&original, true)
-            .map_err(|source| SelectionError::Unmeasurable {
-                path: file.display().to_string(),
-                source,
-            })?;
-    report.phases.original = t.elapsed().as_secs_f64();
-    progress(Event::Baseline {
-        status: orig.status,
-    });
-    let base = orig.timing.as_ref().map(|t| t.median).unwrap_or(0.0);
-    report.original = Some(Run::of(&orig, base));
-    // Every program that ran, and the hashes of their code.
-    let mut ran: Vec<Ran> = Vec::new();
-    let mut seen: HashSet<String> = HashSet::new();
-    let limits = Limits {
-        budget,
-        seconds: setup.time_budget,
-        min_ei: setup.min_ei,
-    };
-    let started = Instant::now();
-    // Compiler seconds inside the search and the refinement.
-    let mut search_builds = 0.0;
-    report.candidates.clear();
-    let Outcome {
-        history,
-        stop,
-        final_ei,
-    } = drive(
-        &mut *searcher,
-        &limits,
-        &mut || started.elapsed().as_secs_f64(),
-        &mut |p| -> Result<Option<f64>, SelectionError> {
-            let (i, v) = (p.k - 1, p.variant);
-            let exe = format!("candidate-{i}");
-            // The variant's own text, instrumented (the engine is not run
-            // again); transformed anew only if its regions cannot be found.
-            let omp = variants[v].openmp;
-            // Built at once above when planned (the plan's i-th is the
-            // search's i-th: a planned searcher hands out its plan).
-            let m = match prebuilt.get_mut(i).and_then(Option::take) {
-                Some(built) if picks.get(i).is_some_and(|(w, _)| *w == v) => {
-                    harness.measure_built(built, &reference, true)
-                }
-                _ => {
-                    let path = write_source(&format!("{exe}-src"), &instrumented(v)?)?;
-                    let m = harness.measure(&path, &exe, &reference, omp, true);
-                    search_builds += m.compile_seconds;
-                    m
-                }
-            };
-            let run = Run::of(&m, base);
-            progress(Event::Candidate {
-                k: p.k,
-                n: bound,
-                status: m.status,
-            });
-            let speedup = run.speedup;
-            seen.insert(variants[v].hash.clone());
-            if let Some(speedup) = speedup {
-                ran.push(Ran {
-                    config: config(v),
-                    text: variants[v].text.clone(),
-                    speedup,
-                    exe,
-                    omp,
-                });
-            }
-            let mut c = candidate(v, p.why.clone().unwrap_or_default());
-            c.expected_improvement = p.expected_improvement;
-            c.run = Some(run);
-            report.candidates.push(c);
-            Ok(speedup)
-        },
-    )?;
-    report.search = Some(Search {
-        strategy: setup.strategy.name(),
-        budget,
-        time_budget: setup.time_budget,
-        min_ei: setup.min_ei.filter(|_| setup.strategy.adaptive()),
-        evaluated: history.len(),
-        seconds: started.elapsed().as_secs_f64(),
-        stop,
-        final_ei,
-        transfer_from: matches!(setup.strategy, Strategy::Bo { prior: true })
-            .then_some(r.transfer.len()),
-    });
-    // Beyond the paper's space, from the fastest candidate.
-    let start = ran
-        .iter()
-        .max_by(|a, b| a.speedup.total_cmp(&b.speedup))
-        .map(|b| (b.config, b.speedup));
-    if let Some((start, speedup)) = start.filter(|_| setup.refine > 0) {
-        let mut k = 0;
-        refine::refine(
-            start,
-            speedup,
-            setup.refine,
-            &mut seen,
-            &mut |c| {
-                let out = crate::engine::pipeline::optimize(src, c, context).ok()?;
-                Some(refine::Written {
-                    hash: crate::engine::space::code_hash(&out.text),
-                    text: out.text,
-                    openmp: out.openmp,
-                })
-            },
-            &mut |c, step, from, written| -> Result<Option<f64>, SelectionError> {
-                k += 1;
-                let exe = format!("refined-{k}");
-                let (text, omp) = (written.text, written.openmp);
-                let instrumented = match crate::engine::pipeline::instrumented_variant(src, &text)?
-                {
-                    Some(t) => t,
-                    None => crate::engine::pipeline::instrumented(src, Some(&c), context)?.text,
-                };
-                let path = write_source(&format!("{exe}-src"), &instrumented)?;
-                let m = harness.measure(&path, &exe, &reference, omp, true);
-                search_builds += m.compile_seconds;
-                let run = Run::of(&m, base);
-                progress(Event::Refined {
-                    k,
-                    n: setup.refine,
-                    status: m.status,
-                });
-                let speedup = run.speedup;
-                report.refinement.push(Refined {
-                    config: c,
-                    from,
-                    step,
-                    run,
-                });
-                if let Some(speedup) = speedup {
-                    ran.push(Ran {
-                        config: c,
-                        text,
-                        speedup,
-                        exe,
-                        omp,
-                    });
-                }
-                Ok(speedup)
-            },
-            &mut || {
-                setup
-                    .time_budget
-                    .is_some_and(|t| started.elapsed().as_secs_f64() >= t)
-            },
-        )?;
-    }
-    report.phases.builds += search_builds;
-    report.phases.runs = (started.elapsed().as_secs_f64() - search_builds).max(0.0);
-    let t = Instant::now();
-    // The fastest, unless it is threaded and loses to the original once its
-    // threads sleep at barriers instead of spinning (as they do on a
-    // loaded machine): a speedup that rests on fine-grained parallel
-    // loops swings with the machine's load, and the next run could be
-    // slower than the input. Then the next fastest.
-    ran.retain(|r| r.speedup > 1.0);
-    ran.sort_by(|a, b| b.speedup.total_cmp(&a.speedup));
-    let mut best: Option<Ran> = None;
-    for r in ran {
-        if r.omp {
-            let passive =
-                passive_seconds(&harness, &work.path().join(&r.exe), base, &setup.protocol);
-            let holds = holds_when_passive(base, &passive);
-            report.passive.push(PassiveCheck {
-                config: r.config,
-                seconds: passive,
-                holds,
-            });
-            if !holds {
-                continue;
-            }
-        }
-        best = Some(r);
-        break;
-    }
-    // The winner must beat the original again, head to head: alternating
-    // runs, medians compared. A lucky timing above does not make the
-    // output slower than the input.
-    report.phases.passive = t.elapsed().as_secs_f64();
-    let t = Instant::now();
-    if let Some(mut winner) = best.take() {
-        progress(Event::HeadToHead {
-            rule: setup.decision,
-        });
-        let candidate = work.path().join(&winner.exe);
-        let h = head_to_head(
-            &harness,
-            &reference.exe,
-            &candidate,
-            winner.config,
-            &setup.decision,
-        );
-        if let Some(s) = h.confirmed {
-            winner.speedup = s;
-            best = Some(winner);
-        }
-        report.head_to_head = Some(h);
-    }
-    report.phases.confirm = t.elapsed().as_secs_f64();
-    report.phases.total = begun.elapsed().as_secs_f64();
-    progress(Event::Done);
-    let how = format!(
-        "{} {}, {}, {} threads",
-        setup.compiler.name(),
-        setup.compiler.flags.join(" "),
-        match &setup.recipe.size {
-            Some(size) => format!("{size} size"),
-            None => "input as built and run below".to_string(),
-        },
-        setup.protocol.threads
+    let harness = s.harness();
+    let prebuilt = s.build(&harness, &ranked, &mut report)?;
+    let baseline = s.original(&harness, &counted, &mut report)?;
+    let mut trials = s.search(&harness, &ranked, &baseline, prebuilt, &mut report)?;
+    s.refine(&harness, &baseline, &mut trials, &mut report)?;
+    trials.account(&mut report);
+    let best = s.pick(
+        &harness,
+        &baseline,
+        std::mem::take(&mut trials.ran),
+        &mut report,
     );
-    match best {
-        Some(w) => {
-            report.text = chosen(
-                &w.config,
-                format!(
-                    "measured {:.2}x faster than the original ({how})",
-                    w.speedup
-                ),
-            ) + &measured_as(&setup.recipe, file, w.omp)
-                + &w.text;
-            report.choice = Choice {
-                config: Some(w.config),
-                bits: w.config.is_paper().then(|| w.config.bits()),
-                reason: Reason::Measured,
-                chosen_by: None,
-                speedup: Some(w.speedup),
-            };
-        }
-        None => {
-            report.text = header(format!(
-                "no candidate of {} ran faster than this original program ({how}); kept unchanged",
-                history.len() + report.refinement.len()
-            )) + &measured_as(&setup.recipe, file, false)
-                + &src.text;
-            report.choice.speedup = Some(1.0);
-        }
-    }
-    Ok(report)
+    let best = s.confirm(&harness, &baseline, best, &mut report);
+    Ok(s.write(best, &trials, report))
 }
 
 /// Models predict only from features counted by the back end they were

@@ -162,7 +162,7 @@ pub trait Searcher {
     }
 }
 
-impl Space<'_> {
+impl<'a> Space<'a> {
     fn all(&self) -> Vec<usize> {
         (0..self.configs.len()).collect()
     }
@@ -230,7 +230,7 @@ impl Space<'_> {
     }
 
     /// A searcher for `strategy` over this space, seeded.
-    pub fn searcher(&self, strategy: Strategy, seed: u64) -> Box<dyn Searcher + '_> {
+    pub fn searcher(&self, strategy: Strategy, seed: u64) -> Box<dyn Searcher + 'a> {
         match strategy {
             Strategy::Local => Box::new(local::Local::new(*self, seed)),
             Strategy::Bo { prior } => Box::new(bo::Bo::new(*self, prior, seed)),
