@@ -8,6 +8,7 @@
 //! `--oracles` also times linfa's SVR and k-d tree on the same fold (the
 //! figures behind keeping our SVR and IBk; see their files).
 
+use polytune::lab::runner::median;
 use polytune::learn::dataset::Dataset;
 use polytune::learn::evaluate::{Options, predictions};
 use polytune::learn::{Kind, Regressor};
@@ -33,11 +34,6 @@ fn models() -> Vec<Kind> {
             .collect(),
         None => Kind::ALL.to_vec(),
     }
-}
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v.get(v.len() / 2).copied().unwrap_or(f64::NAN)
 }
 
 fn main() {
@@ -95,10 +91,15 @@ fn main() {
         predictions(&d, &opts).expect("evaluation");
         times.push(t.elapsed().as_secs_f64());
     }
+    // The lab's median (of two middle values, their mean); none of no run.
+    let mid = if times.is_empty() {
+        f64::NAN
+    } else {
+        median(&times)
+    };
     println!(
-        "whole leave-one-out, {} model(s): median {:.1} s over {runs} runs ({:?})",
+        "whole leave-one-out, {} model(s): median {mid:.1} s over {runs} runs ({:?})",
         opts.models.len(),
-        median(times.clone()),
         times.iter().map(|t| format!("{t:.1}")).collect::<Vec<_>>()
     );
 }

@@ -5,6 +5,7 @@ use super::Ui;
 use super::args::DataArgs;
 use super::progress::counting;
 use super::render::json_text;
+use crate::learn::csv_text::CsvText;
 use crate::learn::evaluate;
 use crate::learn::search::Strategy;
 use crate::learn::search::drive::DEFAULT_MIN_EI;
@@ -401,31 +402,36 @@ fn trace_markdown(s: &Simulation) -> String {
 
 /// One line per strategy, kernel (or mean, geomean) and budget.
 pub fn csv(s: &Simulation) -> String {
-    let mut o = String::from("strategy,kernel,evaluations,percent_of_opt,spent\n");
+    let mut t = CsvText::new([
+        "strategy",
+        "kernel",
+        "evaluations",
+        "percent_of_opt",
+        "spent",
+    ]);
     for c in &s.strategies {
         for k in &c.kernels {
             for (b, p) in k.percent.iter().enumerate() {
-                let _ = writeln!(
-                    o,
-                    "{},{},{},{p:.4},{:.4}",
-                    c.strategy,
-                    k.kernel,
-                    b + 1,
-                    k.spent[b]
-                );
+                t.row([
+                    c.strategy.clone(),
+                    k.kernel.clone(),
+                    (b + 1).to_string(),
+                    format!("{p:.4}"),
+                    format!("{:.4}", k.spent[b]),
+                ]);
             }
         }
         for (name, v) in [("mean", &c.mean), ("geomean", &c.geomean)] {
             for (b, p) in v.iter().enumerate() {
-                let _ = writeln!(
-                    o,
-                    "{},{name},{},{p:.4},{:.4}",
-                    c.strategy,
-                    b + 1,
-                    c.spent[b]
-                );
+                t.row([
+                    c.strategy.clone(),
+                    name.to_string(),
+                    (b + 1).to_string(),
+                    format!("{p:.4}"),
+                    format!("{:.4}", c.spent[b]),
+                ]);
             }
         }
     }
-    o
+    t.finish()
 }

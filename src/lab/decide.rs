@@ -27,6 +27,7 @@
 //!   synthetic noisy timer in the tests below and with real runs by
 //!   `scripts/decision_rates.py`.
 
+use super::runner::median;
 use serde::Serialize;
 use statrs::distribution::{ContinuousCDF, StudentsT};
 
@@ -338,24 +339,17 @@ pub fn head_to_head(
     decide(rule, &mut round, &mut || started.elapsed().as_secs_f64())
 }
 
-/// Median of a non-empty slice.
-fn median(v: &[f64]) -> f64 {
-    super::runner::median(v)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::lab::rng::SplitMix64;
 
-    /// A seeded generator for the synthetic timer (splitmix64).
-    struct Rng(u64);
+    /// The synthetic timer's seeded generator, with a standard normal
+    /// draw (Box–Muller).
+    struct Rng(SplitMix64);
     impl Rng {
         fn next(&mut self) -> f64 {
-            self.0 = self.0.wrapping_add(0x9E3779B97F4A7C15);
-            let mut z = self.0;
-            z = (z ^ (z >> 30)).wrapping_mul(0xBF58476D1CE4E5B9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94D049BB133111EB);
-            ((z ^ (z >> 31)) >> 11) as f64 / (1u64 << 53) as f64
+            self.0.unit()
         }
         fn normal(&mut self) -> f64 {
             let (u, v) = (self.next().max(1e-300), self.next());
@@ -461,7 +455,7 @@ mod tests {
             (10.0, 0.05, 0.10),
         ] {
             let mut m = Machine {
-                rng: Rng(7),
+                rng: Rng(SplitMix64::new(7)),
                 sigma,
                 hiccup,
             };
@@ -475,14 +469,14 @@ mod tests {
     #[test]
     fn a_clear_win_is_found_at_any_region_length() {
         let mut m = Machine {
-            rng: Rng(11),
+            rng: Rng(SplitMix64::new(11)),
             sigma: 0.30,
             hiccup: 0.10,
         };
         let r = rate(&mut m, 0.001, 0.001 / 1.5, 2000);
         assert!(r >= 0.95, "1.5x at 1 ms: {r}");
         let mut m = Machine {
-            rng: Rng(12),
+            rng: Rng(SplitMix64::new(12)),
             sigma: 0.03,
             hiccup: 0.0,
         };

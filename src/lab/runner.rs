@@ -211,7 +211,8 @@ impl Default for Protocol {
     }
 }
 
-/// Median of a non-empty slice.
+/// Median of a non-empty slice (of an even count, the mean of the two
+/// middle values): the crate's one median.
 pub fn median(v: &[f64]) -> f64 {
     let mut s = v.to_vec();
     s.sort_by(|a, b| a.total_cmp(b));

@@ -453,7 +453,7 @@ impl Dataset {
     /// and bits, with noise): for tests and benchmarks of the learning
     /// side before or without measurements.
     pub fn synthetic(kernels: usize, variants: usize, features: usize, seed: u64) -> Dataset {
-        let mut rng = super::rng::Lcg::new(seed);
+        let mut rng = crate::lab::rng::Lcg::new(seed);
         let mut ks = Vec::new();
         let mut rows = Vec::new();
         let all = crate::config::Config::all();

@@ -33,6 +33,14 @@ pub fn ridge_free_intercept(
 /// n×n) by Cholesky; `None` when `a` is not positive definite.
 pub fn solve_spd(a: &[f64], b: &[f64]) -> Option<Vec<f64>> {
     let n = b.len();
+    let l = cholesky(a, n)?;
+    Some(backward(&l, n, &forward(&l, n, b)))
+}
+
+/// The lower Cholesky factor L (L Lᵀ = `a`) of a symmetric positive
+/// definite n×n matrix (row-major, read on and below the diagonal), or
+/// `None` when it is not positive definite.
+pub fn cholesky(a: &[f64], n: usize) -> Option<Vec<f64>> {
     let mut l = vec![0.0; n * n];
     for i in 0..n {
         for j in 0..=i {
@@ -50,23 +58,33 @@ pub fn solve_spd(a: &[f64], b: &[f64]) -> Option<Vec<f64>> {
             }
         }
     }
-    let mut y = vec![0.0; n];
+    Some(l)
+}
+
+/// Solves L z = `b` for a lower triangular n×n `l` (row-major), by
+/// forward substitution.
+pub fn forward(l: &[f64], n: usize, b: &[f64]) -> Vec<f64> {
+    let mut z = b.to_vec();
     for i in 0..n {
-        let mut s = b[i];
         for k in 0..i {
-            s -= l[i * n + k] * y[k];
+            z[i] -= l[i * n + k] * z[k];
         }
-        y[i] = s / l[i * n + i];
+        z[i] /= l[i * n + i];
     }
-    let mut x = vec![0.0; n];
+    z
+}
+
+/// Solves Lᵀ x = `z` for a lower triangular n×n `l` (row-major), by
+/// backward substitution.
+pub fn backward(l: &[f64], n: usize, z: &[f64]) -> Vec<f64> {
+    let mut x = z.to_vec();
     for i in (0..n).rev() {
-        let mut s = y[i];
         for k in i + 1..n {
-            s -= l[k * n + i] * x[k];
+            x[i] -= l[k * n + i] * x[k];
         }
-        x[i] = s / l[i * n + i];
+        x[i] /= l[i * n + i];
     }
-    Some(x)
+    x
 }
 
 /// Least squares with a ridge on standardized columns: the normal

@@ -465,19 +465,14 @@ fn solve(g: &[Vec<f64>], c: &[f64], set: &[usize]) -> Vec<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::lab::rng::Lcg;
 
-    /// A tiny seeded generator so the tests need no extra crate.
-    struct Lcg(u64);
+    /// `n` rows of `d` uniform draws from the crate's generator.
+    trait Rows {
+        fn rows(&mut self, n: usize, d: usize) -> Vec<Vec<f64>>;
+    }
 
-    impl Lcg {
-        fn uniform(&mut self) -> f64 {
-            self.0 = self
-                .0
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            (self.0 >> 11) as f64 / (1u64 << 53) as f64
-        }
-
+    impl Rows for Lcg {
         fn rows(&mut self, n: usize, d: usize) -> Vec<Vec<f64>> {
             (0..n)
                 .map(|_| (0..d).map(|_| self.uniform()).collect())
@@ -497,11 +492,11 @@ mod tests {
 
     #[test]
     fn linear_data_is_fitted_exactly() {
-        let x = Lcg(1).rows(200, 2);
+        let x = Lcg::new(1).rows(200, 2);
         let f = |r: &[f64]| 3.0 * r[0] - 2.0 * r[1] + 1.0;
         let y: Vec<f64> = x.iter().map(|r| f(r)).collect();
         let m = fitted(&x, &y);
-        for r in x.iter().chain(&Lcg(2).rows(50, 2)) {
+        for r in x.iter().chain(&Lcg::new(2).rows(50, 2)) {
             assert!((m.predict(r) - f(r)).abs() < 1e-6, "{r:?}");
         }
     }
@@ -509,7 +504,7 @@ mod tests {
     #[test]
     fn piecewise_linear_data_is_learned() {
         let f = |r: &[f64]| if r[0] < 0.5 { r[0] } else { 5.0 - 2.0 * r[0] };
-        let mut g = Lcg(3);
+        let mut g = Lcg::new(3);
         let x = g.rows(1000, 2);
         let y: Vec<f64> = x.iter().map(|r| f(r)).collect();
         let m = fitted(&x, &y);
@@ -524,7 +519,7 @@ mod tests {
 
     #[test]
     fn nonlinear_data_beats_the_mean() {
-        let mut g = Lcg(4);
+        let mut g = Lcg::new(4);
         let x = g.rows(500, 3);
         let y: Vec<f64> = x.iter().map(|r| nonlinear(r)).collect();
         let test = g.rows(200, 3);
@@ -545,7 +540,7 @@ mod tests {
 
     #[test]
     fn json_round_trip_predicts_identically() {
-        let mut g = Lcg(5);
+        let mut g = Lcg::new(5);
         let x = g.rows(300, 3);
         let y: Vec<f64> = x.iter().map(|r| nonlinear(r)).collect();
         let m = fitted(&x, &y);
@@ -557,7 +552,7 @@ mod tests {
 
     #[test]
     fn same_data_gives_the_same_model() {
-        let mut g = Lcg(6);
+        let mut g = Lcg::new(6);
         let x = g.rows(300, 3);
         let y: Vec<f64> = x.iter().map(|r| nonlinear(r)).collect();
         let a = serde_json::to_string(&fitted(&x, &y)).unwrap();
@@ -578,7 +573,7 @@ mod tests {
     #[test]
     #[ignore]
     fn fit_time_7000_by_30() {
-        let mut g = Lcg(7);
+        let mut g = Lcg::new(7);
         let x = g.rows(7000, 30);
         let y: Vec<f64> = x
             .iter()

@@ -5,9 +5,9 @@
 //! for 500 epochs. A run that diverges restarts with half the learning
 //! rate, as Weka does.
 
-use super::rng::Lcg;
 use super::scale::{Range, Target};
 use super::{LearnError, Regressor, check_shape};
+use crate::lab::rng::Lcg;
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

@@ -11,6 +11,7 @@
 // index form is the clearer one there.
 #![allow(clippy::needless_range_loop)]
 
+pub mod csv_text;
 pub mod dataset;
 pub mod evaluate;
 pub mod ibk;
@@ -20,7 +21,6 @@ pub mod linear;
 pub mod m5p;
 pub mod mlp;
 pub mod plot;
-pub mod rng;
 pub mod saved;
 pub mod scale;
 pub mod search;

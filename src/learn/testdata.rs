@@ -1,7 +1,7 @@
 //! Seeded synthetic data for the models' tests and benchmarks.
 
 use super::Regressor;
-pub use super::rng::Lcg;
+pub use crate::lab::rng::Lcg;
 
 pub type Rows = (Vec<Vec<f64>>, Vec<f64>);
 

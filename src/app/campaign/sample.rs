@@ -24,7 +24,7 @@ use crate::config::Config;
 use crate::engine::extended::{Extended, SampleError};
 use crate::engine::space::{Variant, distinct_variants_of};
 use crate::frontend::SourceFile;
-use crate::learn::rng::Lcg;
+use crate::lab::rng::Lcg;
 use sha2::{Digest, Sha256};
 
 /// Which configurations a campaign measures.

@@ -4,8 +4,9 @@
 //! configurations it is tried under.
 
 use super::program::{AExpr, Access, GenOptions, Lhs, Program, Stmt, VExpr};
-use super::{Rng, interp, program, program_seed};
+use super::{interp, program, program_seed};
 use crate::config::Config;
+use crate::lab::rng::SplitMix64;
 
 /// The SCoP's integer arithmetic (iterators, parameters, literals and
 /// casts in bounds, conditions and subscripts) involves an unsigned type.
@@ -161,8 +162,8 @@ pub fn generate(
     index: usize,
     sets: usize,
     gopts: GenOptions,
-) -> Option<(Generated, Rng)> {
-    let mut rng = Rng::new(program_seed(seed, index));
+) -> Option<(Generated, SplitMix64)> {
+    let mut rng = SplitMix64::new(program_seed(seed, index));
     for _ in 0..100 {
         let mut p = program::generate(&mut rng, gopts);
         // Parameter sets: each drawn until the program runs legally.
@@ -210,7 +211,7 @@ pub fn generate(
 
 /// Distinct random configurations of the paper's space, or drawn
 /// uniformly from the extended space.
-pub fn pick_configs(rng: &mut Rng, k: usize, extended: bool) -> Vec<Config> {
+pub fn pick_configs(rng: &mut SplitMix64, k: usize, extended: bool) -> Vec<Config> {
     let mut out = Vec::new();
     if extended {
         let space = crate::engine::extended::Extended::default();

@@ -21,6 +21,7 @@ pub mod program;
 
 use crate::lab::compiler::{Compiler, Family};
 use crate::lab::dump::{Dump, Tolerance};
+use crate::lab::rng::SplitMix64;
 pub use program::GenOptions;
 pub use program::Program;
 use serde::Serialize;
@@ -33,42 +34,9 @@ use std::time::Duration;
 use check::{Ctx, ProgramResult};
 pub use generate::{Generated, generate, pick_configs, uses_unsigned};
 
-/// A small seeded generator (SplitMix64): the same seed gives the same
-/// programs, configurations and parameters on every machine.
-#[derive(Debug, Clone)]
-pub struct Rng(u64);
-
-impl Rng {
-    pub fn new(seed: u64) -> Rng {
-        Rng(seed)
-    }
-
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform in `0..n` (`n` > 0).
-    pub fn below(&mut self, n: usize) -> usize {
-        (self.next_u64() % n as u64) as usize
-    }
-
-    /// Uniform in [0, 1).
-    pub fn unit(&mut self) -> f64 {
-        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
-    }
-
-    pub fn chance(&mut self, p: f64) -> bool {
-        self.unit() < p
-    }
-}
-
 /// The seed of program `index` of a run seeded with `seed`.
 pub fn program_seed(seed: u64, index: usize) -> u64 {
-    Rng::new(seed ^ (index as u64).wrapping_mul(0xA076_1D64_78BD_642F)).next_u64()
+    SplitMix64::new(seed ^ (index as u64).wrapping_mul(0xA076_1D64_78BD_642F)).next_u64()
 }
 
 /// What the fuzzer cannot do at all (no compiler, no output directory).

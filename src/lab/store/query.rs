@@ -339,8 +339,9 @@ impl Store {
     }
 
     /// Every measurement joined with its kernel, variant configuration(s)
-    /// and compiler, as CSV.
-    /// A failure to write keeps its kind (a full disk stays one).
+    /// and compiler, as CSV (through the `csv` crate: a field is quoted
+    /// only when it must be). A failure to write keeps its kind (a full
+    /// disk stays one).
     pub fn export_csv(&self, out: &mut dyn std::io::Write) -> std::io::Result<usize> {
         self.write_csv(out)
             .map_err(|e| match e.downcast::<std::io::Error>() {
@@ -353,6 +354,15 @@ impl Store {
         &self,
         out: &mut dyn std::io::Write,
     ) -> Result<usize, Box<dyn std::error::Error + Send + Sync>> {
+        // The csv crate wraps the writer's errors; unwrapped, an I/O
+        // error keeps its kind.
+        fn io(e: csv::Error) -> Box<dyn std::error::Error + Send + Sync> {
+            match e.into_kind() {
+                csv::ErrorKind::Io(io) => Box::new(io),
+                // Not met: every line is the header's 13 fields of text.
+                other => format!("{other:?}").into(),
+            }
+        }
         let mut stmt = self.conn.prepare(
             "SELECT k.name, v.code_hash, v.original, COALESCE((SELECT MIN(config) FROM variant_configs WHERE variant_id = v.id), ''),
                     (SELECT COUNT(*) FROM variant_configs WHERE variant_id = v.id),
@@ -360,40 +370,46 @@ impl Store {
              FROM measurements m JOIN variants v ON v.id = m.variant_id JOIN kernels k ON k.id = v.kernel_id
              JOIN compilers c ON c.id = m.compiler_id ORDER BY k.name, v.id, c.name",
         )?;
-        writeln!(
-            out,
-            "kernel,code_hash,original,config,configs,compiler,compiler_version,size,threads,status,compile_seconds,median,spread"
-        )?;
+        let mut w = csv::Writer::from_writer(out);
+        w.write_record([
+            "kernel",
+            "code_hash",
+            "original",
+            "config",
+            "configs",
+            "compiler",
+            "compiler_version",
+            "size",
+            "threads",
+            "status",
+            "compile_seconds",
+            "median",
+            "spread",
+        ])
+        .map_err(io)?;
         let mut n = 0;
         let mut rows = stmt.query([])?;
         while let Some(r) = rows.next()? {
-            let field = |s: String| {
-                if s.contains([',', '"', '\n']) {
-                    format!("\"{}\"", s.replace('"', "\"\""))
-                } else {
-                    s
-                }
-            };
             let opt = |v: Option<f64>| v.map(|x| x.to_string()).unwrap_or_default();
-            writeln!(
-                out,
-                "{},{},{},{},{},{},{},{},{},{},{},{},{}",
-                field(r.get(0)?),
+            w.write_record([
+                r.get::<_, String>(0)?,
                 r.get::<_, String>(1)?,
-                r.get::<_, i64>(2)?,
-                field(r.get(3)?),
-                r.get::<_, i64>(4)?,
-                field(r.get(5)?),
-                field(r.get(6)?),
+                r.get::<_, i64>(2)?.to_string(),
+                r.get::<_, String>(3)?,
+                r.get::<_, i64>(4)?.to_string(),
+                r.get::<_, String>(5)?,
+                r.get::<_, String>(6)?,
                 r.get::<_, String>(7)?,
-                r.get::<_, i64>(8)?,
+                r.get::<_, i64>(8)?.to_string(),
                 r.get::<_, String>(9)?,
-                r.get::<_, f64>(10)?,
+                r.get::<_, f64>(10)?.to_string(),
                 opt(r.get(11)?),
                 opt(r.get(12)?),
-            )?;
+            ])
+            .map_err(io)?;
             n += 1;
         }
+        w.flush()?;
         Ok(n)
     }
 }

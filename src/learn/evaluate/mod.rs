@@ -10,9 +10,9 @@ mod strategy;
 mod table;
 
 use super::dataset::Dataset;
-use super::rng::Lcg;
 use super::{Kind, LearnError, Regressor};
 use crate::config::Config;
+use crate::lab::rng::Lcg;
 use rayon::iter::{ParallelBridge, ParallelIterator};
 use serde::Serialize;
 pub use strategy::{DIVERSE_BITS, FLOOR, consensus, diverse, ensemble, ranking, round_robin};

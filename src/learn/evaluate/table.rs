@@ -4,6 +4,7 @@
 
 use super::{Evaluation, means};
 use crate::learn::Kind;
+use crate::learn::csv_text::CsvText;
 use crate::learn::dataset::Dataset;
 
 /// Leave-one-out predictions as CSV: one line per variant with its
@@ -11,24 +12,21 @@ use crate::learn::dataset::Dataset;
 /// readable form, quoted), weight, measured speedup and every model's
 /// predicted speedup.
 pub fn predictions_csv(d: &Dataset, models: &[Kind], predicted: &[Vec<f64>]) -> String {
-    let mut w = csv::Writer::from_writer(Vec::new());
     let mut head = vec!["kernel", "variant_id", "config", "configs", "speedup"];
     head.extend(models.iter().map(|m| m.name()));
-    // Writing into memory cannot fail.
-    w.write_record(&head).expect("in memory");
+    let mut t = CsvText::new(head);
     for (i, r) in d.rows.iter().enumerate() {
-        let config = r.config.text();
         let mut rec = vec![
             d.kernels[r.kernel].name.clone(),
             r.variant_id.to_string(),
-            config,
+            r.config.text(),
             r.configs.to_string(),
             r.speedup.to_string(),
         ];
         rec.extend(predicted.iter().map(|p| p[i].to_string()));
-        w.write_record(&rec).expect("in memory");
+        t.row(rec);
     }
-    String::from_utf8(w.into_inner().expect("in memory")).expect("UTF-8 fields")
+    t.finish()
 }
 
 /// A column of the tables: a name and a value per kernel.
@@ -182,25 +180,31 @@ impl Evaluation {
 
     /// One line per kernel and column, for spreadsheets.
     pub fn csv(&self) -> String {
-        let mut s = String::from("kernel,variants,column,shots,speedup,percent_of_opt\n");
+        let mut t = CsvText::new([
+            "kernel",
+            "variants",
+            "column",
+            "shots",
+            "speedup",
+            "percent_of_opt",
+        ]);
         for (n_shot, shots) in [(false, 1), (true, self.shots)] {
             for (name, col) in self.columns(n_shot) {
                 if n_shot && (name == "Opt" || name == "Random") {
                     continue;
                 }
                 for (k, v) in self.kernels.iter().zip(&col) {
-                    s += &format!(
-                        "{},{},{},{},{:.6},{:.3}\n",
-                        k.kernel,
-                        k.variants,
-                        name,
-                        shots,
-                        v,
-                        100.0 * v / k.opt
-                    );
+                    t.row([
+                        k.kernel.clone(),
+                        k.variants.to_string(),
+                        name.clone(),
+                        shots.to_string(),
+                        format!("{v:.6}"),
+                        format!("{:.3}", 100.0 * v / k.opt),
+                    ]);
                 }
             }
         }
-        s
+        t.finish()
     }
 }

@@ -35,9 +35,9 @@
 use super::fields::{Fields, Point};
 use super::gp::{Gp, Hyper, correlation, expected_improvement};
 use super::{Observation, Searcher, Space, pick};
+use crate::lab::rng::Lcg;
 use crate::learn::evaluate::diverse;
 use crate::learn::linalg::ridge_free_intercept;
-use crate::learn::rng::Lcg;
 
 /// Initial design with the learned prior: the ensemble's top picks, each
 /// at least [`INITIAL_BITS`] configuration bits from every one taken.

@@ -15,9 +15,11 @@
 //! one (the 30th step of a `simulate` run, expected improvement over
 //! every variant included), and a whole simulation fits some 50,000 such
 //! processes. friedrich's kernels are isotropic (one lengthscale for all
-//! fields). What is needed fits in this file.
+//! fields). What is needed fits in this file, with the Cholesky factor
+//! and substitutions of [`crate::learn::linalg`].
 
 use super::fields::{MAX_FIELDS, Point};
+use crate::learn::linalg::{backward, cholesky, forward};
 
 /// The Matérn-5/2 correlation at scaled distance `r`.
 fn matern52(r: f64) -> f64 {
@@ -31,53 +33,6 @@ pub fn correlation(a: &Point, b: &Point, h: &Hyper) -> f64 {
     let l = &h.lengthscales;
     let r2: f64 = (0..h.dims).map(|i| ((a[i] - b[i]) / l[i]).powi(2)).sum();
     matern52(r2.sqrt())
-}
-
-/// Lower Cholesky factor of a symmetric positive definite n×n matrix
-/// (row-major), or `None` when it is not.
-fn cholesky(a: &[f64], n: usize) -> Option<Vec<f64>> {
-    let mut l = vec![0.0; n * n];
-    for i in 0..n {
-        for j in 0..=i {
-            let mut s = a[i * n + j];
-            for k in 0..j {
-                s -= l[i * n + k] * l[j * n + k];
-            }
-            if i == j {
-                if s <= 0.0 || !s.is_finite() {
-                    return None;
-                }
-                l[i * n + i] = s.sqrt();
-            } else {
-                l[i * n + j] = s / l[j * n + j];
-            }
-        }
-    }
-    Some(l)
-}
-
-/// Solves L z = b (forward substitution).
-fn forward(l: &[f64], n: usize, b: &[f64]) -> Vec<f64> {
-    let mut z = b.to_vec();
-    for i in 0..n {
-        for k in 0..i {
-            z[i] -= l[i * n + k] * z[k];
-        }
-        z[i] /= l[i * n + i];
-    }
-    z
-}
-
-/// Solves Lᵀ x = z (backward substitution).
-fn backward(l: &[f64], n: usize, z: &[f64]) -> Vec<f64> {
-    let mut x = z.to_vec();
-    for i in (0..n).rev() {
-        for k in i + 1..n {
-            x[i] -= l[k * n + i] * x[k];
-        }
-        x[i] /= l[i * n + i];
-    }
-    x
 }
 
 /// Hyperparameters: lengthscales (in field units) and the noise variance

@@ -6,7 +6,7 @@
 
 use super::fields::{Fields, Point, differing};
 use super::{Observation, Searcher, Space, pick};
-use crate::learn::rng::Lcg;
+use crate::lab::rng::Lcg;
 
 pub struct Local {
     coords: Vec<Point>,

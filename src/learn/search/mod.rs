@@ -13,8 +13,8 @@
 
 use super::Kind;
 use super::evaluate::{DIVERSE_BITS, consensus, diverse, ensemble, ranking, round_robin};
-use super::rng::Lcg;
 use crate::config::Config;
+use crate::lab::rng::Lcg;
 
 pub mod bo;
 pub mod drive;

@@ -299,19 +299,10 @@ pub fn rank_correlation(a: &[f64], b: &[f64]) -> Option<f64> {
     (saa > 0.0 && sbb > 0.0).then(|| sab / (saa * sbb).sqrt())
 }
 
-/// The median of the values that are there.
+/// The median of the values that are there (`None` when none is).
 fn median(v: impl Iterator<Item = Option<f64>>) -> Option<f64> {
-    let mut x: Vec<f64> = v.flatten().collect();
-    if x.is_empty() {
-        return None;
-    }
-    x.sort_by(f64::total_cmp);
-    let n = x.len();
-    Some(if n % 2 == 1 {
-        x[n / 2]
-    } else {
-        (x[n / 2 - 1] + x[n / 2]) / 2.0
-    })
+    let x: Vec<f64> = v.flatten().collect();
+    (!x.is_empty()).then(|| crate::lab::runner::median(&x))
 }
 
 /// [`Options::prior_blend`]: every model's log prediction of row `i`

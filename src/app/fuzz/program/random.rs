@@ -1,12 +1,12 @@
 //! The random generator of programs and of their parameter values.
 
-use super::super::Rng;
 use super::*;
+use crate::lab::rng::SplitMix64;
 
 const ITER_NAMES: [&str; 4] = ["i", "j", "k", "l"];
 const PARAM_NAMES: [&str; 3] = ["n", "m", "q"];
 
-fn pick_int_ty(rng: &mut Rng, unsigned_share: f64) -> IntTy {
+fn pick_int_ty(rng: &mut SplitMix64, unsigned_share: f64) -> IntTy {
     let x = rng.unit();
     if x < unsigned_share * 0.7 {
         IntTy::ULong
@@ -38,7 +38,7 @@ impl Default for GenOptions {
 }
 
 struct Gen<'r> {
-    rng: &'r mut Rng,
+    rng: &'r mut SplitMix64,
     opts: GenOptions,
     p: Program,
     scope: Vec<usize>,
@@ -47,7 +47,7 @@ struct Gen<'r> {
 }
 
 /// A random program, before its arrays are sized.
-pub fn generate(rng: &mut Rng, opts: GenOptions) -> Program {
+pub fn generate(rng: &mut SplitMix64, opts: GenOptions) -> Program {
     let ushare = if opts.unsigned { 1.0 } else { 0.0 };
     let max_depth = 1 + rng.below(4);
     let mut p = Program {
@@ -69,7 +69,7 @@ pub fn generate(rng: &mut Rng, opts: GenOptions) -> Program {
     // One element type for the whole program half of the time, so that
     // statements have something to read.
     let uniform = rng.chance(0.5);
-    let pick_elem = |rng: &mut Rng| match rng.below(3) {
+    let pick_elem = |rng: &mut SplitMix64| match rng.below(3) {
         0 => Elem::Long,
         1 => Elem::ULong,
         _ => Elem::Double,
@@ -646,7 +646,7 @@ impl Gen<'_> {
 
 /// Random parameter values for `p` (0, 1 and negative ones included;
 /// unsigned parameters never negative), scaled to its depth.
-pub fn random_params(rng: &mut Rng, p: &Program, opts: GenOptions) -> Vec<i64> {
+pub fn random_params(rng: &mut SplitMix64, p: &Program, opts: GenOptions) -> Vec<i64> {
     let top: i64 = match p.depth {
         0 | 1 => 60,
         2 => 30,
