@@ -77,7 +77,10 @@ fn every_commands_help() {
 fn the_main_errors() {
     let gemm = "polybench/linear-algebra/gemm.c";
     let cases: [(&str, &[&str]); 8] = [
-        ("no_such_file", &["optimize", "nosuch.c", "--config", "000000000000"]),
+        (
+            "no_such_file",
+            &["optimize", "nosuch.c", "--config", "000000000000"],
+        ),
         (
             "no_scop",
             &[
@@ -87,7 +90,10 @@ fn the_main_errors() {
                 "000000000000",
             ],
         ),
-        ("bad_config", &["optimize", gemm, "--config", "0101", "-o", "/dev/null"]),
+        (
+            "bad_config",
+            &["optimize", gemm, "--config", "0101", "-o", "/dev/null"],
+        ),
         (
             "bad_context",
             &[
@@ -101,7 +107,10 @@ fn the_main_errors() {
                 "/dev/null",
             ],
         ),
-        ("bad_tile", &["optimize", gemm, "--tile", "0x5", "-o", "/dev/null"]),
+        (
+            "bad_tile",
+            &["optimize", gemm, "--tile", "0x5", "-o", "/dev/null"],
+        ),
         ("unknown_command", &["frobnicate"]),
         ("unknown_option", &["optimize", gemm, "--frobnicate"]),
         (
