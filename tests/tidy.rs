@@ -457,10 +457,10 @@ fn functions(text: &str) -> Vec<(String, usize, usize)> {
                     }
                 } else if b.get(i + 2) == Some(&b'\'') {
                     i += 2;
-                } else if let Some(n) = text[i + 1..].chars().next() {
-                    if text[i + 1 + n.len_utf8()..].starts_with('\'') {
-                        i += n.len_utf8() + 1;
-                    }
+                } else if let Some(n) = text[i + 1..].chars().next()
+                    && text[i + 1 + n.len_utf8()..].starts_with('\'')
+                {
+                    i += n.len_utf8() + 1;
                 }
             }
             b'f' if b[i..].starts_with(b"fn ") && (i == 0 || !ident(b[i - 1])) => {
