@@ -36,7 +36,7 @@ for ((first = 0; first < PROGRAMS; first += CHUNK)); do
   echo "difffuzz: programs $first..$((first + n - 1)) of $PROGRAMS" >&2
   # A chunk with findings exits 1: keep going, the totals tell.
   nice "$P" fuzz --seed "$SEED" --first "$first" --programs "$n" --configs "$CONFIGS" \
-    --jobs "$JOBS" --out "$OUT" --json "$@" > "$done_file.tmp" || true
+    --jobs "$JOBS" --output "$OUT" --json "$@" > "$done_file.tmp" || true
   mv "$done_file.tmp" "$done_file"
 done
 python3 - "$OUT" <<'EOF'

@@ -58,9 +58,10 @@ pub struct Args {
     #[arg(long, value_name = "N", default_value_t = crate::app::select::DEFAULT_REFINE)]
     refine: usize,
     /// polytune's strategy (as in `optimize`: multi-model, diverse,
-    /// model:NAME, random, local, bo, bo-plain).
-    #[arg(long, default_value = "multi-model", value_parser = parse_strategy)]
-    strategy: Strategy,
+    /// model:NAME, random, local, bo, bo-plain) [default: as `optimize`
+    /// chooses for the budget: bo from 2 candidates, diverse for one].
+    #[arg(long, value_parser = parse_strategy)]
+    strategy: Option<Strategy>,
     /// bo, bo-plain: stop when the expected improvement of the next
     /// candidate falls below this share (as in `optimize`).
     #[arg(long, value_name = "SHARE", default_value_t = crate::learn::search::drive::DEFAULT_MIN_EI, value_parser = super::optimize::non_negative)]
@@ -176,7 +177,9 @@ pub fn run(a: Args, ui: &Ui) -> Result<()> {
             compiler: mine,
             size: a.run.size,
             protocol: a.run.protocol(),
-            strategy: a.strategy,
+            strategy: a
+                .strategy
+                .unwrap_or_else(|| crate::app::select::default_strategy(a.shots)),
             shots: a.shots,
             refine: a.refine,
             time_budget: None,

@@ -20,7 +20,7 @@ pub struct Args {
     file: PathBuf,
     #[command(flatten)]
     source: super::source::SourceArgs,
-    /// Extra include directories for --detect.
+    /// Extra include directory (repeatable), for clang with --detect.
     #[arg(short = 'I', value_name = "DIR")]
     include: Vec<PathBuf>,
     /// Values of the integer parameters, e.g. --param N=2000,M=1800.

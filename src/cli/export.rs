@@ -8,10 +8,12 @@ use std::path::PathBuf;
 /// Export a results database as CSV (seconds).
 #[derive(clap::Args)]
 pub struct Args {
+    /// The results store (SQLite) to export.
     #[arg(long)]
     db: PathBuf,
-    /// Output file (default: standard output).
-    #[arg(long)]
+    /// The CSV file (default: standard output; `--csv` is the same
+    /// option).
+    #[arg(short = 'o', long = "output", alias = "csv", value_name = "FILE")]
     csv: Option<PathBuf>,
     /// Instead of CSV, write a compact copy of the database (every
     /// table but the per-run samples) for shipping with models;

@@ -40,8 +40,14 @@ pub struct Args {
     /// Parameter sets per program.
     #[arg(long, default_value_t = 3)]
     params: usize,
-    /// Comma-separated compilers.
-    #[arg(long, value_enum, value_delimiter = ',', default_value = "gcc,clang")]
+    /// Comma-separated compilers (`--compilers` is the same option).
+    #[arg(
+        long = "compiler",
+        alias = "compilers",
+        value_enum,
+        value_delimiter = ',',
+        default_value = "gcc,clang"
+    )]
     compilers: Vec<crate::lab::compiler::Family>,
     /// Comma-separated OpenMP thread counts (OMP_NUM_THREADS).
     #[arg(long, value_delimiter = ',', default_value = "1,2")]
@@ -49,8 +55,15 @@ pub struct Args {
     /// Flags of every compilation (-fopenmp is always added).
     #[arg(long, default_value = "-O2", allow_hyphen_values = true)]
     cflags: String,
-    /// Output directory (findings/ and scratch files).
-    #[arg(long, default_value = "polytune-fuzz")]
+    /// Output directory (findings/ and scratch files; `--out` is the same
+    /// option).
+    #[arg(
+        short = 'o',
+        long = "output",
+        alias = "out",
+        value_name = "DIR",
+        default_value = "polytune-fuzz"
+    )]
     out: PathBuf,
     /// Programs handled in parallel.
     #[arg(long, default_value_t = 2)]

@@ -40,7 +40,7 @@ pub struct Args {
     in_place: bool,
     #[command(flatten)]
     source: SourceArgs,
-    /// Extra include directory for clang with --detect (repeatable).
+    /// Extra include directory (repeatable), for clang with --detect.
     #[arg(short = 'I', value_name = "DIR")]
     include: Vec<PathBuf>,
     /// With --detect: write the file with `#pragma scop` / `#pragma endscop` inserted
