@@ -128,11 +128,25 @@ pub enum CollectError {
     },
 }
 
-/// Counts of a finished (or resumed) campaign (the JSON of `collect
-/// --json`, with the store's totals: keys listed in docs/src/measuring.md).
+/// What a finished (or resumed) campaign did, and what its store holds
+/// now (the JSON of `collect --json`: keys listed in
+/// docs/src/measuring.md).
+#[derive(Debug, Clone, Serialize)]
+pub struct Report {
+    /// The store (its file).
+    pub db: String,
+    #[serde(flatten)]
+    pub summary: Summary,
+    /// Measurements in the store in all.
+    pub measurements: i64,
+}
+
+/// Counts of a campaign so far.
 #[derive(Debug, Clone, Copy, Default, Serialize)]
 pub struct Summary {
     pub measured: usize,
+    /// Found in the store, not measured again.
+    #[serde(rename = "already_stored")]
     pub skipped: usize,
     pub failed: usize,
     /// Variants timed again by `--confirm-top` (`confirm.rs`).
@@ -301,7 +315,7 @@ pub fn run(
     c: &Campaign,
     store: &mut Store,
     progress: &mut dyn FnMut(Event),
-) -> Result<Summary, CollectError> {
+) -> Result<Report, CollectError> {
     let mode = build_mode(c)?;
     let machine = store.machine_id(&Machine::this())?;
     let scratch = Scratch::new("collect")?;
@@ -323,7 +337,11 @@ pub fn run(
     }
     let summary = run.summary();
     drop(scratch);
-    Ok(summary)
+    Ok(Report {
+        db: store_path(store),
+        summary,
+        measurements: store.count("measurements")?,
+    })
 }
 
 /// Seconds per measurement so far.

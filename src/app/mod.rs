@@ -7,4 +7,5 @@ pub mod compare;
 pub mod fuzz;
 pub mod select;
 pub mod slurm;
+pub mod train;
 pub mod verify_space;

@@ -252,21 +252,14 @@ pub fn run(a: Args, ui: &Ui) -> Result<()> {
     let confirming = campaign.confirm.is_some();
     let mut p = Progress::new(ui);
     p.doing("enumerating the variants");
-    let s = crate::app::campaign::run(&campaign, &mut store, &mut |e| show(&mut p, e))?;
+    let r = crate::app::campaign::run(&campaign, &mut store, &mut |e| show(&mut p, e))?;
     p.finish();
-    let total = store.count("measurements")?;
+    let s = r.summary;
     super::out(&if a.output.json {
-        super::render::json_text(&serde_json::json!({
-            "db": a.db,
-            "measured": s.measured,
-            "already_stored": s.skipped,
-            "failed": s.failed,
-            "confirmed": s.confirmed,
-            "measurements": total,
-        }))?
+        super::render::json_text(&r)?
     } else {
         format!(
-            "{}: {} measured, {} already stored, {} failed{}; {total} measurements in total\n",
+            "{}: {} measured, {} already stored, {} failed{}; {} measurements in total\n",
             a.db.display(),
             s.measured,
             s.skipped,
@@ -275,7 +268,8 @@ pub fn run(a: Args, ui: &Ui) -> Result<()> {
                 format!(", {} confirmed", s.confirmed)
             } else {
                 String::new()
-            }
+            },
+            r.measurements
         )
     })
 }

@@ -4,8 +4,8 @@
 use super::Ui;
 use super::args::{DataArgs, OutputArgs, models_dir};
 use super::render::json_text;
+use crate::app::train::{Event, Training, train};
 use anyhow::Result;
-use serde_json::json;
 use std::path::PathBuf;
 
 /// Train the six speedup models on a campaign's measurements.
@@ -41,51 +41,38 @@ pub fn run(a: Args, ui: &Ui) -> Result<()> {
     if !a.exclude.is_empty() {
         d = d.without_kernels(&a.exclude)?;
     }
-    ui.note(format!(
-        "training on {} variants of {} kernels ({}, {})",
-        d.rows.len(),
-        d.kernels.len(),
-        d.compiler,
-        d.machine
-    ));
-    let mut written = Vec::new();
-    for kind in a.data.kinds() {
-        let t = std::time::Instant::now();
-        let m = crate::learn::saved::SavedModel::train(kind, &d, a.data.target)?;
-        let p = m.save(&output)?;
-        let seconds = t.elapsed().as_secs_f64();
-        ui.note(format!(
-            "  {:4} {seconds:.1} s -> {}",
-            kind.name(),
-            p.display()
-        ));
-        written.push(json!({"model": kind.name(), "file": p, "seconds": seconds}));
-    }
-    // The programs the models learned from, as measured: Bayesian
-    // optimization's transfer prior in `optimize`.
-    let landscapes = output.join(crate::learn::search::transfer::FILE);
-    crate::learn::search::transfer::Landscapes::of_dataset(&d, None).save(&landscapes)?;
-    ui.note(format!(
-        "  landscapes of {} kernels -> {}",
-        d.kernels.len(),
-        landscapes.display()
-    ));
+    let report = train(
+        &Training {
+            db: &a.db,
+            dataset: &d,
+            kinds: &a.data.kinds(),
+            target: a.data.target,
+            output: &output,
+            excluded: &a.exclude,
+        },
+        &mut |e| match e {
+            Event::Training {
+                variants,
+                kernels,
+                compiler,
+                machine,
+            } => ui.note(format!(
+                "training on {variants} variants of {kernels} kernels ({compiler}, {machine})"
+            )),
+            Event::Trained(t) => ui.note(format!(
+                "  {:4} {:.1} s -> {}",
+                t.model,
+                t.seconds,
+                t.file.display()
+            )),
+            Event::Landscapes { kernels, file } => ui.note(format!(
+                "  landscapes of {kernels} kernels -> {}",
+                file.display()
+            )),
+        },
+    )?;
     if a.json.json {
-        super::out(&json_text(&json!({
-            "db": a.db,
-            "output": output,
-            "compiler": d.compiler,
-            "flags": d.flags,
-            "machine": d.machine,
-            "size": d.selection.size,
-            "measured_threads": d.selection.threads,
-            "target": a.data.target.name(),
-            "kernels": d.kernels.iter().map(|k| &k.name).collect::<Vec<_>>(),
-            "excluded": a.exclude,
-            "variants": d.rows.len(),
-            "models": written,
-            "landscapes": landscapes,
-        }))?)?;
+        super::out(&json_text(&report)?)?;
     }
     Ok(())
 }
