@@ -4,6 +4,7 @@
 
 pub mod campaign;
 pub mod compare;
+pub mod evaluate;
 pub mod fuzz;
 pub mod select;
 pub mod slurm;

@@ -3,10 +3,9 @@
 use super::Ui;
 use super::args::{DataArgs, same_file};
 use super::progress::counting;
-use super::render::{best_json, json_text, summary_json, summary_md};
+use super::render::{json_text, summary_md};
 use crate::learn::evaluate::{self, Evaluation};
 use anyhow::{Context, Result};
-use serde_json::json;
 use std::path::{Path, PathBuf};
 
 /// Evaluate the models leaving one kernel out (minutes, no runs).
@@ -112,51 +111,48 @@ pub fn run(a: Args, ui: &Ui) -> Result<()> {
         plots(&d, &e, dir, ui)?;
     }
     let format = if a.json { "json" } else { a.format.as_str() };
-    let whole = json!({
-        "machine": d.machine, "compiler": d.compiler, "flags": d.flags,
-        "features": d.feature_names, "kernels": d.kernels.len(), "variants": d.rows.len(),
-        "target": a.data.target.name(), "train_kernels": opts.train_kernels,
-        "evaluation": e, "summary": summary_json(&e), "best": best_json(&e),
-        "subset": sub.as_ref().map(|(k, s)| json!({"features": k, "evaluation": s, "summary": summary_json(s)})),
-    });
+    let r = crate::app::evaluate::report(&d, e, sub, a.data.target, opts.train_kernels);
+    // Through a JSON value, whose keys are sorted: the files written
+    // before the report was typed keep their order.
+    let json = || json_text(&serde_json::to_value(&r)?);
     if let Some(path) = &a.save_json {
-        crate::lab::store::atomic::write(path, json_text(&whole)?.as_bytes())?;
+        crate::lab::store::atomic::write(path, json()?.as_bytes())?;
     }
     let text = match format {
-        "csv" => e.csv(),
-        "json" => json_text(&whole)?,
+        "csv" => r.evaluation.csv(),
+        "json" => json()?,
         _ => {
             let mut o = format!(
                 "## Leave-one-out evaluation: {} ({}), {}\n\n",
-                d.compiler, d.flags, d.machine
+                r.compiler, r.flags, r.machine
             );
             o += &format!(
                 // No wall time here (it is on stderr with -v): the same
                 // dataset gives the same file, byte for byte.
                 "{} kernels, {} verified variants, {} features + {} configuration bits; size {}, {} threads; the models learn the {}.\n",
-                d.kernels.len(),
-                d.rows.len(),
-                d.feature_names.len(),
+                r.kernels,
+                r.variants,
+                r.features.len(),
                 crate::learn::dataset::CONFIG_BITS,
                 d.selection.size,
                 d.selection.threads,
                 a.data.target.describe(),
             );
-            if let Some(n) = opts.train_kernels {
+            if let Some(n) = r.train_kernels {
                 o += &format!(
                     "Each fold's models learned from {n} of the other kernels only, drawn at random per held-out kernel (--train-kernels).\n"
                 );
             }
-            o += &summary_md(&e);
+            o += &summary_md(&r.evaluation);
             o += "\n";
-            o += &e.markdown();
-            o += &e.best_configurations();
-            if let Some((keep, s)) = &sub {
+            o += &r.evaluation.markdown();
+            o += &r.evaluation.best_configurations();
+            if let Some(s) = &r.subset {
                 o += &format!(
                     "\n## Feature subset (LR's greedy selection): {}\n\n",
-                    keep.join(", ")
+                    s.features.join(", ")
                 );
-                o += &summary_md(s);
+                o += &summary_md(&s.evaluation);
                 o += "\n";
             }
             o

@@ -61,25 +61,6 @@ pub fn summary_md(e: &Evaluation) -> String {
     s
 }
 
-pub fn summary_json(e: &Evaluation) -> Value {
-    json!(e
-        .summary()
-        .into_iter()
-        .map(|(n, s1, p1, sn, pn)| json!({"model": n, "one_shot": s1, "one_shot_pct_opt": p1, "n_shot": sn, "n_shot_pct_opt": pn}))
-        .collect::<Vec<_>>())
-}
-
-/// The best measured configuration of every kernel (the paper's Tables
-/// 3–4), its configuration in readable form: what
-/// `Evaluation::best_configurations` tabulates.
-pub fn best_json(e: &Evaluation) -> Value {
-    json!(e
-        .kernels
-        .iter()
-        .map(|k| json!({"kernel": k.kernel, "variants": k.variants, "speedup": k.opt, "configuration": k.opt_config.to_string()}))
-        .collect::<Vec<_>>())
-}
-
 /// The distinct variants of a file's space, as a table.
 pub fn space_text(file: &Path, variants: &[Variant], total: usize) -> String {
     let mut o = format!(
