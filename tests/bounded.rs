@@ -6,25 +6,15 @@
 
 mod common;
 
-use common::root;
+use common::{polytune, root};
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Command;
 use std::time::{Duration, Instant};
-
-fn polytune(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_polytune"))
-        .args(args)
-        .output()
-        .unwrap()
-}
 
 use common::json_of_success as json;
 
 fn gemm() -> String {
-    root()
-        .join("polybench/linear-algebra/gemm.c")
-        .to_string_lossy()
-        .into_owned()
+    common::corpus("linear-algebra/gemm.c")
 }
 
 /// A prefix of 4M instructions of gemm at MEDIUM (1.3 billion multiply-adds

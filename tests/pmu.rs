@@ -6,24 +6,14 @@
 
 mod common;
 
-use common::root;
+use common::{polytune, root};
 use polytune::lab::characterize::pmu_available;
 use polytune::lab::compiler::{Compiler, Family};
 use polytune::lab::confine::Limits;
-use std::process::{Command, Output};
-
-fn polytune(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_polytune"))
-        .args(args)
-        .output()
-        .unwrap()
-}
+use std::process::Command;
 
 fn gemm() -> String {
-    root()
-        .join("polybench/linear-algebra/gemm.c")
-        .to_string_lossy()
-        .into_owned()
+    common::corpus("linear-algebra/gemm.c")
 }
 
 fn include() -> String {

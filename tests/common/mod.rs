@@ -219,3 +219,20 @@ pub fn json_of_success(out: &std::process::Output) -> serde_json::Value {
     );
     serde_json::from_slice(&out.stdout).unwrap()
 }
+
+/// Runs the polytune under test with `args`; its whole output.
+pub fn polytune(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_polytune"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+/// A corpus program's path (`linear-algebra/gemm.c`), as an argument.
+pub fn corpus(rel: &str) -> String {
+    root()
+        .join("polybench")
+        .join(rel)
+        .to_string_lossy()
+        .into_owned()
+}
