@@ -239,7 +239,7 @@ fn stage(s: &Submission, dir: &Path) -> Result<PathBuf, SlurmError> {
     if stage.exists() {
         std::fs::remove_dir_all(&stage).map_err(io(&stage))?;
     }
-    std::fs::create_dir_all(dir.join("logs")).map_err(io(&dir))?;
+    std::fs::create_dir_all(dir.join("logs")).map_err(io(dir))?;
     std::fs::create_dir_all(stage.join("corpus")).map_err(io(&stage))?;
     std::fs::copy(&s.binary, stage.join("polytune")).map_err(io(&s.binary))?;
     for (from, to) in &s.stage {
