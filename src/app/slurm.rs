@@ -164,6 +164,23 @@ fn copy_tree(from: &Path, to: &Path) -> Result<(), SlurmError> {
 /// Stages the binary and corpus, writes the job scripts and submits
 /// them: the array, then the merge job that waits for it.
 pub fn submit(s: &Submission) -> Result<Submitted, SlurmError> {
+    refuse(s)?;
+    // Slurm answers before anything is staged.
+    slurm("sbatch", &["--version".to_string()])?;
+    let db = absolute(&s.db)?;
+    let dir = job_dir(&db);
+    check_previous(s, &dir)?;
+    let stage = stage(s, &dir)?;
+    let (task, merge) = scripts(s, &dir, &stage, &db);
+    for (name, text) in [("task.sh", &task), ("merge.sh", &merge)] {
+        let p = dir.join(name);
+        std::fs::write(&p, text).map_err(io(&p))?;
+    }
+    sbatch_all(s, dir, db)
+}
+
+/// An error when there is no shard, or the store exists already.
+fn refuse(s: &Submission) -> Result<(), SlurmError> {
     if s.shards == 0 {
         return Err(SlurmError::Refused(
             "--slurm needs at least one shard".into(),
@@ -175,11 +192,14 @@ pub fn submit(s: &Submission) -> Result<Submitted, SlurmError> {
             s.db.display()
         )));
     }
-    // Slurm answers before anything is staged.
-    slurm("sbatch", &["--version".to_string()])?;
-    let db = absolute(&s.db)?;
-    let dir = job_dir(&db);
-    if let Ok(old) = read_submitted(&dir) {
+    Ok(())
+}
+
+/// The campaign submitted before in `dir`, if any: an error while it is
+/// still running or when it had another number of shards; its merge job
+/// cancelled when a task failed.
+fn check_previous(s: &Submission, dir: &Path) -> Result<(), SlurmError> {
+    if let Ok(old) = read_submitted(dir) {
         let running = |st: &str| ["PENDING", "RUNNING", "CONFIGURING", "COMPLETING"].contains(&st);
         let live = states(&old.array)?.iter().any(|(_, st)| running(st));
         let merge_waits = states(&old.merge)?.iter().any(|(_, st)| running(st));
@@ -209,16 +229,27 @@ pub fn submit(s: &Submission) -> Result<Submitted, SlurmError> {
             )));
         }
     }
+    Ok(())
+}
+
+/// The binary and corpus, copied afresh to `dir/stage` (its path); the
+/// logs' directory made.
+fn stage(s: &Submission, dir: &Path) -> Result<PathBuf, SlurmError> {
     let stage = dir.join("stage");
     if stage.exists() {
         std::fs::remove_dir_all(&stage).map_err(io(&stage))?;
     }
-    std::fs::create_dir_all(dir.join("logs")).map_err(io(&dir))?;
+    std::fs::create_dir_all(dir.join("logs")).map_err(io(dir))?;
     std::fs::create_dir_all(stage.join("corpus")).map_err(io(&stage))?;
     std::fs::copy(&s.binary, stage.join("polytune")).map_err(io(&s.binary))?;
     for (from, to) in &s.stage {
         copy_tree(from, &stage.join("corpus").join(to))?;
     }
+    Ok(stage)
+}
+
+/// The job scripts: the array's task, and the merge of its shards.
+fn scripts(s: &Submission, dir: &Path, stage: &Path, db: &Path) -> (String, String) {
     let q = |p: &Path| shell_words::quote(&p.to_string_lossy()).into_owned();
     let n = s.shards;
     let task = format!(
@@ -239,7 +270,7 @@ cd \"$local/corpus\"
 \"$local/polytune\" collect {args} --shard \"$SLURM_ARRAY_TASK_ID/{n}\" --db \"$dir/shard-$SLURM_ARRAY_TASK_ID.sqlite\"
 ",
         logs = q(&dir.join("logs")),
-        dir = q(&dir),
+        dir = q(dir),
         args = shell_words::join(&s.collect_args),
     );
     let shards: Vec<String> = (1..=n)
@@ -257,12 +288,15 @@ set -euo pipefail
         logs = q(&dir.join("logs")),
         bin = q(&stage.join("polytune")),
         shards = shards.join(" "),
-        db = q(&db),
+        db = q(db),
     );
-    for (name, text) in [("task.sh", &task), ("merge.sh", &merge)] {
-        let p = dir.join(name);
-        std::fs::write(&p, text).map_err(io(&p))?;
-    }
+    (task, merge)
+}
+
+/// Submits the array, then the merge job that waits for it, and records
+/// them in `dir/jobs.json`.
+fn sbatch_all(s: &Submission, dir: PathBuf, db: PathBuf) -> Result<Submitted, SlurmError> {
+    let n = s.shards;
     let sbatch = |extra: &[String], script: &str| -> Result<String, SlurmError> {
         let mut args = vec!["--parsable".to_string()];
         args.extend(s.sbatch.iter().cloned());

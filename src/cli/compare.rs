@@ -100,6 +100,7 @@ fn parse_strategy(s: &str) -> Result<Strategy, String> {
     s.parse()
 }
 
+/// `polytune compare`: its stages, from the models to the printed report.
 pub fn run(a: Args, ui: &Ui) -> Result<()> {
     let name = a.build.compiler_name()?;
     let mine = a.build.compiler()?;
@@ -107,14 +108,34 @@ pub fn run(a: Args, ui: &Ui) -> Result<()> {
     let gcc = Compiler::detect(crate::lab::compiler::Family::Gcc, Some(flags.clone()))?;
     let clang =
         Compiler::detect(crate::lab::compiler::Family::Clang, Some(flags)).map_err(|e| e.reason);
-    let models = match &a.db {
+    let models = models(&a, name, mine.family, ui)?;
+    let sample = sample(&a, &models)?;
+    let include = include(&a);
+    let setup = setup(&a, gcc, clang, mine, models, sample, include);
+    let report = compare_with_progress(&a.files, &setup, ui)?;
+    super::out(&if a.output.json {
+        json_text(&report)?
+    } else {
+        compare_text(&report)
+    })
+}
+
+/// polytune's models: trained per kernel on --db without it, or read from
+/// --model (default: the compiler's).
+fn models(
+    a: &Args,
+    name: crate::lab::compiler::Family,
+    family: crate::lab::compiler::Family,
+    ui: &Ui,
+) -> Result<Models> {
+    Ok(match &a.db {
         Some(db) => {
             if !db.exists() {
                 anyhow::bail!("{} does not exist", db.display());
             }
             let store = crate::lab::store::Store::open_read_only(db)?;
             let selection = crate::learn::dataset::Selection {
-                compiler: mine.family,
+                compiler: family,
                 size: a.run.size,
                 threads: a.measured_threads,
                 machine: a.machine.clone(),
@@ -142,8 +163,13 @@ pub fn run(a: Args, ui: &Ui) -> Result<()> {
                 crate::learn::search::transfer::Landscapes::load(&dir)?,
             )
         }
-    };
-    let paper_only = match &models {
+    })
+}
+
+/// How many configurations beyond the paper's space polytune ranks: an
+/// error when --sample asks for some the models do not know.
+fn sample(a: &Args, models: &Models) -> Result<usize> {
+    let paper_only = match models {
         Models::LeaveOneOut { dataset, .. } => dataset.beyond_paper == 0,
         Models::Fixed(m, _) => m.iter().all(|m| m.extended.is_empty()),
     };
@@ -153,9 +179,12 @@ pub fn run(a: Args, ui: &Ui) -> Result<()> {
             a.sample.unwrap_or_default()
         );
     };
-    // Every kernel's directory is on the include path of its builds.
-    let include = a.build.include_for(&a.files[0]);
-    let mut include: Vec<PathBuf> = include;
+    Ok(sample)
+}
+
+/// The include path of the builds: every kernel's directory is on it.
+fn include(a: &Args) -> Vec<PathBuf> {
+    let mut include: Vec<PathBuf> = a.build.include_for(&a.files[0]);
     for f in &a.files[1..] {
         for i in a.build.include_for(f) {
             if !include.contains(&i) {
@@ -163,7 +192,21 @@ pub fn run(a: Args, ui: &Ui) -> Result<()> {
             }
         }
     }
-    let setup = Setup {
+    include
+}
+
+/// The comparison's setup: the contenders' compilers and polytune's
+/// selection, from the options.
+fn setup(
+    a: &Args,
+    gcc: Compiler,
+    clang: Result<Compiler, String>,
+    mine: Compiler,
+    models: Models,
+    sample: usize,
+    include: Vec<PathBuf>,
+) -> Setup {
+    Setup {
         gcc,
         clang,
         select: select::Setup {
@@ -197,10 +240,14 @@ pub fn run(a: Args, ui: &Ui) -> Result<()> {
         include,
         protocol: a.run.protocol(),
         rounds: a.rounds,
-    };
+    }
+}
+
+/// Runs the comparison, its events shown on the progress line.
+fn compare_with_progress(files: &[PathBuf], setup: &Setup, ui: &Ui) -> Result<compare::Report> {
     let mut p = Progress::new(ui);
     let (mut done, mut total, mut end, mut kernel) = (0, 0, 0, String::new());
-    let report = compare::compare(&a.files, &setup, &mut |e| match e {
+    let report = compare::compare(files, setup, &mut |e| match e {
         Event::Kernel { k, n, name, steps } => {
             total = n * steps;
             done = (k - 1) * steps;
@@ -245,9 +292,5 @@ pub fn run(a: Args, ui: &Ui) -> Result<()> {
         }
     })?;
     p.finish();
-    super::out(&if a.output.json {
-        json_text(&report)?
-    } else {
-        compare_text(&report)
-    })
+    Ok(report)
 }

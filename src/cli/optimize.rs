@@ -12,7 +12,7 @@ use crate::frontend::{self, SourceFile};
 use crate::learn::saved::SavedModel;
 use crate::learn::search::drive::DEFAULT_MIN_EI;
 use anyhow::{Context, Result, bail};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// Transform a C file's SCoPs: by a configuration, or learned (minutes).
 ///
@@ -201,8 +201,30 @@ pub fn run(a: Args, ui: &Ui) -> Result<()> {
 }
 
 /// Predict, run the candidates, keep the fastest correct program (the
-/// original when nothing beats it).
+/// original when nothing beats it): its stages.
 fn learned(a: &Args, src: &SourceFile, ui: &Ui) -> Result<Report> {
+    let (models, landscapes, dir) = models(a, ui)?;
+    let sample = sample(a, &models, &dir, ui)?;
+    // A bare kernel's driver lives as long as the selection's builds.
+    let drivers = crate::lab::scratch::Scratch::new("driver")?;
+    let setup = setup(a, src, sample, drivers.path(), ui)?;
+    let report = select_with_progress(a, src, &models, landscapes.as_ref(), &setup, ui)?;
+    if ui.verbosity >= super::Verbosity::Normal {
+        eprint!("{}", super::render::selection_text(&report));
+    }
+    Ok(report)
+}
+
+/// The trained models (--model, else the compiler's), the landscapes
+/// shipped beside them, and their directory.
+fn models(
+    a: &Args,
+    ui: &Ui,
+) -> Result<(
+    Vec<SavedModel>,
+    Option<crate::learn::search::transfer::Landscapes>,
+    PathBuf,
+)> {
     let compiler = a.build.compiler_name()?;
     let dir = a
         .learned
@@ -220,6 +242,12 @@ fn learned(a: &Args, src: &SourceFile, ui: &Ui) -> Result<Report> {
     // Other programs' measured landscapes, shipped beside the models:
     // Bayesian optimization's transfer prior.
     let landscapes = crate::learn::search::transfer::Landscapes::load(&dir)?;
+    Ok((models, landscapes, dir))
+}
+
+/// How many configurations beyond the paper's space to rank: an error
+/// when the models do not know that space or it has fewer.
+fn sample(a: &Args, models: &[SavedModel], dir: &Path, ui: &Ui) -> Result<usize> {
     let knows_beyond = models.iter().any(|m| !m.extended.is_empty());
     let Ok(sample) = crate::app::select::sample_size(a.learned.sample, knows_beyond) else {
         bail!(
@@ -239,9 +267,13 @@ fn learned(a: &Args, src: &SourceFile, ui: &Ui) -> Result<Report> {
             "also ranking {sample} configurations drawn beyond the paper's space (the models know it; --sample 0: the paper's space only)"
         ));
     }
-    // A bare kernel's driver lives as long as the selection's builds.
-    let drivers = crate::lab::scratch::Scratch::new("driver")?;
-    let setup = Setup {
+    Ok(sample)
+}
+
+/// The selection's setup, from the options; the driver of a bare kernel
+/// is written in `drivers`.
+fn setup(a: &Args, src: &SourceFile, sample: usize, drivers: &Path, ui: &Ui) -> Result<Setup> {
+    Ok(Setup {
         compiler: a.build.compiler()?,
         size: a.run.size,
         recipe: a.program.recipe(
@@ -250,7 +282,7 @@ fn learned(a: &Args, src: &SourceFile, ui: &Ui) -> Result<Report> {
             a.build.include_for(&a.file),
             a.run.size,
             &a.source.compile_line.words,
-            drivers.path(),
+            drivers,
             ui,
         )?,
         tolerance: a.program.tolerance(),
@@ -270,18 +302,29 @@ fn learned(a: &Args, src: &SourceFile, ui: &Ui) -> Result<Report> {
         no_run: a.learned.no_run,
         decision: crate::lab::decide::Rule::default(),
         bound: crate::lab::characterize::Bound::default(),
-    };
+    })
+}
+
+/// Runs the selection, its events shown on the progress line.
+fn select_with_progress(
+    a: &Args,
+    src: &SourceFile,
+    models: &[SavedModel],
+    landscapes: Option<&crate::learn::search::transfer::Landscapes>,
+    setup: &Setup,
+    ui: &Ui,
+) -> Result<Report> {
     let mut p = Progress::new(ui);
     p.doing("characterizing the original");
     let mut total = 0;
     // Candidates run so far: the refinement's programs count on.
     let mut searched = 0;
-    let report = select(
+    Ok(select(
         &a.file,
         src,
-        &models,
-        landscapes.as_ref(),
-        &setup,
+        models,
+        landscapes,
+        setup,
         a.context.as_deref(),
         &mut |e| {
             match e {
@@ -357,9 +400,5 @@ fn learned(a: &Args, src: &SourceFile, ui: &Ui) -> Result<Report> {
             Event::Done => p.finish(),
         }
         },
-    )?;
-    if ui.verbosity >= super::Verbosity::Normal {
-        eprint!("{}", super::render::selection_text(&report));
-    }
-    Ok(report)
+    )?)
 }

@@ -6,6 +6,7 @@ use super::args::DataArgs;
 use super::progress::counting;
 use super::render::json_text;
 use crate::learn::csv_text::CsvText;
+use crate::learn::dataset::Dataset;
 use crate::learn::evaluate;
 use crate::learn::search::Strategy;
 use crate::learn::search::drive::DEFAULT_MIN_EI;
@@ -101,6 +102,7 @@ fn unit_share(s: &str) -> Result<f64, String> {
     }
 }
 
+/// `polytune simulate`: its stages, from the dataset to the printed report.
 pub fn run(a: Args, ui: &Ui) -> Result<()> {
     let d = a.data.dataset(&a.db, ui)?;
     let eo = evaluate::Options {
@@ -109,6 +111,36 @@ pub fn run(a: Args, ui: &Ui) -> Result<()> {
         train_kernels: a.train_kernels.map(|n| n as usize),
         ..Default::default()
     };
+    check_usage(&a, &d, &eo)?;
+    let t = std::time::Instant::now();
+    let p = predictions(&a, &d, &eo, ui)?;
+    let opts = options(&a, &eo);
+    if a.paper_only && d.beyond_paper == 0 {
+        ui.warn(
+            "--paper-only: the dataset has no variant beyond the paper's space, so this is the whole space",
+        );
+    }
+    let s = counting(ui, "simulated runs", |progress| {
+        simulate::simulate(&d, &eo.models, &p, &opts, progress)
+    })?;
+    let took = t.elapsed().as_secs_f64();
+    ui.detail(format!("simulated in {took:.1} s"));
+    plot(&a, &d, &s)?;
+    let text = match a.format.as_str() {
+        "csv" => csv(&s),
+        "json" => json_text(&json!({
+            "machine": d.machine, "compiler": d.compiler, "flags": d.flags,
+            "kernels": d.kernels.len(), "variants": d.rows.len(), "seconds": took,
+            "simulation": s,
+        }))?,
+        _ => header(&d, &s, took) + &markdown(&s),
+    };
+    super::out(&text)
+}
+
+/// A usage error when a model strategy's model is not among --models or
+/// --trace names no kernel of the dataset.
+fn check_usage(a: &Args, d: &Dataset, eo: &evaluate::Options) -> Result<()> {
     if let Some(Strategy::Model(k)) = a
         .strategies
         .iter()
@@ -131,18 +163,27 @@ pub fn run(a: Args, ui: &Ui) -> Result<()> {
         ))
         .into());
     }
-    let t = std::time::Instant::now();
-    let p = match &a.predictions {
+    Ok(())
+}
+
+/// The models' predictions: read from --predictions, else from the
+/// leave-one-out folds.
+fn predictions(a: &Args, d: &Dataset, eo: &evaluate::Options, ui: &Ui) -> Result<Vec<Vec<f64>>> {
+    Ok(match &a.predictions {
         Some(f) => {
             let text = std::fs::read_to_string(f)
                 .with_context(|| format!("cannot read {}", f.display()))?;
-            simulate::read_predictions(&d, &eo.models, &text)?
+            simulate::read_predictions(d, &eo.models, &text)?
         }
         None => counting(ui, "leave-one-out folds", |progress| {
-            evaluate::predictions_with(&d, &eo, progress)
+            evaluate::predictions_with(d, eo, progress)
         })?,
-    };
-    let opts = simulate::Options {
+    })
+}
+
+/// The simulation's options, from the command's.
+fn options(a: &Args, eo: &evaluate::Options) -> simulate::Options {
+    simulate::Options {
         strategies: a.strategies.clone(),
         budget: a.budget,
         seeds: a.seeds,
@@ -154,17 +195,11 @@ pub fn run(a: Args, ui: &Ui) -> Result<()> {
         prior_blend: a.prior_blend,
         train_kernels: eo.train_kernels,
         train_seed: eo.seed,
-    };
-    if a.paper_only && d.beyond_paper == 0 {
-        ui.warn(
-            "--paper-only: the dataset has no variant beyond the paper's space, so this is the whole space",
-        );
     }
-    let s = counting(ui, "simulated runs", |progress| {
-        simulate::simulate(&d, &eo.models, &p, &opts, progress)
-    })?;
-    let took = t.elapsed().as_secs_f64();
-    ui.detail(format!("simulated in {took:.1} s"));
+}
+
+/// --plot: the strategies' mean curves, drawn.
+fn plot(a: &Args, d: &Dataset, s: &Simulation) -> Result<()> {
     if let Some(path) = &a.plot {
         let series: Vec<(String, Vec<f64>)> = s
             .strategies
@@ -182,48 +217,41 @@ pub fn run(a: Args, ui: &Ui) -> Result<()> {
             path,
         )?;
     }
-    let text = match a.format.as_str() {
-        "csv" => csv(&s),
-        "json" => json_text(&json!({
-            "machine": d.machine, "compiler": d.compiler, "flags": d.flags,
-            "kernels": d.kernels.len(), "variants": d.rows.len(), "seconds": took,
-            "simulation": s,
-        }))?,
-        _ => {
-            let mut o = format!(
-                "## Simulated search: {} ({}), {}\n\n{} kernels, {} verified variants; each kernel held out in turn, the models ({}) trained without it; {} unique evaluations per run, {} seeds for randomized strategies{}; simulated in {:.1} s.\n",
-                d.compiler,
-                d.flags,
-                d.machine,
-                d.kernels.len(),
-                d.rows.len(),
-                s.models.join(", "),
-                s.budget,
-                s.seeds,
-                s.min_ei.map_or(String::new(), |e| format!(
-                    "; bo and bo-plain stop when the next expected improvement is below {}%",
-                    100.0 * e
-                )) + if s.paper_only {
-                    "; only the paper's variants searched, Opt the best of all"
-                } else {
-                    ""
-                } + if s.no_transfer {
-                    "; bo without the other kernels' landscapes"
-                } else {
-                    ""
-                } + &s.train_kernels.map_or(String::new(), |n| format!(
-                    "; each fold's models and landscapes from {n} of the other kernels only (--train-kernels)"
-                )) + &s.prior_blend.map_or(String::new(), |w| format!(
-                    "; **counterfactual**: every model's log prediction moved {:.0}% of the way to the measured speedup (--prior-blend), so the models rank variants better than they can",
-                    100.0 * w
-                )),
-                took
-            );
-            o += &markdown(&s);
-            o
-        }
-    };
-    super::out(&text)
+    Ok(())
+}
+
+/// The markdown report's heading and the paragraph that says what was
+/// simulated.
+fn header(d: &Dataset, s: &Simulation, took: f64) -> String {
+    format!(
+        "## Simulated search: {} ({}), {}\n\n{} kernels, {} verified variants; each kernel held out in turn, the models ({}) trained without it; {} unique evaluations per run, {} seeds for randomized strategies{}; simulated in {:.1} s.\n",
+        d.compiler,
+        d.flags,
+        d.machine,
+        d.kernels.len(),
+        d.rows.len(),
+        s.models.join(", "),
+        s.budget,
+        s.seeds,
+        s.min_ei.map_or(String::new(), |e| format!(
+            "; bo and bo-plain stop when the next expected improvement is below {}%",
+            100.0 * e
+        )) + if s.paper_only {
+            "; only the paper's variants searched, Opt the best of all"
+        } else {
+            ""
+        } + if s.no_transfer {
+            "; bo without the other kernels' landscapes"
+        } else {
+            ""
+        } + &s.train_kernels.map_or(String::new(), |n| format!(
+            "; each fold's models and landscapes from {n} of the other kernels only (--train-kernels)"
+        )) + &s.prior_blend.map_or(String::new(), |w| format!(
+            "; **counterfactual**: every model's log prediction moved {:.0}% of the way to the measured speedup (--prior-blend), so the models rank variants better than they can",
+            100.0 * w
+        )),
+        took
+    )
 }
 
 /// The budgets shown in the summary table.

@@ -18,6 +18,8 @@ use rayon::iter::{IndexedParallelIterator, IntoParallelRefIterator, ParallelIter
 use sha2::{Digest, Sha256};
 use std::collections::HashMap;
 
+mod stages;
+
 /// One distinct program and every configuration that produces it.
 #[derive(Debug, Clone)]
 pub struct Variant {
@@ -401,10 +403,7 @@ fn enumerate(
     }
     let pieces = (2 * rayon::current_num_threads()).div_ceil(3);
     let shares = shares(&keys, pieces);
-    let mut bodies: Vec<Vec<String>> = vec![Vec::with_capacity(src.scops.len()); configs.len()];
-    // Per configuration: whether a SCoP's new code has OpenMP.
-    let mut openmp = vec![false; configs.len()];
-    let mut skipped = Vec::new();
+    let mut made = stages::Bodies::new(src, configs.len());
     let total = src.scops.len() * keys.len();
     let done = std::sync::atomic::AtomicUsize::new(0);
     let tick = || {
@@ -417,29 +416,11 @@ fn enumerate(
     };
     for scop in &src.scops {
         let original = src.text[scop.region.body.start..scop.region.body.end].to_string();
-        let unchanged = |bodies: &mut Vec<Vec<String>>| {
-            bodies.iter_mut().for_each(|b| b.push(original.clone()));
-        };
-        if let Err(e) = crate::engine::pipeline::check_limits(scop) {
-            skipped.push(format!("SCoP {} left unchanged: {e}", scop.index));
-            unchanged(&mut bodies);
+        if let Some(note) = stages::refusal(scop, context)? {
+            made.skipped.push(note);
+            made.unchanged(&original);
             skip_scop();
             continue;
-        }
-        // Whether the SCoP has a model at all, once, before the workers
-        // build theirs.
-        {
-            let ctx = Ctx::new();
-            match bounded(&ctx, scop, || Model::new(&ctx, scop, context)) {
-                Ok(Ok(_)) => {}
-                Ok(Err(e @ EngineError::Context { .. })) => return Err(e),
-                Ok(Err(e)) | Err(e) => {
-                    skipped.push(format!("SCoP {} left unchanged: {e}", scop.index));
-                    unchanged(&mut bodies);
-                    skip_scop();
-                    continue;
-                }
-            }
         }
         let indent = src.indent_of(scop);
         let dead = if configs.iter().any(|c| c.privatize) {
@@ -464,58 +445,9 @@ fn enumerate(
                 )
             })
             .collect();
-        // The first key that exhausted the work limit: in one pass, every
-        // later key gets its message.
-        let exhausted = parts
-            .iter()
-            .filter_map(|p| p.exhausted.clone())
-            .min_by_key(|(p, _)| *p);
-        let mut of: Vec<Option<Body>> = vec![None; configs.len()];
-        for (k, body) in parts.into_iter().flat_map(|p| p.bodies) {
-            of[k] = Some(body);
-        }
-        for (k, body) in of.into_iter().enumerate() {
-            let body = match &exhausted {
-                Some((p, e)) if key_of[k] > *p => Err(e.clone()),
-                _ => body.expect("every key has a share"),
-            };
-            match body {
-                Ok(b) => {
-                    openmp[k] |= b.openmp;
-                    bodies[k].push(b.text);
-                }
-                Err(e) => {
-                    let note = format!(
-                        "SCoP {} left unchanged for {}: {e}",
-                        scop.index, keys[key_of[k]]
-                    );
-                    if !skipped.contains(&note) {
-                        skipped.push(note);
-                    }
-                    bodies[k].push(original.clone());
-                }
-            }
-        }
+        made.gather(scop, parts, &keys, &key_of, &original);
     }
-    let mut index: HashMap<String, usize> = HashMap::new();
-    let mut variants: Vec<Variant> = Vec::new();
-    for ((c, b), openmp) in configs.iter().zip(bodies).zip(openmp) {
-        let text = src.splice(&b);
-        let hash = code_hash(&text);
-        match index.get(&hash) {
-            Some(&k) => variants[k].configs.push(*c),
-            None => {
-                index.insert(hash.clone(), variants.len());
-                variants.push(Variant {
-                    hash,
-                    configs: vec![*c],
-                    text,
-                    openmp,
-                });
-            }
-        }
-    }
-    Ok((variants, skipped))
+    Ok((made.distinct(src, configs), made.skipped))
 }
 
 #[cfg(test)]

@@ -191,84 +191,10 @@ impl Harness {
             });
         }
         let command = self.shown(&exe);
-        let mut runs = Vec::new();
-        for _ in 0..2 {
-            let (run, side) = self.run(&exe, true)?;
-            if !matches!(run.exit, Exit::Code(_)) || run.strays > 0 || !run.output_complete {
-                return Err(OriginalError::Run {
-                    command,
-                    why: describe_failure(&run),
-                });
-            }
-            let side = match side {
-                Ok(s) => s,
-                Err(SideError::Missing) if run.exit != Exit::Code(0) => {
-                    return Err(OriginalError::Run {
-                        command,
-                        why: describe_failure(&run),
-                    });
-                }
-                Err(SideError::Concurrent) => return Err(OriginalError::Concurrent { command }),
-                Err(SideError::Missing) => {
-                    return Err(OriginalError::Unreached {
-                        command,
-                        what: "a SCoP region (it exited before the first one)".into(),
-                    });
-                }
-                Err(e) => {
-                    return Err(OriginalError::Run {
-                        command,
-                        why: format!("{e} (exit {:?}): {}", run.exit, run.stderr.trim()),
-                    });
-                }
-            };
-            let unreached = side.unreached();
-            if !unreached.is_empty() {
-                return Err(OriginalError::Unreached {
-                    command,
-                    what: format!(
-                        "SCoP region(s) {} (executed zero times)",
-                        unreached
-                            .iter()
-                            .map(|k| k.to_string())
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    ),
-                });
-            }
-            runs.push((run, side));
-        }
-        let (second, side2) = runs.pop().expect("two runs");
-        let (first, side1) = runs.pop().expect("two runs");
-        if let Err(m) = side1.compare(
-            &side2,
-            Tolerance {
-                rtol: 0.0,
-                atol: 0.0,
-            },
-        ) {
-            return Err(OriginalError::Nondeterministic {
-                detail: m.to_string(),
-            });
-        }
-        if first.exit != second.exit {
-            return Err(OriginalError::Nondeterministic {
-                detail: format!("exit {:?}, then {:?}", first.exit, second.exit),
-            });
-        }
-        let a: Vec<&str> = first.stdout.lines().collect();
-        let b: Vec<&str> = second.stdout.lines().collect();
-        let stdout: Vec<Option<String>> = if a.len() == b.len() {
-            a.iter()
-                .zip(&b)
-                .map(|(x, y)| (x == y).then(|| x.to_string()))
-                .collect()
-        } else {
-            // Lines come and go from run to run: stdout says nothing.
-            Vec::new()
-        };
-        let masked = stdout.iter().filter(|l| l.is_none()).count()
-            + if a.len() == b.len() { 0 } else { a.len() };
+        let (first, side1) = self.recording_run(&exe, &command)?;
+        let (second, side2) = self.recording_run(&exe, &command)?;
+        deterministic(&first, &side1, &second, &side2)?;
+        let (stdout, masked) = stable_stdout(&first, &second);
         let mut m = Measurement {
             status: Status::Ok,
             detail: String::new(),
@@ -276,20 +202,7 @@ impl Harness {
             timing: None,
         };
         if time {
-            // The two recording runs warmed the machine up.
-            let protocol = Protocol {
-                warmup: 0,
-                ..self.protocol
-            };
-            match self.time_with(&exe, &protocol) {
-                Ok(t) => m.timing = Some(t),
-                Err(run) => {
-                    return Err(OriginalError::Run {
-                        command,
-                        why: describe_failure(&run),
-                    });
-                }
-            }
+            m.timing = Some(self.time_original(&exe, command)?);
         }
         Ok((
             m,
@@ -301,6 +214,72 @@ impl Harness {
                 exe,
             },
         ))
+    }
+
+    /// One recording run of the original, which must exit normally, leave
+    /// no strays and reach every SCoP region.
+    fn recording_run(&self, exe: &Path, command: &str) -> Result<(Run, Side), OriginalError> {
+        let (run, side) = self.run(exe, true)?;
+        if !matches!(run.exit, Exit::Code(_)) || run.strays > 0 || !run.output_complete {
+            return Err(OriginalError::Run {
+                command: command.to_string(),
+                why: describe_failure(&run),
+            });
+        }
+        let side = match side {
+            Ok(s) => s,
+            Err(SideError::Missing) if run.exit != Exit::Code(0) => {
+                return Err(OriginalError::Run {
+                    command: command.to_string(),
+                    why: describe_failure(&run),
+                });
+            }
+            Err(SideError::Concurrent) => {
+                return Err(OriginalError::Concurrent {
+                    command: command.to_string(),
+                });
+            }
+            Err(SideError::Missing) => {
+                return Err(OriginalError::Unreached {
+                    command: command.to_string(),
+                    what: "a SCoP region (it exited before the first one)".into(),
+                });
+            }
+            Err(e) => {
+                return Err(OriginalError::Run {
+                    command: command.to_string(),
+                    why: format!("{e} (exit {:?}): {}", run.exit, run.stderr.trim()),
+                });
+            }
+        };
+        let unreached = side.unreached();
+        if !unreached.is_empty() {
+            return Err(OriginalError::Unreached {
+                command: command.to_string(),
+                what: format!(
+                    "SCoP region(s) {} (executed zero times)",
+                    unreached
+                        .iter()
+                        .map(|k| k.to_string())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            });
+        }
+        Ok((run, side))
+    }
+
+    /// The original timed (the recording runs warmed the machine up).
+    fn time_original(&self, exe: &Path, command: String) -> Result<Timing, OriginalError> {
+        let protocol = Protocol {
+            warmup: 0,
+            ..self.protocol
+        };
+        self.time_with(exe, &protocol)
+            .map_err(|run| OriginalError::Run {
+                command,
+                why: describe_failure(&run),
+            })
     }
 
     fn time_with(&self, exe: &Path, protocol: &Protocol) -> Result<Timing, Run> {
@@ -439,6 +418,53 @@ fn describe_failure(run: &Run) -> String {
         _ if !run.output_complete => "its output stayed open after it exited".into(),
         Exit::Code(c) => format!("exit code {c}: {tail}"),
     }
+}
+
+/// An error when the original's two recording runs differ: in what their
+/// regions wrote, or in their exit.
+fn deterministic(
+    first: &Run,
+    side1: &Side,
+    second: &Run,
+    side2: &Side,
+) -> Result<(), OriginalError> {
+    if let Err(m) = side1.compare(
+        side2,
+        Tolerance {
+            rtol: 0.0,
+            atol: 0.0,
+        },
+    ) {
+        return Err(OriginalError::Nondeterministic {
+            detail: m.to_string(),
+        });
+    }
+    if first.exit != second.exit {
+        return Err(OriginalError::Nondeterministic {
+            detail: format!("exit {:?}, then {:?}", first.exit, second.exit),
+        });
+    }
+    Ok(())
+}
+
+/// The original's standard output, line by line, `None` where two runs
+/// differ (nothing when their line counts do), and how many lines are
+/// masked.
+fn stable_stdout(first: &Run, second: &Run) -> (Vec<Option<String>>, usize) {
+    let a: Vec<&str> = first.stdout.lines().collect();
+    let b: Vec<&str> = second.stdout.lines().collect();
+    let stdout: Vec<Option<String>> = if a.len() == b.len() {
+        a.iter()
+            .zip(&b)
+            .map(|(x, y)| (x == y).then(|| x.to_string()))
+            .collect()
+    } else {
+        // Lines come and go from run to run: stdout says nothing.
+        Vec::new()
+    };
+    let masked = stdout.iter().filter(|l| l.is_none()).count()
+        + if a.len() == b.len() { 0 } else { a.len() };
+    (stdout, masked)
 }
 
 #[cfg(test)]

@@ -523,6 +523,9 @@ mod tests {
     /// and counted. A second machine's measurements are told apart.
     #[test]
     fn variants_beyond_the_paper_are_rows_with_typed_attributes() {
+        // Why one function: one test walking one scenario: a store filled
+        // with paper and beyond-paper variants on two machines, then the
+        // dataset read back from it and checked.
         use crate::lab::compiler::Compiler;
         use crate::lab::runner::Timing;
         use crate::lab::store::{Key, Machine};

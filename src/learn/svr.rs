@@ -89,6 +89,9 @@ const TAU: f64 = 1e-12;
 
 impl Regressor for Svr {
     fn fit(&mut self, x: &[Vec<f64>], y: &[f64]) -> Result<(), LearnError> {
+        // Why one function: one numerical algorithm, SMO (LIBSVM's
+        // working-set selection and update), whose loop shares the kernel
+        // matrix, the gradient and the multipliers from start to bias.
         check_shape(x, y)?;
         self.range = Range::fit(x, 0.0, 1.0);
         self.target = Target::fit(y, 0.0, 1.0);

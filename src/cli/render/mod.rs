@@ -2,6 +2,7 @@
 //! evaluations, spaces, fuzzing summaries and counters. Pure functions of
 //! their data, so every command prints the same thing the same way.
 
+use crate::app::select::Report as SelectionReport;
 use crate::engine::space::Variant;
 use crate::lab::verify::Measurement;
 use crate::learn::evaluate::Evaluation;
@@ -297,17 +298,12 @@ fn search_line(x: &crate::app::select::Search) -> Option<String> {
     ))
 }
 
-pub fn selection_text(r: &crate::app::select::Report) -> String {
+/// The learned selection's report: its warnings, the candidates' table,
+/// the search, the sleeping-threads checks, the head to head, the phases'
+/// times and the choice.
+pub fn selection_text(r: &SelectionReport) -> String {
     use crate::app::select::Reason;
-    let mut s = String::new();
-    for w in &r.warnings {
-        let _ = writeln!(s, "polytune: warning: {w}");
-    }
-    let _ = writeln!(
-        s,
-        "polytune: {} distinct variants, ranked by {} models trained on {} ({})",
-        r.variants, r.models, r.trained_compiler, r.trained_machine
-    );
+    let mut s = selection_heading(r);
     if r.choice.reason == Reason::Predicted {
         let _ = writeln!(
             s,
@@ -317,6 +313,34 @@ pub fn selection_text(r: &crate::app::select::Report) -> String {
         );
         return s;
     }
+    s += &candidates_table(r);
+    if let Some(line) = r.search.as_ref().and_then(search_line) {
+        let _ = writeln!(s, "{line}");
+    }
+    s += &passive_lines(r);
+    s += &head_to_head_lines(r);
+    s += &phases_and_choice(r);
+    s
+}
+
+/// The selection's warnings and what ranked the variants.
+fn selection_heading(r: &SelectionReport) -> String {
+    let mut s = String::new();
+    for w in &r.warnings {
+        let _ = writeln!(s, "polytune: warning: {w}");
+    }
+    let _ = writeln!(
+        s,
+        "polytune: {} distinct variants, ranked by {} models trained on {} ({})",
+        r.variants, r.models, r.trained_compiler, r.trained_machine
+    );
+    s
+}
+
+/// The table of the programs run: the original, the candidates, then the
+/// refinement's programs, with who chose each.
+fn candidates_table(r: &SelectionReport) -> String {
+    let mut s = String::new();
     // The candidates, then the refinement's programs, with who chose each.
     let rows: Vec<(String, &crate::app::select::Run, String)> = r
         .candidates
@@ -363,9 +387,12 @@ pub fn selection_text(r: &crate::app::select::Report) -> String {
             }
         };
     }
-    if let Some(line) = r.search.as_ref().and_then(search_line) {
-        let _ = writeln!(s, "{line}");
-    }
+    s
+}
+
+/// The checks with sleeping threads (OMP_WAIT_POLICY=passive).
+fn passive_lines(r: &SelectionReport) -> String {
+    let mut s = String::new();
     for p in &r.passive {
         let shown: Vec<String> = p
             .seconds
@@ -384,6 +411,12 @@ pub fn selection_text(r: &crate::app::select::Report) -> String {
             }
         );
     }
+    s
+}
+
+/// The head to head with the original, when there was one.
+fn head_to_head_lines(r: &SelectionReport) -> String {
+    let mut s = String::new();
     if let Some(h) = &r.head_to_head {
         let rounds = h.rounds;
         match (&h.error, h.original_seconds, h.candidate_seconds) {
@@ -413,6 +446,12 @@ pub fn selection_text(r: &crate::app::select::Report) -> String {
             _ => {}
         }
     }
+    s
+}
+
+/// The phases' times and the choice.
+fn phases_and_choice(r: &SelectionReport) -> String {
+    let mut s = String::new();
     let p = &r.phases;
     let _ = writeln!(
         s,

@@ -290,6 +290,51 @@ pub struct Emitted {
 /// The C text replacing the body of `scop`, with the post-passes `config`
 /// asks for. `indent` is the SCoP's indentation.
 pub fn emit(scop: &Scop, lowered: &Lowered<'_, '_>, config: &Config, indent: &str) -> Emitted {
+    let (nodes, notes) = marked(scop, lowered, config);
+    let mut p = printer(scop);
+    let _ = writeln!(p.out, "{indent}/* polytune: {config} */");
+    // Values the SCoP reads from memory it never writes are parameters,
+    // loaded once here (the original in the fallback reads them itself).
+    let loads = scop.invariant_declarations(&format!("{indent}  "));
+    let indent = &if loads.is_empty() {
+        indent.to_string()
+    } else {
+        let _ = writeln!(p.out, "{indent}{{");
+        p.out.push_str(&loads);
+        format!("{indent}  ")
+    };
+    p.out.push_str(&expr::helper_defines());
+    // Expanded scalars' arrays, allocated before the new code and freed
+    // after it; the original runs when they cannot be.
+    let outer = indent;
+    let expanded = &scop.expanded;
+    let inner = format!("{indent}    ");
+    let indent = if expanded.is_empty() {
+        indent
+    } else {
+        allocate_expanded(&mut p, scop, indent);
+        &inner
+    };
+    guarded(&mut p, scop, lowered, &nodes, indent);
+    if !expanded.is_empty() {
+        free_expanded(&mut p, scop, outer);
+    }
+    let indent = outer;
+    p.out.push_str(&expr::helper_undefs());
+    if !loads.is_empty() {
+        let _ = writeln!(p.out, "{}}}", &indent[2..]);
+    }
+    Emitted {
+        text: p.out,
+        openmp: p.openmp,
+        notes,
+    }
+}
+
+/// The lowered nodes with the marks of `config`'s post-passes (SIMD,
+/// OpenMP, register blocking, unrolling, reductions), and the notes of
+/// what was asked for and not done.
+fn marked(scop: &Scop, lowered: &Lowered<'_, '_>, config: &Config) -> (Vec<Node>, Vec<String>) {
     let mut nodes = lowered.nodes.clone();
     if config.simd {
         mark_simd(&mut nodes, scop, lowered);
@@ -311,6 +356,12 @@ pub fn emit(scop: &Scop, lowered: &Lowered<'_, '_>, config: &Config, indent: &st
     if config.reduce {
         reduce::mark_reductions(&mut nodes, scop, lowered, config.omp);
     }
+    (nodes, notes)
+}
+
+/// The printer of the SCoP's new code: its loop counters and
+/// accumulators named apart from the SCoP's identifiers.
+fn printer(scop: &Scop) -> Printer<'_> {
     let ids = identifiers(scop);
     let clash = ids.iter().any(|i| {
         i.strip_prefix('c')
@@ -318,7 +369,7 @@ pub fn emit(scop: &Scop, lowered: &Lowered<'_, '_>, config: &Config, indent: &st
     });
     let mut bodies = HashMap::new();
     collect_bodies(&scop.body, &mut bodies);
-    let mut p = Printer {
+    Printer {
         scop,
         bodies,
         prefix: if clash {
@@ -334,88 +385,79 @@ pub fn emit(scop: &Scop, lowered: &Lowered<'_, '_>, config: &Config, indent: &st
             "acc".into()
         },
         renamed: HashMap::new(),
-    };
-    let _ = writeln!(p.out, "{indent}/* polytune: {config} */");
-    // Values the SCoP reads from memory it never writes are parameters,
-    // loaded once here (the original in the fallback reads them itself).
-    let loads = scop.invariant_declarations(&format!("{indent}  "));
-    let indent = &if loads.is_empty() {
-        indent.to_string()
-    } else {
-        let _ = writeln!(p.out, "{indent}{{");
-        p.out.push_str(&loads);
-        format!("{indent}  ")
-    };
-    p.out.push_str(&expr::helper_defines());
-    // Expanded scalars' arrays, allocated before the new code and freed
-    // after it; the original runs when they cannot be.
-    let outer = indent;
+    }
+}
+
+/// Allocates the expanded scalars' arrays and opens the test that they
+/// were.
+fn allocate_expanded(p: &mut Printer<'_>, scop: &Scop, indent: &str) {
     let expanded = &scop.expanded;
-    let inner = format!("{indent}    ");
-    let indent = if expanded.is_empty() {
-        indent
-    } else {
-        let _ = writeln!(p.out, "{indent}{{");
-        for x in expanded {
-            // An extent where the loop runs; 1 where it does not.
-            let extent = |m: &AstExpr| {
-                let m = p.c(m);
-                format!("({m} >= 0 ? {m} + 1 : 1)")
-            };
-            let rows: String = x.max[1..]
-                .iter()
-                .map(|m| format!("[{}]", extent(m)))
-                .collect();
-            let n = extent(&x.max[0]);
-            let _ = writeln!(
-                p.out,
-                "{indent}  __typeof__({s}) (*{a}){rows} = __builtin_malloc(sizeof(*{a}) * (__SIZE_TYPE__){n});",
-                s = x.scalar,
-                a = x.array,
-            );
-        }
-        let all: Vec<&str> = expanded.iter().map(|x| x.array.as_str()).collect();
-        let _ = writeln!(p.out, "{indent}  if ({}) {{", all.join(" && "));
-        &inner
-    };
-    let original = |out: &mut String| {
-        out.push_str(&scop.original);
-        if !scop.original.ends_with('\n') {
-            out.push('\n');
-        }
-    };
+    let _ = writeln!(p.out, "{indent}{{");
+    for x in expanded {
+        // An extent where the loop runs; 1 where it does not.
+        let extent = |m: &AstExpr| {
+            let m = p.c(m);
+            format!("({m} >= 0 ? {m} + 1 : 1)")
+        };
+        let rows: String = x.max[1..]
+            .iter()
+            .map(|m| format!("[{}]", extent(m)))
+            .collect();
+        let n = extent(&x.max[0]);
+        let _ = writeln!(
+            p.out,
+            "{indent}  __typeof__({s}) (*{a}){rows} = __builtin_malloc(sizeof(*{a}) * (__SIZE_TYPE__){n});",
+            s = x.scalar,
+            a = x.array,
+        );
+    }
+    let all: Vec<&str> = expanded.iter().map(|x| x.array.as_str()).collect();
+    let _ = writeln!(p.out, "{indent}  if ({}) {{", all.join(" && "));
+}
+
+/// The new code, under the run-time check of the assumed context when
+/// there is one (the original runs elsewhere).
+fn guarded(
+    p: &mut Printer<'_>,
+    scop: &Scop,
+    lowered: &Lowered<'_, '_>,
+    nodes: &[Node],
+    indent: &str,
+) {
     match &lowered.guard {
-        None => p.nodes(&nodes, indent),
+        None => p.nodes(nodes, indent),
         Some(cond) => {
             // The transformed code is proven for the parameter values of
             // the assumed context only; elsewhere the original runs, as
             // the user wrote it.
             let cond = guard_to_c(cond);
             let _ = writeln!(p.out, "{indent}if ({cond}) {{");
-            p.nodes(&nodes, &format!("{indent}  "));
+            p.nodes(nodes, &format!("{indent}  "));
             let _ = writeln!(p.out, "{indent}}} else {{");
-            original(&mut p.out);
+            push_original(&mut p.out, scop);
             let _ = writeln!(p.out, "{indent}}}");
         }
     }
-    if !expanded.is_empty() {
-        let _ = writeln!(p.out, "{outer}  }} else {{");
-        original(&mut p.out);
-        let _ = writeln!(p.out, "{outer}  }}");
-        for x in expanded {
-            let _ = writeln!(p.out, "{outer}  __builtin_free({});", x.array);
-        }
-        let _ = writeln!(p.out, "{outer}}}");
+}
+
+/// The original where the expanded arrays could not be allocated, then
+/// the arrays freed.
+fn free_expanded(p: &mut Printer<'_>, scop: &Scop, outer: &str) {
+    let expanded = &scop.expanded;
+    let _ = writeln!(p.out, "{outer}  }} else {{");
+    push_original(&mut p.out, scop);
+    let _ = writeln!(p.out, "{outer}  }}");
+    for x in expanded {
+        let _ = writeln!(p.out, "{outer}  __builtin_free({});", x.array);
     }
-    let indent = outer;
-    p.out.push_str(&expr::helper_undefs());
-    if !loads.is_empty() {
-        let _ = writeln!(p.out, "{}}}", &indent[2..]);
-    }
-    Emitted {
-        text: p.out,
-        openmp: p.openmp,
-        notes,
+    let _ = writeln!(p.out, "{outer}}}");
+}
+
+/// The SCoP's original text, ended by a newline.
+fn push_original(out: &mut String, scop: &Scop) {
+    out.push_str(&scop.original);
+    if !scop.original.ends_with('\n') {
+        out.push('\n');
     }
 }
 

@@ -297,34 +297,7 @@ impl<'t> FileScan<'t> {
         };
         let text = one_line(&self.text[toks[0].start..toks[toks.len() - 1].end]);
         let at = toks[0].start;
-        // Leading specifiers and qualifiers.
-        let mut k = 0;
-        let mut spec = Vec::new();
-        let mut qualifiers = Vec::new();
-        while let Some(t) = toks.get(k)
-            && t.kind == Tok::Ident
-            && (is_type_word(&t.word)
-                || QUALIFIERS.contains(&t.word.as_str())
-                || self.aliases.contains_key(&t.word)
-                || matches!(t.word.as_str(), "struct" | "union" | "enum"))
-        {
-            if matches!(t.word.as_str(), "const" | "volatile") {
-                qualifiers.push(t.word.clone());
-            } else if !QUALIFIERS.contains(&t.word.as_str()) {
-                spec.push(t.word.as_str());
-            }
-            k += 1;
-        }
-        // A type name from elsewhere (a header): a word followed by the
-        // declarator.
-        if spec.is_empty()
-            && let (Some(t), Some(u)) = (toks.get(k), toks.get(k + 1))
-            && t.kind == Tok::Ident
-            && (u.kind == Tok::Ident || u.word == "*")
-        {
-            spec.push(t.word.as_str());
-            k += 1;
-        }
+        let (mut k, spec, qualifiers) = self.specifiers(toks);
         let other = |why: &str| Param {
             name: toks
                 .iter()
@@ -416,30 +389,48 @@ impl<'t> FileScan<'t> {
                 kind: Kind::Other(why),
             };
         };
-        // A pointer (`*x`, `(*x)`) is an array whose first extent is not
-        // known; `(*x)[e]` a pointer to rows.
-        let pointers = stars + usize::from(row_pointer);
-        let kind = match (pointers, stars) {
-            (0, _) if extents.is_empty() => Kind::Scalar(element),
-            (0, _) => Kind::Array {
-                element,
-                qualifiers: qualifiers.join(" "),
-                extents,
-            },
-            (1, 0) | (1, 1) if row_pointer || extents.is_empty() => Kind::Array {
-                element,
-                qualifiers: qualifiers.join(" "),
-                extents: std::iter::once(None).chain(extents).collect(),
-            },
-            (1, _) => Kind::Other("an array of pointers".into()),
-            _ => Kind::Other("a pointer to pointers".into()),
-        };
         Param {
             name,
             at,
             text,
-            kind,
+            kind: kind(element, &qualifiers, extents, stars, row_pointer),
         }
+    }
+
+    /// The leading specifiers and qualifiers of a parameter's tokens (or
+    /// a type name from elsewhere, a header's, followed by the
+    /// declarator): where the declarator starts, the specifier words and
+    /// the element's qualifiers (`const`, `volatile`).
+    fn specifiers<'k>(&self, toks: &'k [Token]) -> (usize, Vec<&'k str>, Vec<String>) {
+        // Leading specifiers and qualifiers.
+        let mut k = 0;
+        let mut spec = Vec::new();
+        let mut qualifiers = Vec::new();
+        while let Some(t) = toks.get(k)
+            && t.kind == Tok::Ident
+            && (is_type_word(&t.word)
+                || QUALIFIERS.contains(&t.word.as_str())
+                || self.aliases.contains_key(&t.word)
+                || matches!(t.word.as_str(), "struct" | "union" | "enum"))
+        {
+            if matches!(t.word.as_str(), "const" | "volatile") {
+                qualifiers.push(t.word.clone());
+            } else if !QUALIFIERS.contains(&t.word.as_str()) {
+                spec.push(t.word.as_str());
+            }
+            k += 1;
+        }
+        // A type name from elsewhere (a header): a word followed by the
+        // declarator.
+        if spec.is_empty()
+            && let (Some(t), Some(u)) = (toks.get(k), toks.get(k + 1))
+            && t.kind == Tok::Ident
+            && (u.kind == Tok::Ident || u.word == "*")
+        {
+            spec.push(t.word.as_str());
+            k += 1;
+        }
+        (k, spec, qualifiers)
     }
 
     /// A scalar type from its specifier words (aliases resolved).
@@ -614,4 +605,32 @@ fn guards(condition: &str, name: &str) -> bool {
                 !rest[i + pat.len()..].starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_')
             })
         })
+}
+
+/// A parameter's kind from its element type, qualifiers, extents and
+/// declarator: a pointer (`*x`, `(*x)`) is an array whose first extent is
+/// not known; `(*x)[e]` a pointer to rows.
+fn kind(
+    element: Scalar,
+    qualifiers: &[String],
+    extents: Vec<Option<Expr>>,
+    stars: usize,
+    row_pointer: bool,
+) -> Kind {
+    let pointers = stars + usize::from(row_pointer);
+    match (pointers, stars) {
+        (0, _) if extents.is_empty() => Kind::Scalar(element),
+        (0, _) => Kind::Array {
+            element,
+            qualifiers: qualifiers.join(" "),
+            extents,
+        },
+        (1, 0) | (1, 1) if row_pointer || extents.is_empty() => Kind::Array {
+            element,
+            qualifiers: qualifiers.join(" "),
+            extents: std::iter::once(None).chain(extents).collect(),
+        },
+        (1, _) => Kind::Other("an array of pointers".into()),
+        _ => Kind::Other("a pointer to pointers".into()),
+    }
 }

@@ -60,7 +60,7 @@ mod finder;
 mod invariant;
 
 use crate::frontend::pragmas::{self, Pragma};
-use crate::frontend::{self, Options, PURE_FUNCTIONS, SourceFile, is_scop_pragma};
+use crate::frontend::{self, FrontendError, Options, PURE_FUNCTIONS, SourceFile, is_scop_pragma};
 use alias::{escapes, reassigned};
 use clang::{Kind, Node};
 use finder::Finder;
@@ -174,6 +174,13 @@ pub struct Detection {
 
 /// Detects the SCoPs of a C file.
 pub fn detect_file(path: &Path, options: &DetectOptions) -> Result<Detection, DetectError> {
+    let text = unmarked(path)?;
+    let (regions, rejected) = candidates(path, &text, options)?;
+    Ok(confirmed(path, text, regions, rejected, options))
+}
+
+/// The file's text: an error when it is marked with `#pragma scop` already.
+fn unmarked(path: &Path) -> Result<String, DetectError> {
     let text = std::fs::read_to_string(path).map_err(|source| DetectError::Io {
         path: path.to_path_buf(),
         source,
@@ -184,19 +191,29 @@ pub fn detect_file(path: &Path, options: &DetectOptions) -> Result<Detection, De
             line,
         });
     }
+    Ok(text)
+}
+
+/// The candidate regions of every function of the file, as libclang
+/// parses it, and the statements rejected on the way.
+fn candidates(
+    path: &Path,
+    text: &str,
+    options: &DetectOptions,
+) -> Result<(Vec<Region>, Vec<Rejection>), DetectError> {
     let unit = clang::functions(path, &options.clang_args)?;
     let functions = unit.functions;
     let mut pure: HashSet<String> = PURE_FUNCTIONS.iter().map(|s| s.to_string()).collect();
     pure.extend(options.pure_functions.iter().cloned());
-    let macros = frontend::macros::pure_macros(&text, &pure);
+    let macros = frontend::macros::pure_macros(text, &pure);
     pure.extend(macros);
-    let plain_macros = frontend::macros::plain_object_macros(&text, &pure);
+    let plain_macros = frontend::macros::plain_object_macros(text, &pure);
     let element_macros: HashSet<String> =
-        frontend::macros::access_macros(&text).into_keys().collect();
-    let foreign = pragmas::foreign_with(&text, &unit.pragma_macros);
+        frontend::macros::access_macros(text).into_keys().collect();
+    let foreign = pragmas::foreign_with(text, &unit.pragma_macros);
     let mut finder = Finder {
         path,
-        text: &text,
+        text,
         pure: &pure,
         plain_macros: &plain_macros,
         element_macros: &element_macros,
@@ -220,10 +237,21 @@ pub fn detect_file(path: &Path, options: &DetectOptions) -> Result<Detection, De
         finder.block(&f.body);
     }
     let Finder {
-        mut regions,
-        mut rejected,
-        ..
+        regions, rejected, ..
     } = finder;
+    Ok((regions, rejected))
+}
+
+/// The detection: the candidates marked and handed to the front end, each
+/// region it rejects dropped (split around the offending statement) until
+/// it accepts them all.
+fn confirmed(
+    path: &Path,
+    text: String,
+    mut regions: Vec<Region>,
+    mut rejected: Vec<Rejection>,
+    options: &DetectOptions,
+) -> Detection {
     let front = Options {
         pure_functions: options.pure_functions.clone(),
     };
@@ -231,69 +259,79 @@ pub fn detect_file(path: &Path, options: &DetectOptions) -> Result<Detection, De
     loop {
         if regions.is_empty() {
             rejected.sort_by_key(|r| (r.first_line, r.line));
-            return Ok(Detection {
+            return Detection {
                 path: path.to_path_buf(),
                 marked: text.clone(),
                 text,
                 regions,
                 rejected,
                 source: None,
-            });
+            };
         }
         let (marked, lines) = mark(&text, &regions);
         match frontend::parse_source(path, marked.clone(), &front) {
             Ok(source) => {
                 rejected.sort_by_key(|r| (r.first_line, r.line));
-                return Ok(Detection {
+                return Detection {
                     path: path.to_path_buf(),
                     text,
                     regions,
                     rejected,
                     marked,
                     source: Some(source),
-                });
-            }
-            Err(e) => {
-                let d = e.diagnostic().cloned();
-                let k = d
-                    .as_ref()
-                    .and_then(|d| lines.iter().position(|&(o, c)| o <= d.line && d.line <= c))
-                    .unwrap_or(0);
-                let r = regions.remove(k);
-                let (line, column, message) = match d {
-                    // Back to the original file's lines: minus the pragma
-                    // lines inserted above.
-                    Some(d) => (d.line.saturating_sub(2 * k + 1), d.column, d.message),
-                    None => (r.first_line, 1, e.to_string()),
                 };
-                // Split the region around the offending statement; the
-                // statements before and after it may still be SCoPs.
-                let bad = r
-                    .stmts
-                    .iter()
-                    .position(|s| s.first_line <= line && line <= s.last_line);
-                let (first_line, last_line) = match bad {
-                    Some(b) => (r.stmts[b].first_line, r.stmts[b].last_line),
-                    None => (r.first_line, r.last_line),
-                };
-                if let Some(b) = bad {
-                    let after = Region::of(&r.function, r.stmts[b + 1..].to_vec());
-                    let before = Region::of(&r.function, r.stmts[..b].to_vec());
-                    for part in [after, before].into_iter().flatten() {
-                        regions.insert(k, part);
-                    }
-                }
-                rejected.push(Rejection {
-                    function: r.function,
-                    first_line,
-                    last_line,
-                    line,
-                    column,
-                    reason: format!("rejected by the front end: {message}"),
-                });
             }
+            Err(e) => drop_rejected(&e, &lines, &mut regions, &mut rejected),
         }
     }
+}
+
+/// The region of `regions` the front end's error `e` falls in (by the
+/// marked text's `lines`), removed and reported; the statements before
+/// and after the offending one put back as regions of their own.
+fn drop_rejected(
+    e: &FrontendError,
+    lines: &[(usize, usize)],
+    regions: &mut Vec<Region>,
+    rejected: &mut Vec<Rejection>,
+) {
+    let d = e.diagnostic().cloned();
+    let k = d
+        .as_ref()
+        .and_then(|d| lines.iter().position(|&(o, c)| o <= d.line && d.line <= c))
+        .unwrap_or(0);
+    let r = regions.remove(k);
+    let (line, column, message) = match d {
+        // Back to the original file's lines: minus the pragma
+        // lines inserted above.
+        Some(d) => (d.line.saturating_sub(2 * k + 1), d.column, d.message),
+        None => (r.first_line, 1, e.to_string()),
+    };
+    // Split the region around the offending statement; the
+    // statements before and after it may still be SCoPs.
+    let bad = r
+        .stmts
+        .iter()
+        .position(|s| s.first_line <= line && line <= s.last_line);
+    let (first_line, last_line) = match bad {
+        Some(b) => (r.stmts[b].first_line, r.stmts[b].last_line),
+        None => (r.first_line, r.last_line),
+    };
+    if let Some(b) = bad {
+        let after = Region::of(&r.function, r.stmts[b + 1..].to_vec());
+        let before = Region::of(&r.function, r.stmts[..b].to_vec());
+        for part in [after, before].into_iter().flatten() {
+            regions.insert(k, part);
+        }
+    }
+    rejected.push(Rejection {
+        function: r.function,
+        first_line,
+        last_line,
+        line,
+        column,
+        reason: format!("rejected by the front end: {message}"),
+    });
 }
 
 /// The text with each region between pragma lines, and the (1-based)

@@ -225,6 +225,9 @@ impl Lowerer<'_> {
     /// Every value of a type that may be unsigned is recorded as an
     /// assumption (see [`Lowerer::assume_in_range`]).
     pub(super) fn piecewise(&mut self, e: &Expr, place: Place) -> R<(Piecewise, CType)> {
+        // Why one function: one match over every form of C expression,
+        // each lowered to its affine pieces and C type (or refused with
+        // the reason), then the one range assumption they all share.
         let non_affine = |why: String| {
             SpanError::new(e.span, format!("non-affine {}: {why}", place.name())).help(
                 "loop bounds, conditions and subscripts must be affine in the loop iterators and in parameters the SCoP does not write",

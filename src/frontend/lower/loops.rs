@@ -5,7 +5,55 @@ use super::expr::{Piecewise, compare, le};
 use super::*;
 
 impl Lowerer<'_> {
+    /// A `for` loop: its header checked, its bounds lowered and checked to
+    /// agree with what the C loop runs, then its body under its domain.
     pub(super) fn for_loop(&mut self, l: &ForLoop) -> R<()> {
+        let it = l.iterator.as_str();
+        let (stride, declared) = self.loop_header(l)?;
+        let (init, _) = self.piecewise(&l.init, Place::Bound)?;
+        // Bring the iterator into scope for the condition.
+        self.loops.push(LoopScope {
+            iterator: it.to_string(),
+            declared,
+        });
+        let (checks_before, divisions_before) = (self.unsigned.len(), self.divisions.len());
+        let cond = self.condition(&l.cond, Place::Bound);
+        self.loops.pop();
+        let cond = cond?;
+        check_monotone(&cond, it, stride, l.cond.span)?;
+        let evaluated = self.evaluated(l, &init, &cond, stride)?;
+        for c in &mut self.unsigned[checks_before..] {
+            c.domain = evaluated.clone();
+        }
+        for c in &mut self.divisions[divisions_before..] {
+            c.domain = evaluated.clone();
+        }
+        self.narrow_iterator(l, &evaluated);
+        let parts = loop_domain(l, &init, cond, stride)?;
+        self.guards.push(Formula::and(parts));
+        let d = self.loops.len();
+        self.prefix.push(ScheduleDim::Position(self.counters[d]));
+        self.prefix.push(ScheduleDim::Iterator {
+            index: d,
+            reversed: stride < 0,
+        });
+        self.counters.push(0);
+        self.loops.push(LoopScope {
+            iterator: it.to_string(),
+            declared,
+        });
+        let r = self.stmt(&l.body);
+        self.loops.pop();
+        self.counters.pop();
+        self.prefix.truncate(self.prefix.len() - 2);
+        self.counters[d] += 1;
+        self.guards.pop();
+        r
+    }
+
+    /// The loop's step (non-zero) and declared type (an integer one), its
+    /// iterator its own.
+    fn loop_header(&self, l: &ForLoop) -> R<(i64, Option<CType>)> {
         let it = l.iterator.as_str();
         if self.in_scope(it).is_some() {
             return Err(SpanError::new(
@@ -40,41 +88,34 @@ impl Lowerer<'_> {
                 format!("loop iterator `{it}` is not of an integer type"),
             ));
         }
-        let (init, _) = self.piecewise(&l.init, Place::Bound)?;
-        // Bring the iterator into scope for the condition.
-        self.loops.push(LoopScope {
-            iterator: it.to_string(),
-            declared,
-        });
-        let (checks_before, divisions_before) = (self.unsigned.len(), self.divisions.len());
-        let cond = self.condition(&l.cond, Place::Bound);
-        self.loops.pop();
-        let cond = cond?;
-        check_monotone(&cond, it, stride, l.cond.span)?;
-        // The condition is evaluated at every iteration and once more, at
-        // the first value that fails it: its assumptions must hold there.
+        Ok((stride, declared))
+    }
+
+    /// Where the condition is evaluated: at every iteration and once more,
+    /// at the first value that fails it (its assumptions must hold there).
+    fn evaluated(&self, l: &ForLoop, init: &Piecewise, cond: &Formula, stride: i64) -> R<Formula> {
+        let it = l.iterator.as_str();
         let var = Piecewise::Aff(Affine::var(it));
-        let entry = compare(BinOp::Eq, &var, &init).ok_or_else(|| overflow(l.init.span))?;
-        let previous = shift_formula(&cond, it, -stride).ok_or_else(|| overflow(l.cond.span))?;
+        let entry = compare(BinOp::Eq, &var, init).ok_or_else(|| overflow(l.init.span))?;
+        let previous = shift_formula(cond, it, -stride).ok_or_else(|| overflow(l.cond.span))?;
         let mut evaluated = self.guards.clone();
         evaluated.push(
             if stride > 0 {
-                le(&init, &var)
+                le(init, &var)
             } else {
-                le(&var, &init)
+                le(&var, init)
             }
             .ok_or_else(|| overflow(l.init.span))?,
         );
         evaluated.push(Formula::or(vec![entry, previous]));
-        let evaluated = Formula::and(evaluated);
-        for c in &mut self.unsigned[checks_before..] {
-            c.domain = evaluated.clone();
-        }
-        for c in &mut self.divisions[divisions_before..] {
-            c.domain = evaluated.clone();
-        }
-        // A narrow iterator (`short`, `char`) wraps when stored: every value
-        // it takes, the last one included, must fit its type.
+        Ok(Formula::and(evaluated))
+    }
+
+    /// A narrow iterator (`short`, `char`) wraps when stored: every value
+    /// it takes where the condition is `evaluated`, the last one included,
+    /// must fit its type.
+    fn narrow_iterator(&mut self, l: &ForLoop, evaluated: &Formula) {
+        let it = l.iterator.as_str();
         let spelling = l
             .declared_type
             .clone()
@@ -96,53 +137,41 @@ impl Lowerer<'_> {
                 span: l.iterator_span,
             });
         }
-
-        let start = if stride > 0 {
-            le(&init, &var)
-        } else {
-            le(&var, &init)
-        }
-        .ok_or_else(|| overflow(l.init.span))?;
-        let mut parts = vec![start, cond];
-        if stride.abs() > 1 {
-            let Some(lb) = init.as_affine() else {
-                return Err(SpanError::new(
-                    l.init.span,
-                    "a strided loop must start at a single affine expression",
-                )
-                .help("min/max is only supported in the start of loops with step 1"));
-            };
-            // (i - lb) mod |s| = 0, as i - lb - |s| * floor((i - lb) / |s|) = 0.
-            let s = stride.abs();
-            let diff = Affine::var(it)
-                .add_scaled(lb, -1)
-                .ok_or_else(|| overflow(l.init.span))?;
-            let q = diff.floor_div(s);
-            let e = diff
-                .add_scaled(&q, -s)
-                .ok_or_else(|| overflow(l.init.span))?;
-            parts.push(Formula::eq0(e));
-        }
-        self.guards.push(Formula::and(parts));
-        let d = self.loops.len();
-        self.prefix.push(ScheduleDim::Position(self.counters[d]));
-        self.prefix.push(ScheduleDim::Iterator {
-            index: d,
-            reversed: stride < 0,
-        });
-        self.counters.push(0);
-        self.loops.push(LoopScope {
-            iterator: it.to_string(),
-            declared,
-        });
-        let r = self.stmt(&l.body);
-        self.loops.pop();
-        self.counters.pop();
-        self.prefix.truncate(self.prefix.len() - 2);
-        self.counters[d] += 1;
-        self.guards.pop();
-        r
     }
+}
+
+/// The loop's domain: from its start, under its condition, and on its
+/// stride's lattice when the step is not 1.
+fn loop_domain(l: &ForLoop, init: &Piecewise, cond: Formula, stride: i64) -> R<Vec<Formula>> {
+    let it = l.iterator.as_str();
+    let var = Piecewise::Aff(Affine::var(it));
+    let start = if stride > 0 {
+        le(init, &var)
+    } else {
+        le(&var, init)
+    }
+    .ok_or_else(|| overflow(l.init.span))?;
+    let mut parts = vec![start, cond];
+    if stride.abs() > 1 {
+        let Some(lb) = init.as_affine() else {
+            return Err(SpanError::new(
+                l.init.span,
+                "a strided loop must start at a single affine expression",
+            )
+            .help("min/max is only supported in the start of loops with step 1"));
+        };
+        // (i - lb) mod |s| = 0, as i - lb - |s| * floor((i - lb) / |s|) = 0.
+        let s = stride.abs();
+        let diff = Affine::var(it)
+            .add_scaled(lb, -1)
+            .ok_or_else(|| overflow(l.init.span))?;
+        let q = diff.floor_div(s);
+        let e = diff
+            .add_scaled(&q, -s)
+            .ok_or_else(|| overflow(l.init.span))?;
+        parts.push(Formula::eq0(e));
+    }
+    Ok(parts)
 }
 
 /// A C loop runs while its condition holds; the domain is the set where it

@@ -322,6 +322,9 @@ impl<'n> Builder<'n> {
     }
 
     pub(super) fn expr(&mut self, p: Pair<Rule>) -> Result<Built, SpanError> {
+        // Why one function: one match over every rule of the grammar's C
+        // expressions, each arm building its node by recursion with the
+        // same depth bookkeeping; an arm alone says nothing.
         let span = self.span(&p);
         match p.as_rule() {
             Rule::expr => {

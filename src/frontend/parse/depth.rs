@@ -104,37 +104,11 @@ pub(super) fn check_nesting(text: &str, offset: usize) -> Result<(), SpanError> 
     while i < b.len() {
         let c = b[i];
         let start = i;
-        // Skip what is not a token.
-        if c.is_ascii_whitespace() || c == b'\\' {
-            i += 1;
-            continue;
-        }
-        if c == b'/' && b.get(i + 1) == Some(&b'*') {
-            i = text[i + 2..].find("*/").map_or(b.len(), |k| i + 2 + k + 2);
-            continue;
-        }
-        if c == b'/' && b.get(i + 1) == Some(&b'/') {
-            i = text[i..].find('\n').map_or(b.len(), |k| i + k);
-            continue;
-        }
+        let (lexed, next) = lex(text, i);
+        i = next;
         // The token at `start`: a word, a literal or one punctuation byte.
-        let word = if c.is_ascii_alphanumeric() || c == b'_' || c == b'.' || c >= 0x80 {
-            while i < b.len()
-                && (b[i].is_ascii_alphanumeric() || b[i] == b'_' || b[i] == b'.' || b[i] >= 0x80)
-            {
-                i += 1;
-            }
-            Some(&text[start..i])
-        } else if c == b'"' || c == b'\'' {
-            i += 1;
-            while i < b.len() && b[i] != c && b[i] != b'\n' {
-                i += if b[i] == b'\\' { 2 } else { 1 };
-            }
-            i = (i + 1).min(b.len());
-            Some("")
-        } else {
-            i += 1;
-            None
+        let Lexed::Token(word) = lexed else {
+            continue;
         };
         let top = frames.last_mut().expect("the body frame");
         let in_statements = top.open == 0 || top.open == b'{';
@@ -227,6 +201,55 @@ pub(super) fn check_nesting(text: &str, offset: usize) -> Result<(), SpanError> 
         }
     }
     Ok(())
+}
+
+/// What the scan of [`check_nesting`] finds at a byte.
+enum Lexed<'t> {
+    /// Nothing that counts: a blank, a backslash, a comment.
+    Skip,
+    /// A token: a word or a literal (`Some`, a literal as ""), or one
+    /// punctuation byte (`None`).
+    Token(Option<&'t str>),
+}
+
+/// What is at byte `i` of `text`, and where the scan goes on.
+fn lex(text: &str, i: usize) -> (Lexed<'_>, usize) {
+    let b = text.as_bytes();
+    let c = b[i];
+    let start = i;
+    let mut i = i;
+    // Skip what is not a token.
+    if c.is_ascii_whitespace() || c == b'\\' {
+        return (Lexed::Skip, i + 1);
+    }
+    if c == b'/' && b.get(i + 1) == Some(&b'*') {
+        return (
+            Lexed::Skip,
+            text[i + 2..].find("*/").map_or(b.len(), |k| i + 2 + k + 2),
+        );
+    }
+    if c == b'/' && b.get(i + 1) == Some(&b'/') {
+        return (Lexed::Skip, text[i..].find('\n').map_or(b.len(), |k| i + k));
+    }
+    let word = if c.is_ascii_alphanumeric() || c == b'_' || c == b'.' || c >= 0x80 {
+        while i < b.len()
+            && (b[i].is_ascii_alphanumeric() || b[i] == b'_' || b[i] == b'.' || b[i] >= 0x80)
+        {
+            i += 1;
+        }
+        Some(&text[start..i])
+    } else if c == b'"' || c == b'\'' {
+        i += 1;
+        while i < b.len() && b[i] != c && b[i] != b'\n' {
+            i += if b[i] == b'\\' { 2 } else { 1 };
+        }
+        i = (i + 1).min(b.len());
+        Some("")
+    } else {
+        i += 1;
+        None
+    };
+    (Lexed::Token(word), i)
 }
 
 /// The error of [`check_nesting`] at `at`: about statements if loops, ifs

@@ -34,21 +34,21 @@ mod captured;
 mod cores;
 mod limits;
 mod sweep;
+mod watch;
 
 pub use captured::Captured;
 pub use cores::{Cores, CoresError};
 pub use limits::{Limits, MemoryLimit, default_memory_limit, show_bytes};
-use std::ffi::{OsStr, OsString};
-use std::io::Read;
+use std::ffi::OsStr;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Mutex, OnceLock, mpsc};
+use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 use sweep::sweep;
 
-use rustix::process::{Pid, Resource, Rlimit, Signal};
+use rustix::process::{Pid, Resource, Rlimit};
 
 /// Bytes of standard output kept by default (a dump is kept up to a
 /// bound that depends on the dataset size: `verify::dump_cap`).
@@ -252,40 +252,8 @@ where
 {
     let program = resolve(program)?;
     become_subreaper();
-    let memory = limits.memory.map(|m| {
-        // A child cannot be given more than polytune's own hard limit.
-        match rustix::process::getrlimit(Resource::As).maximum {
-            Some(hard) => m.min(hard),
-            None => m,
-        }
-    });
-    let (setpriv, prlimit) = helpers();
-    let mut argv: Vec<OsString> = Vec::new();
-    if let Some(p) = setpriv {
-        argv.extend([p.as_os_str().into(), "--pdeathsig".into(), "KILL".into()]);
-    }
-    if let (Some(m), Some(p)) = (memory, prlimit) {
-        argv.extend([
-            p.as_os_str().into(),
-            format!("--as={m}").into(),
-            "--".into(),
-        ]);
-    }
-    if let Some(cores) = &limits.cores {
-        let taskset = resolve(Path::new("taskset")).map_err(|e| {
-            std::io::Error::new(
-                e.kind(),
-                format!("running on given cores needs taskset (util-linux): {e}"),
-            )
-        })?;
-        argv.extend([
-            taskset.into_os_string(),
-            "--cpu-list".into(),
-            cores.to_string().into(),
-        ]);
-    }
-    argv.push(program.into_os_string());
-    argv.extend(args.into_iter().map(|a| a.as_ref().to_os_string()));
+    let (argv, memory) = watch::command_line(program, args, limits)?;
+    let (_, prlimit) = helpers();
     let token = new_token();
     let start = Instant::now();
     // Started and registered under the lock: a signal's clean-up sees
@@ -321,75 +289,12 @@ where
         };
         let _ = rustix::process::prlimit(Pid::from_raw(pid), Resource::As, lim);
     }
-    let (tx, rx) = mpsc::channel();
-    let streams: [(usize, Box<dyn Read + Send>, usize); 2] = [
-        (
-            0,
-            Box::new(child.stdout.take().expect("piped stdout")),
-            limits.stdout_cap,
-        ),
-        (
-            1,
-            Box::new(child.stderr.take().expect("piped stderr")),
-            limits.stderr_cap,
-        ),
-    ];
-    for (k, mut r, cap) in streams {
-        let tx = tx.clone();
-        std::thread::Builder::new()
-            .name("polytune-output".into())
-            .spawn(move || {
-                let mut c = Captured::default();
-                let mut buf = vec![0u8; 64 << 10];
-                loop {
-                    match r.read(&mut buf) {
-                        Ok(0) => break,
-                        Ok(n) => c.push(&buf[..n], cap),
-                        Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                        Err(_) => break,
-                    }
-                }
-                let _ = tx.send((k, c));
-            })?;
-    }
-    drop(tx);
-    let deadline = start + limits.timeout;
-    let mut next_watch = start + WATCH_EVERY;
-    let mut stopped = false;
-    let status = loop {
-        if let Some(st) = child.try_wait()? {
-            break Some(st);
-        }
-        let now = Instant::now();
-        if now >= next_watch {
-            next_watch = now + WATCH_EVERY;
-            stopped = watch();
-        }
-        if stopped || now >= deadline {
-            // The group, and the program itself should it have left it.
-            if let Some(p) = Pid::from_raw(pid) {
-                let _ = rustix::process::kill_process_group(p, Signal::KILL);
-                let _ = rustix::process::kill_process(p, Signal::KILL);
-            }
-            child.wait()?;
-            break None;
-        }
-        std::thread::sleep(Duration::from_millis(2));
-    };
+    let rx = watch::capture(&mut child, limits)?;
+    let (status, stopped) = watch::wait(&mut child, pid, start, limits.timeout, watch)?;
     let seconds = start.elapsed().as_secs_f64();
     let strays = sweep(&[group.pgid], &group.token);
     group.swept = true;
-    let mut out = [None, None];
-    let until = Instant::now() + GRACE;
-    while out.iter().any(Option::is_none) {
-        let left = until.saturating_duration_since(Instant::now());
-        match rx.recv_timeout(left) {
-            Ok((k, c)) => out[k] = Some(c),
-            Err(_) => break,
-        }
-    }
-    let output_complete = out.iter().all(Option::is_some);
-    let [stdout, stderr] = out.map(Option::unwrap_or_default);
+    let ([stdout, stderr], output_complete) = watch::collected(&rx);
     use std::os::unix::process::ExitStatusExt;
     let ending = match status {
         None if stopped => Ending::Stopped,
@@ -454,7 +359,7 @@ pub fn let_signal_clean_up_finish() {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use rustix::process::WaitOptions;
+    use rustix::process::{Signal, WaitOptions};
 
     fn sh(script: &str, limits: &Limits) -> Outcome {
         run(Path::new("/bin/sh"), ["-c", script], &[], limits).unwrap()

@@ -173,194 +173,235 @@ fn check(stores: &[(String, Store)]) -> Result<(), StoreError> {
 /// Copies every row of `src` that `dst` lacks, in one transaction.
 fn copy(src: &Store, dst: &mut Store, report: &mut MergeReport) -> Result<(), StoreError> {
     let tx = dst.conn.transaction()?;
-    let mut machines = HashMap::new();
-    {
-        let mut stmt = src
-            .conn
-            .prepare("SELECT id, cpu, cores, os FROM machines")?;
-        let rows: Vec<(i64, String, i64, String)> = stmt
-            .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))?
-            .collect::<Result<_, _>>()?;
-        for (id, cpu, cores, os) in rows {
-            let found: Option<i64> = tx
-                .query_row(
-                    "SELECT id FROM machines WHERE cpu = ?1 AND cores = ?2 ORDER BY id LIMIT 1",
-                    params![cpu, cores],
-                    |r| r.get(0),
-                )
-                .optional()?;
-            let to = match found {
-                Some(to) => to,
-                None => {
-                    tx.execute(
-                        "INSERT INTO machines (cpu, cores, os) VALUES (?1, ?2, ?3)",
-                        params![cpu, cores, os],
-                    )?;
-                    tx.last_insert_rowid()
-                }
-            };
-            machines.insert(id, to);
-        }
-    }
-    // Rows identified by text columns: inserted unless present, then
-    // their id in `dst` looked up.
-    let by_value =
-        |select: &str, insert: &str, lookup: &str| -> Result<HashMap<i64, i64>, StoreError> {
-            let mut stmt = src.conn.prepare(select)?;
-            let n = stmt.column_count();
-            let rows: Vec<(i64, Vec<rusqlite::types::Value>)> = stmt
-                .query_map([], |r| {
-                    Ok((
-                        r.get(0)?,
-                        (1..n).map(|i| r.get(i)).collect::<Result<_, _>>()?,
-                    ))
-                })?
-                .collect::<Result<_, _>>()?;
-            let mut map = HashMap::new();
-            for (id, values) in rows {
-                tx.execute(insert, rusqlite::params_from_iter(&values))?;
-                let to: i64 =
-                    tx.query_row(lookup, rusqlite::params_from_iter(&values), |r| r.get(0))?;
-                map.insert(id, to);
-            }
-            Ok(map)
-        };
-    let compilers = by_value(
+    let machines = copy_machines(src, &tx)?;
+    let compilers = copy_by_value(
+        src,
+        &tx,
         "SELECT id, name, version, flags FROM compilers",
         "INSERT OR IGNORE INTO compilers (name, version, flags) VALUES (?1, ?2, ?3)",
         "SELECT id FROM compilers WHERE name = ?1 AND version = ?2 AND flags = ?3",
     )?;
-    let kernels = by_value(
+    let kernels = copy_by_value(
+        src,
+        &tx,
         "SELECT id, name, source_hash FROM kernels",
         "INSERT OR IGNORE INTO kernels (name, source_hash) VALUES (?1, ?2)",
         "SELECT id FROM kernels WHERE name = ?1 AND source_hash = ?2",
     )?;
-    let mut variants = HashMap::new();
-    {
-        let mut stmt = src
-            .conn
-            .prepare("SELECT id, kernel_id, code_hash, original FROM variants")?;
-        let rows: Vec<(i64, i64, String, i64)> = stmt
-            .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))?
-            .collect::<Result<_, _>>()?;
-        for (id, kernel, code, original) in rows {
-            let kernel = kernels[&kernel];
-            tx.execute(
-                "INSERT OR IGNORE INTO variants (kernel_id, code_hash, original) VALUES (?1, ?2, ?3)",
-                params![kernel, code, original],
-            )?;
-            let to: i64 = tx.query_row(
-                "SELECT id FROM variants WHERE kernel_id = ?1 AND code_hash = ?2",
-                params![kernel, code],
+    let variants = copy_variants(src, &tx, &kernels)?;
+    copy_measurements(src, &tx, [&variants, &machines, &compilers], report)?;
+    copy_features(src, &tx, &kernels, report)?;
+    tx.commit()?;
+    Ok(())
+}
+
+/// The machines, matched by CPU and cores: `src`'s ids to `dst`'s.
+fn copy_machines(src: &Store, tx: &rusqlite::Connection) -> Result<HashMap<i64, i64>, StoreError> {
+    let mut machines = HashMap::new();
+    let mut stmt = src
+        .conn
+        .prepare("SELECT id, cpu, cores, os FROM machines")?;
+    let rows: Vec<(i64, String, i64, String)> = stmt
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))?
+        .collect::<Result<_, _>>()?;
+    for (id, cpu, cores, os) in rows {
+        let found: Option<i64> = tx
+            .query_row(
+                "SELECT id FROM machines WHERE cpu = ?1 AND cores = ?2 ORDER BY id LIMIT 1",
+                params![cpu, cores],
                 |r| r.get(0),
-            )?;
-            variants.insert(id, to);
+            )
+            .optional()?;
+        let to = match found {
+            Some(to) => to,
+            None => {
+                tx.execute(
+                    "INSERT INTO machines (cpu, cores, os) VALUES (?1, ?2, ?3)",
+                    params![cpu, cores, os],
+                )?;
+                tx.last_insert_rowid()
+            }
+        };
+        machines.insert(id, to);
+    }
+    Ok(machines)
+}
+
+/// Rows identified by text columns: inserted unless present, then their
+/// id in `dst` looked up; `src`'s ids to `dst`'s.
+fn copy_by_value(
+    src: &Store,
+    tx: &rusqlite::Connection,
+    select: &str,
+    insert: &str,
+    lookup: &str,
+) -> Result<HashMap<i64, i64>, StoreError> {
+    let mut stmt = src.conn.prepare(select)?;
+    let n = stmt.column_count();
+    let rows: Vec<(i64, Vec<rusqlite::types::Value>)> = stmt
+        .query_map([], |r| {
+            Ok((
+                r.get(0)?,
+                (1..n).map(|i| r.get(i)).collect::<Result<_, _>>()?,
+            ))
+        })?
+        .collect::<Result<_, _>>()?;
+    let mut map = HashMap::new();
+    for (id, values) in rows {
+        tx.execute(insert, rusqlite::params_from_iter(&values))?;
+        let to: i64 = tx.query_row(lookup, rusqlite::params_from_iter(&values), |r| r.get(0))?;
+        map.insert(id, to);
+    }
+    Ok(map)
+}
+
+/// The variants and their configurations (read and written as this build
+/// writes them): `src`'s ids to `dst`'s.
+fn copy_variants(
+    src: &Store,
+    tx: &rusqlite::Connection,
+    kernels: &HashMap<i64, i64>,
+) -> Result<HashMap<i64, i64>, StoreError> {
+    let mut variants = HashMap::new();
+    let mut stmt = src
+        .conn
+        .prepare("SELECT id, kernel_id, code_hash, original FROM variants")?;
+    let rows: Vec<(i64, i64, String, i64)> = stmt
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))?
+        .collect::<Result<_, _>>()?;
+    for (id, kernel, code, original) in rows {
+        let kernel = kernels[&kernel];
+        tx.execute(
+            "INSERT OR IGNORE INTO variants (kernel_id, code_hash, original) VALUES (?1, ?2, ?3)",
+            params![kernel, code, original],
+        )?;
+        let to: i64 = tx.query_row(
+            "SELECT id FROM variants WHERE kernel_id = ?1 AND code_hash = ?2",
+            params![kernel, code],
+            |r| r.get(0),
+        )?;
+        variants.insert(id, to);
+    }
+    let mut stmt = src
+        .conn
+        .prepare("SELECT variant_id, config FROM variant_configs")?;
+    let rows: Vec<(i64, String)> = stmt
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+        .collect::<Result<_, _>>()?;
+    for (v, text) in rows {
+        // Read as configurations and written as this build writes
+        // them: a text no configuration has stops the merge (nothing
+        // is written), and a readable form another build spelled
+        // differently becomes this build's one row.
+        let config = if text == super::write::ORIGINAL {
+            text
+        } else {
+            let c = super::sql::stored_config(&text).map_err(|e| {
+                StoreError::Merge(format!(
+                    "variant {v} of {}: {e}; nothing was written",
+                    src.path().unwrap_or_else(|| "a store".into())
+                ))
+            })?;
+            super::sql::stored_text(&c)
+        };
+        tx.execute(
+            "INSERT OR IGNORE INTO variant_configs (variant_id, config) VALUES (?1, ?2)",
+            params![variants[&v], config],
+        )?;
+    }
+    Ok(variants)
+}
+
+/// The measurements `dst` lacks, with their samples (the others counted
+/// as duplicates), by `dst`'s ids of variants, machines and compilers.
+fn copy_measurements(
+    src: &Store,
+    tx: &rusqlite::Connection,
+    [variants, machines, compilers]: [&HashMap<i64, i64>; 3],
+    report: &mut MergeReport,
+) -> Result<(), StoreError> {
+    let mut stmt = src.conn.prepare(&format!(
+        "SELECT id, variant_id, machine_id, compiler_id, size, threads, status, detail, compile_seconds, median, spread, measured_at, {}
+         FROM measurements ORDER BY id",
+        if src.has_baseline { "baseline" } else { "NULL" }
+    ))?;
+    let mut samples = src
+        .conn
+        .prepare("SELECT k, seconds FROM samples WHERE measurement_id = ?1 ORDER BY k")?;
+    let mut rows = stmt.query([])?;
+    while let Some(r) = rows.next()? {
+        let id: i64 = r.get(0)?;
+        let inserted = tx.execute(
+            "INSERT OR IGNORE INTO measurements (variant_id, machine_id, compiler_id, size, threads, status, detail, compile_seconds, median, spread, measured_at, baseline)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+            params![
+                variants[&r.get::<_, i64>(1)?],
+                machines[&r.get::<_, i64>(2)?],
+                compilers[&r.get::<_, i64>(3)?],
+                r.get::<_, String>(4)?,
+                r.get::<_, i64>(5)?,
+                r.get::<_, String>(6)?,
+                r.get::<_, String>(7)?,
+                r.get::<_, f64>(8)?,
+                r.get::<_, Option<f64>>(9)?,
+                r.get::<_, Option<f64>>(10)?,
+                r.get::<_, String>(11)?,
+                r.get::<_, Option<f64>>(12)?,
+            ],
+        )?;
+        if inserted == 0 {
+            report.duplicates += 1;
+            continue;
         }
-        let mut stmt = src
-            .conn
-            .prepare("SELECT variant_id, config FROM variant_configs")?;
-        let rows: Vec<(i64, String)> = stmt
-            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+        let to = tx.last_insert_rowid();
+        let runs: Vec<(i64, f64)> = samples
+            .query_map([id], |r| Ok((r.get(0)?, r.get(1)?)))?
             .collect::<Result<_, _>>()?;
-        for (v, text) in rows {
-            // Read as configurations and written as this build writes
-            // them: a text no configuration has stops the merge (nothing
-            // is written), and a readable form another build spelled
-            // differently becomes this build's one row.
-            let config = if text == super::write::ORIGINAL {
-                text
-            } else {
-                let c = super::sql::stored_config(&text).map_err(|e| {
-                    StoreError::Merge(format!(
-                        "variant {v} of {}: {e}; nothing was written",
-                        src.path().unwrap_or_else(|| "a store".into())
-                    ))
-                })?;
-                super::sql::stored_text(&c)
-            };
+        for (k, s) in runs {
             tx.execute(
-                "INSERT OR IGNORE INTO variant_configs (variant_id, config) VALUES (?1, ?2)",
-                params![variants[&v], config],
+                "INSERT INTO samples (measurement_id, k, seconds) VALUES (?1, ?2, ?3)",
+                params![to, k, s],
             )?;
         }
     }
-    {
-        let mut stmt = src.conn.prepare(&format!(
-            "SELECT id, variant_id, machine_id, compiler_id, size, threads, status, detail, compile_seconds, median, spread, measured_at, {}
-             FROM measurements ORDER BY id",
-            if src.has_baseline { "baseline" } else { "NULL" }
-        ))?;
-        let mut samples = src
-            .conn
-            .prepare("SELECT k, seconds FROM samples WHERE measurement_id = ?1 ORDER BY k")?;
-        let mut rows = stmt.query([])?;
-        while let Some(r) = rows.next()? {
-            let id: i64 = r.get(0)?;
-            let inserted = tx.execute(
-                "INSERT OR IGNORE INTO measurements (variant_id, machine_id, compiler_id, size, threads, status, detail, compile_seconds, median, spread, measured_at, baseline)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
-                params![
-                    variants[&r.get::<_, i64>(1)?],
-                    machines[&r.get::<_, i64>(2)?],
-                    compilers[&r.get::<_, i64>(3)?],
-                    r.get::<_, String>(4)?,
-                    r.get::<_, i64>(5)?,
-                    r.get::<_, String>(6)?,
-                    r.get::<_, String>(7)?,
-                    r.get::<_, f64>(8)?,
-                    r.get::<_, Option<f64>>(9)?,
-                    r.get::<_, Option<f64>>(10)?,
-                    r.get::<_, String>(11)?,
-                    r.get::<_, Option<f64>>(12)?,
-                ],
-            )?;
-            if inserted == 0 {
-                report.duplicates += 1;
-                continue;
-            }
-            let to = tx.last_insert_rowid();
-            let runs: Vec<(i64, f64)> = samples
-                .query_map([id], |r| Ok((r.get(0)?, r.get(1)?)))?
-                .collect::<Result<_, _>>()?;
-            for (k, s) in runs {
+    Ok(())
+}
+
+/// The features `dst` lacks (those it has with another value counted).
+fn copy_features(
+    src: &Store,
+    tx: &rusqlite::Connection,
+    kernels: &HashMap<i64, i64>,
+    report: &mut MergeReport,
+) -> Result<(), StoreError> {
+    let mut stmt = src
+        .conn
+        .prepare("SELECT kernel_id, backend, size, name, value FROM features")?;
+    let rows: Vec<(i64, String, String, String, f64)> = stmt
+        .query_map([], |r| {
+            Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
+        })?
+        .collect::<Result<_, _>>()?;
+    for (kernel, backend, size, name, value) in rows {
+        let kernel = kernels[&kernel];
+        let have: Option<f64> = tx
+            .query_row(
+                "SELECT value FROM features WHERE kernel_id = ?1 AND backend = ?2 AND size = ?3 AND name = ?4",
+                params![kernel, backend, size, name],
+                |r| r.get(0),
+            )
+            .optional()?;
+        match have {
+            Some(v) if v != value => report.differing_features += 1,
+            Some(_) => {}
+            None => {
                 tx.execute(
-                    "INSERT INTO samples (measurement_id, k, seconds) VALUES (?1, ?2, ?3)",
-                    params![to, k, s],
+                    "INSERT INTO features (kernel_id, backend, size, name, value) VALUES (?1, ?2, ?3, ?4, ?5)",
+                    params![kernel, backend, size, name, value],
                 )?;
             }
         }
     }
-    {
-        let mut stmt = src
-            .conn
-            .prepare("SELECT kernel_id, backend, size, name, value FROM features")?;
-        let rows: Vec<(i64, String, String, String, f64)> = stmt
-            .query_map([], |r| {
-                Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
-            })?
-            .collect::<Result<_, _>>()?;
-        for (kernel, backend, size, name, value) in rows {
-            let kernel = kernels[&kernel];
-            let have: Option<f64> = tx
-                .query_row(
-                    "SELECT value FROM features WHERE kernel_id = ?1 AND backend = ?2 AND size = ?3 AND name = ?4",
-                    params![kernel, backend, size, name],
-                    |r| r.get(0),
-                )
-                .optional()?;
-            match have {
-                Some(v) if v != value => report.differing_features += 1,
-                Some(_) => {}
-                None => {
-                    tx.execute(
-                        "INSERT INTO features (kernel_id, backend, size, name, value) VALUES (?1, ?2, ?3, ?4, ?5)",
-                        params![kernel, backend, size, name, value],
-                    )?;
-                }
-            }
-        }
-    }
-    tx.commit()?;
     Ok(())
 }
 
