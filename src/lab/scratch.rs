@@ -60,8 +60,14 @@ impl Scratch {
 
 impl Drop for Scratch {
     fn drop(&mut self) {
+        // Removed while still registered, then forgotten: a signal's
+        // clean-up that comes meanwhile removes it too and ends polytune
+        // only once it is gone. Forgotten first, the clean-up would not
+        // know it and could end the process in the middle of this removal
+        // (seen under load: a terminated campaign left a half-removed
+        // scratch directory behind). The TempDir field finds it gone.
+        let _ = std::fs::remove_dir_all(self.dir.path());
         live().0.retain(|p| p != self.dir.path());
-        // The TempDir field removes the directory after this.
     }
 }
 
