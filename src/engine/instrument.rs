@@ -51,10 +51,11 @@ pub fn instrument(src: &SourceFile, bodies: &[String]) -> Result<String, EngineE
         // does not write them).
         let loads = scop.invariant_declarations(&indent);
         let warm = warm(scop, &indent)?;
-        let mut w = if loads.is_empty() && warm.is_empty() {
+        let params = parameter_record(scop, &indent);
+        let mut w = if loads.is_empty() && warm.is_empty() && params.is_empty() {
             format!("{indent}{{ polytune_rt_begin({k});\n{body}")
         } else {
-            format!("{indent}{{\n{loads}{warm}{indent}polytune_rt_begin({k});\n{body}")
+            format!("{indent}{{\n{loads}{warm}{params}{indent}polytune_rt_begin({k});\n{body}")
         };
         if !body.ends_with('\n') {
             w.push('\n');
@@ -74,6 +75,26 @@ pub fn instrument(src: &SourceFile, bodies: &[String]) -> Result<String, EngineE
         src.scops.len().max(1),
         src.splice(&wrapped)
     ))
+}
+
+/// The statement that records the values of `scop`'s parameters at the
+/// region's first execution (`param K NAME VALUE` in the side file): the
+/// sizes the program runs with, which a variant's features are computed
+/// at. Nothing for a SCoP without parameters.
+fn parameter_record(scop: &Scop, indent: &str) -> String {
+    if scop.parameters.is_empty() {
+        return String::new();
+    }
+    let k = scop.index;
+    let mut out = format!("{indent}if (!polytune_rt_count[{k}]) {{\n");
+    for p in &scop.parameters {
+        let _ = writeln!(
+            out,
+            "{indent}  polytune_rt_param({k}, \"{p}\", (long long)({p}));"
+        );
+    }
+    let _ = writeln!(out, "{indent}}}");
+    out
 }
 
 /// The statements that record what `scop` wrote, one array after another

@@ -160,6 +160,10 @@ static polytune_rt_size polytune_rt_limit = (polytune_rt_size)256 << 20;
 struct polytune_rt_rest { int region; const char *name; int kind; long execs, n; double sum, wsum, abs; unsigned long long hash; };
 static struct polytune_rt_rest polytune_rt_rests[64];
 static int polytune_rt_nrests;
+/* The parameters' values at each region's first execution. */
+struct polytune_rt_param { int region; const char *name; long long value; };
+static struct polytune_rt_param polytune_rt_params[256];
+static int polytune_rt_nparams;
 /* Executions under way (from begin to after), and whether two ever
    overlapped or came from different threads: a region run by several of
    the program's own threads (the kernel called inside its parallel
@@ -195,6 +199,8 @@ static void polytune_rt_finish(void)
     else
       polytune_rt_fprintf(polytune_rt_file, "rest %d %s f %ld %ld %a %a %a\n", r->region, r->name, r->execs, r->n, r->sum, r->wsum, r->abs);
   }
+  for (k = 0; k < polytune_rt_nparams && k < 256; k++)
+    polytune_rt_fprintf(polytune_rt_file, "param %d %s %lld\n", polytune_rt_params[k].region, polytune_rt_params[k].name, polytune_rt_params[k].value);
   for (k = 0; k < POLYTUNE_RT_REGIONS; k++) {
     polytune_rt_fprintf(polytune_rt_file, "time %d %.9e %ld\n", k, polytune_rt_seconds[k], polytune_rt_count[k]);
     if (polytune_rt_last_lost[k])
@@ -245,6 +251,18 @@ static void polytune_rt_instrument(void)
   if (!started) {
     started = 1;
     POLYTUNE_RT_INSTRUMENT();
+  }
+}
+
+/* Records a parameter's value at region k's first execution (the
+   wrapping calls it before the region's first begin only). */
+__attribute__((unused)) static void polytune_rt_param(int k, const char *name, long long value)
+{
+  int i = __atomic_fetch_add(&polytune_rt_nparams, 1, __ATOMIC_ACQ_REL);
+  if (i < 256) {
+    polytune_rt_params[i].region = k;
+    polytune_rt_params[i].name = name;
+    polytune_rt_params[i].value = value;
   }
 }
 

@@ -8,6 +8,7 @@
 //! sum K EXEC ARRAY i N HASH                 execution EXEC of region K (integers)
 //! sum K EXEC ARRAY f N SUM WSUM ABS         (floating point, C99 hex floats)
 //! rest K ARRAY i|f EXECS N ...              executions past the first 1000, added up
+//! param K NAME VALUE                       a parameter of region K at its first execution
 //! time K SECONDS COUNT                      region K's total time and executions
 //! lost K                                    region K's last values were over the limit
 //! concurrent                                executions overlapped or came from several threads
@@ -63,6 +64,9 @@ pub struct Side {
     pub last: Dump,
     /// Regions whose last values were over the size limit (summaries only).
     pub lost: Vec<usize>,
+    /// The parameters' values at each region's first execution: (region,
+    /// the parameter's C name, its value).
+    pub params: Vec<(usize, String, i64)>,
 }
 
 /// Why a side file could not be read.
@@ -163,6 +167,11 @@ impl Side {
                     executions: num(count)?,
                 }),
                 ["lost", k] => side.lost.push(num(k)? as usize),
+                ["param", k, name, value] => side.params.push((
+                    num(k)? as usize,
+                    name.to_string(),
+                    value.parse().map_err(|_| bad("not an integer"))?,
+                )),
                 ["begin", name] => open = Some((name.to_string(), Values::Text(Vec::new()))),
                 ["begin", name, "bits"] => {
                     open = Some((name.to_string(), Values::Doubles(Vec::new())))
@@ -329,7 +338,7 @@ fn summaries_match(e: &Summary, a: &Summary, tol: Tolerance) -> bool {
 mod tests {
     use super::*;
 
-    const RECORD: &str = "polytune-side 1 1\nsum 0 1 A f 2 0x1.8p+1 0x1.cp+1 0x1.8p+1\nsum 0 1 n i 1 42\ntime 0 1.5e-03 1\nbegin r0.A bits\n3ff0000000000000\n4000000000000000\nend r0.A\nbegin r0.n\n7\nend r0.n\ndone\n";
+    const RECORD: &str = "polytune-side 1 1\nparam 0 n 7\nsum 0 1 A f 2 0x1.8p+1 0x1.cp+1 0x1.8p+1\nsum 0 1 n i 1 42\ntime 0 1.5e-03 1\nbegin r0.A bits\n3ff0000000000000\n4000000000000000\nend r0.A\nbegin r0.n\n7\nend r0.n\ndone\n";
 
     #[test]
     fn a_record_is_read() {
@@ -352,6 +361,7 @@ mod tests {
             }
         );
         assert_eq!(s.last.arrays.len(), 2);
+        assert_eq!(s.params, vec![(0, "n".to_string(), 7)]);
         assert_eq!(s.compare(&s, Tolerance::default()), Ok(()));
         assert!(s.unreached().is_empty());
     }
