@@ -967,11 +967,16 @@ pub const RESERVED: &[&str] = &[
 /// The suffix that marks a mangled name.
 const MANGLE_SUFFIX: &str = "_pt";
 
-/// The isl name of a C identifier. Reserved words, and names that already
-/// end in the mangling suffix (so that the mapping stays one to one), get
-/// the suffix; every other name is itself.
+/// The isl name of a C identifier. Reserved words, the names isl gives
+/// the loops of the ASTs it builds (`c0`, `c1`, ...: a program's own
+/// `c1` would read as a loop counter), and names that already end in the
+/// mangling suffix (so that the mapping stays one to one), get the
+/// suffix; every other name is itself.
 pub fn mangle(name: &str) -> std::borrow::Cow<'_, str> {
-    let reserved = RESERVED.iter().any(|w| w.eq_ignore_ascii_case(name));
+    let reserved = RESERVED.iter().any(|w| w.eq_ignore_ascii_case(name))
+        || name
+            .strip_prefix('c')
+            .is_some_and(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()));
     if reserved || name.ends_with(MANGLE_SUFFIX) {
         std::borrow::Cow::Owned(format!("{name}{MANGLE_SUFFIX}"))
     } else {
@@ -1098,7 +1103,13 @@ mod tests {
         let ctx = Ctx::new();
         let mut names: Vec<String> = RESERVED.iter().map(|w| w.to_string()).collect();
         names.extend(RESERVED.iter().map(|w| w.to_uppercase()));
-        names.extend(["NaN", "Max", "x_pt", "x_pt_pt", "n"].map(String::from));
+        names
+            .extend(["NaN", "Max", "x_pt", "x_pt_pt", "n", "c1", "c0_pt", "c1x"].map(String::from));
+        // isl's loop counter names are mangled, other names that start
+        // like them are not.
+        assert_eq!(mangle("c12"), "c12_pt");
+        assert_eq!(mangle("c"), "c");
+        assert_eq!(mangle("c1x"), "c1x");
         for w in &names {
             let m = mangle(w);
             assert_eq!(unmangle(&m), w.as_str());
