@@ -460,6 +460,44 @@ fn optimize_leaves_unprovable_scops_alone_and_says_why() {
     );
 }
 
+/// A context must speak of the SCoP's parameters: a name that is not one
+/// is a usage error (the guard would read whatever the name holds where
+/// the SCoP starts, or not compile), and a context that names some of
+/// the parameters constrains those and leaves the others free.
+#[test]
+fn a_context_names_only_the_scops_parameters() {
+    let gemm = root().join("polybench/linear-algebra/gemm.c");
+    let gemm = gemm.to_str().unwrap();
+    let out = polytune(&[
+        "optimize",
+        gemm,
+        "--config",
+        "tile=32x32x1",
+        "--context",
+        "[foo] -> { : foo > 3 }",
+    ]);
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    assert!(out.stdout.is_empty());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("`foo` is not a parameter of SCoP 0 (its parameters: ni, nj, nk)"),
+        "{err}"
+    );
+    let out = polytune(&[
+        "optimize",
+        gemm,
+        "--config",
+        "tile=32x32x1",
+        "--context",
+        "[ni] -> { : ni > 3 }",
+    ]);
+    assert!(out.status.success(), "{out:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains("left unchanged"), "{err}");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("if ((long)(ni) >= 4) {"), "{text}");
+}
+
 #[test]
 fn space_lists_distinct_variants() {
     let gemm = root().join("polybench/linear-algebra/gemm.c");

@@ -20,6 +20,25 @@ pub fn default_context(scop: &Scop) -> String {
     }
 }
 
+/// The names a context in isl notation declares: the list in brackets
+/// before `->` (`[n, m] -> { : ... }`); none without one.
+fn context_names(text: &str) -> Vec<String> {
+    let t = text.trim_start();
+    let Some(rest) = t.strip_prefix('[') else {
+        return Vec::new();
+    };
+    let Some((list, after)) = rest.split_once(']') else {
+        return Vec::new();
+    };
+    if !after.trim_start().starts_with("->") {
+        return Vec::new();
+    }
+    list.split(',')
+        .map(|n| n.trim().to_string())
+        .filter(|n| !n.is_empty())
+        .collect()
+}
+
 /// The assumed context (see [`Model::context`]) and the run-time check
 /// of it (see [`Model::guard`]).
 pub(super) fn contexts<'c>(
@@ -31,12 +50,38 @@ pub(super) fn contexts<'c>(
         None => Set::parse(ctx, &default_context(scop))?,
         // The user writes C names; isl reads the mangled ones.
         Some(text) => {
-            Set::parse(ctx, &isl::mangle_names_in(text, &scop.parameters)).map_err(|e| {
-                EngineError::Context {
+            if let Some(stranger) = context_names(text)
+                .into_iter()
+                .find(|n| !scop.parameters.iter().any(|p| p == n))
+            {
+                return Err(EngineError::Context {
                     text: text.to_string(),
-                    reason: e.message,
-                }
-            })?
+                    reason: format!(
+                        "`{stranger}` is not a parameter of SCoP {} (its parameters: {}); a \
+                         check of another name would read whatever that name holds where the \
+                         SCoP starts",
+                        scop.index,
+                        if scop.parameters.is_empty() {
+                            "none".to_string()
+                        } else {
+                            scop.parameters.join(", ")
+                        }
+                    ),
+                });
+            }
+            let user =
+                Set::parse(ctx, &isl::mangle_names_in(text, &scop.parameters)).map_err(|e| {
+                    EngineError::Context {
+                        text: text.to_string(),
+                        reason: e.message,
+                    }
+                })?;
+            // Over every parameter of the SCoP, in its order, whichever
+            // of them the user's text names (`[ni] -> { : ni > 3 }` for
+            // a SCoP over ni, nj and nk): the model's texts declare
+            // them all.
+            let params = isl_names(&scop.parameters);
+            Set::parse(ctx, &format!("[{params}] -> {{ : }}"))?.intersect(&user)?
         }
     };
     let context = assumed_context(ctx, scop, context)?;
@@ -271,7 +316,7 @@ mod tests {
         let e = unsigned_context(
             "long n; unsigned char i;",
             "for (i = 0; i < 300; i++) x[i] = 0;",
-            "n",
+            "",
         )
         .unwrap_err();
         assert!(
