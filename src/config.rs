@@ -335,16 +335,27 @@ impl Config {
     fn from_readable(text: &str) -> Result<Config, String> {
         let mut c = Config::default();
         let mut pack = false;
+        let mut given: Vec<&str> = Vec::new();
         for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
             let (k, v) = part
                 .split_once('=')
-                .ok_or_else(|| format!("`{part}` is not key=value"))?;
+                .ok_or_else(|| format!("`{}` is not key=value", clip(part)))?;
+            let (k, v) = (k.trim(), v.trim());
             let flag = |v: &str| match v {
                 "0" | "off" | "false" | "no" => Ok(false),
                 "1" | "on" | "true" | "yes" => Ok(true),
-                _ => Err(format!("`{k}` must be 0 or 1, not `{v}`")),
+                _ => Err(format!("`{}` must be 0 or 1, not `{}`", clip(k), clip(v))),
             };
-            match k.trim() {
+            // A key given twice (under either of its names) is a mistake
+            // whichever value was meant: neither is taken.
+            let canonical = canonical_key(k);
+            if let Some(key) = canonical {
+                if given.contains(&key) {
+                    return Err(format!("`{key}` is given twice"));
+                }
+                given.push(key);
+            }
+            match k {
                 "fuse" | "fusion" => c.fusion = v.parse()?,
                 "tile" => c.tile = parse_tile(v)?,
                 "wave" | "wavefront" => c.wavefront = flag(v)?,
@@ -357,7 +368,7 @@ impl Config {
                 "pack" => pack = flag(v)?,
                 "priv" | "privatize" => c.privatize = flag(v)?,
                 "exp" | "expand" => c.expand = flag(v)?,
-                other => return Err(format!("unknown key `{other}`")),
+                other => return Err(format!("unknown key `{}`", clip(other))),
             }
         }
         match (&mut c.regblock, pack) {
@@ -406,6 +417,50 @@ pub fn parse_tile(v: &str) -> Result<[u16; 3], String> {
     Ok(t)
 }
 
+/// The one name of a key of the readable form (`fusion` is `fuse`).
+fn canonical_key(k: &str) -> Option<&'static str> {
+    Some(match k {
+        "fuse" | "fusion" => "fuse",
+        "tile" => "tile",
+        "wave" | "wavefront" => "wave",
+        "omp" => "omp",
+        "prevec" | "prevector" => "prevec",
+        "simd" => "simd",
+        "uj" | "unroll" => "uj",
+        "rb" | "regblock" => "rb",
+        "red" | "reduce" => "red",
+        "pack" => "pack",
+        "priv" | "privatize" => "priv",
+        "exp" | "expand" => "exp",
+        _ => return None,
+    })
+}
+
+/// `text` as an error message may quote it: whole up to 60 characters,
+/// else its beginning and its length (an error never echoes a value of
+/// any size in full).
+pub fn clip(text: &str) -> std::borrow::Cow<'_, str> {
+    const SHOWN: usize = 60;
+    match text.char_indices().nth(SHOWN) {
+        None => std::borrow::Cow::Borrowed(text),
+        Some((end, _)) => std::borrow::Cow::Owned(format!(
+            "{}… ({} characters)",
+            &text[..end],
+            text.chars().count()
+        )),
+    }
+}
+
+/// `reason` with every `quoted` part [`clip`]ped.
+fn clip_quoted(reason: &str) -> String {
+    reason
+        .split('`')
+        .enumerate()
+        .map(|(k, part)| if k % 2 == 1 { clip(part) } else { part.into() })
+        .collect::<Vec<_>>()
+        .join("`")
+}
+
 impl FromStr for Config {
     type Err = ConfigError;
 
@@ -419,8 +474,8 @@ impl FromStr for Config {
             Err("neither a bit string nor key=value pairs".to_string())
         };
         r.map_err(|reason| ConfigError {
-            text: text.to_string(),
-            reason,
+            text: clip(text).into_owned(),
+            reason: clip_quoted(&reason),
         })
     }
 }
@@ -510,6 +565,35 @@ pub mod as_bits {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_key_given_twice_is_refused_under_either_name() {
+        for text in [
+            "tile=32x32x1,tile=1x1x1",
+            "fuse=smart,fusion=no",
+            "uj=2,unroll=2",
+        ] {
+            let e = text.parse::<Config>().unwrap_err();
+            assert!(e.reason.contains("is given twice"), "{text}: {e}");
+        }
+        assert!("tile=32x32x1,omp=1".parse::<Config>().is_ok());
+    }
+
+    #[test]
+    fn errors_never_echo_a_long_value_in_full() {
+        let long = "x".repeat(5000);
+        for text in [
+            long.clone(),
+            format!("tile={long}"),
+            format!("omp={long}"),
+            format!("{long}=1"),
+            format!("fuse={long}"),
+        ] {
+            let e = text.parse::<Config>().unwrap_err().to_string();
+            assert!(e.len() < 3000, "{} bytes: {}", e.len(), &e[..200]);
+            assert!(e.contains("characters)"), "{e}");
+        }
+    }
 
     #[test]
     fn both_forms_round_trip_for_the_whole_space() {

@@ -753,3 +753,41 @@ fn completions_and_man_pages_come_from_the_command_line() {
     assert!(man.join("polytune.1").exists());
     assert!(man.join("polytune-characterize.1").exists());
 }
+
+/// A closed standard output is an error, not a program lost with exit 0;
+/// /dev/null as the user's redirection is not.
+#[test]
+fn a_closed_standard_output_is_an_error() {
+    let gemm = root().join("polybench/linear-algebra/gemm.c");
+    let run = |redirect: &str| {
+        Command::new("sh")
+            .arg("-c")
+            .arg(format!(
+                "\"$0\" optimize \"$1\" --config tile=32x32x1 {redirect}"
+            ))
+            .arg(env!("CARGO_BIN_EXE_polytune"))
+            .arg(&gemm)
+            .output()
+            .unwrap()
+    };
+    let closed = run(">&-");
+    assert_eq!(closed.status.code(), Some(1), "{closed:?}");
+    assert!(
+        String::from_utf8_lossy(&closed.stderr).contains("standard output: it is closed"),
+        "{closed:?}"
+    );
+    let null = run(">/dev/null");
+    assert!(null.status.success(), "{null:?}");
+}
+
+/// A usage error quotes a long value clipped, with its length.
+#[test]
+fn a_usage_error_never_echoes_a_long_value_in_full() {
+    let gemm = root().join("polybench/linear-algebra/gemm.c");
+    let long = "x".repeat(100_000);
+    let out = polytune(&["optimize", gemm.to_str().unwrap(), "--config", &long]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.len() < 4000, "{} bytes", err.len());
+    assert!(err.contains("… (100000 characters)"), "{err}");
+}

@@ -148,7 +148,32 @@ impl Ui {
 }
 
 /// Writes text to standard output; a closed pipe ends the run quietly.
+/// Standard output was closed when polytune started (see [`main`]).
+static STDOUT_CLOSED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Whether standard output was closed when polytune started. Rust's
+/// runtime opens /dev/null (read-write) in place of a closed standard
+/// descriptor before `main`, so what polytune writes would be lost with
+/// exit 0: descriptor 1 on /dev/null opened read-write is taken for a
+/// closed one (a shell's `>/dev/null` opens it write-only).
+fn stdout_was_closed() -> bool {
+    use rustix::fs::{FileType, OFlags, fcntl_getfl, fstat, stat};
+    let out = std::io::stdout();
+    let (Ok(mine), Ok(null), Ok(flags)) = (fstat(&out), stat("/dev/null"), fcntl_getfl(&out))
+    else {
+        return false;
+    };
+    FileType::from_raw_mode(mine.st_mode) == FileType::CharacterDevice
+        && mine.st_rdev == null.st_rdev
+        && flags & OFlags::RWMODE == OFlags::RDWR
+}
+
 pub(crate) fn out(text: &str) -> anyhow::Result<()> {
+    if STDOUT_CLOSED.load(std::sync::atomic::Ordering::Relaxed) {
+        anyhow::bail!(
+            "cannot write to standard output: it is closed\n  help: redirect it to a file, or write with --output"
+        );
+    }
     let mut o = std::io::stdout().lock();
     match o.write_all(text.as_bytes()).and_then(|()| o.flush()) {
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Err(StdoutClosed.into()),
@@ -196,11 +221,22 @@ enum Command {
 
 /// Runs the CLI; returns the process exit code.
 pub fn main() -> i32 {
+    if stdout_was_closed() {
+        STDOUT_CLOSED.store(true, std::sync::atomic::Ordering::Relaxed);
+    }
     // Programs polytune runs die with it, and its scratch directories go.
     if let Err(e) = crate::lab::confine::clean_up_on_signals() {
         eprintln!("polytune: warning: cannot handle signals: {e}");
     }
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        // Help and version go to standard output, exit 0.
+        Err(e) if !e.use_stderr() => e.exit(),
+        Err(e) => {
+            eprint!("{}", clip_values(&e.render().to_string()));
+            return ExitStatus::Usage as i32;
+        }
+    };
     let ui = Ui {
         verbosity: match (cli.quiet, cli.verbose) {
             (true, _) => Verbosity::Quiet,
@@ -219,6 +255,26 @@ pub fn main() -> i32 {
     };
     crate::lab::confine::let_signal_clean_up_finish();
     status as i32
+}
+
+/// A usage error as clap words it, with the value it quotes (`invalid
+/// value '…' for '--opt'`) clipped: an error never echoes a value of any
+/// size in full.
+fn clip_values(text: &str) -> String {
+    const OPEN: &str = "invalid value '";
+    const CLOSE: &str = "' for '";
+    let Some(start) = text.find(OPEN).map(|i| i + OPEN.len()) else {
+        return text.to_string();
+    };
+    let Some(end) = text[start..].find(CLOSE).map(|i| i + start) else {
+        return text.to_string();
+    };
+    format!(
+        "{}{}{}",
+        &text[..start],
+        crate::config::clip(&text[start..end]),
+        &text[end..]
+    )
 }
 
 /// Prints the error that ends the run.

@@ -50,12 +50,19 @@ pub(super) fn contexts<'c>(
         None => Set::parse(ctx, &default_context(scop))?,
         // The user writes C names; isl reads the mangled ones.
         Some(text) => {
+            let user =
+                Set::parse(ctx, &isl::mangle_names_in(text, &scop.parameters)).map_err(|e| {
+                    EngineError::Context {
+                        text: crate::config::clip(text).into_owned(),
+                        reason: e.message,
+                    }
+                })?;
             if let Some(stranger) = context_names(text)
                 .into_iter()
                 .find(|n| !scop.parameters.iter().any(|p| p == n))
             {
                 return Err(EngineError::Context {
-                    text: text.to_string(),
+                    text: crate::config::clip(text).into_owned(),
                     reason: format!(
                         "`{stranger}` is not a parameter of SCoP {} (its parameters: {}); a \
                          check of another name would read whatever that name holds where the \
@@ -69,13 +76,6 @@ pub(super) fn contexts<'c>(
                     ),
                 });
             }
-            let user =
-                Set::parse(ctx, &isl::mangle_names_in(text, &scop.parameters)).map_err(|e| {
-                    EngineError::Context {
-                        text: text.to_string(),
-                        reason: e.message,
-                    }
-                })?;
             // Over every parameter of the SCoP, in its order, whichever
             // of them the user's text names (`[ni] -> { : ni > 3 }` for
             // a SCoP over ni, nj and nk): the model's texts declare
