@@ -791,3 +791,18 @@ fn a_usage_error_never_echoes_a_long_value_in_full() {
     assert!(err.len() < 4000, "{} bytes", err.len());
     assert!(err.contains("… (100000 characters)"), "{err}");
 }
+
+/// An endless input is refused at the size cap, at once, not read until
+/// memory runs out.
+#[test]
+fn an_endless_input_is_refused_at_the_size_cap() {
+    let start = std::time::Instant::now();
+    let out = polytune(&["optimize", "/dev/zero", "--config", "tile=32x32x1"]);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("/dev/zero: cannot read: larger than 32 MiB"),
+        "{err}"
+    );
+    assert!(start.elapsed().as_secs() < 30);
+}

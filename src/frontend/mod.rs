@@ -50,12 +50,35 @@ pub struct SourceFile {
     lines: OnceLock<Lines>,
 }
 
-/// Reads and parses a C file.
-pub fn parse_file(path: &Path, options: &Options) -> Result<SourceFile, FrontendError> {
-    let bytes = std::fs::read(path).map_err(|source| FrontendError::Io {
+/// The largest source file polytune reads (bytes): far above any C file
+/// a person writes (the largest in the corpus is 8 KB; a whole-library
+/// amalgamation is under 10 MB), far below what would exhaust memory
+/// (`/dev/zero` is endless).
+pub const MAX_SOURCE: u64 = 32 << 20;
+
+/// The file's bytes, refused past [`MAX_SOURCE`] before more is read.
+fn read_capped(path: &Path) -> Result<Vec<u8>, FrontendError> {
+    use std::io::Read;
+    let io = |source| FrontendError::Io {
         path: path.to_path_buf(),
         source,
-    })?;
+    };
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)
+        .and_then(|f| f.take(MAX_SOURCE + 1).read_to_end(&mut bytes))
+        .map_err(io)?;
+    if bytes.len() as u64 > MAX_SOURCE {
+        return Err(io(std::io::Error::other(format!(
+            "larger than {} MiB, the largest C source polytune reads",
+            MAX_SOURCE >> 20
+        ))));
+    }
+    Ok(bytes)
+}
+
+/// Reads and parses a C file.
+pub fn parse_file(path: &Path, options: &Options) -> Result<SourceFile, FrontendError> {
+    let bytes = read_capped(path)?;
     let text = match String::from_utf8(bytes) {
         Ok(t) => t,
         Err(e) => {
