@@ -244,6 +244,14 @@ pub fn main() -> i32 {
             (false, false) => Verbosity::Normal,
         },
     };
+    // What polytune processes killed outright (SIGKILL) left behind.
+    let stale = crate::lab::scratch::remove_stale();
+    if stale > 0 {
+        ui.note(format_args!(
+            "removed {stale} scratch director{} of polytune processes that were killed",
+            if stale == 1 { "y" } else { "ies" }
+        ));
+    }
     let status = match run(cli.command, &ui) {
         Ok(()) => ExitStatus::Ok,
         Err(e) if e.is::<StdoutClosed>() => ExitStatus::Ok,

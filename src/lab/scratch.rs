@@ -24,8 +24,9 @@ pub struct Scratch {
 }
 
 impl Scratch {
-    /// Creates `polytune-PURPOSE-XXXXXX` in the temporary directory
-    /// (`$TMPDIR`, else /tmp).
+    /// Creates `polytune-PURPOSE-PID-XXXXXX` in the temporary directory
+    /// (`$TMPDIR`, else /tmp); PID is polytune's process, by which
+    /// [`remove_stale`] knows a directory whose owner was killed.
     pub fn new(purpose: &str) -> std::io::Result<Scratch> {
         use std::os::unix::fs::PermissionsExt;
         // Created and registered under the lock: a signal's clean-up
@@ -37,7 +38,7 @@ impl Scratch {
             return Err(ending());
         }
         let dir = tempfile::Builder::new()
-            .prefix(&format!("polytune-{purpose}-"))
+            .prefix(&format!("polytune-{purpose}-{}-", std::process::id()))
             .permissions(std::fs::Permissions::from_mode(0o700))
             .tempdir()
             .map_err(|e| {
@@ -68,6 +69,63 @@ impl Drop for Scratch {
         // scratch directory behind). The TempDir field finds it gone.
         let _ = std::fs::remove_dir_all(self.dir.path());
         live().0.retain(|p| p != self.dir.path());
+    }
+}
+
+/// Removes the scratch directories that polytune processes killed
+/// without a chance to clean up (SIGKILL, a power cut) left in the
+/// temporary directory: those of this user whose process no longer
+/// exists. Returns how many were removed. A directory whose process id
+/// was reused by a live process is kept (it goes once that one ends).
+pub fn remove_stale() -> usize {
+    remove_stale_in(&std::env::temp_dir())
+}
+
+fn remove_stale_in(tmp: &Path) -> usize {
+    use std::os::unix::fs::MetadataExt;
+    let me = rustix::process::getuid().as_raw();
+    let Ok(entries) = std::fs::read_dir(tmp) else {
+        return 0;
+    };
+    let mut removed = 0;
+    for e in entries.flatten() {
+        let name = e.file_name();
+        let Some(pid) = name.to_str().and_then(owner_pid) else {
+            continue;
+        };
+        // Not a link, a directory of this user's.
+        let Ok(meta) = std::fs::symlink_metadata(e.path()) else {
+            continue;
+        };
+        if !meta.is_dir() || meta.uid() != me || alive(pid) {
+            continue;
+        }
+        if std::fs::remove_dir_all(e.path()).is_ok() {
+            removed += 1;
+        }
+    }
+    removed
+}
+
+/// The process id in a scratch directory's name
+/// (`polytune-PURPOSE-PID-XXXXXX`).
+fn owner_pid(name: &str) -> Option<i32> {
+    let rest = name.strip_prefix("polytune-")?;
+    let mut parts = rest.rsplitn(3, '-');
+    let _random = parts.next()?;
+    let pid = parts.next()?.parse::<i32>().ok()?;
+    let _purpose = parts.next()?;
+    (pid > 0).then_some(pid)
+}
+
+/// Whether process `pid` exists (a process of another user counts).
+fn alive(pid: i32) -> bool {
+    let Some(pid) = rustix::process::Pid::from_raw(pid) else {
+        return false;
+    };
+    match rustix::process::test_kill_process(pid) {
+        Ok(()) => true,
+        Err(e) => e != rustix::io::Errno::SRCH,
     }
 }
 
@@ -129,6 +187,39 @@ mod tests {
         drop(a);
         assert!(!p.exists());
         assert!(!live().0.contains(&p));
+    }
+
+    #[test]
+    fn the_directories_of_dead_processes_are_removed_and_no_other() {
+        assert_eq!(owner_pid("polytune-select-4242-AbC123"), Some(4242));
+        assert_eq!(owner_pid("polytune-a-b-17-xyz"), Some(17));
+        assert_eq!(owner_pid("polytune-select-AbC123"), None);
+        assert_eq!(owner_pid("other-select-12-AbC123"), None);
+        let tmp = tempfile::tempdir().unwrap();
+        // A child that has exited and been waited for: its id is free.
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let dead = child.id();
+        child.wait().unwrap();
+        let mine = std::process::id();
+        let stale = tmp.path().join(format!("polytune-select-{dead}-Qx1"));
+        let live = tmp.path().join(format!("polytune-select-{mine}-Qx2"));
+        let foreign = tmp.path().join(format!("keep-select-{dead}-Qx3"));
+        for d in [&stale, &live, &foreign] {
+            std::fs::create_dir(d).unwrap();
+            std::fs::write(d.join("f.c"), "x").unwrap();
+        }
+        // A link named like a scratch directory is never followed.
+        let target = tmp.path().join("target");
+        std::fs::create_dir(&target).unwrap();
+        let link = tmp.path().join(format!("polytune-x-{dead}-Qx4"));
+        std::os::unix::fs::symlink(&target, &link).unwrap();
+        if alive(dead as i32) {
+            // The id was reused at once (rare): nothing to check.
+            return;
+        }
+        assert_eq!(remove_stale_in(tmp.path()), 1);
+        assert!(!stale.exists());
+        assert!(live.exists() && foreign.exists() && target.exists());
     }
 
     #[test]
