@@ -218,6 +218,28 @@ pub fn strip_scop_pragmas(text: &str) -> String {
 }
 
 impl SourceFile {
+    /// The file without the SCoPs `dropped` (indices into `scops`): their
+    /// text stays as it is, plain code to every later stage, and the
+    /// others are numbered again from 0 in their order.
+    pub fn without(&self, dropped: &[usize]) -> SourceFile {
+        let scops = self
+            .scops
+            .iter()
+            .filter(|s| !dropped.contains(&s.index))
+            .enumerate()
+            .map(|(k, s)| Scop {
+                index: k,
+                ..s.clone()
+            })
+            .collect();
+        SourceFile {
+            path: self.path.clone(),
+            text: self.text.clone(),
+            scops,
+            lines: OnceLock::new(),
+        }
+    }
+
     /// The file with the body of SCoP `k` replaced by `replacements[k]`
     /// (pragma lines and everything outside the SCoPs unchanged).
     pub fn splice(&self, replacements: &[String]) -> String {

@@ -216,10 +216,58 @@ impl Harness {
         ))
     }
 
+    /// The SCoP regions that the original (built from `src`, its
+    /// instrumented source) never executes in one run: `Ok(vec![])` when
+    /// it reaches them all. One build and one run, not recording; every
+    /// other failure of the original is the error it is in
+    /// [`Harness::reference`].
+    pub fn unreached(&self, src: &Path) -> Result<Vec<usize>, OriginalError> {
+        let exe = self.workdir.join("reach");
+        let c = self.recipe.build(src, &exe, false, &[]);
+        if !c.ok {
+            let (command, _) = self.recipe.describe(&src.display().to_string(), false);
+            return Err(OriginalError::Build {
+                command,
+                stderr: c.stderr,
+            });
+        }
+        let command = self.shown(&exe);
+        let (_, side) = self.checked_run(&exe, &command, false)?;
+        let _ = std::fs::remove_file(&exe);
+        Ok(side.unreached())
+    }
+
     /// One recording run of the original, which must exit normally, leave
     /// no strays and reach every SCoP region.
     fn recording_run(&self, exe: &Path, command: &str) -> Result<(Run, Side), OriginalError> {
-        let (run, side) = self.run(exe, true)?;
+        let (run, side) = self.checked_run(exe, command, true)?;
+        let unreached = side.unreached();
+        if !unreached.is_empty() {
+            return Err(OriginalError::Unreached {
+                command: command.to_string(),
+                what: format!(
+                    "SCoP region(s) {} (executed zero times)",
+                    unreached
+                        .iter()
+                        .map(|k| k.to_string())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            });
+        }
+        Ok((run, side))
+    }
+
+    /// One run of the original (recording what the regions write when
+    /// `record`), which must exit normally, leave no strays and reach a
+    /// SCoP region.
+    fn checked_run(
+        &self,
+        exe: &Path,
+        command: &str,
+        record: bool,
+    ) -> Result<(Run, Side), OriginalError> {
+        let (run, side) = self.run(exe, record)?;
         if !matches!(run.exit, Exit::Code(_)) || run.strays > 0 || !run.output_complete {
             return Err(OriginalError::Run {
                 command: command.to_string(),
@@ -252,20 +300,6 @@ impl Harness {
                 });
             }
         };
-        let unreached = side.unreached();
-        if !unreached.is_empty() {
-            return Err(OriginalError::Unreached {
-                command: command.to_string(),
-                what: format!(
-                    "SCoP region(s) {} (executed zero times)",
-                    unreached
-                        .iter()
-                        .map(|k| k.to_string())
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ),
-            });
-        }
         Ok((run, side))
     }
 

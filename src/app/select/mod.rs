@@ -60,8 +60,10 @@ pub enum SelectionError {
         trained: crate::lab::characterize::Backend,
         given: crate::lab::characterize::Backend,
     },
-    #[error("{path}: the original program cannot be measured: {source}")]
-    Unmeasurable { path: String, source: OriginalError },
+    /// (`why` is not a `source`: its text is in this message, and the
+    /// chain would print it twice.)
+    #[error("{path}: the original program cannot be measured: {why}")]
+    Unmeasurable { path: String, why: OriginalError },
     #[error(transparent)]
     Io(#[from] std::io::Error),
 }
@@ -132,10 +134,32 @@ pub fn select(
     if models.is_empty() {
         return Err(LearnError::Data("no models to rank with".into()).into());
     }
-    let mut s = stages::Selection::new(file, src, models, setup, context, progress)?;
+    // A region the program never runs cannot be verified: it is left as
+    // it is, and the others are tuned (an abort before).
+    let reduced: SourceFile;
+    let mut s = stages::Selection::new(file, src, models, setup, context, &mut *progress)?;
+    let unreached = if setup.no_run {
+        Vec::new()
+    } else {
+        s.unreached()?
+    };
+    let mut unreached_notes = Vec::new();
+    if !unreached.is_empty() {
+        drop(s);
+        for &k in &unreached {
+            let (line, _) = src.line_col(src.scops[k].region.open.start);
+            unreached_notes.push(format!(
+                "{}:{line}: SCoP {k} left unchanged: the program never ran it, so no variant of it could be verified (run with input that reaches it to tune it)",
+                src.path.display()
+            ));
+        }
+        reduced = src.without(&unreached);
+        s = stages::Selection::new(file, &reduced, models, setup, context, &mut *progress)?;
+    }
     let counted = s.characterize()?;
     let mut ranked = s.rank(landscapes, &counted.features)?;
     let mut report = s.report(&counted, &mut ranked);
+    report.warnings.splice(0..0, unreached_notes);
     if setup.no_run {
         return s.predict(&ranked, report);
     }

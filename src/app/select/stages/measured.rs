@@ -15,6 +15,19 @@ impl Selection<'_> {
         }
     }
 
+    /// Stage 0: the SCoP regions the program never runs, from one native
+    /// run of its instrumented original.
+    pub fn unreached(&mut self) -> Result<Vec<usize>, SelectionError> {
+        let text = crate::engine::pipeline::instrumented(self.src, None, self.context)?.text;
+        let path = self.sources.write("reach-src", &text)?;
+        self.harness()
+            .unreached(&path)
+            .map_err(|why| SelectionError::Unmeasurable {
+                path: self.file.display().to_string(),
+                why,
+            })
+    }
+
     /// Stage 3: a planned strategy's candidates, all compiled at once
     /// before the original is timed. On this 2-core machine a compiler
     /// beside a timed run would disturb the timing, so nothing compiles
@@ -69,12 +82,12 @@ impl Selection<'_> {
         report: &mut Report,
     ) -> Result<Baseline, SelectionError> {
         let t = Instant::now();
-        let (orig, reference) = harness
-            .reference(&counted.original, true)
-            .map_err(|source| SelectionError::Unmeasurable {
+        let (orig, reference) = harness.reference(&counted.original, true).map_err(|why| {
+            SelectionError::Unmeasurable {
                 path: self.file.display().to_string(),
-                source,
-            })?;
+                why,
+            }
+        })?;
         report.phases.original = t.elapsed().as_secs_f64();
         (self.progress)(Event::Baseline {
             status: orig.status,
