@@ -492,7 +492,64 @@ __attribute__((unused)) static int polytune_rt_warming(int k)
 }
 
 /* One element: floating-point values are recorded exactly (their bits),
-   integers as integers. The test `(type)0.5 != 0` tells the two apart
-   without _Generic, which -std=c99 lacks. */
-#define POLYTUNE_RT_PUT(x) (((__typeof__(x))0.5 != 0) ? polytune_rt_f((double)(x)) : polytune_rt_i((long long)(x)))
-#define POLYTUNE_RT_FLOATING(x) ((__typeof__(x))0.5 != 0)
+   integers as integers, pointers as 0 (an address differs from one run to
+   the next: a pointer-valued element, `rows[i] = rows[i - 1] + m`, is
+   not compared; what is read through it is). The element is copied and
+   read by its type's class (__builtin_classify_type, GCC's and Clang's:
+   8 real, 5 pointer, 9 complex, else integer-like), which needs neither
+   _Generic (-std=c99 lacks it) nor a cast that a pointer would refuse. */
+__attribute__((unused)) static void polytune_rt_put_bytes(const void *p, unsigned long n, int cls)
+{
+  if (cls == 8 || cls == 9) {
+    if (n == sizeof(float)) {
+      float v;
+      __builtin_memcpy(&v, p, sizeof v);
+      polytune_rt_f((double)v);
+    } else if (n == sizeof(double)) {
+      double v;
+      __builtin_memcpy(&v, p, sizeof v);
+      polytune_rt_f(v);
+    } else if (n == sizeof(long double) && cls == 8) {
+      long double v;
+      __builtin_memcpy(&v, p, sizeof v);
+      polytune_rt_f((double)v);
+    } else {
+      /* A complex value: its real part, then its imaginary part. */
+      if (n == 2 * sizeof(double)) {
+        double v[2];
+        __builtin_memcpy(v, p, sizeof v);
+        polytune_rt_f(v[0]);
+        polytune_rt_f(v[1]);
+      } else {
+        float v[2];
+        __builtin_memcpy(v, p, n < sizeof v ? n : sizeof v);
+        polytune_rt_f((double)v[0]);
+        polytune_rt_f((double)v[1]);
+      }
+    }
+  } else if (cls == 5) {
+    polytune_rt_i(0);
+  } else if (n == 1) {
+    signed char v;
+    __builtin_memcpy(&v, p, 1);
+    polytune_rt_i(v);
+  } else if (n == 2) {
+    short v;
+    __builtin_memcpy(&v, p, 2);
+    polytune_rt_i(v);
+  } else if (n == 4) {
+    int v;
+    __builtin_memcpy(&v, p, 4);
+    polytune_rt_i(v);
+  } else {
+    long long v;
+    __builtin_memcpy(&v, p, sizeof v);
+    polytune_rt_i(v);
+  }
+}
+#define POLYTUNE_RT_PUT(x) \
+  do { \
+    __typeof__(x) polytune_rt_v = (x); \
+    polytune_rt_put_bytes(&polytune_rt_v, sizeof polytune_rt_v, __builtin_classify_type(x)); \
+  } while (0)
+#define POLYTUNE_RT_FLOATING(x) (__builtin_classify_type(x) == 8 || __builtin_classify_type(x) == 9)
