@@ -7,6 +7,7 @@ use super::Usage;
 use crate::config::{Config, Fusion};
 use crate::lab::characterize::Backend;
 use crate::lab::compiler::{Compiler, Family};
+use crate::lab::dump::StdoutPolicy;
 use crate::lab::runner::Protocol;
 use crate::lab::size::Size;
 use anyhow::{Context, Result};
@@ -16,7 +17,7 @@ use std::path::{Path, PathBuf};
 /// The typed values users name on the command line by their `as_str`
 /// names: a back-end compiler (`--compiler gcc`), a dataset size of
 /// corpus-style programs (`--size medium`), a feature back end
-/// (`--backend cachegrind`).
+/// (`--backend cachegrind`), a standard output policy (`--stdout stable`).
 macro_rules! value_enum {
     ($($t:ty),*) => {$(
         impl clap::ValueEnum for $t {
@@ -31,7 +32,7 @@ macro_rules! value_enum {
     )*};
 }
 
-value_enum!(Family, Size, Backend);
+value_enum!(Family, Size, Backend, StdoutPolicy);
 
 /// How programs are built (every command that compiles).
 #[derive(clap::Args, Clone, Debug)]
@@ -130,6 +131,14 @@ pub struct ProgramArgs {
     /// Absolute tolerance when floating-point results are compared.
     #[arg(long, default_value_t = 1e-9)]
     pub atol: f64,
+    /// Which lines of standard output a variant must reproduce.
+    ///
+    /// The regions' records and the exit status decide in every case.
+    /// strict: every line two runs of the original print alike; stable:
+    /// those that also stay alike when the original's regions are slowed
+    /// down, so that a printed time or rate is not compared; ignore: none.
+    #[arg(long, value_name = "POLICY", value_enum, default_value = "stable")]
+    pub stdout: StdoutPolicy,
     /// For a bare kernel (a file without `main`): the values of its
     /// integer parameters, e.g. --param N=2000,M=1800; polytune writes a
     /// driver that allocates the arrays, calls the kernel once, and is
@@ -248,6 +257,7 @@ impl ProgramArgs {
         crate::lab::dump::Tolerance {
             rtol: self.rtol,
             atol: self.atol,
+            stdout: self.stdout,
         }
     }
 }

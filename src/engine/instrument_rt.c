@@ -141,6 +141,13 @@ static long polytune_rt_count[POLYTUNE_RT_REGIONS];
 static double polytune_rt_t0[POLYTUNE_RT_REGIONS];
 static int polytune_rt_mode = -1; /* -1 not started, 0 time only, 1 also dump */
 static long polytune_rt_stop_after;
+/* POLYTUNE_PERTURB=1: after each region's execution, spin as long as it
+   took (and 20 ms more, the first 50 times), so that what the program
+   prints about its own speed changes from the plain run (the lab then
+   leaves those lines out of the comparison). */
+static int polytune_rt_perturb;
+static long polytune_rt_perturbed;
+static double polytune_rt_last_seconds;
 static long polytune_rt_total;
 static void *polytune_rt_file;
 /* The array being recorded. */
@@ -223,6 +230,8 @@ static int polytune_rt_start(void)
   const char *dump = polytune_rt_getenv("POLYTUNE_DUMP");
   const char *stop = polytune_rt_getenv("POLYTUNE_STOP_AFTER");
   const char *limit = polytune_rt_getenv("POLYTUNE_DUMP_LIMIT");
+  const char *perturb = polytune_rt_getenv("POLYTUNE_PERTURB");
+  polytune_rt_perturb = perturb && perturb[0] == '1';
   if (stop)
     for (; *stop >= '0' && *stop <= '9'; stop++)
       polytune_rt_stop_after = polytune_rt_stop_after * 10 + (*stop - '0');
@@ -295,7 +304,8 @@ __attribute__((unused)) static void polytune_rt_end(int k)
 {
   POLYTUNE_RT_COUNT_STOP();
   POLYTUNE_RT_TOGGLE();
-  polytune_rt_seconds[k] += polytune_rt_now() - polytune_rt_t0[k];
+  polytune_rt_last_seconds = polytune_rt_now() - polytune_rt_t0[k];
+  polytune_rt_seconds[k] += polytune_rt_last_seconds;
   polytune_rt_count[k]++;
 }
 
@@ -462,6 +472,11 @@ __attribute__((unused)) static void polytune_rt_after(int k)
     polytune_rt_recording = 0;
   }
   __atomic_fetch_sub(&polytune_rt_inside, 1, __ATOMIC_ACQ_REL);
+  if (polytune_rt_perturb) {
+    double until = polytune_rt_now() + polytune_rt_last_seconds + (polytune_rt_perturbed++ < 50 ? 0.02 : 0.0);
+    while (polytune_rt_now() < until)
+      ;
+  }
   if (polytune_rt_stop_after > 0 && ++polytune_rt_total >= polytune_rt_stop_after) {
     polytune_rt_finish();
     POLYTUNE_RT_COUNT_REPORT();

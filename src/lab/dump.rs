@@ -52,12 +52,14 @@ pub struct DumpError {
     pub message: String,
 }
 
-/// Accepted difference between two floating-point values:
-/// `|a - b| <= atol + rtol * max(|a|, |b|)`.
+/// How results are compared: the accepted difference between two
+/// floating-point values, `|a - b| <= atol + rtol * max(|a|, |b|)`, and
+/// which lines of standard output count.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Tolerance {
     pub rtol: f64,
     pub atol: f64,
+    pub stdout: StdoutPolicy,
 }
 
 impl Default for Tolerance {
@@ -65,6 +67,46 @@ impl Default for Tolerance {
         Tolerance {
             rtol: 1e-6,
             atol: 1e-9,
+            stdout: StdoutPolicy::Stable,
+        }
+    }
+}
+
+/// Which lines of a program's standard output a variant must reproduce.
+/// The regions' records and the exit status decide in every case.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum StdoutPolicy {
+    /// Every line that two plain runs of the original print alike.
+    Strict,
+    /// The lines that also stay alike when the original's regions are
+    /// slowed down (its second recording run spins after each region as
+    /// long as the region took): a line that reports a time, a rate or
+    /// anything else that follows the regions' speed is not compared.
+    #[default]
+    Stable,
+    /// None.
+    Ignore,
+}
+
+/// A `--stdout` name that is none of [`StdoutPolicy::ALL`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown standard output policy `{0}` (strict, stable or ignore)")]
+pub struct UnknownStdoutPolicy(pub String);
+
+super::named_by_as_str!(StdoutPolicy, UnknownStdoutPolicy);
+
+impl StdoutPolicy {
+    pub const ALL: [StdoutPolicy; 3] = [
+        StdoutPolicy::Strict,
+        StdoutPolicy::Stable,
+        StdoutPolicy::Ignore,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StdoutPolicy::Strict => "strict",
+            StdoutPolicy::Stable => "stable",
+            StdoutPolicy::Ignore => "ignore",
         }
     }
 }

@@ -324,6 +324,7 @@ fn summaries_match(e: &Summary, a: &Summary, tol: Tolerance) -> bool {
             let scale = Tolerance {
                 rtol: tol.rtol * 2.0,
                 atol: tol.atol * 2.0 * e.values as f64,
+                ..tol
             };
             let near = |x: f64, y: f64| {
                 floats_match(x, y, scale) || (x - y).abs() <= scale.atol + scale.rtol * m1.max(m2)

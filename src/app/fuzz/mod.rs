@@ -274,6 +274,7 @@ pub fn compare_outputs(expected: &str, actual: &str) -> Result<(), String> {
         Tolerance {
             rtol: 1e-9,
             atol: 1e-12,
+            ..Tolerance::default()
         },
     )
     .map_err(|m| m.to_string())
