@@ -162,6 +162,17 @@ pub fn parse_param(s: &str) -> Result<(String, i64), String> {
     Ok((name.trim().to_string(), value))
 }
 
+/// Whether a C source of the compile line (a word naming an existing
+/// `.c` file) defines `main`: the program is then whole, its kernel
+/// file one of several (`optimize kernel.c -- main.c io.c -lm`).
+fn sources_define_main(compile_line: &[String]) -> bool {
+    compile_line
+        .iter()
+        .filter(|w| w.ends_with(".c") && !w.starts_with('-'))
+        .filter_map(|w| std::fs::read_to_string(w).ok())
+        .any(|text| crate::engine::driver::has_main(&text))
+}
+
 impl ProgramArgs {
     /// The recipe of `src` built with `compiler`: `-D<SIZE>_DATASET`
     /// only for programs in the corpus style (which read it); for a bare
@@ -183,7 +194,9 @@ impl ProgramArgs {
         r.size = corpus_style(&src.text).then_some(size);
         r.include = include;
         r.extra = compile_line.to_vec();
-        let bare = !crate::engine::driver::has_main(&src.text) && self.build.is_none();
+        let bare = !crate::engine::driver::has_main(&src.text)
+            && self.build.is_none()
+            && !sources_define_main(compile_line);
         if bare {
             let d =
                 crate::engine::driver::generate_with(src, &self.param, self.size_from_footprint)
