@@ -2,11 +2,10 @@
 
 use super::Ui;
 use super::args::{BuildArgs, CompileLine, OutputArgs, ProgramArgs, memory_limit};
-use super::render::{counters_json, counters_text, json_text};
-use crate::lab::characterize::{
-    Backend, CharacterizeError, characterize_instrumented, characterize_instrumented_by_pmu,
-    pmu_available,
-};
+use super::progress::Progress;
+use super::render::{counters_text, json_text};
+use crate::app::characterize::{self, Event};
+use crate::lab::characterize::Backend;
 use crate::lab::scratch::Scratch;
 use anyhow::Result;
 use std::path::PathBuf;
@@ -61,6 +60,8 @@ enum Counters {
     Papi,
 }
 
+/// `polytune characterize`: the back end chosen, the program counted by
+/// the app layer, its report printed.
 pub fn run(a: Args, ui: &Ui) -> Result<()> {
     let compiler = a.build.compiler()?;
     let dir = Scratch::new("characterize")?;
@@ -68,35 +69,23 @@ pub fn run(a: Args, ui: &Ui) -> Result<()> {
         std::time::Duration::from_secs(a.timeout),
         memory_limit(a.memory_limit),
     );
-    let backend = match a.backend {
-        Counters::Cachegrind => Backend::Cachegrind,
-        Counters::Papi => Backend::Papi,
-        Counters::Auto => match pmu_available(&compiler, dir.path(), &limits) {
-            Ok(()) => Backend::Papi,
-            Err(e) => {
-                if ui.verbosity >= super::Verbosity::Normal {
-                    let why = match e {
-                        CharacterizeError::Papi(why) => why,
-                        e => e.to_string(),
-                    };
-                    let why = why.lines().next().unwrap_or_default();
-                    eprintln!(
-                        "polytune: no PMU here (PAPI: {why}), falling back to the simulator (cachegrind)"
-                    );
-                }
-                Backend::Cachegrind
-            }
-        },
+    let wanted = match a.backend {
+        Counters::Cachegrind => Some(Backend::Cachegrind),
+        Counters::Papi => Some(Backend::Papi),
+        Counters::Auto => None,
     };
+    let backend = characterize::backend(wanted, &compiler, dir.path(), &limits, &mut |e| {
+        if let Event::NoPmu(why) = e
+            && ui.verbosity >= super::Verbosity::Normal
+        {
+            eprintln!(
+                "polytune: no PMU here (PAPI: {why}), falling back to the simulator (cachegrind)"
+            );
+        }
+    });
     // Counted inside the SCoP regions only, through polytune's
     // instrumentation: any program, whatever its functions' names.
-    let src = crate::frontend::parse_file(&a.file, &crate::frontend::Options::default())?;
-    if src.scops.is_empty() {
-        anyhow::bail!(
-            "{}: no `#pragma scop` region to characterize (polytune counts inside the SCoP regions)",
-            a.file.display()
-        );
-    }
+    let src = characterize::source(&a.file).map_err(super::app_error)?;
     let recipe = a.program.recipe(
         compiler,
         &src,
@@ -106,51 +95,45 @@ pub fn run(a: Args, ui: &Ui) -> Result<()> {
         dir.path(),
         ui,
     )?;
-    let copy = dir.path().join(a.file.file_name().unwrap_or_default());
-    std::fs::write(
-        &copy,
-        crate::engine::pipeline::instrumented(&src, None, None)?.text,
-    )?;
-    let f = match backend {
-        Backend::Papi => {
-            characterize_instrumented_by_pmu(&copy, &recipe, src.scops.len(), dir.path(), &limits)
-        }
-        Backend::Cachegrind => {
-            let bound = crate::lab::characterize::Bound {
-                instructions: a.bound,
-                ..Default::default()
-            };
-            let mut progress = super::progress::Progress::new(ui);
-            let m = |n: u64| n.div_ceil(1_000_000) as usize;
-            let f = characterize_instrumented(
-                &copy,
-                &recipe,
-                src.scops.len(),
-                dir.path(),
-                &limits,
-                &bound,
-                &mut |n| {
-                    progress.set(
-                        m(n).min(m(bound.instructions)),
-                        m(bound.instructions),
-                        "millions of instructions counted in the regions",
-                        None,
-                        false,
-                    )
-                },
-            );
-            progress.finish();
-            f
-        }
+    let setup = characterize::Setup {
+        backend,
+        recipe: &recipe,
+        dir: dir.path(),
+        limits: &limits,
+        bound: a.bound,
+        size: a.size,
     };
+    let mut progress = (backend == Backend::Cachegrind).then(|| Progress::new(ui));
+    let m = |n: u64| n.div_ceil(1_000_000) as usize;
+    let r = characterize::characterize(&src, &setup, &mut |e| {
+        if let (
+            Event::Counted {
+                instructions,
+                bound,
+            },
+            Some(p),
+        ) = (e, progress.as_mut())
+        {
+            p.set(
+                m(instructions).min(m(bound)),
+                m(bound),
+                "millions of instructions counted in the regions",
+                None,
+                false,
+            )
+        }
+    });
+    if let Some(p) = progress {
+        p.finish();
+    }
     drop(dir);
-    let f = f?;
+    let r = r.map_err(super::app_error)?;
     if ui.verbosity >= super::Verbosity::Normal {
-        eprintln!("polytune: counted {} by {}", f.counted, f.backend);
+        eprintln!("polytune: counted {} by {}", r.counted, r.backend);
     }
     super::out(&if a.output.json {
-        json_text(&counters_json(&a.file, a.size, &f))?
+        json_text(&serde_json::to_value(&r)?)?
     } else {
-        counters_text(&f)
+        counters_text(&r)
     })
 }

@@ -101,6 +101,24 @@ pub(crate) fn internal_errors(lines: &[String]) -> anyhow::Result<()> {
     Err(Reported(ExitStatus::Internal).into())
 }
 
+/// An application error as this module classifies and prints it: a lower
+/// layer's error (which `app::Error` carries whole) becomes that error
+/// itself, so its exit status and its located message stay its own.
+pub(crate) fn app_error(e: crate::app::Error) -> anyhow::Error {
+    use crate::app::Error;
+    match e {
+        Error::Frontend(e) => e.into(),
+        Error::Engine(e) => e.into(),
+        Error::Isl(e) => e.into(),
+        Error::Original(e) => e.into(),
+        Error::Characterize(e) => e.into(),
+        Error::Io(e) => e.into(),
+        #[cfg(feature = "detect")]
+        Error::Detect(e) => e.into(),
+        e => e.into(),
+    }
+}
+
 /// Standard output was closed by the reader (`polytune ... | head`): end
 /// quietly, as a Unix tool killed by SIGPIPE would.
 #[derive(Debug, thiserror::Error)]

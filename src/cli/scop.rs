@@ -2,9 +2,8 @@
 
 use super::Ui;
 use super::args::{OutputArgs, refuse_overwrite, write_output};
-use super::render::{json_text, scop_json, scop_text};
+use super::render::{json_text, scop_text};
 use super::source::SourceArgs;
-use crate::isl;
 use anyhow::Result;
 use std::path::{Path, PathBuf};
 
@@ -66,11 +65,11 @@ pub fn run(a: Args, ui: &Ui) -> Result<()> {
     if a.regenerate {
         return write_output(a.output.as_deref(), &src.regenerated());
     }
-    let ctx = isl::Ctx::new();
+    let r = crate::app::scop::report(&src).map_err(super::app_error)?;
     super::out(&if a.output_format.json {
-        json_text(&scop_json(&ctx, &src)?)?
+        json_text(&serde_json::to_value(&r)?)?
     } else {
-        scop_text(&ctx, &src, a.c)?
+        scop_text(&r, a.c)
     })
 }
 
@@ -79,8 +78,12 @@ pub fn run(a: Args, ui: &Ui) -> Result<()> {
 #[cfg(feature = "detect")]
 fn detect(a: &Args, target: Option<&Path>, ui: &Ui) -> Result<()> {
     let options = super::source::detect_options(&a.source, &a.include, ui);
-    let d = crate::frontend::detect::detect_file(&a.file, &options)?;
-    let listing = super::render::detection(&a.file, &d, a.output_format.json)?;
+    let d = crate::app::scop::detect(&a.file, &options).map_err(super::app_error)?;
+    let listing = if a.output_format.json {
+        super::render::json_text(&serde_json::to_value(&d)?)?
+    } else {
+        super::render::detection_text(&d)
+    };
     if !a.mark {
         return super::out(&listing);
     }

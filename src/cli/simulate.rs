@@ -12,7 +12,6 @@ use crate::learn::search::Strategy;
 use crate::learn::search::drive::DEFAULT_MIN_EI;
 use crate::learn::search::simulate::{self, Simulation};
 use anyhow::{Context, Result};
-use serde_json::json;
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
@@ -120,20 +119,15 @@ pub fn run(a: Args, ui: &Ui) -> Result<()> {
             "--paper-only: the dataset has no variant beyond the paper's space, so this is the whole space",
         );
     }
-    let s = counting(ui, "simulated runs", |progress| {
-        simulate::simulate(&d, &eo.models, &p, &opts, progress)
+    let r = counting(ui, "simulated runs", |progress| {
+        crate::app::simulate::simulate(&d, &eo.models, &p, &opts, t, progress)
     })?;
-    let took = t.elapsed().as_secs_f64();
-    ui.detail(format!("simulated in {took:.1} s"));
-    plot(&a, &d, &s)?;
+    ui.detail(format!("simulated in {:.1} s", r.seconds));
+    plot(&a, &d, &r.simulation)?;
     let text = match a.format.as_str() {
-        "csv" => csv(&s),
-        "json" => json_text(&json!({
-            "machine": d.machine, "compiler": d.compiler, "flags": d.flags,
-            "kernels": d.kernels.len(), "variants": d.rows.len(), "seconds": took,
-            "simulation": s,
-        }))?,
-        _ => header(&d, &s, took) + &markdown(&s),
+        "csv" => csv(&r.simulation),
+        "json" => json_text(&serde_json::to_value(&r)?)?,
+        _ => header(&r) + &markdown(&r.simulation),
     };
     super::out(&text)
 }
@@ -222,14 +216,15 @@ fn plot(a: &Args, d: &Dataset, s: &Simulation) -> Result<()> {
 
 /// The markdown report's heading and the paragraph that says what was
 /// simulated.
-fn header(d: &Dataset, s: &Simulation, took: f64) -> String {
+fn header(r: &crate::app::simulate::Report) -> String {
+    let s = &r.simulation;
     format!(
         "## Simulated search: {} ({}), {}\n\n{} kernels, {} verified variants; each kernel held out in turn, the models ({}) trained without it; {} unique evaluations per run, {} seeds for randomized strategies{}; simulated in {:.1} s.\n",
-        d.compiler,
-        d.flags,
-        d.machine,
-        d.kernels.len(),
-        d.rows.len(),
+        r.compiler,
+        r.flags,
+        r.machine,
+        r.kernels,
+        r.variants,
         s.models.join(", "),
         s.budget,
         s.seeds,
@@ -250,7 +245,7 @@ fn header(d: &Dataset, s: &Simulation, took: f64) -> String {
             "; **counterfactual**: every model's log prediction moved {:.0}% of the way to the measured speedup (--prior-blend), so the models rank variants better than they can",
             100.0 * w
         )),
-        took
+        r.seconds
     )
 }
 

@@ -4,10 +4,10 @@
 
 use super::args::{BuildArgs, OutputArgs, RunArgs, same_file};
 use super::progress::{Progress, counting};
-use super::render::{json_text, space_json, space_text, verification_text};
+use super::render::{json_text, space_text, verification_text};
 use super::{ExitStatus, Reported, Ui};
+use crate::app::space;
 use crate::app::verify_space::{self, Event};
-use crate::config::Config;
 use crate::frontend::{self, Options};
 use anyhow::{Context, Result};
 use std::path::PathBuf;
@@ -78,12 +78,7 @@ pub fn run(a: Args, ui: &Ui) -> Result<()> {
         },
     )?;
     let (variants, skipped) = counting(ui, "schedules computed and emitted", |progress| {
-        let mut configs = Config::all();
-        for c in &mut configs {
-            c.privatize |= a.privatize;
-            c.expand |= a.expand;
-        }
-        crate::engine::space::distinct_variants_of(&src, a.context.as_deref(), &configs, &|e| {
+        space::enumerate(&src, a.context.as_deref(), (a.privatize, a.expand), &|e| {
             progress(e.done, e.total)
         })
     })?;
@@ -113,13 +108,12 @@ pub fn run(a: Args, ui: &Ui) -> Result<()> {
             dir.display()
         ));
     }
-    let total = Config::all().len();
-    let mut json = space_json(file, &variants, total, &skipped);
+    let mut r = space::report(file, &variants, &skipped);
     if !a.verify {
         return super::out(&if a.output.json {
-            json_text(&json)?
+            json_text(&serde_json::to_value(&r)?)?
         } else {
-            space_text(file, &variants, total)
+            space_text(&r)
         });
     }
     let setup = verify_space::Setup {
@@ -156,13 +150,15 @@ pub fn run(a: Args, ui: &Ui) -> Result<()> {
         ),
     })?;
     p.finish();
-    json["verification"] = serde_json::to_value(&report)?;
+    let all_ok = report.all_ok();
+    let text = verification_text(&report);
+    r.verification = Some(report);
     super::out(&if a.output.json {
-        json_text(&json)?
+        json_text(&serde_json::to_value(&r)?)?
     } else {
-        verification_text(&report)
+        text
     })?;
-    if report.all_ok() {
+    if all_ok {
         Ok(())
     } else {
         Err(Reported(ExitStatus::Rejected).into())

@@ -3,13 +3,10 @@
 //! their data, so every command prints the same thing the same way.
 
 use crate::app::select::Report as SelectionReport;
-use crate::engine::space::Variant;
 use crate::lab::verify::Measurement;
 use crate::learn::evaluate::Evaluation;
 use anyhow::Result;
-use serde_json::{Value, json};
 use std::fmt::Write as _;
-use std::path::Path;
 
 mod scop;
 pub use scop::*;
@@ -35,6 +32,61 @@ pub fn measurement(m: &Measurement) -> String {
             m.detail.lines().next().unwrap_or("")
         ),
     }
+}
+
+/// `measure`'s report as text: the program, the original, the variant
+/// and its speedup, each head-to-head trial.
+pub fn measure_text(r: &crate::app::measure::Report) -> String {
+    let mut o = format!(
+        "{} with {} ({}), {}, {} thread(s)\n  original: {}\n",
+        r.file.display(),
+        r.compiler.name(),
+        r.compiler.version,
+        r.size,
+        r.threads,
+        measurement(&r.original)
+    );
+    if let Some(v) = &r.variant {
+        let _ = writeln!(o, "  {}: {}", v.config, measurement(&v.variant));
+        if let Some(s) = v.speedup {
+            let _ = writeln!(o, "  speedup: {s:.2}x");
+        }
+    }
+    let Some(h) = &r.head_to_head else {
+        return o;
+    };
+    let candidate = if r.variant.is_some() {
+        "variant"
+    } else {
+        "original again"
+    };
+    for d in &h.head_to_head {
+        let t = d.last();
+        let _ = writeln!(
+            o,
+            "  head to head: {} rounds, {} look(s): original {:.6} s, {candidate} {:.6} s (medians), ratio {:.3}, p = {:.2e}: {}",
+            d.original.len(),
+            d.looks.len(),
+            t.original,
+            t.candidate,
+            t.median_ratio,
+            t.p_value,
+            if t.faster {
+                "faster"
+            } else {
+                "not a clear win"
+            }
+        );
+    }
+    if h.head_to_head.len() > 1 {
+        let _ = writeln!(
+            o,
+            "  faster in {} of {} trials",
+            h.faster_in,
+            h.head_to_head.len()
+        );
+    }
+    o
 }
 
 /// Averages over kernels per model: the paper's summary rows.
@@ -63,47 +115,27 @@ pub fn summary_md(e: &Evaluation) -> String {
 }
 
 /// The distinct variants of a file's space, as a table.
-pub fn space_text(file: &Path, variants: &[Variant], total: usize) -> String {
+pub fn space_text(r: &crate::app::space::Report) -> String {
     let mut o = format!(
-        "{}: {} distinct variants of {total} configurations\n",
-        file.display(),
-        variants.len()
+        "{}: {} distinct variants of {} configurations\n",
+        r.file.display(),
+        r.distinct,
+        r.configurations
     );
     o += &format!(
         "{:>5}  {:<12}  {:>7}  canonical configuration\n",
         "#", "hash", "configs"
     );
-    for (k, v) in variants.iter().enumerate() {
+    for v in &r.variants {
         o += &format!(
-            "{k:>5}  {:<12}  {:>7}  {}\n",
+            "{:>5}  {:<12}  {:>7}  {}\n",
+            v.index,
             &v.hash[..12],
             v.configs.len(),
             v.configs[0]
         );
     }
     o
-}
-
-pub fn space_json(file: &Path, variants: &[Variant], total: usize, skipped: &[String]) -> Value {
-    let vs: Vec<_> = variants
-        .iter()
-        .enumerate()
-        .map(|(k, v)| {
-            json!({
-                "index": k,
-                "hash": v.hash,
-                "configs": v.configs.iter().map(|c| c.to_string()).collect::<Vec<_>>(),
-                "bits": v.configs.iter().map(|c| c.bits()).collect::<Vec<_>>(),
-            })
-        })
-        .collect();
-    json!({
-        "file": file.display().to_string(),
-        "configurations": total,
-        "distinct": variants.len(),
-        "skipped": skipped,
-        "variants": vs,
-    })
 }
 
 /// A space's verification: per compiler the counts, then each failure.
@@ -245,24 +277,11 @@ pub fn fuzz_text(summary: &crate::app::fuzz::Summary) -> String {
 }
 
 /// A program's counters, one per line.
-pub fn counters_text(f: &crate::lab::characterize::Features) -> String {
-    f.values
+pub fn counters_text(r: &crate::app::characterize::Report) -> String {
+    r.features
         .iter()
         .map(|(k, v)| format!("{k:<14} {v:.6e}\n"))
         .collect()
-}
-
-pub fn counters_json(
-    file: &Path,
-    size: crate::lab::size::Size,
-    f: &crate::lab::characterize::Features,
-) -> Value {
-    let map: serde_json::Map<String, Value> = f
-        .values
-        .iter()
-        .map(|(k, v)| (k.clone(), json!(v)))
-        .collect();
-    json!({"file": file.display().to_string(), "backend": f.backend, "size": size, "counted": f.counted, "features": map})
 }
 
 /// The learned selection as the user reads it on standard error: the

@@ -1,0 +1,78 @@
+//! `space`: the distinct programs of a file's space, as one typed report
+//! that the command line prints as a table or JSON (with `--verify`, the
+//! verification of `verify_space` inside it).
+
+use crate::config::Config;
+use crate::engine::model::EngineError;
+use crate::engine::space::{Enumerated, Variant};
+use crate::frontend::SourceFile;
+use serde::Serialize;
+use std::path::{Path, PathBuf};
+
+/// A file's space (JSON: keys in alphabetical order, as the command line
+/// writes them through `serde_json::Value`).
+#[derive(Debug, Clone, Serialize)]
+pub struct Report {
+    /// Configurations of the paper's space.
+    pub configurations: usize,
+    /// Distinct programs among them.
+    pub distinct: usize,
+    #[serde(serialize_with = "super::serial::path")]
+    pub file: PathBuf,
+    /// The SCoPs the engine left unchanged, and why.
+    pub skipped: Vec<String>,
+    pub variants: Vec<Row>,
+    /// With `--verify`: every variant built, run and compared.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub verification: Option<super::verify_space::Report>,
+}
+
+/// One distinct program.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Row {
+    /// The configurations' bit strings, in enumeration order.
+    pub bits: Vec<String>,
+    /// The configurations that generate it, the canonical one first.
+    pub configs: Vec<String>,
+    /// SHA-256 of its code.
+    pub hash: String,
+    /// Its number, from 0, in order of first appearance.
+    pub index: usize,
+}
+
+/// The distinct programs of every configuration of the paper's space,
+/// with `priv=1` and `exp=1` added when asked, and the SCoPs skipped.
+pub fn enumerate(
+    src: &SourceFile,
+    context: Option<&str>,
+    (privatize, expand): (bool, bool),
+    progress: &(dyn Fn(Enumerated) + Sync),
+) -> Result<(Vec<Variant>, Vec<String>), EngineError> {
+    let mut configs = Config::all();
+    for c in &mut configs {
+        c.privatize |= privatize;
+        c.expand |= expand;
+    }
+    crate::engine::space::distinct_variants_of(src, context, &configs, progress)
+}
+
+/// The report of a file's variants (without a verification).
+pub fn report(file: &Path, variants: &[Variant], skipped: &[String]) -> Report {
+    Report {
+        configurations: Config::all().len(),
+        distinct: variants.len(),
+        file: file.to_path_buf(),
+        skipped: skipped.to_vec(),
+        variants: variants
+            .iter()
+            .enumerate()
+            .map(|(index, v)| Row {
+                bits: v.configs.iter().map(|c| c.bits()).collect(),
+                configs: v.configs.iter().map(|c| c.to_string()).collect(),
+                hash: v.hash.clone(),
+                index,
+            })
+            .collect(),
+        verification: None,
+    }
+}
