@@ -133,10 +133,9 @@ pub struct ProgramArgs {
     pub atol: f64,
     /// Which lines of standard output a variant must reproduce.
     ///
-    /// The regions' records and the exit status decide in every case.
     /// strict: every line two runs of the original print alike; stable:
-    /// those that also stay alike when the original's regions are slowed
-    /// down, so that a printed time or rate is not compared; ignore: none.
+    /// those that stay alike when its regions are slowed down (a printed
+    /// time is not compared); ignore: none. The regions' records decide.
     #[arg(long, value_name = "POLICY", value_enum, default_value = "stable")]
     pub stdout: StdoutPolicy,
     /// For a bare kernel (a file without `main`): the values of its
@@ -162,17 +161,6 @@ pub fn parse_param(s: &str) -> Result<(String, i64), String> {
     Ok((name.trim().to_string(), value))
 }
 
-/// Whether a C source of the compile line (a word naming an existing
-/// `.c` file) defines `main`: the program is then whole, its kernel
-/// file one of several (`optimize kernel.c -- main.c io.c -lm`).
-fn sources_define_main(compile_line: &[String]) -> bool {
-    compile_line
-        .iter()
-        .filter(|w| w.ends_with(".c") && !w.starts_with('-'))
-        .filter_map(|w| std::fs::read_to_string(w).ok())
-        .any(|text| crate::engine::driver::has_main(&text))
-}
-
 impl ProgramArgs {
     /// The recipe of `src` built with `compiler`: `-D<SIZE>_DATASET`
     /// only for programs in the corpus style (which read it); for a bare
@@ -196,7 +184,7 @@ impl ProgramArgs {
         r.extra = compile_line.to_vec();
         let bare = !crate::engine::driver::has_main(&src.text)
             && self.build.is_none()
-            && !sources_define_main(compile_line);
+            && !crate::engine::driver::sources_define_main(compile_line);
         if bare {
             let d =
                 crate::engine::driver::generate_with(src, &self.param, self.size_from_footprint)

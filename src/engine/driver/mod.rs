@@ -112,6 +112,17 @@ pub fn has_main(text: &str) -> bool {
     signature::has_main(text)
 }
 
+/// Whether a `.c` source among the words of a compile line defines
+/// `main` (the kernel's file is one of several: `optimize kernel.c --
+/// main.c io.c -lm`): the program is then whole and needs no driver.
+pub fn sources_define_main(compile_line: &[String]) -> bool {
+    compile_line
+        .iter()
+        .filter(|w| w.ends_with(".c") && !w.starts_with('-'))
+        .filter_map(|w| std::fs::read_to_string(w).ok())
+        .any(|text| has_main(&text))
+}
+
 /// The values the floating scalars get, in turn.
 const FLOAT_VALUES: [&str; 2] = ["1.5", "1.2"];
 
