@@ -1,10 +1,10 @@
 //! The argument groups several commands share (`#[command(flatten)]`):
 //! how programs are built, how they are run and timed, which
-//! configuration to apply, which measurements a model learns from, and
-//! the output format.
+//! configuration to apply (`ConfigArgs`, in config_args.rs), which
+//! measurements a model learns from, and the output format.
 
 use super::Usage;
-use crate::config::{Config, Fusion};
+pub use super::config_args::ConfigArgs;
 use crate::lab::characterize::Backend;
 use crate::lab::compiler::{Compiler, Family};
 use crate::lab::dump::StdoutPolicy;
@@ -43,9 +43,10 @@ pub struct BuildArgs {
     /// Optimization flags of the back-end compiler.
     #[arg(long, default_value = "-O3 -march=native", allow_hyphen_values = true)]
     pub cflags: String,
-    /// Extra include directory (repeatable); the file's and the corpus
-    /// header's directories are always included (with --detect, clang
-    /// gets them too).
+    /// Extra include directory (repeatable).
+    ///
+    /// The file's and the corpus header's directories are always included (with
+    /// --detect, clang gets them too).
     #[arg(short = 'I', value_name = "DIR")]
     pub include: Vec<PathBuf>,
 }
@@ -112,13 +113,14 @@ pub struct ProgramArgs {
     /// --run-args "input.dat 100".
     #[arg(long, value_name = "ARGS", allow_hyphen_values = true)]
     pub run_args: Option<String>,
-    /// Build command of a program built by its own build system, run by
-    /// /bin/sh in this directory: {src} is the C file polytune built (the
-    /// original instrumented, or a variant), {exe} the executable it must
-    /// write, {cc} the compiler, {cflags} its flags (one word after `=`,
-    /// as in CFLAGS={cflags}; separate words elsewhere). E.g. --build
-    /// "make -C app KERNEL={src} EXE={exe} CC={cc} CFLAGS={cflags}" or
-    /// --build "{cc} {cflags} {src} io.c -o {exe}".
+    /// Build command of a program built by its own build system, run by /bin/sh
+    /// in this directory.
+    ///
+    /// {src} is the C file polytune built (the original instrumented, or a
+    /// variant), {exe} the executable it must write, {cc} the compiler,
+    /// {cflags} its flags (one word after `=`, as in CFLAGS={cflags}; separate
+    /// words elsewhere). E.g. --build "make -C app KERNEL={src} EXE={exe}
+    /// CC={cc} CFLAGS={cflags}" or --build "{cc} {cflags} {src} io.c -o {exe}".
     #[arg(long, value_name = "CMD")]
     pub build: Option<String>,
     /// Run command, {exe} the executable (default: the executable with
@@ -138,14 +140,18 @@ pub struct ProgramArgs {
     /// time is not compared); ignore: none. The regions' records decide.
     #[arg(long, value_name = "POLICY", value_enum, default_value = "stable")]
     pub stdout: StdoutPolicy,
-    /// For a bare kernel (a file without `main`): the values of its
-    /// integer parameters, e.g. --param N=2000,M=1800; polytune writes a
-    /// driver that allocates the arrays, calls the kernel once, and is
-    /// built with it.
+    /// For a bare kernel: the values of its integer parameters, e.g. --param
+    /// N=2000,M=1800.
+    ///
+    /// A bare kernel is a file without `main`: polytune writes a driver that
+    /// allocates the arrays, calls the kernel once, and is built with it.
     #[arg(long, value_name = "NAME=V,...", value_delimiter = ',', value_parser = parse_param)]
     pub param: Vec<(String, i64)>,
-    /// For a bare kernel: size a pointer parameter of unknown extent
-    /// (`double *x`, `double x[]`) from the elements the kernel touches.
+    /// For a bare kernel: size pointer parameters of unknown extent by the
+    /// elements it touches.
+    ///
+    /// A pointer parameter of unknown extent (`double *x`, `double x[]`) is
+    /// sized from the elements the kernel touches.
     #[arg(long)]
     pub size_from_footprint: bool,
 }
@@ -267,11 +273,12 @@ impl ProgramArgs {
 /// `collect`; `optimize` and `scop` through their source arguments).
 #[derive(clap::Args, Clone, Debug, Default)]
 pub struct CompileLine {
-    /// The program's compile line after `--`: include paths, -D flags,
-    /// extra sources, libraries, e.g. `-- -Iutilities
-    /// utilities/polybench.c -DSMALL_DATASET -lm`. It builds the program
-    /// when polytune measures it, and its preprocessor flags go to clang
-    /// with --detect.
+    /// The program's compile line after `--`: include paths, -D flags, extra
+    /// sources, libraries.
+    ///
+    /// E.g. `-- -Iutilities utilities/polybench.c -DSMALL_DATASET -lm`. It
+    /// builds the program when polytune measures it, and its preprocessor flags
+    /// go to clang with --detect.
     #[arg(last = true, value_name = "COMPILE_LINE", allow_hyphen_values = true)]
     pub words: Vec<String>,
 }
@@ -310,105 +317,6 @@ impl RunArgs {
     }
 }
 
-/// One configuration of the space: `--config` and the named flags.
-#[derive(clap::Args, Clone, Debug, Default)]
-#[group(id = "configuration", multiple = true)]
-pub struct ConfigArgs {
-    /// Configuration T: a 12-bit string (e.g. 011100111011) or the
-    /// readable form fuse=smart,tile=32x32x1,wave=0,omp=1,prevec=1,simd=1,uj=4.
-    /// A key left out means what its bits mean at 0 (fuse=no, tile=1x1x1,
-    /// wave=0, omp=0, prevec=0, simd=0, uj=1); the named flags override it.
-    #[arg(long, value_name = "T")]
-    pub config: Option<Config>,
-    /// Fusion structure (fuse=).
-    #[arg(long, value_name = "no|smart|max")]
-    pub fuse: Option<Fusion>,
-    /// Tile sizes of the first three band dimensions (tile=): each 1 or
-    /// 32 in the paper's space, any size up to 4096 beyond it (no bit
-    /// string), e.g. 64x256x8 or 64,256,8.
-    #[arg(long, value_name = "AxBxC", value_parser = crate::config::parse_tile)]
-    pub tile: Option<[u16; 3]>,
-    /// Wavefront the tile loops (wave=1).
-    #[arg(long, alias = "wavefront")]
-    pub wave: bool,
-    /// OpenMP on the outermost parallel loops (omp=1).
-    #[arg(long)]
-    pub omp: bool,
-    /// Sink a parallel dimension innermost before tiling (prevec=1).
-    #[arg(long, alias = "prevector")]
-    pub prevec: bool,
-    /// Mark vectorizable innermost loops for the compiler (simd=1).
-    #[arg(long)]
-    pub simd: bool,
-    /// Unroll-and-jam of the two innermost loops (uj=): 1, 2, 4 or 8 in
-    /// the paper's space; beyond it (no bit string) the outer and inner
-    /// loop's factors separately, each 1 to 16, e.g. 4x2 or 4,2.
-    #[arg(long, alias = "unroll-jam", value_name = "N|OxI", value_parser = crate::config::parse_unroll)]
-    pub uj: Option<crate::config::UnrollJam>,
-    /// Register blocking of contractions, MRxNR accumulators (rb=; beyond
-    /// the paper's space: no bit string), e.g. 4x8.
-    #[arg(long, value_name = "MRxNR")]
-    pub rb: Option<crate::config::RegisterTile>,
-    /// With --rb: pack the register tile's operands per block of rows and
-    /// run the micro-kernel on vectors (pack=1).
-    #[arg(long, requires = "rb")]
-    pub pack: bool,
-    /// Privatize the scalars the SCoP writes (priv=1; beyond the paper's
-    /// space: no bit string): their live ranges may be reordered, and a
-    /// parallel loop gets a private copy of each.
-    #[arg(long = "priv", alias = "privatize")]
-    pub privatize: bool,
-    /// Expand into arrays the scalars whose values each live within one
-    /// iteration of the loops around them (exp=1; beyond the paper's
-    /// space: no bit string).
-    #[arg(long = "exp", alias = "expand")]
-    pub expand: bool,
-}
-
-impl ConfigArgs {
-    /// The configuration given, if any: `--config` (else the all-zero
-    /// one) with the named flags applied over it.
-    pub fn config(&self) -> Option<Config> {
-        let given = self.config.is_some()
-            || self.fuse.is_some()
-            || self.tile.is_some()
-            || self.wave
-            || self.omp
-            || self.prevec
-            || self.simd
-            || self.uj.is_some()
-            || self.rb.is_some()
-            || self.privatize
-            || self.expand;
-        if !given {
-            return None;
-        }
-        let mut c = self.config.unwrap_or_default();
-        if let Some(f) = self.fuse {
-            c.fusion = f;
-        }
-        if let Some(t) = self.tile {
-            c.tile = t;
-        }
-        c.wavefront |= self.wave;
-        c.omp |= self.omp;
-        c.prevector |= self.prevec;
-        c.simd |= self.simd;
-        if let Some(u) = self.uj {
-            c.unroll = u;
-        }
-        if let Some(rb) = self.rb {
-            c.regblock = Some(crate::config::RegisterTile {
-                pack: self.pack,
-                ..rb
-            });
-        }
-        c.privatize |= self.privatize;
-        c.expand |= self.expand;
-        Some(c)
-    }
-}
-
 /// Machine-readable output.
 #[derive(clap::Args, Clone, Debug)]
 pub struct OutputArgs {
@@ -429,17 +337,21 @@ pub struct DataArgs {
     /// Use the measurements taken at this many OpenMP threads.
     #[arg(long, value_name = "N", default_value_t = 2)]
     pub measured_threads: i64,
-    /// Use the measurements of the machine whose description (processor,
-    /// cores, OS, as `export` and the error on a mixed store name it)
-    /// contains TEXT: for a store holding several machine types.
+    /// Use the measurements of the machine whose description contains TEXT.
+    ///
+    /// For a store holding several machine types. The description is the
+    /// processor, cores and OS, as `export` and the error on a mixed store name
+    /// it.
     #[arg(long, value_name = "TEXT")]
     pub machine: Option<String>,
     /// Comma-separated models [default: all six: LR,SVM,IBk,K*,M5P,MLP].
     #[arg(long, value_delimiter = ',', value_parser = crate::learn::Kind::parse)]
     pub models: Vec<crate::learn::Kind>,
-    /// What the models learn: `log`, the logarithm of the speedup (a 2x
-    /// loss weighs like a 2x gain), `speedup`, the paper's target, or
-    /// `relative`, the log speedup over the kernel's typical variant.
+    /// What the models learn: `log`, `speedup` or `relative`.
+    ///
+    /// `log`, the logarithm of the speedup (a 2x loss weighs like a 2x gain),
+    /// `speedup`, the paper's target, or `relative`, the log speedup over the
+    /// kernel's typical variant.
     #[arg(long, default_value = "log", value_parser = crate::learn::Target::parse)]
     pub target: crate::learn::Target,
 }
@@ -564,30 +476,5 @@ pub fn write_output(out: Option<&Path>, text: &str) -> Result<()> {
     match out {
         Some(p) => Ok(crate::lab::store::atomic::write(p, text.as_bytes())?),
         None => super::out(text),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn named_flags_apply_over_the_all_zero_configuration() {
-        assert_eq!(ConfigArgs::default().config(), None);
-        let a = ConfigArgs {
-            omp: true,
-            ..Default::default()
-        };
-        assert_eq!(a.config().unwrap().bits(), "000000100000");
-        let a = ConfigArgs {
-            config: Some("fuse=max,uj=8".parse().unwrap()),
-            fuse: Some(Fusion::Smart),
-            tile: Some([32, 32, 1]),
-            ..Default::default()
-        };
-        assert_eq!(
-            a.config().unwrap().to_string(),
-            "fuse=smart,tile=32x32x1,wave=0,omp=0,prevec=0,simd=0,uj=8"
-        );
     }
 }

@@ -22,19 +22,24 @@ use std::path::PathBuf;
 pub struct Args {
     /// C source file with `#pragma scop` regions.
     file: PathBuf,
-    /// Counters: cachegrind (simulated, deterministic), papi (the
-    /// hardware's, natively; refused where there is no PMU) or auto (papi
-    /// where the PMU can be read, else cachegrind, saying why).
+    /// Counters: cachegrind (simulated, deterministic), papi (the hardware's)
+    /// or auto.
+    ///
+    /// papi counts the hardware's natively and is refused where there is no
+    /// PMU; auto is papi where the PMU can be read, else cachegrind, saying
+    /// why.
     #[arg(long, value_enum, default_value = "cachegrind")]
     backend: Counters,
-    /// Dataset size of corpus-style programs; other programs take theirs
-    /// from the compile line.
+    /// Dataset size of corpus-style programs.
+    ///
+    /// Other programs take theirs from the compile line.
     #[arg(long, value_enum, default_value = "small")]
     size: crate::lab::size::Size,
     #[command(flatten)]
     build: BuildArgs,
-    /// Instructions counted inside the regions before the run is stopped
-    /// (a prefix of a long run: the features are rates per instruction).
+    /// Instructions counted inside the regions before the run is stopped.
+    ///
+    /// A prefix of a long run: the features are rates per instruction.
     #[arg(long, value_name = "N", default_value_t = crate::lab::characterize::Bound::default().instructions)]
     bound: u64,
     /// Time limit of the (simulated) run in seconds.

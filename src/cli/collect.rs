@@ -36,67 +36,81 @@ pub struct Args {
     /// Measure at most N variants per kernel (spread over the space).
     #[arg(long, value_name = "N")]
     max_variants: Option<usize>,
-    /// Which configurations to measure: `paper`, every distinct variant
-    /// of the paper's space, or `extended`, those and per kernel --sample
-    /// configurations drawn uniformly from the extended space (tile sizes
-    /// 1, 8, 16, 32, 64, 128 or 256 per dimension, loops run as
-    /// reductions or not, register tiles 4x8, 8x4, 4x16, 8x16 or none,
-    /// and the paper's other choices), deduplicated by generated code:
-    /// a draw with a paper variant's code is stored with it, not measured
-    /// again.
+    /// Which configurations to measure: the paper's space, or also a sample of
+    /// the extended space.
+    ///
+    /// `paper`, every distinct variant of the paper's space, or `extended`,
+    /// those and per kernel --sample configurations drawn uniformly from the
+    /// extended space (tile sizes 1, 8, 16, 32, 64, 128 or 256 per dimension,
+    /// loops run as reductions or not, register tiles 4x8, 8x4, 4x16, 8x16 or
+    /// none, and the paper's other choices), deduplicated by generated code: a
+    /// draw with a paper variant's code is stored with it, not measured again.
     #[arg(long, value_enum, default_value = "paper")]
     space: SpaceArg,
     /// Configurations drawn per kernel with --space extended.
     #[arg(long, value_name = "N")]
     sample: Option<usize>,
-    /// The seed of --space extended's draws (with the kernel's name): the
-    /// same seed draws the same configurations, so a campaign resumes, and
+    /// The seed of --space extended's draws (with the kernel's name).
+    ///
+    /// The same seed draws the same configurations, so a campaign resumes, and
     /// a larger --sample draws a smaller one's first.
     #[arg(long, value_name = "S", default_value_t = 1)]
     seed: u64,
-    /// Samples per program: at least MIN, up to MAX while the spread
-    /// exceeds 10%. The verification run is the warm-up and, as the
-    /// kernel is timed inside the program, also the first sample.
+    /// Samples per program: at least MIN, more up to MAX while their spread is
+    /// wide.
+    ///
+    /// More samples are taken, up to MAX, while the spread exceeds 10%. The
+    /// verification run is the warm-up and, as the kernel is timed inside the
+    /// program, also the first sample.
     #[arg(long, value_name = "MIN..MAX", default_value = "5..7", value_parser = parse_runs)]
     runs: (usize, usize),
-    /// A variant whose verification run is this many times slower than
-    /// its baseline gets only two samples (it can never be chosen).
+    /// A variant this many times slower than its baseline gets only two
+    /// samples.
+    ///
+    /// Slower in its verification run; such a variant can never be chosen.
     #[arg(long, value_name = "X", default_value_t = 3.0)]
     slow_factor: f64,
-    /// Build N variants at once. Without --timing-cores they build in
-    /// batches of N between timed runs (nothing compiles while anything
-    /// is timed); with it, beside the timed runs on the other cores.
+    /// Build N variants at once.
+    ///
+    /// Without --timing-cores they build in batches of N between timed runs
+    /// (nothing compiles while anything is timed); with it, beside the timed
+    /// runs on the other cores.
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..))]
     jobs: u16,
-    /// Run every program measured (and only those) on these cores, e.g.
-    /// `0-1` (as taskset names them), and the compilers on the others,
-    /// beside the timed runs: on a many-core node the campaign is then
-    /// not compile-bound. At least as many cores as --threads.
+    /// Run every program measured (and only those) on these cores, e.g. `0-1`.
+    ///
+    /// Cores as taskset names them. The compilers run on the others, beside the
+    /// timed runs: on a many-core node the campaign is then not compile-bound.
+    /// At least as many cores as --threads.
     #[arg(long, value_name = "LIST")]
     timing_cores: Option<crate::lab::confine::Cores>,
-    /// While this file exists, wait before the next measurement: lets
-    /// other work use the machine without disturbing a timed run.
+    /// While this file exists, wait before the next measurement.
+    ///
+    /// This lets other work use the machine without disturbing a timed run.
     #[arg(long, value_name = "FILE")]
     pause_file: Option<PathBuf>,
-    /// Measure only shard K of N: a deterministic share of the kernel ×
-    /// compiler × variant units, cut by expected cost (see --costs), each
-    /// kernel's original timed again in every shard that measures its
-    /// variants. Give each shard its own --db; `polytune store merge`
-    /// joins them.
+    /// Measure only shard K of N, a deterministic share of the campaign.
+    ///
+    /// A share of the kernel × compiler × variant units, cut by expected cost
+    /// (see --costs), each kernel's original timed again in every shard that
+    /// measures its variants. Give each shard its own --db; `polytune store
+    /// merge` joins them.
     #[arg(long, value_name = "K/N")]
     shard: Option<crate::app::campaign::Shard>,
-    /// A store whose measurements give the expected cost of each unit
-    /// when cutting shards (e.g. an earlier campaign's); without it the
-    /// shards get equal numbers of units. Every shard must be given the
-    /// same one.
+    /// A store whose measurements give the expected cost of each unit when
+    /// cutting shards.
+    ///
+    /// E.g. an earlier campaign's; without it the shards get equal numbers of
+    /// units. Every shard must be given the same one.
     #[arg(long, value_name = "STORE")]
     costs: Option<PathBuf>,
-    /// Instead of measuring here, submit the campaign to Slurm as a job
-    /// array of N shards (one whole node each, `--exclusive`) and a job
-    /// that merges their stores into --db once all have succeeded. The
-    /// binary and the kernels are staged in the job directory `DB.slurm`
-    /// (on a file system the nodes share); submitting again resumes
-    /// the shards.
+    /// Instead of measuring here, submit the campaign to Slurm as a job array
+    /// of N shards.
+    ///
+    /// One whole node each (`--exclusive`), and a job that merges their stores
+    /// into --db once all have succeeded. The binary and the kernels are staged
+    /// in the job directory `DB.slurm` (on a file system the nodes share);
+    /// submitting again resumes the shards.
     #[arg(long, value_name = "N", conflicts_with = "shard", value_parser = clap::value_parser!(u16).range(1..))]
     slurm: Option<u16>,
     /// Extra sbatch options for the jobs of --slurm, e.g. "--partition=x
@@ -108,19 +122,21 @@ pub struct Args {
         allow_hyphen_values = true
     )]
     sbatch: Option<String>,
-    /// Show the progress of the campaign submitted for --db with --slurm:
-    /// every task's state and count of measurements, and the merge.
+    /// Show the progress of the campaign submitted for --db with --slurm.
+    ///
+    /// Every task's state and count of measurements, and the merge.
     #[arg(long, conflicts_with_all = ["slurm", "shard"])]
     status: bool,
-    /// Once a kernel's variants are measured, time its K fastest again,
-    /// interleaved with the original (one run of each per round, so that
-    /// the machine's load hits them alike), and store the medians of
-    /// those rounds: the fastest of a few hundred noisy measurements is
-    /// the likeliest to be lucky. A variant that drops out of the top
-    /// lets the next one in, confirmed in a further pass (three at most).
-    /// On a store already measured, rerunning the campaign with it only
-    /// confirms. Needs the whole campaign: give it to the merged store
-    /// of a sharded one.
+    /// Once a kernel's variants are measured, time its K fastest again against
+    /// the original.
+    ///
+    /// They are timed interleaved with the original (one run of each per round,
+    /// so that the machine's load hits them alike), and the medians of those
+    /// rounds stored: the fastest of a few hundred noisy measurements is the
+    /// likeliest to be lucky. A variant that drops out of the top lets the next
+    /// one in, confirmed in a further pass (three at most). On a store already
+    /// measured, rerunning the campaign with it only confirms. Needs the whole
+    /// campaign: give it to the merged store of a sharded one.
     #[arg(long, value_name = "K", conflicts_with_all = ["slurm", "shard"])]
     confirm_top: Option<usize>,
     /// Interleaved rounds of --confirm-top, after one round of warm-up.

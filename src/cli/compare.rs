@@ -40,8 +40,9 @@ pub struct Args {
     /// Alternating timing rounds.
     #[arg(long, default_value_t = 5, value_name = "N")]
     rounds: usize,
-    /// polytune's candidates (besides the original), as `optimize
-    /// --budget` (--shots is the same option).
+    /// polytune's candidates (besides the original), as `optimize --budget`.
+    ///
+    /// --shots is the same option.
     #[arg(
         long = "budget",
         visible_alias = "shots",
@@ -49,27 +50,36 @@ pub struct Args {
         default_value_t = 6
     )]
     shots: usize,
-    /// polytune: then refine: run up to N more programs, each one step from
-    /// the fastest so far, most of them beyond the paper's space the
-    /// models were trained on: a packed 8x16 register tile, a 4x16 one,
-    /// tiles twice or half as large, loops run as reductions, privatized
-    /// or expanded scalars, more unrolling (in that order; a step the
-    /// engine refuses or whose code was run before is not run). 0: none.
+    /// polytune: then refine up to N more programs, each one step from the
+    /// fastest so far (0: none).
+    ///
+    /// As `optimize --refine`. Most steps lead beyond the paper's space the
+    /// models were trained on: a packed 8x16 register tile, a 4x16 one, tiles
+    /// twice or half as large, loops run as reductions, privatized or expanded
+    /// scalars, more unrolling (in that order; a step the engine refuses or
+    /// whose code was run before is not run).
     #[arg(long, value_name = "N", default_value_t = crate::app::select::DEFAULT_REFINE)]
     refine: usize,
-    /// polytune's strategy (as in `optimize`: multi-model, diverse,
-    /// model:NAME, random, local, bo, bo-plain) [default: as `optimize`
-    /// chooses for the budget: bo from 2 candidates, diverse for one].
+    /// polytune's strategy, as in `optimize` [default: bo, diverse for one
+    /// candidate]
+    ///
+    /// multi-model, diverse, model:NAME, random, local, bo or bo-plain. By
+    /// default as `optimize` chooses for the budget: bo from 2 candidates,
+    /// diverse for one.
     #[arg(long, value_parser = parse_strategy)]
     strategy: Option<Strategy>,
-    /// bo, bo-plain: stop when the expected improvement of the next
-    /// candidate falls below this share (as in `optimize`).
+    /// bo, bo-plain: stop when the next candidate's expected improvement falls
+    /// below this share.
+    ///
+    /// As in `optimize`.
     #[arg(long, value_name = "SHARE", default_value_t = crate::learn::search::drive::DEFAULT_MIN_EI, value_parser = super::optimize::non_negative)]
     min_ei: f64,
-    /// polytune: also rank N configurations drawn beyond the paper's
-    /// space (as `optimize --sample`); the models must know that space
-    /// (trained on, or --db, a campaign of `collect --space extended`).
-    /// Default: 30 when they do, else 0 (as `optimize`).
+    /// polytune: also rank N configurations drawn beyond the paper's space (as
+    /// `optimize --sample`).
+    ///
+    /// The models must know that space (trained on, or --db, a campaign of
+    /// `collect --space extended`). Default: 30 when they do, else 0 (as
+    /// `optimize`).
     #[arg(long, value_name = "N")]
     sample: Option<usize>,
     /// The seed of --sample's draws.
@@ -79,17 +89,20 @@ pub struct Args {
     /// shipped ones].
     #[arg(long, value_name = "DIR", conflicts_with = "db")]
     model: Option<PathBuf>,
-    /// Train polytune's models for each kernel on this campaign's
-    /// measurements without that kernel (`train --exclude`), so that
-    /// every kernel is a new program to them (the shipped models have
-    /// seen every corpus kernel).
+    /// Train polytune's models for each kernel on this campaign's measurements
+    /// without that kernel.
+    ///
+    /// As `train --exclude` does, so that every kernel is a new program to them
+    /// (the shipped models have seen every corpus kernel).
     #[arg(long, value_name = "DB")]
     db: Option<PathBuf>,
     /// With --db: the measurements taken at this many OpenMP threads.
     #[arg(long, value_name = "N", default_value_t = 2, requires = "db")]
     measured_threads: i64,
-    /// With --db: the measurements of the machine whose description
-    /// contains TEXT (a store holding several machine types).
+    /// With --db: the measurements of the machine whose description contains
+    /// TEXT.
+    ///
+    /// For a store holding several machine types.
     #[arg(long, value_name = "TEXT", requires = "db")]
     machine: Option<String>,
     #[command(flatten)]

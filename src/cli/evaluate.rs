@@ -30,28 +30,34 @@ pub struct Args {
     /// The same as --format json.
     #[arg(long, conflicts_with = "format")]
     json: bool,
-    /// Also evaluate every model on the features LR's greedy selection
-    /// keeps (paper Tables 14–16).
+    /// Also evaluate every model on the features LR's greedy selection keeps.
+    ///
+    /// As in the paper's Tables 14–16.
     #[arg(long)]
     subset: bool,
-    /// Draw the sorted speedup distribution of every kernel's space
-    /// and the per-model bars into DIR (SVG, and PNG when rsvg-convert
-    /// is installed).
+    /// Draw the sorted speedup distribution of every kernel's space and the
+    /// per-model bars into DIR.
+    ///
+    /// SVG, and PNG when rsvg-convert is installed.
     #[arg(long, value_name = "DIR")]
     plots: Option<PathBuf>,
-    /// Also write every variant's leave-one-out prediction by every
-    /// model to FILE (CSV), to study rankings or combine models.
+    /// Also write every variant's leave-one-out prediction by every model to
+    /// FILE (CSV).
+    ///
+    /// To study rankings or combine models.
     #[arg(long, value_name = "FILE")]
     predictions: Option<PathBuf>,
-    /// Also write the result as JSON (what --json prints) to FILE,
-    /// beside the chosen format on standard output: one evaluation, both
-    /// forms (`scripts/results.sh` ships both).
+    /// Also write the result as JSON (what --json prints) to FILE.
+    ///
+    /// Beside the chosen format on standard output: one evaluation, both forms
+    /// (`scripts/results.sh` ships both).
     #[arg(long, value_name = "FILE")]
     save_json: Option<PathBuf>,
-    /// Train each leave-one-out fold on N of the other kernels only,
-    /// drawn at random per held-out kernel (the same draw in `evaluate`
-    /// and `simulate`): how the models' quality grows with the kernels
-    /// they learn from.
+    /// Train each leave-one-out fold on N of the other kernels only.
+    ///
+    /// The N are drawn at random per held-out kernel (the same draw in
+    /// `evaluate` and `simulate`): how the models' quality grows with the
+    /// kernels they learn from.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     train_kernels: Option<u64>,
 }

@@ -15,13 +15,17 @@ pub struct Args {
     /// option).
     #[arg(short = 'o', long = "output", alias = "csv", value_name = "FILE")]
     csv: Option<PathBuf>,
-    /// Instead of CSV, write a compact copy of the database (every
-    /// table but the per-run samples) for shipping with models;
-    /// `evaluate` and `train` read it like the original.
+    /// Instead of CSV, write a compact copy of the database for shipping with
+    /// models.
+    ///
+    /// The copy holds every table but the per-run samples; `evaluate` and
+    /// `train` read it like the original.
     #[arg(long, value_name = "OUT", conflicts_with = "csv")]
     compact: Option<PathBuf>,
     /// With --compact: keep only the measurements of the machine whose
-    /// description (processor, cores, OS) contains TEXT.
+    /// description contains TEXT.
+    ///
+    /// The description names the processor, cores and OS.
     #[arg(long, value_name = "TEXT", requires = "compact")]
     machine: Option<String>,
 }

@@ -32,9 +32,10 @@ pub struct Args {
     /// Configurations per program.
     #[arg(long, default_value_t = 4)]
     configs: usize,
-    /// Draw the configurations from the extended space (free tile sizes,
-    /// separate unroll factors, `red=1`, register tiles with and without
-    /// `pack=1`) instead of the paper's.
+    /// Draw the configurations from the extended space instead of the paper's.
+    ///
+    /// The extended space: free tile sizes, separate unroll factors, `red=1`,
+    /// register tiles with and without `pack=1`.
     #[arg(long)]
     extended: bool,
     /// Parameter sets per program.

@@ -37,12 +37,14 @@ pub struct Args {
     program: ProgramArgs,
     #[command(flatten)]
     compile_line: CompileLine,
-    /// Then decide head to head whether the variant is faster, by the
-    /// rule of `optimize`'s confirmation (alternating runs until each side
-    /// has 0.2 s of region time, a one-sided test at 1% with a smallest
-    /// speedup of 2%), TRIALS times (1 unless given). Without a
-    /// configuration: the original against itself, a check of the rule
-    /// (it must rarely say "faster": `scripts/decision_rates.py`).
+    /// Then decide head to head whether the variant is faster, TRIALS times (1
+    /// unless given).
+    ///
+    /// By the rule of `optimize`'s confirmation: alternating runs until each
+    /// side has 0.2 s of region time, a one-sided test at 1% with a smallest
+    /// speedup of 2%. Without a configuration: the original against itself, a
+    /// check of the rule (it must rarely say "faster":
+    /// `scripts/decision_rates.py`).
     #[arg(long, value_name = "TRIALS", num_args = 0..=1, default_missing_value = "1")]
     head_to_head: Option<usize>,
     #[command(flatten)]

@@ -10,6 +10,7 @@ mod args;
 mod characterize;
 mod collect;
 mod compare;
+mod config_args;
 mod docs;
 mod driver;
 mod evaluate;

@@ -71,12 +71,16 @@ pub struct Args {
 /// The learned selection (used when no configuration is given).
 #[derive(clap::Args, Clone)]
 struct LearnedArgs {
-    /// Directory of trained models [default: models/<compiler> here, as
-    /// `train` writes it, else the shipped models].
+    /// Directory of trained models [default: models/<compiler> here, else the
+    /// shipped models]
+    ///
+    /// models/<compiler> in the current directory is where `train` writes them.
     #[arg(long, value_name = "DIR")]
     model: Option<PathBuf>,
     /// Candidates to run besides the original: unique variants at most,
-    /// whatever the strategy (--shots is the same option).
+    /// whatever the strategy.
+    ///
+    /// --shots is the same option.
     #[arg(
         long = "budget",
         visible_alias = "shots",
@@ -84,50 +88,58 @@ struct LearnedArgs {
         default_value_t = 6
     )]
     shots: usize,
-    /// How candidates are chosen: multi-model (each model's best guess in
-    /// turn), diverse (the models' ensemble, candidates spread over the
-    /// space), model:NAME (one model's top N), random, local (greedy local
-    /// search) or bo (Bayesian optimization with the models as its prior;
-    /// bo-plain without them). bo and local choose each candidate from the
-    /// runs before it. Default: diverse for a single candidate, bo from 2.
-    /// Replayed over the shipped dataset (`polytune simulate`, each kernel
-    /// new to the models; mean % of the best variant's speedup, gcc /
-    /// clang, as models/simulation-gcc.md and -clang.md say): at 6
-    /// candidates bo 82.2 / 73.8, diverse 77.9 / 68.8, multi-model 78.8 /
-    /// 70.5; at 12 bo 90.9 / 83.4, diverse 84.1 / 79.6, multi-model 82.4 /
-    /// 76.8; at 1 diverse 57.8 / 50.2, bo 51.6 / 42.3.
+    /// How candidates are chosen: bo, diverse, multi-model, model:NAME, random,
+    /// local or bo-plain [default: bo, diverse for one candidate]
+    ///
+    /// multi-model (each model's best guess in turn), diverse (the models'
+    /// ensemble, candidates spread over the space), model:NAME (one model's top
+    /// N), random, local (greedy local search) or bo (Bayesian optimization
+    /// with the models as its prior; bo-plain without them). bo and local
+    /// choose each candidate from the runs before it. Default: diverse for a
+    /// single candidate, bo from 2.
+    ///
+    /// How close each comes to the best variant, replayed over the shipped
+    /// dataset with each kernel new to the models: see `polytune simulate` or
+    /// models/simulation-gcc.md and models/simulation-clang.md.
     #[arg(long, value_parser = parse_strategy)]
     strategy: Option<Strategy>,
-    /// Stop proposing candidates once they have taken SECONDS (building,
-    /// verifying and timing them; a candidate under way is finished). The
-    /// original's runs before and the winner's head-to-head confirmation
-    /// after are not counted.
+    /// Stop proposing candidates once they have taken SECONDS.
+    ///
+    /// SECONDS of building, verifying and timing them; a candidate under way is
+    /// finished. The original's runs before and the winner's head-to-head
+    /// confirmation after are not counted.
     #[arg(long, value_name = "SECONDS", value_parser = non_negative)]
     time_budget: Option<f64>,
-    /// Then refine: run up to N more programs, each one step from
-    /// the fastest so far, most of them beyond the paper's space the
-    /// models were trained on: a packed 8x16 register tile, a 4x16 one,
-    /// tiles twice or half as large, loops run as reductions, privatized
-    /// or expanded scalars, more unrolling (in that order; a step the
-    /// engine refuses or whose code was run before is not run). 0: none.
+    /// Then refine: run up to N more programs, each one step from the fastest
+    /// so far (0: none).
+    ///
+    /// Most steps lead beyond the paper's space the models were trained on: a
+    /// packed 8x16 register tile, a 4x16 one, tiles twice or half as large,
+    /// loops run as reductions, privatized or expanded scalars, more unrolling
+    /// (in that order; a step the engine refuses or whose code was run before
+    /// is not run).
     #[arg(long, value_name = "N", default_value_t = crate::app::select::DEFAULT_REFINE)]
     refine: usize,
-    /// bo, bo-plain: stop when the expected improvement of the next
-    /// candidate over the fastest of the original and the candidates
-    /// measured falls below this share (0.01: 1% faster); 0 never stops
+    /// bo, bo-plain: stop when the next candidate's expected improvement falls
+    /// below this share.
+    ///
+    /// The expected improvement of the next candidate over the fastest of the
+    /// original and the candidates measured (0.01: 1% faster); 0 never stops
     /// early.
     #[arg(long, value_name = "SHARE", default_value_t = DEFAULT_MIN_EI, value_parser = non_negative)]
     min_ei: f64,
     /// Also rank N configurations drawn at random beyond the paper's space
-    /// (register tiles, packing, free tile sizes, unroll-and-jam of two
-    /// loops, reductions, privatized scalars) beside the paper's variants;
-    /// the strategy then chooses among all of them. Needs models trained
-    /// on a campaign that measured the extended space (`collect --space
-    /// extended --sample N`). The draws depend on --seed and the file's
-    /// name only, as `collect`'s do: for a corpus kernel, `--sample 30`
-    /// searches the space `simulate` replays on such a dataset. Default:
-    /// 30 with models that know the extended space, 0 (the paper's space
-    /// and the refinement only) with models of the paper's space.
+    /// (needs models that know it).
+    ///
+    /// The draws (register tiles, packing, free tile sizes, unroll-and-jam of
+    /// two loops, reductions, privatized scalars) are ranked beside the paper's
+    /// variants; the strategy then chooses among all of them. Needs models
+    /// trained on a campaign that measured the extended space (`collect --space
+    /// extended --sample N`). The draws depend on --seed and the file's name
+    /// only, as `collect`'s do: for a corpus kernel, `--sample 30` searches the
+    /// space `simulate` replays on such a dataset. Default: 30 with models that
+    /// know the extended space, 0 (the paper's space and the refinement only)
+    /// with models of the paper's space.
     #[arg(long, value_name = "N")]
     sample: Option<usize>,
     /// The seed of --sample's draws.
@@ -136,9 +148,10 @@ struct LearnedArgs {
     /// Do not run anything: emit the top prediction (1-shot).
     #[arg(long)]
     no_run: bool,
-    /// Print the selection's report as JSON on standard output (the
-    /// candidates, their runs, the choice); the program goes to --output,
-    /// and into the report's `program` without one.
+    /// Print the selection's report as JSON on standard output.
+    ///
+    /// The report holds the candidates, their runs and the choice; the program
+    /// goes to --output, and into the report's `program` without one.
     #[arg(long)]
     json: bool,
 }

@@ -34,9 +34,10 @@ pub struct Args {
     db: PathBuf,
     #[command(flatten)]
     data: DataArgs,
-    /// Comma-separated strategies: multi-model, diverse, model:NAME,
-    /// random, local, bo (Bayesian optimization with the learned prior),
-    /// bo-plain (without it).
+    /// Comma-separated strategies: multi-model, diverse, model:NAME, random,
+    /// local, bo, bo-plain.
+    ///
+    /// bo is Bayesian optimization with the learned prior, bo-plain without it.
     #[arg(long, value_delimiter = ',', default_value = DEFAULT)]
     strategies: Vec<Strategy>,
     /// Unique evaluations per run.
@@ -48,47 +49,59 @@ pub struct Args {
     /// Output format.
     #[arg(long, default_value = "md", value_parser = ["md", "csv", "json"])]
     format: String,
-    /// Read the leave-one-out predictions from FILE, as `evaluate
-    /// --predictions FILE` wrote them for the same dataset and models,
-    /// instead of training the folds again.
+    /// Read the leave-one-out predictions from FILE instead of training the
+    /// folds again.
+    ///
+    /// As `evaluate --predictions FILE` wrote them for the same dataset and
+    /// models.
     #[arg(long, value_name = "FILE")]
     predictions: Option<PathBuf>,
-    /// bo, bo-plain: a run also stops when the expected improvement of
-    /// its next proposal over the fastest of the original and the
-    /// variants measured falls below this share (0.01: 1% faster), as
-    /// `optimize --min-ei` does; 0 never stops early.
+    /// bo, bo-plain: a run also stops when its next proposal's expected
+    /// improvement falls below this share.
+    ///
+    /// The expected improvement of its next proposal over the fastest of the
+    /// original and the variants measured (0.01: 1% faster), as `optimize
+    /// --min-ei` does; 0 never stops early.
     #[arg(long, value_name = "SHARE", default_value_t = DEFAULT_MIN_EI, value_parser = super::optimize::non_negative)]
     min_ei: f64,
-    /// Search the variants of the paper's space only, measured against
-    /// the Opt of every variant of the dataset (beyond the paper's too,
-    /// from `collect --space extended`): beside a run without it, what
-    /// searching beyond the paper's space gains at each budget.
+    /// Search the variants of the paper's space only, against the whole
+    /// dataset's Opt.
+    ///
+    /// Measured against the Opt of every variant of the dataset (beyond the
+    /// paper's too, from `collect --space extended`): beside a run without it,
+    /// what searching beyond the paper's space gains at each budget.
     #[arg(long)]
     paper_only: bool,
-    /// bo: without the other kernels' measured landscapes in its prior
-    /// mean (the models' predictions alone, as before they were added).
+    /// bo: without the other kernels' measured landscapes in its prior mean.
+    ///
+    /// The models' predictions alone, as before they were added.
     #[arg(long)]
     no_transfer: bool,
-    /// Also show what each strategy proposed for this kernel, in order
-    /// (its first seed's run): every variant's configuration, speedup,
-    /// share of Opt and the models' prediction, with the kernel's five
-    /// fastest variants beside (md and json).
+    /// Also show what each strategy proposed for this kernel, in order (md and
+    /// json).
+    ///
+    /// Its first seed's run: every variant's configuration, speedup, share of
+    /// Opt and the models' prediction, with the kernel's five fastest variants
+    /// beside.
     #[arg(long, value_name = "KERNEL")]
     trace: Option<String>,
     /// Draw every strategy's mean curve into FILE (SVG).
     #[arg(long, value_name = "FILE.svg")]
     plot: Option<PathBuf>,
-    /// A counterfactual, to ask how good the models would have to be:
-    /// every model's log prediction moved this share (0 to 1) of the way
-    /// to the measured speedup before the strategies run (1: the models
-    /// know the answer). The report says so; no real search can run
-    /// this way.
+    /// A counterfactual: move every model's log prediction this share of the
+    /// way to the measured speedup.
+    ///
+    /// To ask how good the models would have to be: every model's log
+    /// prediction is moved this share (0 to 1) of the way to the measured
+    /// speedup before the strategies run (1: the models know the answer). The
+    /// report says so; no real search can run this way.
     #[arg(long, value_name = "SHARE", value_parser = unit_share)]
     prior_blend: Option<f64>,
-    /// Train each leave-one-out fold on N of the other kernels only,
-    /// drawn at random per held-out kernel (the same draw in `evaluate`
-    /// and `simulate`; give `evaluate --predictions` the same): how the
-    /// models' quality grows with the kernels they learn from.
+    /// Train each leave-one-out fold on N of the other kernels only.
+    ///
+    /// The N are drawn at random per held-out kernel (the same draw in
+    /// `evaluate` and `simulate`; give `evaluate --predictions` the same): how
+    /// the models' quality grows with the kernels they learn from.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     train_kernels: Option<u64>,
 }

@@ -22,9 +22,11 @@ pub struct SourceArgs {
     /// Find the SCoPs without pragmas (libclang; clang arguments after `--`).
     #[arg(long)]
     pub detect: bool,
-    /// With --detect: assume that no two arrays or pointers of a region
-    /// overlap (pointer and array parameters are otherwise taken to
-    /// possibly alias). If they do overlap, the result is wrong.
+    /// With --detect: assume that no two arrays or pointers of a region overlap
+    /// (unsafe if they do).
+    ///
+    /// Pointer and array parameters are otherwise taken to possibly alias. If
+    /// they do overlap, the result is wrong.
     #[arg(long, requires = "detect")]
     pub assume_no_alias: bool,
     #[command(flatten)]

@@ -48,16 +48,20 @@ pub struct Args {
     /// Treat NAME as a pure function inside SCoPs (repeatable).
     #[arg(long = "pure", value_name = "NAME")]
     pure: Vec<String>,
-    /// Build every distinct variant with each compiler (--compiler
-    /// gcc,clang), run it and compare its output with the original's.
+    /// Build and run every distinct variant, and compare its output with the
+    /// original's.
+    ///
+    /// Built with each compiler of --compiler (e.g. --compiler gcc,clang).
     #[arg(long)]
     verify: bool,
-    /// Every configuration with scalar privatization added (priv=1,
-    /// beyond the paper's space): the space it opens.
+    /// Every configuration with scalar privatization added (priv=1).
+    ///
+    /// Beyond the paper's space: the space it opens.
     #[arg(long = "priv")]
     privatize: bool,
-    /// Every configuration with scalar expansion added (exp=1, beyond
-    /// the paper's space; with --priv, both).
+    /// Every configuration with scalar expansion added (exp=1).
+    ///
+    /// Beyond the paper's space; with --priv, both.
     #[arg(long = "exp")]
     expand: bool,
     /// Builds and runs at once with --verify [default: the cores].

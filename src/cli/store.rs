@@ -17,6 +17,8 @@ enum Command {
     Merge(MergeArgs),
 }
 
+/// Merge a campaign's shards, or several machines' stores, into one (seconds).
+///
 /// Merge stores (a campaign's shards, or campaigns on several machines)
 /// into a new one (seconds).
 ///

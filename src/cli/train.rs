@@ -24,8 +24,10 @@ pub struct Args {
     output: Option<PathBuf>,
     #[command(flatten)]
     data: DataArgs,
-    /// Leave out a kernel (repeatable): models that have never seen
-    /// it, to try on it as on a new program.
+    /// Leave out a kernel (repeatable), to try the models on it as on a new
+    /// program.
+    ///
+    /// The models have then never seen it.
     #[arg(long, value_name = "KERNEL")]
     exclude: Vec<String>,
     #[command(flatten)]
