@@ -21,7 +21,11 @@ use std::path::{Path, PathBuf};
 ///
 /// With `--config T` and/or the named flags (--fuse, --tile, --wave,
 /// --omp, --prevec, --simd, --uj, --rb, --priv) the configuration is applied
-/// directly: no compiler runs, it takes well under a second per SCoP.
+/// directly: no compiler runs. A kernel's SCoP takes well under a second;
+/// a large one (dozens of statements, deep nests) seconds, and one that
+/// needs more than 10 s (polytune's limit per SCoP and configuration) is
+/// left unchanged with that reason: a file of many large SCoPs can take
+/// minutes.
 /// Every transformation is proven legal; a SCoP that cannot be handled is
 /// left unchanged (and said so on stderr), and so is a register tile the
 /// rules refuse (with the reason).
