@@ -233,6 +233,15 @@ impl Harness {
     /// other failure of the original is the error it is in
     /// [`Harness::reference`].
     pub fn unreached(&self, src: &Path) -> Result<Vec<usize>, OriginalError> {
+        Ok(self.plain_run(src)?.unreached())
+    }
+
+    /// The record of one plain run (not recording what the regions write)
+    /// of the original built from `src`, its instrumented source: which
+    /// regions ran, how often, for how long, and their parameters' values
+    /// at their first execution ([`Side::params`]). Every failure of the
+    /// original is the error it is in [`Harness::reference`].
+    pub fn plain_run(&self, src: &Path) -> Result<Side, OriginalError> {
         let exe = self.workdir.join("reach");
         let c = self.recipe.build(src, &exe, false, &[]);
         if !c.ok {
@@ -245,7 +254,7 @@ impl Harness {
         let command = self.shown(&exe);
         let (_, side) = self.checked_run(&exe, &command, false, &[])?;
         let _ = std::fs::remove_file(&exe);
-        Ok(side.unreached())
+        Ok(side)
     }
 
     /// One recording run of the original, which must exit normally, leave
