@@ -21,6 +21,7 @@ pub mod linear;
 pub mod m5p;
 pub mod mlp;
 pub mod plot;
+pub mod rank;
 pub mod saved;
 pub mod scale;
 pub mod search;

@@ -26,6 +26,7 @@ use super::{Space, Strategy};
 use crate::config::Config;
 use crate::learn::dataset::Dataset;
 use crate::learn::evaluate::{FLOOR, ensemble};
+pub use crate::learn::rank::metrics::rank_correlation;
 use crate::learn::{Kind, LearnError};
 use serde::Serialize;
 
@@ -258,45 +259,6 @@ impl KernelSpace {
             rank_correlation: rank_correlation(&predicted, &truth),
         }
     }
-}
-
-/// Ranks from 1, ties given their average rank.
-fn ranks(x: &[f64]) -> Vec<f64> {
-    let mut order: Vec<usize> = (0..x.len()).collect();
-    order.sort_by(|&a, &b| x[a].total_cmp(&x[b]));
-    let mut r = vec![0.0; x.len()];
-    let mut i = 0;
-    while i < order.len() {
-        let mut j = i;
-        while j + 1 < order.len() && x[order[j + 1]] == x[order[i]] {
-            j += 1;
-        }
-        let mean = (i + j) as f64 / 2.0 + 1.0;
-        for &o in &order[i..=j] {
-            r[o] = mean;
-        }
-        i = j + 1;
-    }
-    r
-}
-
-/// Spearman's rank correlation of two series of one length (Pearson's
-/// of their ranks); `None` below three points or when either is
-/// constant.
-pub fn rank_correlation(a: &[f64], b: &[f64]) -> Option<f64> {
-    if a.len() != b.len() || a.len() < 3 {
-        return None;
-    }
-    let (ra, rb) = (ranks(a), ranks(b));
-    let n = ra.len() as f64;
-    let (ma, mb) = (ra.iter().sum::<f64>() / n, rb.iter().sum::<f64>() / n);
-    let (mut sab, mut saa, mut sbb) = (0.0, 0.0, 0.0);
-    for (x, y) in ra.iter().zip(&rb) {
-        sab += (x - ma) * (y - mb);
-        saa += (x - ma) * (x - ma);
-        sbb += (y - mb) * (y - mb);
-    }
-    (saa > 0.0 && sbb > 0.0).then(|| sab / (saa * sbb).sqrt())
 }
 
 /// The median of the values that are there (`None` when none is).
@@ -554,15 +516,7 @@ mod tests {
     }
 
     #[test]
-    fn rank_correlation_is_spearmans() {
-        let up = [1.0, 2.0, 3.0, 4.0];
-        assert_eq!(rank_correlation(&up, &[10.0, 20.0, 30.0, 400.0]), Some(1.0));
-        assert_eq!(rank_correlation(&up, &[4.0, 3.0, 2.0, 1.0]), Some(-1.0));
-        // Ties share their mean rank: ranks 1, 2.5, 2.5, 4 against 1..4.
-        let r = rank_correlation(&up, &[1.0, 5.0, 5.0, 9.0]).unwrap();
-        assert!((r - 4.5 / (5.0f64 * 4.5).sqrt()).abs() < 1e-12, "{r}");
-        assert_eq!(rank_correlation(&up, &[2.0; 4]), None);
-        assert_eq!(rank_correlation(&up[..2], &up[..2]), None);
+    fn median_skips_what_is_not_there() {
         assert_eq!(
             median([Some(3.0), None, Some(1.0), Some(2.0)].into_iter()),
             Some(2.0)
