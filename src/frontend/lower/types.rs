@@ -1,6 +1,11 @@
 //! C integer types: promotion and the usual arithmetic conversions,
 //! literal and spelled types, and the scan of the declarations in front of
 //! a SCoP (on the front end's light C scanner, `lex.rs`).
+//!
+//! Why one file: a little over 600 lines: the type rules and the
+//! declaration scan that types names with them share the spelling of types
+//! (`type_of_spelling`, `is_specifier`); the scan, the larger half, is the
+//! part to move out if either grows.
 
 use super::*;
 use crate::frontend::lex::{self, tokens};

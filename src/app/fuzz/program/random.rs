@@ -1,4 +1,8 @@
 //! The random generator of programs and of their parameter values.
+//!
+//! Why one file: one generator whose methods draw each construct and call
+//! one another recursively, sharing its scope, counters and random stream,
+//! whose order of draws fixes every seed's program.
 
 use super::*;
 use crate::lab::rng::SplitMix64;
