@@ -111,9 +111,9 @@ fn oracles(x: &[Vec<f64>], y: &[f64], d: &Dataset, variants: usize) {
     use linfa::prelude::*;
     use linfa_nn::distance::L2Dist;
     use linfa_nn::{KdTree, NearestNeighbour};
-    use polytune::learn::scale::{Range, Target};
+    use polytune::learn::scale::{Range, TargetScale};
     let range = Range::fit(x, 0.0, 1.0);
-    let target = Target::fit(y, 0.0, 1.0);
+    let target = TargetScale::fit(y, 0.0, 1.0);
     let unit = |r: &[f64]| {
         let q = range.row(r);
         let n = q.iter().map(|v| v * v).sum::<f64>().sqrt().max(1e-300);

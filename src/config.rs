@@ -1,6 +1,10 @@
 //! The optimization space (paper Table 1): a configuration `T` of the
 //! high-level primitives, its fixed-length bit encoding (thermometer code
 //! for ordinal choices) and a readable form; both round-trip.
+//!
+//! Why one file: the configuration, its bits, its readable form and its
+//! parser must round-trip and read best together; its code is about 510
+//! lines, its tests the rest.
 
 use serde::Serialize;
 use std::fmt;

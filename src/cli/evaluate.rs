@@ -95,7 +95,7 @@ pub fn run(a: Args, ui: &Ui) -> Result<()> {
     }
     let sub = if a.subset {
         let lr = crate::learn::saved::SavedModel::train(crate::learn::Kind::Lr, &d, a.data.target)?;
-        let crate::learn::Model::Lr(l) = &lr.model else {
+        let crate::learn::SpeedupModel::Lr(l) = &lr.model else {
             unreachable!("LR trains an LR model")
         };
         let keep: Vec<String> = l

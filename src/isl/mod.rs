@@ -7,7 +7,7 @@
 //! hands out wrappers that are `!Send`, borrow their [`Ctx`], check every
 //! NULL, free every string, and turn isl's error state into [`IslError`].
 //!
-//! Kept whole at about 1,150 lines: it is the safe side of the door, one
+//! Why one file: about 1,150 lines, it is the safe side of the door, one
 //! short wrapper per isl operation over the same macros and error capture,
 //! and its `unsafe` calls are best checked in one reading.
 

@@ -7,6 +7,11 @@
 //! function is counted), with an explicitly fixed cache geometry and a
 //! fixed instruction set: the counts are then identical on every machine
 //! and from run to run, which also makes them testable.
+//!
+//! Why one file: the valgrind back end and the PAPI one (`mod papi`, about
+//! 350 lines with its reason to be in C) produce the same features through
+//! the same normalization and are read together; its tests make up 60
+//! lines.
 
 use super::compiler::Compiler;
 use super::confine::{self, Ending, Limits, Outcome};

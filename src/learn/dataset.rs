@@ -19,6 +19,9 @@
 //! space produces is represented by one of those; a variant measured
 //! only beyond it by its least configuration there, and counted in
 //! [`Dataset::beyond_paper`].
+//!
+//! Why one file: its code is about 500 lines, the dataset with the feature
+//! schema its rows are built on; its tests make up the rest.
 
 use super::LearnError;
 use crate::config::{Config, EXTENDED, EXTENDED_ATTRIBUTES};

@@ -5,7 +5,7 @@
 //! for 500 epochs. A run that diverges restarts with half the learning
 //! rate, as Weka does.
 
-use super::scale::{Range, Target};
+use super::scale::{Range, TargetScale};
 use super::{LearnError, Regressor, check_shape};
 use crate::lab::rng::Lcg;
 use serde::{Deserialize, Serialize};
@@ -19,7 +19,7 @@ pub struct Mlp {
     pub hidden: Option<usize>,
     pub seed: u64,
     range: Range,
-    target: Target,
+    target: TargetScale,
     /// Hidden weights, input-major: `w[j * h + k]` from input j (the bias
     /// is input d) to hidden unit k.
     w: Vec<f32>,
@@ -40,7 +40,7 @@ impl Default for Mlp {
             hidden: None,
             seed: 0,
             range: Range::default(),
-            target: Target::default(),
+            target: TargetScale::default(),
             w: Vec::new(),
             v: Vec::new(),
             d: 0,
@@ -191,7 +191,7 @@ impl Regressor for Mlp {
     fn fit(&mut self, x: &[Vec<f64>], y: &[f64]) -> Result<(), LearnError> {
         let d = check_shape(x, y)?;
         self.range = Range::fit(x, -1.0, 1.0);
-        self.target = Target::fit(y, -1.0, 1.0);
+        self.target = TargetScale::fit(y, -1.0, 1.0);
         self.d = d;
         self.h = self.hidden.unwrap_or(d + 1).max(1);
         let xs: Vec<Vec<f32>> = x

@@ -4,7 +4,7 @@
 //!
 //! Every model is ours (no crate has K*, M5P or a regression MLP; linfa's
 //! SVR and k-d tree, the tests' oracles for our SVM and IBk, are slower:
-//! see svr.rs and ibk.rs) and implements [`Regressor`]; [`Model`] is the
+//! see svr.rs and ibk.rs) and implements [`Regressor`]; [`SpeedupModel`] is the
 //! closed set that can be saved and loaded.
 
 // The numeric kernels index several arrays with one loop variable; the
@@ -221,21 +221,22 @@ impl Kind {
     }
 
     /// A fresh model of this kind with the paper's settings.
-    pub fn model(self) -> Model {
+    pub fn model(self) -> SpeedupModel {
         match self {
-            Kind::Lr => Model::Lr(linear::Linear::new()),
-            Kind::Svm => Model::Svm(svr::Svr::default()),
-            Kind::Ibk => Model::Ibk(ibk::Ibk::default()),
-            Kind::KStar => Model::KStar(kstar::KStar::default()),
-            Kind::M5p => Model::M5p(m5p::M5p::default()),
-            Kind::Mlp => Model::Mlp(mlp::Mlp::default()),
+            Kind::Lr => SpeedupModel::Lr(linear::Linear::new()),
+            Kind::Svm => SpeedupModel::Svm(svr::Svr::default()),
+            Kind::Ibk => SpeedupModel::Ibk(ibk::Ibk::default()),
+            Kind::KStar => SpeedupModel::KStar(kstar::KStar::default()),
+            Kind::M5p => SpeedupModel::M5p(m5p::M5p::default()),
+            Kind::Mlp => SpeedupModel::Mlp(mlp::Mlp::default()),
         }
     }
 }
 
-/// Any of the six models: the closed set that can be saved and loaded.
+/// Any of the six models of the speedup (in its [`Target`] form): the
+/// closed set that can be saved and loaded.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub enum Model {
+pub enum SpeedupModel {
     Lr(linear::Linear),
     Svm(svr::Svr),
     Ibk(ibk::Ibk),
@@ -249,25 +250,25 @@ pub enum Model {
 macro_rules! each_model {
     ($model:expr, $m:ident => $body:expr) => {
         match $model {
-            Model::Lr($m) => $body,
-            Model::Svm($m) => $body,
-            Model::Ibk($m) => $body,
-            Model::KStar($m) => $body,
-            Model::M5p($m) => $body,
-            Model::Mlp($m) => $body,
+            SpeedupModel::Lr($m) => $body,
+            SpeedupModel::Svm($m) => $body,
+            SpeedupModel::Ibk($m) => $body,
+            SpeedupModel::KStar($m) => $body,
+            SpeedupModel::M5p($m) => $body,
+            SpeedupModel::Mlp($m) => $body,
         }
     };
 }
 
-impl Model {
+impl SpeedupModel {
     pub fn kind(&self) -> Kind {
         match self {
-            Model::Lr(_) => Kind::Lr,
-            Model::Svm(_) => Kind::Svm,
-            Model::Ibk(_) => Kind::Ibk,
-            Model::KStar(_) => Kind::KStar,
-            Model::M5p(_) => Kind::M5p,
-            Model::Mlp(_) => Kind::Mlp,
+            SpeedupModel::Lr(_) => Kind::Lr,
+            SpeedupModel::Svm(_) => Kind::Svm,
+            SpeedupModel::Ibk(_) => Kind::Ibk,
+            SpeedupModel::KStar(_) => Kind::KStar,
+            SpeedupModel::M5p(_) => Kind::M5p,
+            SpeedupModel::Mlp(_) => Kind::Mlp,
         }
     }
 
@@ -280,7 +281,7 @@ impl Model {
     }
 }
 
-impl Regressor for Model {
+impl Regressor for SpeedupModel {
     fn fit(&mut self, x: &[Vec<f64>], y: &[f64]) -> Result<(), LearnError> {
         self.inner_mut().fit(x, y)
     }

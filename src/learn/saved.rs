@@ -3,7 +3,7 @@
 //! machine and compiler its speedups were measured on.
 
 use super::dataset::{Dataset, Selection};
-use super::{Kind, LearnError, Model, Regressor};
+use super::{Kind, LearnError, Regressor, SpeedupModel};
 use crate::config::Config;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -32,7 +32,7 @@ pub struct SavedModel {
     /// What the model predicts (older files: the speedup).
     #[serde(default)]
     pub target: super::Target,
-    pub model: Model,
+    pub model: SpeedupModel,
 }
 
 impl SavedModel {
@@ -211,7 +211,7 @@ mod tests {
         let feats = first_kernel_features(&d);
         for kind in Kind::ALL {
             let mut m = SavedModel::train(kind, &d, crate::learn::Target::Speedup).unwrap();
-            if let Model::Mlp(mlp) = &mut m.model {
+            if let SpeedupModel::Mlp(mlp) = &mut m.model {
                 // Keep the test quick; the file format is what is tested.
                 mlp.epochs = 20;
                 let x = d.all_row_attributes();

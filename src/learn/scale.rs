@@ -53,18 +53,18 @@ impl Range {
 
 /// Scales one target variable onto [lo, hi] and back.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
-pub struct Target {
+pub struct TargetScale {
     pub min: f64,
     pub max: f64,
     pub lo: f64,
     pub hi: f64,
 }
 
-impl Target {
-    pub fn fit(y: &[f64], lo: f64, hi: f64) -> Target {
+impl TargetScale {
+    pub fn fit(y: &[f64], lo: f64, hi: f64) -> TargetScale {
         let min = y.iter().copied().fold(f64::INFINITY, f64::min);
         let max = y.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-        Target { min, max, lo, hi }
+        TargetScale { min, max, lo, hi }
     }
 
     pub fn scale(&self, v: f64) -> f64 {
@@ -97,7 +97,7 @@ mod tests {
         assert_eq!(r.row(&[1.0, 5.0]), vec![0.0, 0.0]);
         assert_eq!(r.row(&[3.0, 7.0]), vec![1.0, 0.0]);
         assert_eq!(r.value(0, 2.0), 0.5);
-        let t = Target::fit(&[2.0, 4.0], -1.0, 1.0);
+        let t = TargetScale::fit(&[2.0, 4.0], -1.0, 1.0);
         assert_eq!(t.scale(3.0), 0.0);
         assert_eq!(t.unscale(t.scale(3.7)), 3.7);
     }

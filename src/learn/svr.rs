@@ -17,7 +17,7 @@
 //! 10`, 2,160 rows: 1.83 s against 0.43 s), beyond the evaluation's time
 //! budget.
 
-use super::scale::{Range, Target};
+use super::scale::{Range, TargetScale};
 use super::{LearnError, Regressor, check_shape};
 use serde::{Deserialize, Serialize};
 
@@ -31,7 +31,7 @@ pub struct Svr {
     /// SMO stops after this many iterations even if not converged.
     pub max_iterations: usize,
     range: Range,
-    target: Target,
+    target: TargetScale,
     /// Support vectors (scaled), their norms and coefficients.
     sv: Vec<Vec<f64>>,
     sv_norm: Vec<f64>,
@@ -50,7 +50,7 @@ impl Default for Svr {
             tolerance: 1e-2,
             max_iterations: 200_000,
             range: Range::default(),
-            target: Target::default(),
+            target: TargetScale::default(),
             sv: Vec::new(),
             sv_norm: Vec::new(),
             coef: Vec::new(),
@@ -94,7 +94,7 @@ impl Regressor for Svr {
         // matrix, the gradient and the multipliers from start to bias.
         check_shape(x, y)?;
         self.range = Range::fit(x, 0.0, 1.0);
-        self.target = Target::fit(y, 0.0, 1.0);
+        self.target = TargetScale::fit(y, 0.0, 1.0);
         let rows = self.range.rows(x);
         let z: Vec<f64> = y.iter().map(|&v| self.target.scale(v)).collect();
         let l = rows.len();

@@ -16,6 +16,8 @@ use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
+mod save;
+
 /// A run's limits: its deadline and the default memory limit.
 fn limits(timeout: Duration) -> confine::Limits {
     confine::Limits::new(timeout, Some(confine::default_memory_limit()))
@@ -68,18 +70,6 @@ pub(super) fn compile(
     }
 }
 
-fn compile_command(c: &Compiler, flags: &[String], src: &str, exe: &str) -> String {
-    format!(
-        "{} {} -fopenmp {src} -o {exe} -lm",
-        c.program.display(),
-        flags.join(" ")
-    )
-}
-
-fn shell_args(args: &[String]) -> String {
-    args.join(" ")
-}
-
 /// What a failing variant run looked like.
 struct Failure {
     kind: &'static str,
@@ -94,116 +84,6 @@ impl Ctx<'_> {
         if let Some(p) = &self.opts.progress {
             p(super::Event::Finding(msg.to_string()));
         }
-    }
-
-    #[allow(clippy::too_many_arguments)]
-    fn save(
-        &self,
-        kind: &str,
-        index: usize,
-        generated: &Generated,
-        config: Option<(&Config, &str)>,
-        compiler: Option<&Compiler>,
-        detail: &str,
-        run: Option<(&Failure, &str)>,
-    ) -> Option<Finding> {
-        // A signal is ending polytune and killed what ran: no finding.
-        if crate::lab::confine::ending() {
-            return None;
-        }
-        let mut name = format!("{kind}-p{index:05}");
-        if let Some(c) = compiler {
-            name.push_str(&format!("-{}", c.name()));
-        }
-        if let Some((cfg, _)) = config {
-            name.push_str(&format!("-{}", cfg.bits()));
-        }
-        let dir = self.opts.out.join("findings").join(&name);
-        let suspects = suspects(&generated.program, run.map(|(f, _)| f.set));
-        let _ = std::fs::create_dir_all(&dir);
-        let _ = std::fs::write(dir.join("prog.c"), &generated.text);
-        let mut sh = format!(
-            "#!/bin/sh\n# polytune fuzz finding: {kind}\n# seed {} program {index}\n# {}\n",
-            self.opts.seed,
-            detail.lines().next().unwrap_or("")
-        );
-        sh.push_str("set -x\ncd \"$(dirname \"$0\")\"\nP=${POLYTUNE:-polytune}\n");
-        if let Some((cfg, variant)) = config {
-            let _ = std::fs::write(dir.join("variant.c"), variant);
-            sh.push_str(&format!(
-                "\"$P\" optimize prog.c --config {cfg} -o variant.c\n"
-            ));
-        }
-        if let Some(c) = compiler {
-            sh.push_str(&compile_command(c, &self.opts.cflags, "prog.c", "orig"));
-            sh.push('\n');
-            if config.is_some() {
-                sh.push_str(&compile_command(
-                    c,
-                    &self.opts.cflags,
-                    "variant.c",
-                    "variant",
-                ));
-                sh.push('\n');
-            }
-        }
-        let (set, threads) = run.map(|(f, _)| (f.set, f.threads)).unwrap_or((0, 1));
-        let args = shell_args(&generated.program.args(set));
-        sh.push_str(&format!(
-            "# parameters: {}\n./orig {args} > expected.txt\n",
-            generated.program.describe_params(set)
-        ));
-        if config.is_some() && compiler.is_some() {
-            sh.push_str(&format!(
-                "OMP_NUM_THREADS={threads} ./variant {args} > actual.txt\ncmp expected.txt actual.txt && echo same\n"
-            ));
-        }
-        let _ = std::fs::write(dir.join("repro.sh"), sh);
-        if let Some((f, expected)) = run {
-            let _ = std::fs::write(dir.join("expected.txt"), expected);
-            let _ = std::fs::write(dir.join("actual.txt"), &f.actual);
-        }
-        let mut info = format!("kind: {kind}\nseed: {}\nprogram: {index}\n", self.opts.seed);
-        if let Some((cfg, _)) = config {
-            info.push_str(&format!("config: {cfg} ({})\n", cfg.bits()));
-        }
-        if let Some(c) = compiler {
-            info.push_str(&format!(
-                "compiler: {} ({}) {}\n",
-                c.name(),
-                c.version,
-                self.opts.cflags.join(" ")
-            ));
-        }
-        for s in 0..generated.program.param_sets.len() {
-            info.push_str(&format!(
-                "parameter set {s}: {}\n",
-                generated.program.describe_params(s)
-            ));
-        }
-        info.push_str(&format!(
-            "detail: {detail}\nsuspects: {}\n",
-            suspects.join(", ")
-        ));
-        let _ = std::fs::write(dir.join("info.txt"), info);
-        self.note(&format!(
-            "fuzz: {kind}: program {index}{}{}: {} -> {}",
-            compiler
-                .map(|c| format!(" {}", c.name()))
-                .unwrap_or_default(),
-            config.map(|(c, _)| format!(" {c}")).unwrap_or_default(),
-            detail.lines().next().unwrap_or(""),
-            dir.display()
-        ));
-        Some(Finding {
-            kind: kind.to_string(),
-            program: index,
-            config: config.map(|(c, _)| c.to_string()),
-            compiler: compiler.map(|c| c.family),
-            detail: detail.to_string(),
-            suspects,
-            dir,
-        })
     }
 
     pub(super) fn program(&self, index: usize) -> ProgramResult {
@@ -222,6 +102,12 @@ impl Ctx<'_> {
         }
         let prog = work.join("prog.c");
         let _ = std::fs::write(&prog, &generated.text);
+        let subject = Subject {
+            index,
+            generated: &generated,
+            work: &work,
+            prog: &prog,
+        };
         let src = match frontend::parse_source(
             &prog,
             generated.text.clone(),
@@ -245,12 +131,59 @@ impl Ctx<'_> {
         };
         let configs = pick_configs(&mut rng, opts.configs, opts.extended);
         res.counts.pairs = configs.len();
-        // The variants: Some(text) when transformed.
+        let variants = self.transform(&subject, &src, &configs, &mut res);
+        let mut verdicts = Verdicts::new(configs.len());
+        for comp in &self.compilers {
+            let orig_exe = work.join(format!("orig-{}", comp.name()));
+            if let Err(e) = compile(comp, &opts.cflags, &prog, &orig_exe) {
+                verdicts.original_failed = true;
+                res.findings
+                    .extend(self.original_failed(&subject, comp, &e));
+                continue;
+            }
+            let reference = self.reference(&subject, comp, &orig_exe, &mut verdicts, &mut res);
+            for (k, cfg) in configs.iter().enumerate() {
+                let Some(text) = &variants[k] else { continue };
+                let variant = Variant { k, cfg, text };
+                self.check_variant(
+                    &subject,
+                    comp,
+                    &variant,
+                    &reference,
+                    &mut verdicts,
+                    &mut res,
+                );
+            }
+        }
+        res.counts.wrong = verdicts.wrong.iter().filter(|&&x| x).count();
+        res.counts.crashed = verdicts
+            .crashed
+            .iter()
+            .zip(&verdicts.wrong)
+            .filter(|&(&c, &w)| c && !w)
+            .count();
+        res.counts.compile_errors = verdicts.broken.iter().filter(|&&x| x).count();
+        res.counts.oracle = verdicts.oracle as usize;
+        res.counts.original_failed = verdicts.original_failed as usize;
+        self.cleanup(&work);
+        res
+    }
+
+    /// The program transformed under each configuration: `Some(text)`
+    /// when transformed; an engine's error or panic is a finding.
+    fn transform(
+        &self,
+        subject: &Subject<'_>,
+        src: &frontend::SourceFile,
+        configs: &[Config],
+        res: &mut ProgramResult,
+    ) -> Vec<Option<String>> {
+        let (opts, index, generated) = (self.opts, subject.index, subject.generated);
         let mut variants: Vec<Option<String>> = Vec::new();
         for (k, cfg) in configs.iter().enumerate() {
             let r = match &opts.polytune {
                 None => std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                    crate::engine::pipeline::optimize(&src, cfg, None)
+                    crate::engine::pipeline::optimize(src, cfg, None)
                 }))
                 .map(|r| r.map_err(|e| ("engine-error", e.to_string())))
                 .map_err(|panic| {
@@ -260,7 +193,12 @@ impl Ctx<'_> {
                         .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
                         .unwrap_or_default()
                 }),
-                Some(bin) => Ok(self.optimize_with(bin, &prog, &work.join(format!("v{k}.c")), cfg)),
+                Some(bin) => Ok(self.optimize_with(
+                    bin,
+                    subject.prog,
+                    &subject.work.join(format!("v{k}.c")),
+                    cfg,
+                )),
             };
             // An internal error is a finding, whether seen in-process or as
             // the child's exit code 3.
@@ -295,7 +233,7 @@ impl Ctx<'_> {
                     res.findings.extend(self.save(
                         kind,
                         index,
-                        &generated,
+                        generated,
                         Some((cfg, "")),
                         None,
                         &e,
@@ -308,7 +246,7 @@ impl Ctx<'_> {
                     res.findings.extend(self.save(
                         "engine-panic",
                         index,
-                        &generated,
+                        generated,
                         Some((cfg, "")),
                         None,
                         &msg,
@@ -318,169 +256,150 @@ impl Ctx<'_> {
                 }
             }
         }
-        let mut wrong = vec![false; configs.len()];
-        let mut crashed = vec![false; configs.len()];
-        let mut broken = vec![false; configs.len()];
-        let mut oracle = false;
-        let mut original_failed = false;
-        // A finding against the original program built by `comp`.
-        let original = |comp: &Compiler, what: &str| {
-            self.save(
-                "original-failed",
-                index,
-                &generated,
-                None,
-                Some(comp),
-                what,
-                None,
-            )
-        };
-        for comp in &self.compilers {
-            let orig_exe = work.join(format!("orig-{}", comp.name()));
-            if let Err(e) = compile(comp, &opts.cflags, &prog, &orig_exe) {
-                original_failed = true;
-                res.findings.extend(original(comp, &e));
-                continue;
-            }
-            // The reference output at each parameter set.
-            let mut reference = Vec::new();
-            for (s, expected) in generated.expected.iter().enumerate() {
-                let args = generated.program.args(s);
-                let argv: Vec<&str> = args.iter().map(String::as_str).collect();
-                match runner::run(&orig_exe, &argv, opts.threads[0], &limits(opts.timeout)) {
-                    Ok(r) if r.ok() => {
-                        if let Err(m) = compare_outputs(expected, &r.stdout) {
-                            oracle = true;
-                            let f = Failure {
-                                kind: "oracle",
-                                set: s,
-                                threads: opts.threads[0],
-                                detail: m.clone(),
-                                actual: r.stdout.clone(),
-                            };
-                            res.findings.extend(self.save(
-                                "oracle",
-                                index,
-                                &generated,
-                                None,
-                                Some(comp),
-                                &format!("interpreter vs compiled original: {m}"),
-                                Some((&f, expected)),
-                            ));
-                        }
-                        reference.push(Some(r.stdout));
-                    }
-                    other => {
-                        original_failed = true;
-                        let what = match other {
-                            Ok(r) => format!("{:?}: {}", r.exit, r.stderr),
-                            Err(e) => e.to_string(),
+        variants
+    }
+
+    /// A finding against the original program built by `comp`.
+    fn original_failed(
+        &self,
+        subject: &Subject<'_>,
+        comp: &Compiler,
+        what: &str,
+    ) -> Option<Finding> {
+        self.save(
+            "original-failed",
+            subject.index,
+            subject.generated,
+            None,
+            Some(comp),
+            what,
+            None,
+        )
+    }
+
+    /// The reference output of the original built by `comp` at each
+    /// parameter set (`None` where it failed), checked against the
+    /// interpreter's (the oracle).
+    fn reference(
+        &self,
+        subject: &Subject<'_>,
+        comp: &Compiler,
+        orig_exe: &Path,
+        verdicts: &mut Verdicts,
+        res: &mut ProgramResult,
+    ) -> Vec<Option<String>> {
+        let (opts, generated) = (self.opts, subject.generated);
+        let mut reference = Vec::new();
+        for (s, expected) in generated.expected.iter().enumerate() {
+            let args = generated.program.args(s);
+            let argv: Vec<&str> = args.iter().map(String::as_str).collect();
+            match runner::run(orig_exe, &argv, opts.threads[0], &limits(opts.timeout)) {
+                Ok(r) if r.ok() => {
+                    if let Err(m) = compare_outputs(expected, &r.stdout) {
+                        verdicts.oracle = true;
+                        let f = Failure {
+                            kind: "oracle",
+                            set: s,
+                            threads: opts.threads[0],
+                            detail: m.clone(),
+                            actual: r.stdout.clone(),
                         };
-                        res.findings.extend(original(comp, &what));
-                        reference.push(None);
+                        res.findings.extend(self.save(
+                            "oracle",
+                            subject.index,
+                            generated,
+                            None,
+                            Some(comp),
+                            &format!("interpreter vs compiled original: {m}"),
+                            Some((&f, expected)),
+                        ));
                     }
+                    reference.push(Some(r.stdout));
                 }
-            }
-            for (k, cfg) in configs.iter().enumerate() {
-                let Some(text) = &variants[k] else { continue };
-                let vsrc = work.join(format!("v{k}.c"));
-                let vexe = work.join(format!("v{k}-{}", comp.name()));
-                let _ = std::fs::write(&vsrc, text);
-                if let Err(e) = compile(comp, &opts.cflags, &vsrc, &vexe) {
-                    broken[k] = true;
-                    res.findings.extend(self.save(
-                        "compile-error",
-                        index,
-                        &generated,
-                        Some((cfg, text)),
-                        Some(comp),
-                        &e,
-                        None,
-                    ));
-                    continue;
-                }
-                let mut first: Option<(Failure, String)> = None;
-                let mut failures = 0;
-                for (s, refer) in reference.iter().enumerate() {
-                    let Some(refer) = refer else { continue };
-                    let args = generated.program.args(s);
-                    let argv: Vec<&str> = args.iter().map(String::as_str).collect();
-                    for &t in &opts.threads {
-                        res.counts.runs += 1;
-                        let fail = match runner::run(&vexe, &argv, t, &limits(opts.timeout)) {
-                            Ok(r) if r.ok() => match compare_outputs(refer, &r.stdout) {
-                                Ok(()) => None,
-                                Err(m) => Some(Failure {
-                                    kind: "wrong",
-                                    set: s,
-                                    threads: t,
-                                    detail: m,
-                                    actual: r.stdout,
-                                }),
-                            },
-                            Ok(r) => Some(Failure {
-                                kind: if r.exit == Exit::Timeout {
-                                    "timeout"
-                                } else {
-                                    "crash"
-                                },
-                                set: s,
-                                threads: t,
-                                detail: format!("{:?} {}", r.exit, r.stderr.trim()),
-                                actual: r.stdout,
-                            }),
-                            Err(e) => Some(Failure {
-                                kind: "crash",
-                                set: s,
-                                threads: t,
-                                detail: format!("cannot run: {e}"),
-                                actual: String::new(),
-                            }),
-                        };
-                        if let Some(f) = fail {
-                            failures += 1;
-                            if f.kind == "wrong" {
-                                wrong[k] = true;
-                                res.counts.wrong_runs += 1;
-                            } else {
-                                crashed[k] = true;
-                            }
-                            if first.is_none() {
-                                first = Some((f, refer.clone()));
-                            }
-                        }
-                    }
-                }
-                if let Some((f, expected)) = first {
-                    let detail = format!(
-                        "{} at {} with {} thread(s) ({failures} failing run(s) of this build)",
-                        f.detail,
-                        generated.program.describe_params(f.set),
-                        f.threads
-                    );
-                    res.findings.extend(self.save(
-                        f.kind,
-                        index,
-                        &generated,
-                        Some((cfg, text)),
-                        Some(comp),
-                        &detail,
-                        Some((&f, &expected)),
-                    ));
+                other => {
+                    verdicts.original_failed = true;
+                    let what = match other {
+                        Ok(r) => format!("{:?}: {}", r.exit, r.stderr),
+                        Err(e) => e.to_string(),
+                    };
+                    res.findings
+                        .extend(self.original_failed(subject, comp, &what));
+                    reference.push(None);
                 }
             }
         }
-        res.counts.wrong = wrong.iter().filter(|&&x| x).count();
-        res.counts.crashed = crashed
-            .iter()
-            .zip(&wrong)
-            .filter(|&(&c, &w)| c && !w)
-            .count();
-        res.counts.compile_errors = broken.iter().filter(|&&x| x).count();
-        res.counts.oracle = oracle as usize;
-        res.counts.original_failed = original_failed as usize;
-        self.cleanup(&work);
-        res
+        reference
+    }
+
+    /// One variant built by `comp` and run at each parameter set and
+    /// thread count against the reference; its first failure is a finding.
+    fn check_variant(
+        &self,
+        subject: &Subject<'_>,
+        comp: &Compiler,
+        variant: &Variant<'_>,
+        reference: &[Option<String>],
+        verdicts: &mut Verdicts,
+        res: &mut ProgramResult,
+    ) {
+        let (opts, index, generated) = (self.opts, subject.index, subject.generated);
+        let Variant { k, cfg, text } = *variant;
+        let vsrc = subject.work.join(format!("v{k}.c"));
+        let vexe = subject.work.join(format!("v{k}-{}", comp.name()));
+        let _ = std::fs::write(&vsrc, text);
+        if let Err(e) = compile(comp, &opts.cflags, &vsrc, &vexe) {
+            verdicts.broken[k] = true;
+            res.findings.extend(self.save(
+                "compile-error",
+                index,
+                generated,
+                Some((cfg, text)),
+                Some(comp),
+                &e,
+                None,
+            ));
+            return;
+        }
+        let mut first: Option<(Failure, String)> = None;
+        let mut failures = 0;
+        for (s, refer) in reference.iter().enumerate() {
+            let Some(refer) = refer else { continue };
+            let args = generated.program.args(s);
+            let argv: Vec<&str> = args.iter().map(String::as_str).collect();
+            for &t in &opts.threads {
+                res.counts.runs += 1;
+                let Some(f) = run_variant(&vexe, &argv, (s, t), refer, opts.timeout) else {
+                    continue;
+                };
+                failures += 1;
+                if f.kind == "wrong" {
+                    verdicts.wrong[k] = true;
+                    res.counts.wrong_runs += 1;
+                } else {
+                    verdicts.crashed[k] = true;
+                }
+                if first.is_none() {
+                    first = Some((f, refer.clone()));
+                }
+            }
+        }
+        if let Some((f, expected)) = first {
+            let detail = format!(
+                "{} at {} with {} thread(s) ({failures} failing run(s) of this build)",
+                f.detail,
+                generated.program.describe_params(f.set),
+                f.threads
+            );
+            res.findings.extend(self.save(
+                f.kind,
+                index,
+                generated,
+                Some((cfg, text)),
+                Some(comp),
+                &detail,
+                Some((&f, &expected)),
+            ));
+        }
     }
 
     /// `polytune optimize prog --config cfg -o out` as a child process.
@@ -542,6 +461,90 @@ impl Ctx<'_> {
     fn cleanup(&self, work: &Path) {
         if !self.opts.keep_work {
             let _ = std::fs::remove_dir_all(work);
+        }
+    }
+}
+
+/// One run of a variant at parameter set and thread count `(set,
+/// threads)`: its failure, if it fails, against the reference output.
+fn run_variant(
+    exe: &Path,
+    argv: &[&str],
+    (set, threads): (usize, usize),
+    reference: &str,
+    timeout: Duration,
+) -> Option<Failure> {
+    match runner::run(exe, argv, threads, &limits(timeout)) {
+        Ok(r) if r.ok() => match compare_outputs(reference, &r.stdout) {
+            Ok(()) => None,
+            Err(m) => Some(Failure {
+                kind: "wrong",
+                set,
+                threads,
+                detail: m,
+                actual: r.stdout,
+            }),
+        },
+        Ok(r) => Some(Failure {
+            kind: if r.exit == Exit::Timeout {
+                "timeout"
+            } else {
+                "crash"
+            },
+            set,
+            threads,
+            detail: format!("{:?} {}", r.exit, r.stderr.trim()),
+            actual: r.stdout,
+        }),
+        Err(e) => Some(Failure {
+            kind: "crash",
+            set,
+            threads,
+            detail: format!("cannot run: {e}"),
+            actual: String::new(),
+        }),
+    }
+}
+
+/// The program being checked, and where its files are.
+struct Subject<'g> {
+    index: usize,
+    generated: &'g Generated,
+    /// Its work directory and its source there.
+    work: &'g Path,
+    prog: &'g Path,
+}
+
+/// One transformed variant: its configuration's position and the
+/// configuration, and its text.
+#[derive(Clone, Copy)]
+struct Variant<'v> {
+    k: usize,
+    cfg: &'v Config,
+    text: &'v str,
+}
+
+/// What the checks found, per configuration and for the program.
+struct Verdicts {
+    /// Per configuration: a wrong output, another failing run, a build
+    /// that failed.
+    wrong: Vec<bool>,
+    crashed: Vec<bool>,
+    broken: Vec<bool>,
+    /// The interpreter and a compiled original disagreed.
+    oracle: bool,
+    /// The original failed to build or run.
+    original_failed: bool,
+}
+
+impl Verdicts {
+    fn new(configs: usize) -> Verdicts {
+        Verdicts {
+            wrong: vec![false; configs],
+            crashed: vec![false; configs],
+            broken: vec![false; configs],
+            oracle: false,
+            original_failed: false,
         }
     }
 }

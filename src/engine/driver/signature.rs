@@ -8,8 +8,9 @@
 //! numerical kernel uses and classifies everything else as
 //! [`Kind::Other`], never as something it is not.
 //!
-//! A little over 600 lines: one declaration scan (specifiers, declarators,
-//! aliases, defines, uses), which reads best in one piece.
+//! Why one file: a little over 600 lines, one declaration scan
+//! (specifiers, declarators, aliases, defines, uses), which reads best in
+//! one piece.
 
 use super::extent::{Expr, extent, integer_literal};
 use crate::frontend::lex::{Tok, Token, directive_words, one_line, tokens};

@@ -1,6 +1,11 @@
 //! C integer types: promotion and the usual arithmetic conversions,
 //! literal and spelled types, and the scan of the declarations in front of
 //! a SCoP (on the front end's light C scanner, `lex.rs`).
+//!
+//! Why one file: a little over 600 lines: the type rules and the
+//! declaration scan that types names with them share the spelling of types
+//! (`type_of_spelling`, `is_specifier`); the scan, the larger half, is the
+//! part to move out if either grows.
 
 use super::*;
 use crate::frontend::lex::{self, tokens};
@@ -289,168 +294,194 @@ impl TypeScan {
         out
     }
 
+    /// Reads the tokens before byte `offset` not read yet, one at a time:
+    /// macros, block and parenthesis structure, declarators.
     fn advance(&mut self, offset: usize) {
-        let TypeScan {
-            tokens,
-            offsets,
-            typedefs,
-            scopes,
-            pending,
-            closed,
-            depth,
-            seg,
-            next,
-        } = self;
-        let end = offsets.partition_point(|&o| o < offset);
-        let start = (*next).min(end);
-        *next = end.max(*next);
-        let mut depth_now = *depth;
+        let end = self.offsets.partition_point(|&o| o < offset);
+        let start = self.next.min(end);
+        self.next = end.max(self.next);
         for k in start..end {
-            let t = &tokens[k];
-            match t {
-                Tok::Define(name, ty) => {
-                    // A macro defined twice (dataset sizes under #if) may
-                    // have either type: unknown, unless both agree.
-                    let ty = match (ty, scopes[0].get(name)) {
-                        (Some(t), Some((old, sp))) if sp == MACRO && old != t => CType::Unknown,
-                        (t, _) => t.unwrap_or(CType::Unknown),
-                    };
-                    scopes[0].insert(name.clone(), (ty, MACRO.to_string()));
-                    seg[depth_now] = k + 1;
-                    continue;
-                }
-                Tok::Punct(c) => {
-                    match c {
-                        '{' => {
-                            let scope = if matches!(
-                                k.checked_sub(1).map(|j| &tokens[j]),
-                                Some(Tok::Punct(')'))
-                            ) {
-                                closed.take().unwrap_or_default()
-                            } else {
-                                HashMap::new()
-                            };
-                            scopes.push(scope);
-                            depth_now = 0;
-                            *seg = vec![k + 1];
-                        }
-                        '}' => {
-                            if scopes.len() > 1 {
-                                scopes.pop();
-                            }
-                            depth_now = 0;
-                            *seg = vec![k + 1];
-                        }
-                        ';' => {
-                            seg[depth_now] = k + 1;
-                            if depth_now == 0 {
-                                *closed = None;
-                            }
-                        }
-                        '(' => {
-                            if depth_now == 0 {
-                                pending.clear();
-                            }
-                            depth_now += 1;
-                            seg.push(k + 1);
-                        }
-                        ')' if depth_now > 0 => {
-                            depth_now -= 1;
-                            seg.pop();
-                            if depth_now == 0 {
-                                *closed = Some(std::mem::take(pending));
-                            }
-                        }
-                        ',' if depth_now > 0 => seg[depth_now] = k + 1,
-                        _ => {}
-                    }
-                    continue;
-                }
+            match self.tokens[k] {
+                Tok::Define(..) => self.define(k),
+                Tok::Punct(c) => self.punct(k, c),
                 // Another directive (`#include`) ends what came before.
                 Tok::Directive => {
-                    seg[depth_now] = k + 1;
-                    continue;
+                    let d = self.depth;
+                    self.seg[d] = k + 1;
                 }
-                Tok::Other => continue,
-                Tok::Word(_) => {}
-            }
-            let Tok::Word(name) = t else { continue };
-            if is_specifier(name) || typedefs.contains_key(name.as_str()) {
-                continue;
-            }
-            // Must end a declarator: followed by `,` `;` `=` `[` or `)`.
-            let next = tokens.get(k + 1);
-            let ends = matches!(next, Some(Tok::Punct(',' | ';' | '=' | '[' | ')')));
-            if !ends {
-                continue;
-            }
-            let start = seg[depth_now];
-            // Specifiers from the segment's start.
-            let mut j = start;
-            let mut spelled = Vec::new();
-            let mut typedef = false;
-            while let Some(Tok::Word(w)) = tokens.get(j) {
-                if w == "typedef" {
-                    typedef = true;
-                } else if is_specifier(w) || typedefs.contains_key(w.as_str()) {
-                    spelled.push(w.clone());
-                } else {
-                    break;
+                Tok::Other => {}
+                Tok::Word(_) => {
+                    if let Some(d) = self.declarator(k) {
+                        self.declare(d);
+                    }
                 }
-                j += 1;
             }
-            if spelled.is_empty() {
-                continue;
-            }
-            // Between the specifiers (or a `,` of the same list) and the name:
-            // only `*` and qualifiers.
-            let mut i = k;
-            let mut pointer = false;
-            let declarator_start = loop {
-                if i == 0 {
-                    break None;
-                }
-                i -= 1;
-                match &tokens[i] {
-                    Tok::Punct('*') => pointer = true,
-                    Tok::Word(w)
-                        if matches!(
-                            w.as_str(),
-                            "const" | "volatile" | "restrict" | "__restrict" | "__restrict__"
-                        ) && i >= j => {}
-                    _ => break Some(i),
-                }
-            };
-            let Some(before) = declarator_start else {
-                continue;
-            };
-            let first = before + 1 == j;
-            let listed = depth_now == 0 && matches!(tokens[before], Tok::Punct(',')) && before >= j;
-            if !(first || listed) {
-                continue;
-            }
-            let array = matches!(next, Some(Tok::Punct('[')));
-            let spelling = spelled.join(" ");
-            let mut ty = match spelled.iter().find_map(|w| typedefs.get(w.as_str())) {
-                Some(t) => *t,
-                None => type_of_spelling(&spelling),
-            };
-            if pointer || array {
-                ty = CType::NotInteger;
-            }
-            if typedef {
-                typedefs.insert(name.clone(), ty);
-                continue;
-            }
-            let target = if depth_now > 0 {
-                &mut *pending
-            } else {
-                scopes.last_mut().expect("file scope")
-            };
-            target.insert(name.clone(), (ty, spelling));
         }
-        *depth = depth_now;
     }
+
+    /// The `#define` at token `k`.
+    fn define(&mut self, k: usize) {
+        let Tok::Define(name, ty) = &self.tokens[k] else {
+            return;
+        };
+        // A macro defined twice (dataset sizes under #if) may have either
+        // type: unknown, unless both agree.
+        let ty = match (ty, self.scopes[0].get(name)) {
+            (Some(t), Some((old, sp))) if sp == MACRO && old != t => CType::Unknown,
+            (t, _) => t.unwrap_or(CType::Unknown),
+        };
+        self.scopes[0].insert(name.clone(), (ty, MACRO.to_string()));
+        let d = self.depth;
+        self.seg[d] = k + 1;
+    }
+
+    /// The punctuation `c` at token `k`: blocks open and close scopes,
+    /// parentheses collect their declarations (parameters) for the block
+    /// that may follow, and `;` `,` start a new declaration segment.
+    fn punct(&mut self, k: usize, c: char) {
+        let depth = self.depth;
+        match c {
+            '{' => {
+                let scope = if matches!(
+                    k.checked_sub(1).map(|j| &self.tokens[j]),
+                    Some(Tok::Punct(')'))
+                ) {
+                    self.closed.take().unwrap_or_default()
+                } else {
+                    HashMap::new()
+                };
+                self.scopes.push(scope);
+                self.depth = 0;
+                self.seg = vec![k + 1];
+            }
+            '}' => {
+                if self.scopes.len() > 1 {
+                    self.scopes.pop();
+                }
+                self.depth = 0;
+                self.seg = vec![k + 1];
+            }
+            ';' => {
+                self.seg[depth] = k + 1;
+                if depth == 0 {
+                    self.closed = None;
+                }
+            }
+            '(' => {
+                if depth == 0 {
+                    self.pending.clear();
+                }
+                self.depth += 1;
+                self.seg.push(k + 1);
+            }
+            ')' if depth > 0 => {
+                self.depth -= 1;
+                self.seg.pop();
+                if self.depth == 0 {
+                    self.closed = Some(std::mem::take(&mut self.pending));
+                }
+            }
+            ',' if depth > 0 => self.seg[depth] = k + 1,
+            _ => {}
+        }
+    }
+
+    /// The declarator whose name is the word at token `k`, if it is one:
+    /// the name ends a declarator (followed by `,` `;` `=` `[` or `)`),
+    /// and specifiers start its segment, then only `*` and qualifiers
+    /// (or a `,` of the same list) come between them and the name.
+    fn declarator(&self, k: usize) -> Option<Declarator> {
+        let tokens = &self.tokens;
+        let Tok::Word(name) = &tokens[k] else {
+            return None;
+        };
+        if is_specifier(name) || self.typedefs.contains_key(name.as_str()) {
+            return None;
+        }
+        let next = tokens.get(k + 1);
+        if !matches!(next, Some(Tok::Punct(',' | ';' | '=' | '[' | ')'))) {
+            return None;
+        }
+        // Specifiers from the segment's start.
+        let mut j = self.seg[self.depth];
+        let mut spelled = Vec::new();
+        let mut typedef = false;
+        while let Some(Tok::Word(w)) = tokens.get(j) {
+            if w == "typedef" {
+                typedef = true;
+            } else if is_specifier(w) || self.typedefs.contains_key(w.as_str()) {
+                spelled.push(w.clone());
+            } else {
+                break;
+            }
+            j += 1;
+        }
+        if spelled.is_empty() {
+            return None;
+        }
+        let mut i = k;
+        let mut pointer = false;
+        let before = loop {
+            if i == 0 {
+                return None;
+            }
+            i -= 1;
+            match &tokens[i] {
+                Tok::Punct('*') => pointer = true,
+                Tok::Word(w)
+                    if matches!(
+                        w.as_str(),
+                        "const" | "volatile" | "restrict" | "__restrict" | "__restrict__"
+                    ) && i >= j => {}
+                _ => break i,
+            }
+        };
+        let first = before + 1 == j;
+        let listed = self.depth == 0 && matches!(tokens[before], Tok::Punct(',')) && before >= j;
+        if !(first || listed) {
+            return None;
+        }
+        let array = matches!(next, Some(Tok::Punct('[')));
+        let spelling = spelled.join(" ");
+        let mut ty = match spelled.iter().find_map(|w| self.typedefs.get(w.as_str())) {
+            Some(t) => *t,
+            None => type_of_spelling(&spelling),
+        };
+        if pointer || array {
+            ty = CType::NotInteger;
+        }
+        Some(Declarator {
+            name: name.clone(),
+            ty,
+            spelling,
+            typedef,
+        })
+    }
+
+    /// Records a declarator: a typedef's name, or a variable in the
+    /// current scope (in `pending` inside parentheses).
+    fn declare(&mut self, d: Declarator) {
+        if d.typedef {
+            self.typedefs.insert(d.name, d.ty);
+            return;
+        }
+        let target = if self.depth > 0 {
+            &mut self.pending
+        } else {
+            self.scopes.last_mut().expect("file scope")
+        };
+        target.insert(d.name, (d.ty, d.spelling));
+    }
+}
+
+/// A declarator read by the scan.
+struct Declarator {
+    name: String,
+    ty: CType,
+    /// Its specifiers as spelled (`unsigned long`).
+    spelling: String,
+    /// Whether it declares a typedef's name.
+    typedef: bool,
 }
 
 #[cfg(test)]

@@ -1,5 +1,8 @@
 //! pest's pairs to the SCoP tree: statements, loops and expressions, with
 //! absolute spans and the depth of every expression counted.
+//!
+//! Why one file: the parse tree's builder, one function per grammar rule,
+//! read beside the grammar (`c.pest`) in its order.
 
 use super::depth::{MAX_NESTING, expression_too_deep, statements_too_deep};
 use super::*;

@@ -1,6 +1,10 @@
 //! Opening a store: its tables, the upgrade of older schemas, and the
 //! three ways to open one (a campaign alone, any writer, a reader that
 //! leaves the file as it was).
+//!
+//! Why one file: its code is about 300 lines; its tests, which build
+//! stores of earlier schema versions, damaged and foreign files, make up
+//! the rest.
 
 use super::{SCHEMA_VERSION, Store, StoreError};
 use rusqlite::{Connection, OptionalExtension, params};

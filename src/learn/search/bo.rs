@@ -31,6 +31,9 @@
 //! 0.02 or 0.05 (no change), a floor on the process's amplitude at the
 //! spread of the runs (91.2 / 94.8 / 99.3; it makes `--min-ei` stop
 //! later: the book, docs/src/results).
+//!
+//! Why one file: its code is under 480 lines, Bayesian optimization with
+//! its design and prior; its tests make up the rest.
 
 use super::fields::{Fields, Point};
 use super::gp::{Gp, Hyper, correlation, expected_improvement};

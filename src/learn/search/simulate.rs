@@ -19,6 +19,10 @@
 //! No search can run that way — it reads the answers — so it is a
 //! counterfactual, reported as one: how good the models would have to
 //! be for a strategy to reach a share of Opt.
+//!
+//! Why one file: its code is about 520 lines (the strategies' stages are in
+//! `stages.rs`), the simulation with its reports; its tests make up the
+//! rest.
 
 use super::drive::{Limits, drive};
 use super::transfer::Landscapes;

@@ -1,4 +1,8 @@
 //! The random generator of programs and of their parameter values.
+//!
+//! Why one file: one generator whose methods draw each construct and call
+//! one another recursively, sharing its scope, counters and random stream,
+//! whose order of draws fixes every seed's program.
 
 use super::*;
 use crate::lab::rng::SplitMix64;
@@ -310,6 +314,52 @@ impl Gen<'_> {
             .filter(|&a| self.p.arrays[a].elem == Elem::Double)
             .collect();
         let target = *doubles.iter().find(|&&a| self.p.arrays[a].rank >= 2)?;
+        let vars = self.contraction_loops();
+        let [i, j, k] = [vars[0].0, vars[1].0, vars[2].0].map(AExpr::Var);
+        // Which loop is the reduction one: usually the innermost.
+        let (i, j, k) = match self.rng.below(4) {
+            0 => (i, k, j),
+            _ => (i, j, k),
+        };
+        let lhs_subs = self.contraction_subscripts(&i, &j, self.p.arrays[target].rank);
+        // Operands other than the target where the program has them (the
+        // target read elsewhere is a nest register blocking refuses).
+        let others: Vec<usize> = doubles.iter().copied().filter(|&a| a != target).collect();
+        let operands = if others.is_empty() || self.rng.chance(0.1) {
+            doubles.clone()
+        } else {
+            others
+        };
+        let mut rhs = self.contraction_term(&operands, [&i, &j, &k]);
+        if self.rng.chance(0.25) {
+            let t = self.contraction_term(&operands, [&i, &j, &k]);
+            rhs = VExpr::Add(Box::new(rhs), Box::new(t));
+        }
+        let mut body = vec![Stmt::Assign {
+            lhs: Lhs::Array(Access {
+                array: target,
+                subs: lhs_subs,
+            }),
+            add: true,
+            rhs,
+        }];
+        for (var, init, cond) in vars.into_iter().rev() {
+            self.scope.pop();
+            body = vec![Stmt::For(Loop {
+                var,
+                init,
+                cond,
+                step: 1,
+                body,
+            })];
+        }
+        body.pop()
+    }
+
+    /// The three loops of a contraction, outermost first, as (variable,
+    /// initial value, condition); their variables are in scope after it
+    /// (the caller leaves the scopes when it builds the loops).
+    fn contraction_loops(&mut self) -> Vec<(usize, AExpr, Cond)> {
         let mut vars = Vec::new();
         for _ in 0..3 {
             let var = self.p.vars.len();
@@ -345,90 +395,59 @@ impl Gen<'_> {
             self.scope.push(var);
         }
         self.p.depth = self.p.depth.max(self.scope.len());
-        let [i, j, k] = [vars[0].0, vars[1].0, vars[2].0].map(AExpr::Var);
-        // Which loop is the reduction one: usually the innermost.
-        let (i, j, k) = match self.rng.below(4) {
-            0 => (i, k, j),
-            _ => (i, j, k),
-        };
-        let at = |g: &mut Self, a: &AExpr, b: &AExpr, rank: usize| -> Vec<AExpr> {
-            let mut subs = vec![
-                g.plus_const(a.clone(), -1, 1),
-                g.plus_const(b.clone(), -1, 1),
-            ];
-            subs.truncate(rank);
-            while subs.len() < rank {
-                subs.push(g.lit(0, 1));
-            }
-            subs
-        };
-        let lhs_subs = at(self, &i, &j, self.p.arrays[target].rank);
-        // Operands other than the target where the program has them (the
-        // target read elsewhere is a nest register blocking refuses).
-        let others: Vec<usize> = doubles.iter().copied().filter(|&a| a != target).collect();
-        let operands = if others.is_empty() || self.rng.chance(0.1) {
-            doubles.clone()
+        vars
+    }
+
+    /// The subscripts of an element at (`a`, `b`) with small offsets, for
+    /// an array of `rank` dimensions (cut, or padded with constants).
+    fn contraction_subscripts(&mut self, a: &AExpr, b: &AExpr, rank: usize) -> Vec<AExpr> {
+        let mut subs = vec![
+            self.plus_const(a.clone(), -1, 1),
+            self.plus_const(b.clone(), -1, 1),
+        ];
+        subs.truncate(rank);
+        while subs.len() < rank {
+            subs.push(self.lit(0, 1));
+        }
+        subs
+    }
+
+    /// One product of a contraction's right-hand side, `F(i, k) * G(k, j)`
+    /// on two of `operands` (either possibly transposed), sometimes scaled
+    /// by a scalar or a constant.
+    fn contraction_term(&mut self, operands: &[usize], [i, j, k]: [&AExpr; 3]) -> VExpr {
+        let a = operands[self.rng.below(operands.len())];
+        let b = operands[self.rng.below(operands.len())];
+        let (rank_a, rank_b) = (self.p.arrays[a].rank, self.p.arrays[b].rank);
+        let left = if self.rng.chance(0.7) {
+            self.contraction_subscripts(i, k, rank_a)
         } else {
-            others
+            self.contraction_subscripts(k, i, rank_a)
         };
-        let term = |g: &mut Self| -> VExpr {
-            let a = operands[g.rng.below(operands.len())];
-            let b = operands[g.rng.below(operands.len())];
-            let rank = |g: &Self, x: usize| g.p.arrays[x].rank;
-            let left = if g.rng.chance(0.7) {
-                at(g, &i, &k, rank(g, a))
-            } else {
-                at(g, &k, &i, rank(g, a))
-            };
-            let right = if g.rng.chance(0.7) {
-                at(g, &k, &j, rank(g, b))
-            } else {
-                at(g, &j, &k, rank(g, b))
-            };
-            let mut t = VExpr::Mul(
-                Box::new(VExpr::Read(Access {
-                    array: a,
-                    subs: left,
-                })),
-                Box::new(VExpr::Read(Access {
-                    array: b,
-                    subs: right,
-                })),
-            );
-            if g.rng.chance(0.5) {
-                let c = g.leaf(Elem::Double);
-                t = if g.rng.chance(0.5) {
-                    VExpr::Mul(Box::new(c), Box::new(t))
-                } else {
-                    VExpr::Mul(Box::new(t), Box::new(c))
-                };
-            }
-            t
+        let right = if self.rng.chance(0.7) {
+            self.contraction_subscripts(k, j, rank_b)
+        } else {
+            self.contraction_subscripts(j, k, rank_b)
         };
-        let mut rhs = term(self);
-        if self.rng.chance(0.25) {
-            let t = term(self);
-            rhs = VExpr::Add(Box::new(rhs), Box::new(t));
+        let mut t = VExpr::Mul(
+            Box::new(VExpr::Read(Access {
+                array: a,
+                subs: left,
+            })),
+            Box::new(VExpr::Read(Access {
+                array: b,
+                subs: right,
+            })),
+        );
+        if self.rng.chance(0.5) {
+            let c = self.leaf(Elem::Double);
+            t = if self.rng.chance(0.5) {
+                VExpr::Mul(Box::new(c), Box::new(t))
+            } else {
+                VExpr::Mul(Box::new(t), Box::new(c))
+            };
         }
-        let mut body = vec![Stmt::Assign {
-            lhs: Lhs::Array(Access {
-                array: target,
-                subs: lhs_subs,
-            }),
-            add: true,
-            rhs,
-        }];
-        for (var, init, cond) in vars.into_iter().rev() {
-            self.scope.pop();
-            body = vec![Stmt::For(Loop {
-                var,
-                init,
-                cond,
-                step: 1,
-                body,
-            })];
-        }
-        body.pop()
+        t
     }
 
     fn body(&mut self, depth: usize) -> Vec<Stmt> {

@@ -112,17 +112,7 @@ impl Printer<'_> {
         let (p, q, r) = (plan.p, plan.q, plan.r);
         let _ = writeln!(self.out, "{indent}{{");
         let ind = format!("{indent}  ");
-        for (k, (l, n)) in loops.iter().zip(&names).enumerate() {
-            if plan.dependent && k == q {
-                continue;
-            }
-            let ub = upper_bound(l).map(|u| self.c(&u)).unwrap_or_default();
-            let _ = writeln!(
-                self.out,
-                "{ind}const long {n}_lb = {}, {n}_ub = {ub};",
-                self.c(&l.init)
-            );
-        }
+        self.declare_bounds(&loops, &names, plan, &ind);
         let lb = |k: usize| format!("{}_lb", names[k]);
         let ub = |k: usize| format!("{}_ub", names[k]);
         // The first index of the leftover rows / columns.
@@ -144,46 +134,8 @@ impl Printer<'_> {
             mr - 1
         );
         let i2 = format!("{i1}  ");
-        // The columns' own bounds at row `x` of the block (text).
-        let q_init = |this: &Self, x: i64| {
-            let at = expr::plus(&AstExpr::Id(loops[p].var.clone()), x);
-            this.c(&expr::substitute(&loops[q].init, &loops[p].var, &at))
-        };
-        let q_ub = |this: &Self, x: i64| {
-            let at = expr::plus(&AstExpr::Id(loops[p].var.clone()), x);
-            let u = upper_bound(loops[q]).unwrap_or(AstExpr::Int(0));
-            this.c(&expr::substitute(&u, &loops[p].var, &at))
-        };
         let (lo, hi) = if plan.dependent {
-            // The columns every row of the block has.
-            let _ = writeln!(
-                self.out,
-                "{i2}long {nq}_lo = {}, {nq}_hi = {};",
-                q_init(self, 0),
-                q_ub(self, 0)
-            );
-            for x in 1..mr {
-                let _ = writeln!(
-                    self.out,
-                    "{i2}{nq}_lo = polytune_max({nq}_lo, {}), {nq}_hi = polytune_min({nq}_hi, {});",
-                    q_init(self, x),
-                    q_ub(self, x)
-                );
-            }
-            let _ = writeln!(
-                self.out,
-                "{i2}const long {nq}_end = {nq}_hi < {nq}_lo ? {nq}_lo - 1 : {nq}_hi - ({nq}_hi - {nq}_lo + 1) % {nr};"
-            );
-            // Columns before them, in the original order.
-            let _ = writeln!(self.out, "{i2}{{");
-            let i3 = format!("{i2}  ");
-            let _ = writeln!(self.out, "{i3}const long {np}_blk = {np};");
-            let mut bounds = self.own_bounds(&loops, &lb, &ub, plan);
-            bounds[p] = (format!("{np}_blk"), format!("{np}_blk + {}", mr - 1));
-            bounds[q].1 = format!("polytune_min({}, {nq}_lo - 1)", bounds[q].1);
-            self.plain_nest(&loops, &bounds, false, &i3);
-            let _ = writeln!(self.out, "{i2}}}");
-            (format!("{nq}_lo"), format!("{nq}_hi"))
+            self.common_columns(&loops, &names, plan, (&lb, &ub), &i2)
         } else {
             (lb(q), ub(q))
         };
@@ -222,6 +174,79 @@ impl Printer<'_> {
         self.plain_nest(&loops, &bounds, true, &i1);
         let _ = writeln!(self.out, "{ind}}}");
         let _ = writeln!(self.out, "{indent}}}");
+    }
+
+    /// The columns every row of the block of rows at `{np}` has, when the
+    /// columns' bounds depend on the row: declares their range
+    /// (`{nq}_lo`, `{nq}_hi`) and the end of its full blocks of columns
+    /// (`{nq}_end`), runs the columns before the range in the original
+    /// order, and returns the range's bounds (text).
+    fn common_columns(
+        &mut self,
+        loops: &[&Loop; 3],
+        names: &[String],
+        plan: &Plan,
+        (lb, ub): (&dyn Fn(usize) -> String, &dyn Fn(usize) -> String),
+        i2: &str,
+    ) -> (String, String) {
+        let (mr, nr) = (plan.tile.mr as i64, plan.tile.nr as i64);
+        let (p, q) = (plan.p, plan.q);
+        let (np, nq) = (&names[p], &names[q]);
+        // The columns' own bounds at row `x` of the block (text).
+        let q_init = |this: &Self, x: i64| {
+            let at = expr::plus(&AstExpr::Id(loops[p].var.clone()), x);
+            this.c(&expr::substitute(&loops[q].init, &loops[p].var, &at))
+        };
+        let q_ub = |this: &Self, x: i64| {
+            let at = expr::plus(&AstExpr::Id(loops[p].var.clone()), x);
+            let u = upper_bound(loops[q]).unwrap_or(AstExpr::Int(0));
+            this.c(&expr::substitute(&u, &loops[p].var, &at))
+        };
+        // The columns every row of the block has.
+        let _ = writeln!(
+            self.out,
+            "{i2}long {nq}_lo = {}, {nq}_hi = {};",
+            q_init(self, 0),
+            q_ub(self, 0)
+        );
+        for x in 1..mr {
+            let _ = writeln!(
+                self.out,
+                "{i2}{nq}_lo = polytune_max({nq}_lo, {}), {nq}_hi = polytune_min({nq}_hi, {});",
+                q_init(self, x),
+                q_ub(self, x)
+            );
+        }
+        let _ = writeln!(
+            self.out,
+            "{i2}const long {nq}_end = {nq}_hi < {nq}_lo ? {nq}_lo - 1 : {nq}_hi - ({nq}_hi - {nq}_lo + 1) % {nr};"
+        );
+        // Columns before them, in the original order.
+        let _ = writeln!(self.out, "{i2}{{");
+        let i3 = format!("{i2}  ");
+        let _ = writeln!(self.out, "{i3}const long {np}_blk = {np};");
+        let mut bounds = self.own_bounds(loops, lb, ub, plan);
+        bounds[p] = (format!("{np}_blk"), format!("{np}_blk + {}", mr - 1));
+        bounds[q].1 = format!("polytune_min({}, {nq}_lo - 1)", bounds[q].1);
+        self.plain_nest(loops, &bounds, false, &i3);
+        let _ = writeln!(self.out, "{i2}}}");
+        (format!("{nq}_lo"), format!("{nq}_hi"))
+    }
+
+    /// `const long {n}_lb = …, {n}_ub = …;` for each loop of the nest but
+    /// the columns when their bounds depend on the row.
+    fn declare_bounds(&mut self, loops: &[&Loop; 3], names: &[String], plan: &Plan, ind: &str) {
+        for (k, (l, n)) in loops.iter().zip(names).enumerate() {
+            if plan.dependent && k == plan.q {
+                continue;
+            }
+            let ub = upper_bound(l).map(|u| self.c(&u)).unwrap_or_default();
+            let _ = writeln!(
+                self.out,
+                "{ind}const long {n}_lb = {}, {n}_ub = {ub};",
+                self.c(&l.init)
+            );
+        }
     }
 
     /// The micro-kernel of one block of `mr` rows and `nr` columns on

@@ -228,7 +228,8 @@ fn plan(
     legal_plan(a, b, c, tile, scop, bodies, lw).map_err(Refusal::Illegal)
 }
 
-/// The plan for a contraction nest, or the rule it breaks.
+/// The plan for a contraction nest, or the rule it breaks: the rules are
+/// checked in stages, each of which may refuse.
 fn legal_plan(
     a: &Loop,
     b: &Loop,
@@ -248,12 +249,55 @@ fn legal_plan(
     if loops.iter().any(|l| !l.private.is_empty()) {
         return Err("a loop writes a privatized scalar (priv=1)".into());
     }
-    // The innermost body: assignments only, all writing one element.
+    let body = innermost_body(&loops, scop, bodies)?;
+    let (array, subs) = body.written;
+    let (r, strides) = reduction_loop(&loops, &array, &subs, body.moved)?;
+    let (p, q) = match r {
+        0 => (1, 2),
+        1 => (0, 2),
+        _ => (0, 1),
+    };
+    let dependent = columns_depend_on_rows(&loops, p, q)?;
+    distinct_writes(tile, &strides[p], &strides[q], &array)?;
+    if !lw.permutable3(c.info) {
+        return Err(
+            "the dependences do not allow the reduction loop inside the register tile \
+             (the three loops are not fully permutable)"
+                .into(),
+        );
+    }
+    Ok(Plan {
+        tile,
+        p,
+        q,
+        r,
+        array,
+        omp: a.omp && p == 0,
+        dependent,
+        pack: None,
+    })
+}
+
+/// What the innermost body of a contraction nest does.
+struct Body {
+    /// The one element every statement writes.
+    written: Reference,
+    /// Whether a statement's iterators move with each loop.
+    moved: [bool; 3],
+}
+
+/// The innermost body's one written element, when its statements are all
+/// assignments writing it and no other reference of the body may touch
+/// the accumulated elements (scalar replacement would change the result).
+fn innermost_body(
+    loops: &[&Loop; 3],
+    scop: &Scop,
+    bodies: &HashMap<usize, &Stmt>,
+) -> Result<Body, String> {
     let mut written: Option<Reference> = None;
-    // Whether a statement's iterators move with each loop.
     let mut moved = [false; 3];
     let mut refs: Vec<Reference> = Vec::new();
-    for n in &c.body {
+    for n in &loops[2].body {
         let Node::Stmt { id, args } = n else {
             return Err("the innermost body has a condition".into());
         };
@@ -298,7 +342,21 @@ fn legal_plan(
              (scalar replacement would change the result)"
         ));
     }
-    // The reduction loop: the one along which the element stays the same.
+    Ok(Body {
+        written: (array, subs),
+        moved,
+    })
+}
+
+/// The reduction loop (its position among the three): the one along
+/// which the written element stays the same; with, for each loop, the
+/// stride of each subscript of the element along it.
+fn reduction_loop(
+    loops: &[&Loop; 3],
+    array: &str,
+    subs: &[Affine],
+    moved: [bool; 3],
+) -> Result<(usize, Vec<Vec<i64>>), String> {
     let mut strides = Vec::new();
     for l in loops {
         if subs.iter().any(|s| divides(s, &l.var)) {
@@ -322,26 +380,21 @@ fn legal_plan(
             loops[invariant[0]].var
         ));
     }
-    let r = match invariant.as_slice() {
-        [r] => *r,
-        [] => {
-            return Err(format!(
-                "the element of `{array}` changes along every loop (not a contraction)"
-            ));
-        }
-        _ => {
-            return Err(format!(
-                "the element of `{array}` stays the same along two loops"
-            ));
-        }
-    };
-    let (p, q) = match r {
-        0 => (1, 2),
-        1 => (0, 2),
-        _ => (0, 1),
-    };
-    // No bound depends on another of the three loops, except the column
-    // loop's on the row loop (a triangular nest such as syrk's).
+    match invariant.as_slice() {
+        [r] => Ok((*r, strides)),
+        [] => Err(format!(
+            "the element of `{array}` changes along every loop (not a contraction)"
+        )),
+        _ => Err(format!(
+            "the element of `{array}` stays the same along two loops"
+        )),
+    }
+}
+
+/// Whether the column loop's bounds depend on the row loop's (a
+/// triangular nest such as syrk's); no other bound may depend on another
+/// of the three loops.
+fn columns_depend_on_rows(loops: &[&Loop; 3], p: usize, q: usize) -> Result<bool, String> {
     let mut dependent = false;
     for inner in 1..3 {
         for outer in 0..inner {
@@ -361,7 +414,17 @@ fn legal_plan(
             }
         }
     }
-    // The tile's instances write distinct elements.
+    Ok(dependent)
+}
+
+/// Whether the tile's instances write distinct elements of `array`, given
+/// the strides of its subscripts along the rows and the columns.
+fn distinct_writes(
+    tile: RegisterTile,
+    rows: &[i64],
+    columns: &[i64],
+    array: &str,
+) -> Result<(), String> {
     for x in 0..tile.mr as i64 {
         for y in 0..tile.nr as i64 {
             for (x2, y2) in
@@ -370,9 +433,9 @@ fn legal_plan(
                 if (x, y) >= (x2, y2) {
                     continue;
                 }
-                let same = strides[p]
+                let same = rows
                     .iter()
-                    .zip(&strides[q])
+                    .zip(columns)
                     .all(|(&sp, &sq)| sp * (x - x2) + sq * (y - y2) == 0);
                 if same {
                     return Err(format!(
@@ -382,23 +445,7 @@ fn legal_plan(
             }
         }
     }
-    if !lw.permutable3(c.info) {
-        return Err(
-            "the dependences do not allow the reduction loop inside the register tile \
-             (the three loops are not fully permutable)"
-                .into(),
-        );
-    }
-    Ok(Plan {
-        tile,
-        p,
-        q,
-        r,
-        array,
-        omp: a.omp && p == 0,
-        dependent,
-        pack: None,
-    })
+    Ok(())
 }
 
 #[cfg(test)]
