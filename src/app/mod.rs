@@ -16,6 +16,7 @@ pub mod simulate;
 pub mod slurm;
 pub mod space;
 pub mod train;
+pub mod variants;
 pub mod verify_space;
 
 pub use error::Error;

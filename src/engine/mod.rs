@@ -4,6 +4,7 @@
 pub mod codegen;
 pub mod driver;
 pub mod extended;
+pub mod features;
 pub mod instrument;
 pub mod model;
 pub mod pipeline;

@@ -128,11 +128,32 @@ pub fn transform_scop(
     config: &Config,
     context: Option<&str>,
 ) -> Result<codegen::Emitted, EngineError> {
+    let indent = src.indent_of(scop);
+    let (mut body, notes) = with_lowered(src, scop, config, context, |scop, lowered| {
+        codegen::emit(scop, lowered, config, &indent)
+    })?;
+    body.notes.splice(0..0, notes);
+    Ok(body)
+}
+
+/// The stage every use of one SCoP's variant shares: the SCoP modelled
+/// (with `exp=1`, its scalars expanded; with `priv=1`, privatized), its
+/// schedule under `config` and the generated loops, handed to `use_`
+/// with the SCoP they were generated for (the rewritten one with
+/// `exp=1`), within the engine's limits. Also returns what the
+/// configuration asked for and was not done before `use_` (expansion,
+/// privatization), as notes.
+pub fn with_lowered<R>(
+    src: &SourceFile,
+    scop: &Scop,
+    config: &Config,
+    context: Option<&str>,
+    use_: impl FnOnce(&Scop, &codegen::Lowered<'_, '_>) -> R,
+) -> Result<(R, Vec<String>), EngineError> {
     check_limits(scop)?;
     let ctx = Ctx::new();
     bounded(&ctx, scop, || {
         let model = Model::new(&ctx, scop, context)?;
-        let indent = src.indent_of(scop);
         let mut notes = Vec::new();
         // With `exp=1`, the SCoP with its scalars expanded is modelled and
         // transformed instead.
@@ -164,9 +185,9 @@ pub fn transform_scop(
         // generated and checked (then without privatization, as `space`
         // enumerates it; the check of the generated order is stricter than
         // the scheduler's about live ranges at different depths).
-        let lowered = match private {
-            Some((private, schedule)) => match codegen::lower(&private, scop.index, &schedule) {
-                Ok(lowered) => Some(codegen::emit(scop, &lowered, config, &indent)),
+        let privatized = match &private {
+            Some((private, schedule)) => match codegen::lower(private, scop.index, schedule) {
+                Ok(lowered) => Some(lowered),
                 Err(e @ EngineError::Isl(_)) => return Err(e),
                 Err(EngineError::Internal { .. }) => {
                     notes.push(
@@ -183,16 +204,15 @@ pub fn transform_scop(
             },
             None => None,
         };
-        let mut body = match lowered {
-            Some(body) => body,
+        let lowered = match privatized {
+            Some(lowered) => lowered,
             None => {
                 let schedule = transform::schedule(&model, scop.index, config)?;
-                let lowered = codegen::lower(&model, scop.index, &schedule)?;
-                codegen::emit(scop, &lowered, config, &indent)
+                codegen::lower(&model, scop.index, &schedule)?
             }
         };
-        body.notes.splice(0..0, notes);
-        Ok(body)
+        let used = use_(scop, &lowered);
+        Ok((used, notes))
     })?
 }
 

@@ -17,6 +17,7 @@ mod marks;
 mod print;
 mod reduce;
 mod regblock;
+pub mod shape;
 mod tree;
 
 use crate::config::Config;
@@ -27,6 +28,7 @@ use std::cell::RefCell;
 use std::collections::HashMap;
 use std::fmt::Write;
 
+pub use marks::{affine_of, compose};
 use marks::{mark_omp, mark_simd, mark_unroll};
 pub use print::c_name;
 use print::{Printer, collect_bodies, guard_to_c, identifiers};
@@ -329,6 +331,18 @@ pub fn emit(scop: &Scop, lowered: &Lowered<'_, '_>, config: &Config, indent: &st
         openmp: p.openmp,
         notes,
     }
+}
+
+/// The generated loops of `lowered` with the marks of `config`'s
+/// post-passes, as [`emit`] prints them, and the notes of what was asked
+/// for and not done.
+pub fn shape(
+    scop: &Scop,
+    lowered: &Lowered<'_, '_>,
+    config: &Config,
+) -> (Vec<shape::ShapeNode>, Vec<String>) {
+    let (nodes, notes) = marked(scop, lowered, config);
+    (shape::view(&nodes), notes)
 }
 
 /// The lowered nodes with the marks of `config`'s post-passes (SIMD,

@@ -168,10 +168,74 @@ pub fn generate_with(
     Ok(stages.driver(params, calls, defines, arrays))
 }
 
-/// Whether `v` is a value of the integer type `spelling` (as on x86-64
-/// and AArch64 Linux: `int` 32 bits, `long` 64).
-fn fits(spelling: &str, unsigned: bool, v: i64) -> bool {
-    let bits: u32 = if spelling == "_Bool" {
+/// How an array parameter of the function around a SCoP lies in memory,
+/// as its declaration says.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ArrayLayout {
+    /// Bytes of one element.
+    pub element_bytes: u64,
+    /// Each extent at the given values (`None`: not declared, or a name
+    /// without a value).
+    pub extents: Vec<Option<i64>>,
+}
+
+/// The layout of each array parameter of the function around `scop`, by
+/// name, with its extents evaluated at `value` (or else the file's
+/// `#define` of a name); empty when the SCoP is in no function this
+/// scan reads.
+pub fn array_layouts(
+    src: &SourceFile,
+    scop: &crate::frontend::scop::Scop,
+    value: &dyn Fn(&str) -> Option<i64>,
+) -> std::collections::HashMap<String, ArrayLayout> {
+    let scan = FileScan::new(&src.text);
+    let defines = scan.defines();
+    let env = |n: &str| {
+        value(n).or_else(|| match defines.get(n) {
+            Some((values, _)) if values.iter().all(|v| *v == values[0]) => values.first().copied(),
+            _ => None,
+        })
+    };
+    let Some(f) = scan.function_at(scop.region.open.start) else {
+        return Default::default();
+    };
+    f.params
+        .iter()
+        .filter_map(|p| match &p.kind {
+            signature::Kind::Array {
+                element, extents, ..
+            } => Some((
+                p.name.clone(),
+                ArrayLayout {
+                    element_bytes: scalar_bytes(element),
+                    extents: extents
+                        .iter()
+                        .map(|e| e.as_ref().and_then(|e| e.eval(&env).ok().flatten()))
+                        .collect(),
+                },
+            )),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Bytes of a scalar type on x86-64 and AArch64 Linux.
+fn scalar_bytes(s: &signature::Scalar) -> u64 {
+    match s {
+        signature::Scalar::Float(t) if t.contains("long") => 16,
+        signature::Scalar::Float(t) if t.contains("double") => 8,
+        signature::Scalar::Float(_) => 4,
+        signature::Scalar::Int { spelling, .. } => {
+            let bits = int_bits(spelling);
+            u64::from(bits.max(8) / 8)
+        }
+    }
+}
+
+/// Bits of the integer type `spelling` (as on x86-64 and AArch64 Linux:
+/// `int` 32 bits, `long` 64).
+fn int_bits(spelling: &str) -> u32 {
+    if spelling == "_Bool" {
         1
     } else if spelling.contains("char") || spelling.contains("int8") {
         8
@@ -185,7 +249,13 @@ fn fits(spelling: &str, unsigned: bool, v: i64) -> bool {
         64
     } else {
         32
-    };
+    }
+}
+
+/// Whether `v` is a value of the integer type `spelling` (as on x86-64
+/// and AArch64 Linux: `int` 32 bits, `long` 64).
+fn fits(spelling: &str, unsigned: bool, v: i64) -> bool {
+    let bits = int_bits(spelling);
     let (lo, hi) = match (unsigned, bits) {
         (true, 64) => (0, i64::MAX),
         (true, b) => (0, (1i64 << b) - 1),

@@ -1,0 +1,361 @@
+//! The table the ranking model of the variant learns from (issue 38): for
+//! every measured variant of a corpus dataset, the features of the
+//! variant itself ([`crate::engine::features`]: its loops, accesses and
+//! operations after the transformation), computed at the parameter
+//! values its kernel runs with at the dataset's size (recorded by one
+//! native run of the instrumented original), on this machine's caches,
+//! with the roofline estimate from this machine's measured peaks and the
+//! original program's counter rates beside them; one group per kernel,
+//! labelled with the log speedup.
+//!
+//! Stages: locate each kernel's source in the corpus → record its
+//! parameters in one run → compute every variant's features (in
+//! parallel) → add the roofline and the original's counters → the table.
+
+use crate::config::Config;
+use crate::engine::features::{
+    MachineCaches, ParamValues, VariantFeatures, roofline_time, variant_features,
+};
+use crate::frontend::{Options, SourceFile, parse_file};
+use crate::lab::build::Recipe;
+use crate::lab::compiler::Compiler;
+use crate::lab::harness::{Harness, OriginalError};
+use crate::lab::machine::{Caches, Peaks};
+use crate::lab::runner::Protocol;
+use crate::lab::scratch::Scratch;
+use crate::learn::dataset::Dataset;
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+
+/// Why the table could not be made.
+#[derive(Debug, thiserror::Error)]
+pub enum VariantsError {
+    #[error("kernel `{0}` of the dataset is not in the corpus under {1}")]
+    NotInCorpus(String, PathBuf),
+    #[error("{0}: {1}")]
+    Source(PathBuf, String),
+    #[error("{path}: its parameters could not be recorded: {why}")]
+    Parameters { path: PathBuf, why: OriginalError },
+    #[error(transparent)]
+    Machine(#[from] crate::lab::machine::MachineError),
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
+}
+
+/// One variant of the table.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct VariantRow {
+    /// Index into [`VariantTable::kernels`].
+    pub kernel: usize,
+    #[serde(with = "crate::config::as_text")]
+    pub config: Config,
+    pub speedup: f64,
+    /// The values of [`VariantTable::names`].
+    pub x: Vec<f64>,
+}
+
+/// The table: feature names, kernels, rows.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct VariantTable {
+    /// The variant's features ([`VariantFeatures::names`]), then
+    /// `roofline_log_ratio` (the log of the variant's roofline time over
+    /// the plain schedule's), then the original's counters (`orig_…`).
+    pub names: Vec<String>,
+    pub kernels: Vec<String>,
+    pub rows: Vec<VariantRow>,
+    /// Rows of the dataset whose features could not be computed (the
+    /// engine refused the configuration on this kernel): left out.
+    pub skipped: usize,
+    /// What the features were computed on.
+    pub caches: Caches,
+    pub peaks: Peaks,
+}
+
+/// How the table is made.
+pub struct Setup<'a> {
+    /// The corpus directory (`polybench/`): a dataset's kernel `gemm` is
+    /// its `*/gemm.c`.
+    pub corpus: &'a Path,
+    /// Builds and runs the originals (their parameters), and measures the
+    /// machine's peaks.
+    pub compiler: &'a Compiler,
+    pub threads: usize,
+    /// Where the machine's peaks are cached.
+    pub cache: &'a Path,
+}
+
+/// The group names of the features, for ablations: each feature's name
+/// starts with one of them, or is in the group `other`.
+pub fn feature_group(name: &str) -> &'static str {
+    if name.starts_with("orig_") {
+        "original counters"
+    } else if name.starts_with("roofline") || name.contains("intensity") || name.contains("flops") {
+        "compute and roofline"
+    } else if name.contains("omp") || name.contains("parallel") || name.contains("simd") {
+        "parallelism and vectors"
+    } else if name.contains("trip") || name.contains("overhead") || name.contains("guards") {
+        "loops"
+    } else if name.contains("stride")
+        || name.contains("bytes")
+        || name.contains("lines")
+        || name.contains("footprint")
+        || name.contains("fits")
+        || name.contains("reuse")
+        || name.contains("pack")
+    {
+        "memory"
+    } else {
+        "other"
+    }
+}
+
+/// The table of `d`'s variants (every row of every kernel).
+pub fn table(d: &Dataset, setup: &Setup<'_>) -> Result<VariantTable, VariantsError> {
+    let caches = Caches::this();
+    let peaks = Peaks::measured_or_cached(setup.compiler, setup.threads, setup.cache)?;
+    let machine = MachineCaches {
+        l1: caches.l1,
+        l2: caches.l2,
+        l3: caches.l3,
+        line: caches.line,
+        threads: setup.threads as u32,
+    };
+    let mut names: Vec<String> = VariantFeatures::names()
+        .iter()
+        .map(|n| n.to_string())
+        .collect();
+    names.push("roofline_log_ratio".into());
+    names.extend(d.feature_names.iter().map(|n| format!("orig_{n}")));
+    let by_kernel = d.rows_by_kernel();
+    let mut rows = Vec::new();
+    let mut skipped = 0;
+    for (k, kernel) in d.kernels.iter().enumerate() {
+        if by_kernel[k].is_empty() {
+            continue;
+        }
+        let file = corpus_file(setup.corpus, &kernel.name)?;
+        let src = parse_file(&file, &Options::default())
+            .map_err(|e| VariantsError::Source(file.clone(), e.to_string()))?;
+        let params = parameters(&src, &file, d, setup)?;
+        let base = variant_features(&src, &Config::default(), None, &params, &machine)
+            .map(|f| roofline_time(&f, peaks.flops, peaks.bandwidth))
+            .ok();
+        let computed: Vec<Option<VariantRow>> = by_kernel[k]
+            .par_iter()
+            .map(|&i| {
+                let r = &d.rows[i];
+                let f = variant_features(&src, &r.config, None, &params, &machine).ok()?;
+                let mut x = f.values();
+                let t = roofline_time(&f, peaks.flops, peaks.bandwidth);
+                x.push(match base {
+                    Some(b) if b > 0.0 && t > 0.0 => (t / b).ln(),
+                    _ => 0.0,
+                });
+                x.extend(&kernel.features);
+                Some(VariantRow {
+                    kernel: k,
+                    config: r.config,
+                    speedup: r.speedup,
+                    x,
+                })
+            })
+            .collect();
+        for c in computed {
+            match c {
+                Some(row) => rows.push(row),
+                None => skipped += 1,
+            }
+        }
+    }
+    Ok(VariantTable {
+        names,
+        kernels: d.kernels.iter().map(|k| k.name.clone()).collect(),
+        rows,
+        skipped,
+        caches,
+        peaks,
+    })
+}
+
+/// The corpus file of kernel `name`: `corpus/*/name.c` or
+/// `corpus/*/*/name.c`.
+fn corpus_file(corpus: &Path, name: &str) -> Result<PathBuf, VariantsError> {
+    let file = format!("{name}.c");
+    let mut dirs = vec![corpus.to_path_buf()];
+    for _ in 0..3 {
+        let mut next = Vec::new();
+        for d in &dirs {
+            let here = d.join(&file);
+            if here.is_file() {
+                return Ok(here);
+            }
+            for e in std::fs::read_dir(d).into_iter().flatten().flatten() {
+                if e.path().is_dir() {
+                    next.push(e.path());
+                }
+            }
+        }
+        next.sort();
+        dirs = next;
+    }
+    Err(VariantsError::NotInCorpus(
+        name.to_string(),
+        corpus.to_path_buf(),
+    ))
+}
+
+/// The values of the kernel's SCoP parameters when it runs at the
+/// dataset's size: one native run of its instrumented original.
+fn parameters(
+    src: &SourceFile,
+    file: &Path,
+    d: &Dataset,
+    setup: &Setup<'_>,
+) -> Result<ParamValues, VariantsError> {
+    let work = Scratch::new("variants")?;
+    let text = crate::engine::pipeline::instrumented(src, None, None)
+        .map_err(|e| VariantsError::Source(file.to_path_buf(), e.to_string()))?
+        .text;
+    let instrumented = work.path().join(file.file_name().unwrap_or_default());
+    std::fs::write(&instrumented, text)?;
+    let mut recipe = Recipe::new(setup.compiler.clone(), file);
+    recipe.size = Some(d.selection.size);
+    recipe.include = vec![
+        crate::lab::build::source_dir(file),
+        setup.corpus.join("include"),
+    ];
+    let harness = Harness {
+        recipe,
+        protocol: Protocol {
+            threads: setup.threads,
+            ..Protocol::default()
+        },
+        tolerance: Default::default(),
+        workdir: work.path().to_path_buf(),
+    };
+    let side = harness
+        .plain_run(&instrumented)
+        .map_err(|why| VariantsError::Parameters {
+            path: file.to_path_buf(),
+            why,
+        })?;
+    Ok(side
+        .params
+        .into_iter()
+        .map(|(_, name, value)| (name, value))
+        .collect())
+}
+
+/// How well the ranker orders one held-out kernel's variants.
+#[derive(Debug, Clone, Serialize)]
+pub struct HeldOut {
+    pub kernel: String,
+    pub variants: usize,
+    /// Spearman's ρ between scores and speedups (`None`: constant).
+    pub rank_correlation: Option<f64>,
+    /// NDCG at 6.
+    pub ndcg6: Option<f64>,
+    /// The best speedup among the top 1, 6 and 12 scored variants, as a
+    /// share of the kernel's best.
+    pub top1: f64,
+    pub best_of_6: f64,
+    pub best_of_12: f64,
+}
+
+/// A leave-one-kernel-out run of the ranker on a table.
+#[derive(Debug, Clone, Serialize)]
+pub struct Evaluation {
+    /// The features the ranker saw.
+    pub features: Vec<String>,
+    pub kernels: Vec<HeldOut>,
+    pub median_rank_correlation: Option<f64>,
+    pub mean_rank_correlation: Option<f64>,
+    pub median_ndcg6: Option<f64>,
+    pub mean_top1: f64,
+    pub mean_best_of_6: f64,
+    pub mean_best_of_12: f64,
+}
+
+/// Trains the ranker on every kernel of `t` but one, with the features
+/// `keep` (indices into [`VariantTable::names`]), and ranks the held-out
+/// kernel's variants; each kernel in turn (folds in parallel).
+pub fn leave_one_kernel_out(
+    t: &VariantTable,
+    params: &crate::learn::rank::RankerParams,
+    keep: &[usize],
+) -> Result<Evaluation, crate::learn::LearnError> {
+    use crate::learn::rank::Ranker;
+    use crate::learn::rank::metrics::{ndcg_at, rank_correlation};
+    let x: Vec<Vec<f64>> = t
+        .rows
+        .iter()
+        .map(|r| keep.iter().map(|&i| r.x[i]).collect())
+        .collect();
+    let label: Vec<f64> = t.rows.iter().map(|r| r.speedup.ln()).collect();
+    let mut kernels: Vec<usize> = t.rows.iter().map(|r| r.kernel).collect();
+    kernels.sort_unstable();
+    kernels.dedup();
+    let fold = |h: usize| -> Result<HeldOut, crate::learn::LearnError> {
+        let train: Vec<usize> = (0..t.rows.len())
+            .filter(|&i| t.rows[i].kernel != h)
+            .collect();
+        let tx: Vec<Vec<f64>> = train.iter().map(|&i| x[i].clone()).collect();
+        let tg: Vec<usize> = train.iter().map(|&i| t.rows[i].kernel).collect();
+        let tl: Vec<f64> = train.iter().map(|&i| label[i]).collect();
+        let m = Ranker::fit(params, &tx, &tg, &tl, None)?;
+        let held: Vec<usize> = (0..t.rows.len())
+            .filter(|&i| t.rows[i].kernel == h)
+            .collect();
+        let s: Vec<f64> = held.iter().map(|&i| m.score(&x[i])).collect();
+        let l: Vec<f64> = held.iter().map(|&i| label[i]).collect();
+        Ok(HeldOut {
+            kernel: t.kernels[h].clone(),
+            variants: held.len(),
+            rank_correlation: rank_correlation(&s, &l),
+            ndcg6: ndcg_at(&s, &l, 6, params.relevance_levels),
+            top1: best_of(&s, &l, 1),
+            best_of_6: best_of(&s, &l, 6),
+            best_of_12: best_of(&s, &l, 12),
+        })
+    };
+    let held: Vec<HeldOut> = kernels
+        .into_par_iter()
+        .map(fold)
+        .collect::<Result<_, _>>()?;
+    let rhos: Vec<f64> = held.iter().filter_map(|h| h.rank_correlation).collect();
+    let median = |v: &[f64]| (!v.is_empty()).then(|| crate::lab::runner::median(v));
+    let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len().max(1) as f64;
+    let ndcg: Vec<f64> = held.iter().filter_map(|h| h.ndcg6).collect();
+    Ok(Evaluation {
+        features: keep.iter().map(|&i| t.names[i].clone()).collect(),
+        median_rank_correlation: median(&rhos),
+        mean_rank_correlation: (!rhos.is_empty()).then(|| mean(&rhos)),
+        median_ndcg6: median(&ndcg),
+        mean_top1: mean(&held.iter().map(|h| h.top1).collect::<Vec<_>>()),
+        mean_best_of_6: mean(&held.iter().map(|h| h.best_of_6).collect::<Vec<_>>()),
+        mean_best_of_12: mean(&held.iter().map(|h| h.best_of_12).collect::<Vec<_>>()),
+        kernels: held,
+    })
+}
+
+/// The best speedup among the `n` best-scored variants, as a share of
+/// the best speedup (ties in the scores broken against the variant).
+fn best_of(scores: &[f64], log_speedup: &[f64], n: usize) -> f64 {
+    let mut order: Vec<usize> = (0..scores.len()).collect();
+    order.sort_by(|&a, &b| {
+        scores[b]
+            .total_cmp(&scores[a])
+            .then(log_speedup[a].total_cmp(&log_speedup[b]))
+    });
+    let best = log_speedup
+        .iter()
+        .copied()
+        .fold(f64::NEG_INFINITY, f64::max);
+    let got = order
+        .iter()
+        .take(n)
+        .map(|&i| log_speedup[i])
+        .fold(f64::NEG_INFINITY, f64::max);
+    (got - best).exp()
+}
