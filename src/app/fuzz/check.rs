@@ -130,9 +130,8 @@ impl Ctx<'_> {
         sh.push_str("set -x\ncd \"$(dirname \"$0\")\"\nP=${POLYTUNE:-polytune}\n");
         if let Some((cfg, variant)) = config {
             let _ = std::fs::write(dir.join("variant.c"), variant);
-            sh.push_str(&format!(
-                "\"$P\" optimize prog.c --config {cfg} -o variant.c\n"
-            ));
+            let args = (self.opts.optimize_args)("prog.c", &cfg.to_string(), "variant.c");
+            sh.push_str(&format!("\"$P\" {}\n", shell_words::join(&args)));
         }
         if let Some(c) = compiler {
             sh.push_str(&compile_command(c, &self.opts.cflags, "prog.c", "orig"));
@@ -483,7 +482,8 @@ impl Ctx<'_> {
         res
     }
 
-    /// `polytune optimize prog --config cfg -o out` as a child process.
+    /// polytune optimizing `prog` with `cfg` into `out`, as a child
+    /// process.
     fn optimize_with(
         &self,
         bin: &Path,
@@ -496,14 +496,8 @@ impl Ctx<'_> {
             out.to_string_lossy().into_owned(),
             cfg.to_string(),
         );
-        let args = [
-            "optimize",
-            p.as_str(),
-            "--config",
-            c.as_str(),
-            "-o",
-            o.as_str(),
-        ];
+        let args = (self.opts.optimize_args)(&p, &c, &o);
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
         match runner::run(bin, &args, 1, &limits(self.opts.engine_timeout)) {
             Ok(r) if r.ok() => {
                 let text =

@@ -84,7 +84,7 @@ impl Strategy {
         let st: Strategy = s.parse()?;
         if st.adaptive() {
             return Err(format!(
-                "strategy `{s}` is adaptive and not available here (it is with `optimize`); compare it with `polytune simulate --strategies {s}`"
+                "strategy `{s}` is adaptive and not available here (it is with `optimize`); compare it in the simulation (`polytune simulate`)"
             ));
         }
         Ok(st)
