@@ -182,7 +182,8 @@ fn characterize_has_a_deadline() {
     );
     assert!(
         err.contains("reached none of its SCoP regions within 3 s under valgrind")
-            && err.contains("help: raise --timeout"),
+            && err.contains("help: raise the time limit")
+            && err.contains("the time limit is --timeout"),
         "{err}"
     );
 }

@@ -10,7 +10,7 @@ use std::process::Command;
 fn options(out: &std::path::Path) -> Options {
     Options {
         out: out.to_path_buf(),
-        ..Options::default()
+        ..Options::new(polytune::cli::optimize_args)
     }
 }
 

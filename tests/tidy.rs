@@ -6,6 +6,9 @@
 //! - `unsafe` only in the isl and libclang doors;
 //! - no layer but the command line prints; the engine, the front end,
 //!   the configuration and the isl door start no process;
+//! - no layer but the command line names its options (`--timeout`) in a
+//!   string: the layers below say what they want, the command line adds
+//!   the option;
 //! - a source file over 600 lines is a known departure, listed here with
 //!   its reason until it is split.
 //!
@@ -467,15 +470,243 @@ fn long_functions(path: &str, text: &str) -> Vec<String> {
         .collect()
 }
 
+/// Where the command line's options are declared: the only layer that
+/// may name them.
+const CLI: &str = "src/cli/";
+
+/// Options of other programs spelled like one of the command line's, by
+/// the file that passes them and the program's name.
+const FOREIGN_OPTIONS: [(&str, &str, &str); 1] = [("src/app/slurm.rs", "output", "sbatch")];
+
+/// The long options the command line declares (`--name`, without the
+/// dashes), read from its clap attributes: `#[arg(long = "x")]`, or
+/// `#[arg(long)]` on a field `x_y` (`--x-y`), and their aliases. Read
+/// from the crate's own `src/cli/`, once.
+fn cli_flags() -> &'static [String] {
+    static FLAGS: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
+    FLAGS.get_or_init(|| {
+        let mut flags: Vec<String> = sources()
+            .iter()
+            .filter(|(p, _)| p.starts_with(CLI))
+            .flat_map(|(_, t)| declared_flags(t))
+            .collect();
+        flags.sort();
+        flags.dedup();
+        flags
+    })
+}
+
+/// The long options and aliases one file's `#[arg(...)]` attributes
+/// declare.
+fn declared_flags(text: &str) -> Vec<String> {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < lines.len() {
+        if !lines[i].trim_start().starts_with("#[arg(") {
+            i += 1;
+            continue;
+        }
+        // The attribute, over its lines, to its closing `)]`.
+        let mut attr = String::new();
+        while i < lines.len() {
+            attr.push_str(lines[i].trim());
+            attr.push(' ');
+            i += 1;
+            if attr.trim_end().ends_with(")]") {
+                break;
+            }
+        }
+        let values = |key: &str| -> Vec<String> {
+            attr.match_indices(key)
+                .filter(|(at, _)| {
+                    let before = attr[..*at].chars().next_back();
+                    before.is_none_or(|c| !(c.is_alphanumeric() || c == '_'))
+                })
+                .filter_map(|(at, _)| {
+                    let rest = attr[at + key.len()..].trim_start().strip_prefix('=')?;
+                    let rest = rest.trim_start().strip_prefix('"')?;
+                    Some(rest.split('"').next()?.to_string())
+                })
+                .collect()
+        };
+        for key in ["alias", "visible_alias"] {
+            out.extend(values(key));
+        }
+        let named = values("long");
+        if !named.is_empty() {
+            out.extend(named);
+        } else if has_word(&attr, "long") {
+            // The field the attribute is on: its name in kebab case.
+            let field = lines[i..]
+                .iter()
+                .map(|l| l.trim())
+                .find(|l| !l.starts_with("#[") && !l.starts_with("//") && !l.is_empty());
+            if let Some(f) = field.and_then(|f| f.split(':').next()) {
+                let name = f
+                    .trim()
+                    .trim_start_matches("pub(crate) ")
+                    .trim_start_matches("pub ");
+                out.push(name.replace('_', "-"));
+            }
+        }
+    }
+    out
+}
+
+/// The string literals of a file's code (its test module and comments
+/// left out) as (line of their start, text), plain and raw.
+fn string_literals(text: &str) -> Vec<(usize, String)> {
+    let lines: Vec<&str> = text.lines().collect();
+    let end = code(text).last().map_or(0, |(n, _)| *n).min(lines.len());
+    let text = lines[..end].join("\n");
+    let b = text.as_bytes();
+    let (mut i, mut line) = (0usize, 1usize);
+    let mut out = Vec::new();
+    let ident = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
+    while i < b.len() {
+        match b[i] {
+            b'\n' => line += 1,
+            b'/' if b.get(i + 1) == Some(&b'/') => {
+                while i < b.len() && b[i] != b'\n' {
+                    i += 1;
+                }
+                continue;
+            }
+            b'/' if b.get(i + 1) == Some(&b'*') => {
+                let close = text[i..].find("*/").map_or(b.len(), |e| i + e + 2);
+                line += text[i..close].matches('\n').count();
+                i = close;
+                continue;
+            }
+            b'r' if (i == 0 || !ident(b[i - 1])) && matches!(b.get(i + 1), Some(b'#' | b'"')) => {
+                let hashes = b[i + 1..].iter().take_while(|&&c| c == b'#').count();
+                let open = i + 1 + hashes;
+                if b.get(open) == Some(&b'"') {
+                    let close = format!("\"{}", "#".repeat(hashes));
+                    let body_end = text[open + 1..]
+                        .find(&close)
+                        .map_or(b.len(), |e| open + 1 + e);
+                    let body = &text[open + 1..body_end];
+                    out.push((line, body.to_string()));
+                    line += body.matches('\n').count();
+                    i = body_end + close.len();
+                    continue;
+                }
+            }
+            b'"' => {
+                let (start, from) = (line, i + 1);
+                i += 1;
+                while i < b.len() && b[i] != b'"' {
+                    if b[i] == b'\\' {
+                        i += 1;
+                    }
+                    if b.get(i) == Some(&b'\n') {
+                        line += 1;
+                    }
+                    i += 1;
+                }
+                out.push((start, text[from..i.min(b.len())].to_string()));
+            }
+            b'\'' => {
+                // A character literal ('"', '\'', 'x'), not a lifetime.
+                if b.get(i + 1) == Some(&b'\\') {
+                    i += 2;
+                    while i < b.len() && b[i] != b'\'' {
+                        i += 1;
+                    }
+                } else if b.get(i + 2) == Some(&b'\'') {
+                    i += 2;
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    out
+}
+
+/// The command line's options a text names (`--name`, not a longer
+/// name that begins the same).
+fn flags_named<'a>(text: &str, flags: &'a [String]) -> Vec<&'a str> {
+    flags
+        .iter()
+        .filter(|f| {
+            let spelled = format!("--{f}");
+            text.match_indices(&spelled).any(|(at, _)| {
+                let before = text[..at].chars().next_back();
+                let after = text[at + spelled.len()..].chars().next();
+                before.is_none_or(|c| !(c.is_alphanumeric() || c == '-'))
+                    && after.is_none_or(|c| !(c.is_alphanumeric() || c == '-' || c == '_'))
+            })
+        })
+        .map(String::as_str)
+        .collect()
+}
+
+/// A layer below the command line that names one of its options: the
+/// option is the command line's word; the layer below says what it wants
+/// (the time limit, the program's arguments) and the command line adds
+/// the option in its help.
+fn names_cli_flags(path: &str, text: &str) -> Vec<String> {
+    if path.starts_with(CLI) || layer(path).is_none() || test_files().iter().any(|t| t == path) {
+        return Vec::new();
+    }
+    string_literals(text)
+        .into_iter()
+        .flat_map(|(n, s)| {
+            flags_named(&s, cli_flags())
+                .into_iter()
+                .filter(|f| !FOREIGN_OPTIONS.iter().any(|(p, o, _)| *p == path && o == f))
+                .map(move |f| {
+                    format!(
+                        "{path}:{n}: the {} layer names the command line's option --{f} (say what it wants; the command line adds the option)",
+                        layer(path).unwrap()
+                    )
+                })
+        })
+        .collect()
+}
+
+/// Files that are test modules of their own (`#[cfg(test)] mod x;` in
+/// their parent): not checked, like the test modules at a file's end.
+fn test_files() -> &'static [String] {
+    static FILES: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
+    FILES.get_or_init(|| {
+        let files = sources();
+        let mut out = Vec::new();
+        for (p, t) in &files {
+            let lines: Vec<&str> = t.lines().collect();
+            for w in lines.windows(2) {
+                let decl = w[1].trim();
+                let decl = decl.strip_prefix("pub(crate) ").unwrap_or(decl);
+                let Some(name) = decl.strip_prefix("mod ").and_then(|m| m.strip_suffix(';')) else {
+                    continue;
+                };
+                if w[0].trim() != "#[cfg(test)]" {
+                    continue;
+                }
+                let dir = match p.strip_suffix("mod.rs") {
+                    Some(d) => d.to_string(),
+                    None => format!("{}/", p.strip_suffix(".rs").unwrap()),
+                };
+                out.push(format!("{dir}{name}.rs"));
+            }
+        }
+        out
+    })
+}
+
 /// Every check over every file.
 fn violations(files: &[(String, String)]) -> Vec<String> {
-    let checks: [fn(&str, &str) -> Vec<String>; 6] = [
+    let checks: [fn(&str, &str) -> Vec<String>; 7] = [
         upward_imports,
         unsafe_outside_doors,
         prints,
         starts_processes,
         too_long,
         long_functions,
+        names_cli_flags,
     ];
     files
         .iter()
@@ -566,6 +797,55 @@ fn broken_invariants_are_caught() {
         format!("fn g() -> u8;\nfn h() {{ let s = \"}}\"; let c = '}}'; /* }} */ }}\n{long_fn}");
     let v = caught("src/lab/x.rs", &noisy);
     assert!(v.len() == 1 && v[0].contains("fn f is 122 lines"), "{v:?}");
+    // A layer below the command line naming one of its options: in a
+    // plain string, over lines, in a raw string; not in the command line,
+    // a comment, a test module, nor as a longer name or another program's
+    // option of the same name.
+    let names = |s: &str| {
+        caught(
+            "src/lab/x.rs",
+            &format!("fn f() -> &'static str {{ {s} }}\n"),
+        )
+    };
+    assert_eq!(names("\"help: raise --timeout\"").len(), 1);
+    assert_eq!(
+        names("\"give its arguments (--run-args), or\n  --run\"").len(),
+        2
+    );
+    assert_eq!(names("r#\"another \"--db\"\"#").len(), 1);
+    assert!(names("\"--dump --timeouts --db_x\"").is_empty());
+    assert!(caught("src/cli/x.rs", "fn f() -> &'static str { \"--timeout\" }\n").is_empty());
+    assert!(caught("src/lab/x.rs", "// raise --timeout\nfn f() {} // or --db\n").is_empty());
+    let tested = "fn f() {}\n\n#[cfg(test)]\nmod tests {\n    const S: &str = \"--db\";\n}\n";
+    assert!(caught("src/lab/x.rs", tested).is_empty());
+    assert!(
+        caught(
+            "src/app/slurm.rs",
+            "const S: &str = \"#SBATCH --output=x\";\n"
+        )
+        .is_empty()
+    );
+    assert_eq!(
+        caught("src/app/other.rs", "const S: &str = \"--output=x\";\n").len(),
+        1
+    );
+    // The options are read from clap's attributes: a field's name, a
+    // given name, aliases; and the crate's own are found.
+    let mut declared = declared_flags(
+        "    /// Its arguments.\n    #[arg(long, value_name = \"ARGS\")]\n    pub run_args: String,\n    #[arg(\n        long = \"budget\",\n        visible_alias = \"shots\",\n    )]\n    shots: usize,\n    #[arg(short = 'I')]\n    include: Vec<String>,\n",
+    );
+    declared.sort();
+    assert_eq!(declared, ["budget", "run-args", "shots"]);
+    for f in [
+        "timeout",
+        "run-args",
+        "param",
+        "db",
+        "priv",
+        "assume-no-alias",
+    ] {
+        assert!(cli_flags().iter().any(|x| x == f), "--{f} not found");
+    }
     // A long file without a reason, and a listed one that is short now.
     let long = "fn f() {}\n".repeat(LONG + 1);
     assert_eq!(caught("src/lab/new.rs", &long).len(), 1);

@@ -119,7 +119,7 @@ pub enum CollectError {
     #[error("polytune was interrupted; the program being measured was not stored")]
     Interrupted,
     #[error(
-        "{db} holds shard {stored} of a campaign, not {asked}\n  help: give each shard its own --db"
+        "{db} holds shard {stored} of a campaign, not {asked}\n  help: give each shard its own store"
     )]
     OtherShard {
         db: String,
@@ -364,7 +364,7 @@ fn build_mode(c: &Campaign) -> Result<ahead::Mode, CollectError> {
     }
     if timing.len() < c.protocol.threads {
         return Err(CollectError::Cores(format!(
-            "the timed runs use {} threads but the timing cores ({timing}) are {}: threads would share a core\n  help: give as many timing cores as threads (--threads)",
+            "the timed runs use {} threads but the timing cores ({timing}) are {}: threads would share a core\n  help: give as many timing cores as threads",
             c.protocol.threads,
             timing.len()
         )));

@@ -34,8 +34,13 @@ pub struct Submission {
     pub stage: Vec<(PathBuf, PathBuf)>,
     /// `collect`'s arguments for every task, paths already as staged
     /// (relative to the staged corpus, the tasks' working directory);
-    /// `--shard` and `--db` are added per task.
+    /// [`Self::task_options`] are added per task.
     pub collect_args: Vec<String>,
+    /// The options that give a task its shard and its store, from the
+    /// shell words of these (`"$SLURM_ARRAY_TASK_ID/N"`, the shard's
+    /// store): the command line's words, written into the task's script
+    /// as they are (not quoted again).
+    pub task_options: fn(shard: &str, db: &str) -> Vec<String>,
     /// Extra `sbatch` options for both jobs.
     pub sbatch: Vec<String>,
 }
@@ -85,8 +90,30 @@ pub enum SlurmError {
     NotInstalled(String),
     #[error("`{command}` failed: {message}\n  help: is Slurm answering? (`sinfo`)")]
     Failed { command: String, message: String },
-    #[error("{0}")]
-    Refused(String),
+    #[error("no campaign was submitted to Slurm for {db} (no {jobs})")]
+    NotSubmitted { db: String, jobs: String },
+    #[error("a campaign on Slurm needs at least one shard")]
+    NoShards,
+    #[error(
+        "{db} exists: the shards of a campaign on Slurm are merged into a new store\n  help: name another store"
+    )]
+    Exists { db: String },
+    #[error(
+        "the campaign of {db} is still running (jobs {array} and {merge})\n  help: follow its status, or `scancel {array} {merge}` first"
+    )]
+    Running {
+        db: String,
+        array: String,
+        merge: String,
+    },
+    #[error(
+        "{dir} holds a campaign of {submitted} shards, not {asked}\n  help: submit it again with {submitted} shards, or name another store"
+    )]
+    OtherShards {
+        dir: String,
+        submitted: usize,
+        asked: usize,
+    },
     #[error("{path}: {error}")]
     Io { path: String, error: std::io::Error },
     #[error(transparent)]
@@ -182,15 +209,12 @@ pub fn submit(s: &Submission) -> Result<Submitted, SlurmError> {
 /// An error when there is no shard, or the store exists already.
 fn refuse(s: &Submission) -> Result<(), SlurmError> {
     if s.shards == 0 {
-        return Err(SlurmError::Refused(
-            "--slurm needs at least one shard".into(),
-        ));
+        return Err(SlurmError::NoShards);
     }
     if s.db.exists() {
-        return Err(SlurmError::Refused(format!(
-            "{} exists: the shards of a campaign on Slurm are merged into a new store\n  help: name another --db",
-            s.db.display()
-        )));
+        return Err(SlurmError::Exists {
+            db: s.db.display().to_string(),
+        });
     }
     Ok(())
 }
@@ -209,24 +233,18 @@ fn check_previous(s: &Submission, dir: &Path) -> Result<(), SlurmError> {
             slurm("scancel", std::slice::from_ref(&old.merge))?;
         }
         if live {
-            return Err(SlurmError::Refused(format!(
-                "the campaign of {} is still running (jobs {} and {})\n  help: `polytune collect --status --db {}`, or `scancel {} {}` first",
-                s.db.display(),
-                old.array,
-                old.merge,
-                s.db.display(),
-                old.array,
-                old.merge
-            )));
+            return Err(SlurmError::Running {
+                db: s.db.display().to_string(),
+                array: old.array,
+                merge: old.merge,
+            });
         }
         if old.shards != s.shards {
-            return Err(SlurmError::Refused(format!(
-                "{} holds a campaign of {} shards, not {}\n  help: submit it again with --slurm {}, or name another --db",
-                dir.display(),
-                old.shards,
-                s.shards,
-                old.shards
-            )));
+            return Err(SlurmError::OtherShards {
+                dir: dir.display().to_string(),
+                submitted: old.shards,
+                asked: s.shards,
+            });
         }
     }
     Ok(())
@@ -254,7 +272,7 @@ fn scripts(s: &Submission, dir: &Path, stage: &Path, db: &Path) -> (String, Stri
     let n = s.shards;
     let task = format!(
         "#!/bin/bash
-# A shard of a polytune campaign (written by `polytune collect --slurm`).
+# A shard of a polytune campaign (written by polytune for a campaign on Slurm).
 #SBATCH --job-name=polytune-collect
 #SBATCH --array=1-{n}
 #SBATCH --exclusive
@@ -267,18 +285,23 @@ local=$(mktemp -d \"${{TMPDIR:-/tmp}}/polytune-stage.XXXXXX\")
 trap 'rm -rf \"$local\"' EXIT
 cp -r \"$dir/stage/.\" \"$local/\"
 cd \"$local/corpus\"
-\"$local/polytune\" collect {args} --shard \"$SLURM_ARRAY_TASK_ID/{n}\" --db \"$dir/shard-$SLURM_ARRAY_TASK_ID.sqlite\"
+\"$local/polytune\" collect {args} {task}
 ",
         logs = q(&dir.join("logs")),
         dir = q(dir),
         args = shell_words::join(&s.collect_args),
+        task = (s.task_options)(
+            &format!("\"$SLURM_ARRAY_TASK_ID/{n}\""),
+            "\"$dir/shard-$SLURM_ARRAY_TASK_ID.sqlite\"",
+        )
+        .join(" "),
     );
     let shards: Vec<String> = (1..=n)
         .map(|k| q(&dir.join(format!("shard-{k}.sqlite"))))
         .collect();
     let merge = format!(
         "#!/bin/bash
-# Merges the shards of a polytune campaign (written by `polytune collect --slurm`).
+# Merges the shards of a polytune campaign (written by polytune for a campaign on Slurm).
 #SBATCH --job-name=polytune-merge
 #SBATCH --output={logs}/merge-job%j.out
 #SBATCH --error={logs}/merge-job%j.err
@@ -386,12 +409,9 @@ fn expand(spec: &str) -> Vec<usize> {
 /// The progress of the campaign submitted for `db`.
 pub fn status(db: &Path) -> Result<Status, SlurmError> {
     let dir = job_dir(&absolute(db)?);
-    let submitted = read_submitted(&dir).map_err(|_| {
-        SlurmError::Refused(format!(
-            "no campaign was submitted to Slurm for {} (no {})",
-            db.display(),
-            dir.join("jobs.json").display()
-        ))
+    let submitted = read_submitted(&dir).map_err(|_| SlurmError::NotSubmitted {
+        db: db.display().to_string(),
+        jobs: dir.join("jobs.json").display().to_string(),
     })?;
     let array = states(&submitted.array)?;
     let merge_state = states(&submitted.merge)?

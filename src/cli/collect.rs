@@ -341,6 +341,7 @@ fn submit(a: &Args, shards: usize, ui: &Ui) -> Result<()> {
         binary: std::env::current_exe()?,
         stage,
         collect_args: args,
+        task_options: |shard, db| ["--shard", shard, "--db", db].map(str::to_string).to_vec(),
         sbatch: match &a.sbatch {
             Some(t) => crate::lab::build::split_args(t).map_err(super::Usage)?,
             None => Vec::new(),

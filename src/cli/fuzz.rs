@@ -88,6 +88,15 @@ pub struct Args {
     output: super::args::OutputArgs,
 }
 
+/// The arguments with which polytune optimizes `prog` with `config` into
+/// `out` (the fuzzer runs them, and writes them into its findings'
+/// scripts).
+pub fn optimize_args(prog: &str, config: &str, out: &str) -> Vec<String> {
+    ["optimize", prog, "--config", config, "-o", out]
+        .map(str::to_string)
+        .to_vec()
+}
+
 pub fn run(a: Args, ui: &Ui) -> Result<()> {
     let opts = crate::app::fuzz::Options {
         seed: a.seed,
@@ -118,6 +127,7 @@ pub fn run(a: Args, ui: &Ui) -> Result<()> {
         },
         polytune: Some(std::env::current_exe().context("cannot find the polytune binary")?),
         engine_timeout: std::time::Duration::from_secs(a.engine_timeout),
+        optimize_args,
     };
     let summary = crate::app::fuzz::run(&opts)?;
     super::out(&if a.output.json {

@@ -16,6 +16,7 @@ mod driver;
 mod evaluate;
 mod export;
 mod fuzz;
+mod help;
 mod measure;
 mod optimize;
 mod progress;
@@ -27,6 +28,7 @@ mod space;
 mod store;
 mod train;
 
+pub use fuzz::optimize_args;
 pub use source::{ASSUME_NO_ALIAS_WARNING, DETECT_MISSING};
 
 use crate::config::ConfigError;
@@ -316,10 +318,13 @@ fn report(e: &anyhow::Error, status: ExitStatus) {
 /// prints usage errors: `error: what` (`file:line:col: error: what` where
 /// the input has a place), then `  help: …` lines.
 fn error_text(e: &anyhow::Error, status: ExitStatus) -> String {
-    let text = match e.downcast_ref::<FrontendError>() {
+    let mut text = match e.downcast_ref::<FrontendError>() {
         Some(fe) => fe.to_string(),
         None => format!("{e:#}"),
     };
+    for h in help::option_help(e) {
+        text.push_str(&format!("\n  help: {h}"));
+    }
     if located(&text) {
         return text;
     }

@@ -13,6 +13,9 @@ pub struct Diagnostic {
     pub column: usize,
     pub message: String,
     pub help: Option<String>,
+    /// A function the user may declare pure to have the SCoP taken (the
+    /// command line names the option that does).
+    pub pure: Option<String>,
 }
 
 impl fmt::Display for Diagnostic {
@@ -60,6 +63,8 @@ pub struct SpanError {
     pub span: Span,
     pub message: String,
     pub help: Option<String>,
+    /// See [`Diagnostic::pure`].
+    pub pure: Option<String>,
 }
 
 impl SpanError {
@@ -68,11 +73,18 @@ impl SpanError {
             span,
             message: message.into(),
             help: None,
+            pure: None,
         }
     }
 
     pub fn help(mut self, help: impl Into<String>) -> SpanError {
         self.help = Some(help.into());
+        self
+    }
+
+    /// The error goes away if the user declares `function` pure.
+    pub fn pure(mut self, function: &str) -> SpanError {
+        self.pure = Some(function.to_string());
         self
     }
 }
@@ -146,6 +158,7 @@ impl<'a> LineIndex<'a> {
             column,
             message: e.message,
             help: e.help,
+            pure: e.pure,
         })
     }
 }

@@ -110,7 +110,7 @@ pub fn regions(text: &str) -> Result<Vec<Region>, SpanError> {
 const NOT_REDERIVED: &str =
     "polytune does not re-derive what the pragma promises, so it cannot transform the SCoP";
 
-const PRAGMA_HELP: &str = "remove the pragma to let polytune transform the loop nest (it adds OpenMP and vectorization pragmas itself where it proves them legal: --omp, --simd), or move the SCoP out of the statement the pragma applies to";
+const PRAGMA_HELP: &str = "remove the pragma to let polytune transform the loop nest (it adds OpenMP and vectorization pragmas itself where it proves them legal, when asked to), or move the SCoP out of the statement the pragma applies to";
 
 /// Preprocessor lines outside comments and literals, with their spans
 /// (from the start of their line, including the final newline, if any).

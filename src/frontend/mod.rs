@@ -91,6 +91,7 @@ pub fn parse_file(path: &Path, options: &Options) -> Result<SourceFile, Frontend
                 column,
                 message: "not a C source file: invalid UTF-8".into(),
                 help: Some("polytune reads UTF-8 (or ASCII) C source".into()),
+                pure: None,
             }));
         }
     };

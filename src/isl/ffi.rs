@@ -138,15 +138,12 @@ unsafe extern "C" {
         a: *mut isl_union_set,
         b: *mut isl_set,
     ) -> *mut isl_union_set;
-    pub fn isl_union_set_union(a: *mut isl_union_set, b: *mut isl_union_set) -> *mut isl_union_set;
     pub fn isl_union_set_subtract(
         a: *mut isl_union_set,
         b: *mut isl_union_set,
     ) -> *mut isl_union_set;
     pub fn isl_union_set_coalesce(a: *mut isl_union_set) -> *mut isl_union_set;
-    pub fn isl_union_set_compute_divs(a: *mut isl_union_set) -> *mut isl_union_set;
     pub fn isl_union_set_apply(a: *mut isl_union_set, m: *mut isl_union_map) -> *mut isl_union_set;
-    pub fn isl_union_set_identity(a: *mut isl_union_set) -> *mut isl_union_map;
 
     // union maps
     pub fn isl_union_map_read_from_str(ctx: *mut isl_ctx, s: *const c_char) -> *mut isl_union_map;
@@ -261,13 +258,11 @@ unsafe extern "C" {
     pub fn isl_schedule_to_str(s: *mut isl_schedule) -> *mut c_char;
     pub fn isl_schedule_get_root(s: *mut isl_schedule) -> *mut isl_schedule_node;
     pub fn isl_schedule_get_map(s: *mut isl_schedule) -> *mut isl_union_map;
-    pub fn isl_schedule_get_domain(s: *mut isl_schedule) -> *mut isl_union_set;
     pub fn isl_schedule_from_domain(d: *mut isl_union_set) -> *mut isl_schedule;
     pub fn isl_schedule_insert_partial_schedule(
         s: *mut isl_schedule,
         p: *mut isl_multi_union_pw_aff,
     ) -> *mut isl_schedule;
-    pub fn isl_schedule_plain_is_equal(a: *mut isl_schedule, b: *mut isl_schedule) -> c_int;
 
     pub fn isl_schedule_node_copy(n: *mut isl_schedule_node) -> *mut isl_schedule_node;
     pub fn isl_schedule_node_free(n: *mut isl_schedule_node) -> *mut isl_schedule_node;
@@ -278,11 +273,6 @@ unsafe extern "C" {
     -> *mut isl_schedule_node;
     pub fn isl_schedule_node_parent(n: *mut isl_schedule_node) -> *mut isl_schedule_node;
     pub fn isl_schedule_node_get_schedule(n: *mut isl_schedule_node) -> *mut isl_schedule;
-    pub fn isl_schedule_node_get_domain(n: *mut isl_schedule_node) -> *mut isl_union_set;
-    pub fn isl_schedule_node_filter_get_filter(n: *mut isl_schedule_node) -> *mut isl_union_set;
-    pub fn isl_schedule_node_get_prefix_schedule_union_map(
-        n: *mut isl_schedule_node,
-    ) -> *mut isl_union_map;
     pub fn isl_schedule_node_band_n_member(n: *mut isl_schedule_node) -> c_int;
     pub fn isl_schedule_node_band_get_permutable(n: *mut isl_schedule_node) -> c_int;
     pub fn isl_schedule_node_band_set_permutable(
@@ -301,17 +291,10 @@ unsafe extern "C" {
     pub fn isl_schedule_node_band_get_partial_schedule(
         n: *mut isl_schedule_node,
     ) -> *mut isl_multi_union_pw_aff;
-    pub fn isl_schedule_node_band_get_partial_schedule_union_map(
-        n: *mut isl_schedule_node,
-    ) -> *mut isl_union_map;
     pub fn isl_schedule_node_band_get_space(n: *mut isl_schedule_node) -> *mut isl_space;
     pub fn isl_schedule_node_band_tile(
         n: *mut isl_schedule_node,
         sizes: *mut isl_multi_val,
-    ) -> *mut isl_schedule_node;
-    pub fn isl_schedule_node_band_split(
-        n: *mut isl_schedule_node,
-        pos: c_int,
     ) -> *mut isl_schedule_node;
     pub fn isl_schedule_node_delete(n: *mut isl_schedule_node) -> *mut isl_schedule_node;
     pub fn isl_schedule_node_insert_partial_schedule(

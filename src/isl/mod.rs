@@ -390,8 +390,6 @@ isl_ops!(Set {
     fn flatten() -> Set = isl_set_flatten;
     fn intersect(other: Set) -> Set = isl_set_intersect;
     fn subtract(other: Set) -> Set = isl_set_subtract;
-    /// The parameter values for which the set has a point.
-    fn params() -> Set = isl_set_params;
     fn coalesce() -> Set = isl_set_coalesce;
     /// The set simplified where `context` holds (equal within it).
     fn gist(context: Set) -> Set = isl_set_gist;
@@ -514,13 +512,10 @@ isl_preds!(UnionSet {
 
 isl_ops!(UnionSet {
     fn intersect(other: UnionSet) -> UnionSet = isl_union_set_intersect;
-    fn union(other: UnionSet) -> UnionSet = isl_union_set_union;
     fn subtract(other: UnionSet) -> UnionSet = isl_union_set_subtract;
     fn intersect_params(params: Set) -> UnionSet = isl_union_set_intersect_params;
     fn coalesce() -> UnionSet = isl_union_set_coalesce;
-    fn compute_divs() -> UnionSet = isl_union_set_compute_divs;
     fn apply(map: UnionMap) -> UnionSet = isl_union_set_apply;
-    fn identity() -> UnionMap = isl_union_set_identity;
 });
 
 isl_preds!(UnionMap {
@@ -667,12 +662,6 @@ impl<'c> Schedule<'c> {
         UnionMap::wrap(self.ctx, r, "schedule map")
     }
 
-    pub fn domain(&self) -> Result<UnionSet<'c>, IslError> {
-        // SAFETY: isl only reads the schedule.
-        let r = unsafe { ffi::isl_schedule_get_domain(self.keep()) };
-        UnionSet::wrap(self.ctx, r, "schedule domain")
-    }
-
     /// Puts a band with `partial` at the top of the tree.
     pub fn insert_partial_schedule(&self, partial: &MultiUnionPwAff<'c>) -> Result<Self, IslError> {
         // SAFETY: takes fresh references.
@@ -685,12 +674,6 @@ impl<'c> Schedule<'c> {
         // SAFETY: takes fresh references.
         let r = unsafe { ffi::isl_schedule_sequence(self.take(), other.take()) };
         Schedule::wrap(self.ctx, r, "sequence")
-    }
-
-    pub fn plain_is_equal(&self, other: &Schedule<'c>) -> Result<bool, IslError> {
-        // SAFETY: isl only reads both.
-        let r = unsafe { ffi::isl_schedule_plain_is_equal(self.keep(), other.keep()) };
-        self.ctx.boolean(r, "schedule comparison")
     }
 }
 
@@ -755,26 +738,6 @@ impl<'c> ScheduleNode<'c> {
         Schedule::wrap(self.ctx, r, "schedule of node")
     }
 
-    /// The statement instances that reach this node.
-    pub fn domain(&self) -> Result<UnionSet<'c>, IslError> {
-        // SAFETY: isl only reads the node.
-        let r = unsafe { ffi::isl_schedule_node_get_domain(self.keep()) };
-        UnionSet::wrap(self.ctx, r, "node domain")
-    }
-
-    pub fn filter(&self) -> Result<UnionSet<'c>, IslError> {
-        // SAFETY: isl only reads the node.
-        let r = unsafe { ffi::isl_schedule_node_filter_get_filter(self.keep()) };
-        UnionSet::wrap(self.ctx, r, "filter")
-    }
-
-    /// The schedule of the outer bands, as a relation.
-    pub fn prefix_schedule(&self) -> Result<UnionMap<'c>, IslError> {
-        // SAFETY: isl only reads the node.
-        let r = unsafe { ffi::isl_schedule_node_get_prefix_schedule_union_map(self.keep()) };
-        UnionMap::wrap(self.ctx, r, "prefix schedule")
-    }
-
     pub fn band_n_member(&self) -> Result<usize, IslError> {
         // SAFETY: isl only reads the node.
         let n = unsafe { ffi::isl_schedule_node_band_n_member(self.keep()) };
@@ -816,12 +779,6 @@ impl<'c> ScheduleNode<'c> {
         MultiUnionPwAff::wrap(self.ctx, r, "partial schedule")
     }
 
-    pub fn band_partial_schedule_map(&self) -> Result<UnionMap<'c>, IslError> {
-        // SAFETY: isl only reads the node.
-        let r = unsafe { ffi::isl_schedule_node_band_get_partial_schedule_union_map(self.keep()) };
-        UnionMap::wrap(self.ctx, r, "partial schedule map")
-    }
-
     /// Tiles the band with one size per member; the node becomes the tile
     /// band and its child the point band.
     pub fn band_tile(&self, sizes: &[i64]) -> Result<Self, IslError> {
@@ -841,13 +798,6 @@ impl<'c> ScheduleNode<'c> {
             let r = ffi::isl_schedule_node_band_tile(self.take(), mv);
             ScheduleNode::wrap(ctx, r, "tile")
         }
-    }
-
-    /// Splits the band after its first `pos` members.
-    pub fn band_split(&self, pos: usize) -> Result<Self, IslError> {
-        // SAFETY: takes a fresh reference.
-        let r = unsafe { ffi::isl_schedule_node_band_split(self.take(), pos as c_int) };
-        ScheduleNode::wrap(self.ctx, r, "split")
     }
 
     /// Removes this node; the result points at what replaced it.

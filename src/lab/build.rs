@@ -123,7 +123,7 @@ impl Recipe {
                 if c.ok && !exe.is_file() {
                     c.ok = false;
                     c.stderr.push_str(&format!(
-                        "polytune: `{line}` succeeded but made no {} (the --build command must write the executable named by {EXE})\n",
+                        "polytune: `{line}` succeeded but made no {} (the build command must write the executable named by {EXE})\n",
                         exe.display()
                     ));
                 }

@@ -136,15 +136,15 @@ pub enum CharacterizeError {
     #[error("the program failed under cachegrind: {0}")]
     Run(String),
     #[error(
-        "the program did not finish within {seconds} s under {tool} (the time limit, --timeout): it hangs, or needs more time"
+        "the program did not finish within {seconds} s under {tool} (the time limit): it hangs, or needs more time"
     )]
     Timeout { tool: &'static str, seconds: u64 },
     #[error(
-        "the program reached none of its SCoP regions within {seconds} s under valgrind (the time limit, --timeout): what it does before its first region (reading or making its input) runs 5-10 times slower there than natively, or it hangs\n  help: raise --timeout, or run it on a smaller input (--run-args)"
+        "the program reached none of its SCoP regions within {seconds} s under valgrind (the time limit): what it does before its first region (reading or making its input) runs 5-10 times slower there than natively, or it hangs\n  help: raise the time limit, or run it on a smaller input (its arguments)"
     )]
     NoRegion { seconds: u64 },
     #[error(
-        "the program's regions were counted for {counted} of the bound's {bound} instructions within {seconds} s under callgrind (the time limit, --timeout)\n  help: raise --timeout, or count fewer instructions (characterize --bound)"
+        "the program's regions were counted for {counted} of the bound's {bound} instructions within {seconds} s under callgrind (the time limit)\n  help: raise the time limit, or count fewer instructions (the bound)"
     )]
     Slow {
         counted: u64,
@@ -152,13 +152,13 @@ pub enum CharacterizeError {
         seconds: u64,
     },
     #[error(
-        "the program ended without running any of its SCoP regions: there is nothing to count\n  help: run it with arguments that reach the kernel (--run-args)"
+        "the program ended without running any of its SCoP regions: there is nothing to count\n  help: run it with arguments that reach the kernel"
     )]
     NeverRan,
     #[error("unreadable cachegrind output: {0}")]
     Parse(String),
     #[error(
-        "PAPI cannot count on this machine: {0}\n  help: count with the simulator instead (characterize --backend cachegrind, the default, or auto), and tune with models trained on its features (the shipped ones are)"
+        "PAPI cannot count on this machine: {0}\n  help: count with the simulator instead (the cachegrind back end, the default, or auto), and tune with models trained on its features (the shipped ones are)"
     )]
     Papi(String),
 }
@@ -578,7 +578,7 @@ fn check_ending(
             "killed by signal {s}{}",
             match limits.memory {
                 Some(m) => format!(
-                    " (its address space was limited to {}: --memory-limit)",
+                    " (its address space was limited to {}, the memory limit)",
                     confine::show_bytes(m)
                 ),
                 None => String::new(),

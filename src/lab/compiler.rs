@@ -91,7 +91,7 @@ impl Serialize for Compiler {
 /// A compiler that is missing or does not work.
 #[derive(Debug, thiserror::Error)]
 #[error(
-    "compiler `{name}` is not usable: {reason}\n  help: run scripts/setup.sh, or pick another with --compiler"
+    "compiler `{name}` is not usable: {reason}\n  help: run scripts/setup.sh, or pick another compiler"
 )]
 pub struct CompilerError {
     pub name: String,

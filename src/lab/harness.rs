@@ -56,13 +56,13 @@ pub enum OriginalError {
     )]
     Build { command: String, stderr: String },
     #[error(
-        "the program failed when run as\n  {command}\n  {why}\n  help: give its arguments with --run-args, or its command with --run"
+        "the program failed when run as\n  {command}\n  {why}\n  help: give its arguments, or the command that runs it"
     )]
     Run { command: String, why: String },
     #[error("run as\n  {command}\n  {0}", SideError::Concurrent)]
     Concurrent { command: String },
     #[error(
-        "the program ran as\n  {command}\n  but never reached {what}\n  help: run it with arguments that reach the kernel (--run-args)"
+        "the program ran as\n  {command}\n  but never reached {what}\n  help: run it with arguments that reach the kernel"
     )]
     Unreached { command: String, what: String },
     #[error(
@@ -469,7 +469,7 @@ fn stdout_matches(expected: &[Option<String>], actual: &str, tol: Tolerance) -> 
 fn describe_failure(run: &Run) -> String {
     let tail = run.stderr.trim();
     match run.exit {
-        Exit::Timeout => "timed out (--timeout)".into(),
+        Exit::Timeout => "timed out (the time limit)".into(),
         Exit::Signal(s) => format!("killed by signal {s}: {tail}"),
         _ if run.strays > 0 => format!(
             "it left {} process(es) running after it exited (polytune killed them)",

@@ -212,10 +212,9 @@ impl Dataset {
         let machines: std::collections::BTreeSet<&str> =
             all.iter().map(|m| m.machine.as_str()).collect();
         if machines.len() > 1 {
-            return Err(LearnError::Data(format!(
-                "the store mixes machines ({}); choose one with --machine TEXT (a part of its description)",
-                machines.into_iter().collect::<Vec<_>>().join("; ")
-            )));
+            return Err(LearnError::Machines(
+                machines.into_iter().map(str::to_string).collect(),
+            ));
         }
         let mut by_kernel: BTreeMap<(String, i64), Vec<&Measured>> = BTreeMap::new();
         for m in &all {
@@ -648,11 +647,12 @@ mod tests {
             };
             s.record(&key, &m).unwrap();
         }
-        let err = Dataset::from_store(&s, &sel).unwrap_err().to_string();
+        let err = Dataset::from_store(&s, &sel).unwrap_err();
         assert!(
-            err.contains("mixes machines") && err.contains("--machine"),
+            matches!(&err, LearnError::Machines(m) if m.len() == 2),
             "{err}"
         );
+        assert!(err.to_string().contains("mixes machines"), "{err}");
         let pick = |t: &str| Selection {
             machine: Some(t.into()),
             ..sel.clone()

@@ -36,6 +36,10 @@ pub(crate) mod testdata;
 pub enum LearnError {
     #[error("cannot learn: {0}")]
     Data(String),
+    /// The store holds measurements of several machines (their
+    /// descriptions): one must be chosen, by a part of its description.
+    #[error("cannot learn: the store mixes machines ({}); choose one by a part of its description", .0.join("; "))]
+    Machines(Vec<String>),
     #[error(transparent)]
     Store(#[from] crate::lab::store::StoreError),
     #[error(transparent)]

@@ -402,7 +402,8 @@ impl Ctx<'_> {
         }
     }
 
-    /// `polytune optimize prog --config cfg -o out` as a child process.
+    /// polytune optimizing `prog` with `cfg` into `out`, as a child
+    /// process.
     fn optimize_with(
         &self,
         bin: &Path,
@@ -415,14 +416,8 @@ impl Ctx<'_> {
             out.to_string_lossy().into_owned(),
             cfg.to_string(),
         );
-        let args = [
-            "optimize",
-            p.as_str(),
-            "--config",
-            c.as_str(),
-            "-o",
-            o.as_str(),
-        ];
+        let args = (self.opts.optimize_args)(&p, &c, &o);
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
         match runner::run(bin, &args, 1, &limits(self.opts.engine_timeout)) {
             Ok(r) if r.ok() => {
                 let text =

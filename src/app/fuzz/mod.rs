@@ -105,15 +105,21 @@ pub struct Options {
     pub progress: Option<Progress>,
     pub tamper: Option<Tamper>,
     pub generator: GenOptions,
-    /// Transform by running this polytune binary (`optimize FILE --config
-    /// T -o OUT`, killed after `engine_timeout`) instead of calling the
-    /// library in this process (which cannot be stopped if it hangs).
+    /// Transform by running this polytune binary (with
+    /// [`Self::optimize_args`], killed after `engine_timeout`) instead of
+    /// calling the library in this process (which cannot be stopped if it
+    /// hangs).
     pub polytune: Option<PathBuf>,
     pub engine_timeout: Duration,
+    /// The arguments with which polytune optimizes a file `prog` with a
+    /// configuration `config` into `out`: the command line's words, for
+    /// the binary above and for each finding's script.
+    pub optimize_args: fn(prog: &str, config: &str, out: &str) -> Vec<String>,
 }
 
-impl Default for Options {
-    fn default() -> Self {
+impl Options {
+    /// The defaults, with the command line's `optimize_args`.
+    pub fn new(optimize_args: fn(&str, &str, &str) -> Vec<String>) -> Self {
         Options {
             seed: 1,
             first: 0,
@@ -133,6 +139,7 @@ impl Default for Options {
             generator: GenOptions::default(),
             polytune: None,
             engine_timeout: Duration::from_secs(60),
+            optimize_args,
         }
     }
 }

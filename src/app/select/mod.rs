@@ -39,7 +39,7 @@ pub enum SelectionError {
     )]
     NoScop(String),
     #[error(
-        "the models were trained on the paper's space only (their dataset has no variant beyond it): they cannot rank configurations drawn beyond it; drop --sample, or train on a store measured with `polytune collect --space extended --sample N`"
+        "the models were trained on the paper's space only (their dataset has no variant beyond it): they cannot rank configurations drawn beyond it; draw no sample beyond it, or train on a store measured over the extended space"
     )]
     PaperModels,
     #[error("drawing configurations beyond the paper's space: {0}")]
@@ -54,7 +54,7 @@ pub enum SelectionError {
         source: CharacterizeError,
     },
     #[error(
-        "the models were trained on features counted by {trained}, and this program's were counted by {given}: they are not the same numbers (simulated caches against the hardware's), so the models cannot rank from them\n  help: train models on a store characterized with --backend {given}, or characterize with {trained}"
+        "the models were trained on features counted by {trained}, and this program's were counted by {given}: they are not the same numbers (simulated caches against the hardware's), so the models cannot rank from them\n  help: train models on a store characterized with the {given} back end, or characterize with {trained}"
     )]
     Backend {
         trained: crate::lab::characterize::Backend,

@@ -10,8 +10,14 @@ use std::path::Path;
 /// A loop nest `--detect` did not take, and why.
 #[cfg(feature = "detect")]
 pub fn rejection(path: &Path, r: &crate::frontend::detect::Rejection) -> String {
+    use crate::frontend::detect::Vouch;
+    let vouch = match &r.vouch {
+        Some(Vouch::Pure(f)) => format!(" (--pure {f} vouches that `{f}` has none)"),
+        Some(Vouch::NoAlias) => " (--assume-no-alias vouches that no arrays alias)".into(),
+        None => String::new(),
+    };
     format!(
-        "rejected loop nest in {} (lines {}-{}): {}:{}:{}: {}",
+        "rejected loop nest in {} (lines {}-{}): {}:{}:{}: {}{vouch}",
         r.function,
         r.first_line,
         r.last_line,

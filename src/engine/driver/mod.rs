@@ -96,15 +96,30 @@ pub struct DrivenArray {
 /// Why no driver can be made.
 #[derive(Debug, thiserror::Error)]
 pub enum DriverError {
-    /// The file, as written, cannot be driven: where, why, what to do.
+    /// The file, as written, cannot be driven: where, why, what to do,
+    /// and the values that would let it be, if values would.
     #[error("{0}")]
-    Source(Diagnostic),
-    /// A `--param` that names nothing, or names something twice.
-    #[error("--param {name}: {message}")]
+    Source(Diagnostic, Option<Needs>),
+    /// A given parameter value that names nothing, or names something
+    /// twice.
+    #[error("the value of {name}: {message}")]
     Param { name: String, message: String },
     /// A bug of polytune or isl.
     #[error("internal error while sizing the arrays of the driver: {0}")]
     Internal(String),
+}
+
+/// What the user can give to have a file driven (the command line says
+/// how to give it).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Needs {
+    /// The value of this parameter or symbol.
+    Value(String),
+    /// Other parameter values than the given ones.
+    OtherValues,
+    /// Leave to the driver the sizing of pointers of unknown extent
+    /// from the elements the kernel touches (`Options::size_from_footprint`).
+    FootprintSizes,
 }
 
 /// Whether `text` defines a function `main`.

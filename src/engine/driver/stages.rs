@@ -8,7 +8,7 @@
 
 use super::footprint::check_footprint;
 use super::signature::{FileScan, Function, Kind, Param, Scalar};
-use super::{DrivenArray, Driver, DriverError, FLOAT_VALUES, emit, extent, fits};
+use super::{DrivenArray, Driver, DriverError, FLOAT_VALUES, Needs, emit, extent, fits};
 use crate::frontend::SourceFile;
 use crate::frontend::error::Diagnostic;
 use crate::frontend::scop::Scop;
@@ -94,13 +94,25 @@ impl<'a> Stages<'a> {
     /// The refusal of the file at byte `offset`: where, why, what to do.
     fn at(&self, offset: usize, message: String, help: &str) -> DriverError {
         let (line, column) = self.src.line_col(offset);
-        DriverError::Source(Diagnostic {
-            path: self.src.path.clone(),
-            line,
-            column,
-            message,
-            help: Some(help.to_string()),
-        })
+        DriverError::Source(
+            Diagnostic {
+                path: self.src.path.clone(),
+                line,
+                column,
+                message,
+                help: Some(help.to_string()),
+                pure: None,
+            },
+            None,
+        )
+    }
+
+    /// [`Self::at`], with the values that would let the file be driven.
+    fn needing(&self, offset: usize, message: String, help: &str, needs: Needs) -> DriverError {
+        match self.at(offset, message, help) {
+            DriverError::Source(d, _) => DriverError::Source(d, Some(needs)),
+            other => other,
+        }
     }
 
     /// The value known for `name`: given, or else the file's `#define`
@@ -199,7 +211,7 @@ impl<'a> Stages<'a> {
             return Err(self.at(
                 scop.region.open.start,
                 format!(
-                    "`{}` may modify its parameter `{p}` before the SCoP, so --param does not tell the SCoP's bounds",
+                    "`{}` may modify its parameter `{p}` before the SCoP, so a value given for it does not tell the SCoP's bounds",
                     f.name
                 ),
                 "leave the parameter unchanged outside the SCoP, or write a main",
@@ -219,7 +231,7 @@ impl<'a> Stages<'a> {
             let (what, help) = if k.is_param(p) {
                 (
                     format!("parameter `{p}` of `{}` sets the SCoP's bounds", f.name),
-                    format!("give its value with --param {p}=VALUE"),
+                    format!("give its value, `{p}=VALUE`"),
                 )
             } else {
                 (
@@ -228,11 +240,12 @@ impl<'a> Stages<'a> {
                         f.name
                     ),
                     format!(
-                        "give its value with --param {p}=VALUE (the kernel is then compiled with -D{p}=VALUE)"
+                        "give its value, `{p}=VALUE` (the kernel is then compiled with -D{p}=VALUE)"
                     ),
                 )
             };
-            return Err(self.at(scop.region.open.start, what, &help));
+            let needs = Needs::Value(p.to_string());
+            return Err(self.needing(scop.region.open.start, what, &help, needs));
         }
         Ok(())
     }
@@ -305,13 +318,14 @@ impl<'a> Stages<'a> {
         unsigned: bool,
     ) -> Result<emit::Arg, DriverError> {
         let Some(&v) = self.given.get(p.name.as_str()) else {
-            return Err(self.at(
+            return Err(self.needing(
                 p.at,
                 format!(
                     "parameter `{}` of `{}` is an integer polytune cannot choose",
                     p.name, f.name
                 ),
-                &format!("give its value with --param {}=VALUE", p.name),
+                &format!("give its value, `{}=VALUE`", p.name),
+                Needs::Value(p.name.clone()),
             ));
         };
         if !fits(s.spelling(), unsigned, v) {
@@ -347,13 +361,14 @@ impl<'a> Stages<'a> {
         }
         if let Some(ranges) = fp {
             check_footprint(ranges, &sizes).map_err(|m| {
-                self.at(
+                self.needing(
                     p.at,
                     format!(
                         "at these values the SCoP of `{}` accesses `{}` {m}",
                         f.name, p.name
                     ),
-                    "check the --param values; a driver cannot call the kernel out of bounds",
+                    "check the parameter values; a driver cannot call the kernel out of bounds",
+                    Needs::OtherValues,
                 )
             })?;
         }
@@ -387,13 +402,14 @@ impl<'a> Stages<'a> {
         used: &mut BTreeSet<String>,
     ) -> Result<i64, DriverError> {
         let v = e.eval(&|n| self.value(n)).map_err(|n| {
-            self.at(
+            self.needing(
                 p.at,
                 format!(
                     "extent `{n}` of parameter `{}` of `{}` has no value",
                     p.name, f.name
                 ),
-                &format!("give it with --param {n}=VALUE"),
+                &format!("give it, `{n}=VALUE`"),
+                Needs::Value(n.to_string()),
             )
         })?;
         e_names(e, used);
@@ -427,17 +443,18 @@ impl<'a> Stages<'a> {
             return Err(self.refuse(f, p, "an array with an inner extent polytune cannot read"));
         }
         if !self.from_footprint {
-            return Err(self.at(
+            return Err(self.needing(
                 p.at,
                 format!(
                     "parameter `{}` of `{}` ({}) is a pointer of unknown extent",
                     p.name, f.name, p.text
                 ),
                 &format!(
-                    "declare it as an array with extents, `{} {}[n]`, write a main, or pass --size-from-footprint to size it from the elements the kernel touches",
+                    "declare it as an array with extents, `{} {}[n]`, write a main, or let the driver size it from the elements the kernel touches",
                     a.element.spelling(),
                     p.name
                 ),
+                Needs::FootprintSizes,
             ));
         }
         let outside = self.scan.mentions(&p.name, f.body, &k.regions);

@@ -34,7 +34,7 @@ fn assert_refused(text: &str, list: &[(&str, i64)], needle: &str) {
 
 fn message(e: DriverError) -> String {
     match e {
-        DriverError::Source(d) => format!(
+        DriverError::Source(d, _) => format!(
             "{}:{}: {} / {}",
             d.line,
             d.column,
@@ -219,7 +219,7 @@ fn macros_take_the_files_define_or_a_param() {
     assert_eq!(d.defines, vec![("N".to_string(), 7)]);
     // Two values and no --param: which one is not known.
     let e = message(generate(&source(&pb), &[]).unwrap_err());
-    assert!(e.contains("give its value with --param N=VALUE"), "{e}");
+    assert!(e.contains("give its value, `N=VALUE`"), "{e}");
     let other = text.replace("#ifndef N", "#ifndef NX");
     assert!(generate(&source(&other), &params(&[("N", 7)])).is_err());
 }
@@ -245,14 +245,20 @@ fn refuses_what_it_cannot_drive() {
     );
 
     let e = refusal(SYRK, &[("n", 5)]);
-    assert!(e.contains("`m`") && e.contains("--param m=VALUE"), "{e}");
+    assert!(e.contains("`m`") && e.contains("`m=VALUE`"), "{e}");
+    // What would let it be driven is typed (the command line names the
+    // option that gives it).
+    match generate(&source(SYRK), &params(&[("n", 5)])).unwrap_err() {
+        DriverError::Source(_, needs) => assert_eq!(needs, Some(Needs::Value("m".into()))),
+        other => panic!("{other}"),
+    }
     let e = refusal(SYRK, &[("n", 5), ("m", 4), ("q", 1)]);
     assert_eq!(
         e,
-        "--param q: kernel.c has no kernel parameter or SCoP symbol of this name"
+        "the value of q: kernel.c has no kernel parameter or SCoP symbol of this name"
     );
     let e = refusal(SYRK, &[("n", 5), ("n", 4)]);
-    assert_eq!(e, "--param n: given twice");
+    assert_eq!(e, "the value of n: given twice");
     assert_refused(
         SYRK,
         &[("n", 1 << 40), ("m", 4)],

@@ -87,10 +87,11 @@ impl Finder<'_> {
                 return Err(Why::at(
                     p,
                     format!(
-                        "`{}` and `{}` may alias: `{}` is {what} that is not `restrict` and one of them is written (if they never overlap, {fix}, or pass --assume-no-alias)",
+                        "`{}` and `{}` may alias: `{}` is {what} that is not `restrict` and one of them is written (if they never overlap, {fix}, or vouch that no arrays alias)",
                         p.name, q.name, p.name
                     ),
-                ));
+                )
+                .unless(Vouch::NoAlias));
             }
         }
         Ok(())

@@ -42,6 +42,8 @@ pub(super) struct Why {
     /// A user's pragma: reported once for the outermost nest it blocks,
     /// not again for each nest inside.
     pragma: bool,
+    /// What the user can vouch for to have the nest taken.
+    vouch: Option<Vouch>,
 }
 
 impl Why {
@@ -51,7 +53,14 @@ impl Why {
             column: n.column,
             reason: reason.into(),
             pragma: false,
+            vouch: None,
         }
+    }
+
+    /// The reason, with what the user can vouch for to lift it.
+    pub(super) fn unless(mut self, vouch: Vouch) -> Why {
+        self.vouch = Some(vouch);
+        self
     }
 }
 
@@ -184,6 +193,7 @@ impl Finder<'_> {
             line: why.line,
             column: why.column,
             reason: why.reason,
+            vouch: why.vouch,
         };
         if why.pragma
             && self.rejected.iter().any(|o| {
@@ -273,6 +283,7 @@ impl Finder<'_> {
                 p.line
             ),
             pragma: true,
+            vouch: None,
         })
     }
 
@@ -439,11 +450,9 @@ impl Finder<'_> {
             Kind::Call if !self.pure.contains(&e.name) => {
                 return Err(Why::at(
                     e,
-                    format!(
-                        "call to `{}`, which may have side effects (pass --pure {} if it has none)",
-                        e.name, e.name
-                    ),
-                ));
+                    format!("call to `{}`, which may have side effects", e.name),
+                )
+                .unless(Vouch::Pure(e.name.clone())));
             }
             Kind::Unary if e.op.as_deref() == Some("*") => {
                 return Err(Why::at(

@@ -245,7 +245,7 @@ impl Finder<'_> {
                 {
                     continue;
                 }
-                return Err(refuse(self.overlap(w, b, ty)));
+                return Err(refuse(self.overlap(w, b, ty)).unless(Vouch::NoAlias));
             }
             // Written scalars, through a pointer.
             if bv.pointer && !bv.restrict {
@@ -259,7 +259,7 @@ impl Finder<'_> {
                     {
                         continue;
                     }
-                    return Err(refuse(self.overlap(w, b, ty)));
+                    return Err(refuse(self.overlap(w, b, ty)).unless(Vouch::NoAlias));
                 }
             }
         }
@@ -307,7 +307,7 @@ impl Finder<'_> {
             None => format!("declare `{who}` `restrict`-qualified"),
         };
         format!(
-            "that `{}` may overlap (both hold `{ty}`): {what} (if they never overlap, {fix}, or pass --assume-no-alias)",
+            "that `{}` may overlap (both hold `{ty}`): {what} (if they never overlap, {fix}, or vouch that no arrays alias)",
             w.name
         )
     }

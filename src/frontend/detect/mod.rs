@@ -84,7 +84,7 @@ pub enum DetectError {
     },
     #[error("{}: error: {message}", path.display())]
     Parse { path: PathBuf, message: String },
-    #[error("{}:{line}:1: error: the file already has `#pragma scop` regions; run without --detect", path.display())]
+    #[error("{}:{line}:1: error: the file already has `#pragma scop` regions; optimize its marked regions without detection", path.display())]
     AlreadyMarked { path: PathBuf, line: usize },
 }
 
@@ -156,6 +156,22 @@ pub struct Rejection {
     pub line: usize,
     pub column: usize,
     pub reason: String,
+    /// What the user can vouch for to have the nest taken, if anything.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub vouch: Option<Vouch>,
+}
+
+/// A promise the user can make about their program that lifts a
+/// rejection (the command line says how to make it).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Vouch {
+    /// The function of this name has no side effects
+    /// ([`DetectOptions::pure_functions`]).
+    Pure(String),
+    /// No two arrays or pointers of a region overlap
+    /// ([`DetectOptions::assume_no_alias`]).
+    NoAlias,
 }
 
 /// The outcome of detection on one file.
@@ -331,6 +347,7 @@ fn drop_rejected(
         line,
         column,
         reason: format!("rejected by the front end: {message}"),
+        vouch: None,
     });
 }
 
@@ -445,11 +462,12 @@ mod tests {
         assert!(d.regions.is_empty(), "{:?}", d.regions);
         assert!(
             d.rejected[0].reason.starts_with(
-                "`y` and `x` may alias: `y` is a pointer parameter that is not `restrict` and one of them is written (if they never overlap, declare it `double y[restrict]`, or pass --assume-no-alias)"
+                "`y` and `x` may alias: `y` is a pointer parameter that is not `restrict` and one of them is written (if they never overlap, declare it `double y[restrict]`, or vouch that no arrays alias)"
             ),
             "{:?}",
             d.rejected
         );
+        assert_eq!(d.rejected[0].vouch, Some(Vouch::NoAlias));
         let d = detect_text(
             "void f(int n, double A[restrict 10][10], double x[restrict]) {\n  int i;\n  for (i = 0; i < n; i++)\n    A[i][0] = x[i];\n}\n",
         );

@@ -276,9 +276,8 @@ impl Lowerer<'_> {
                         e.span,
                         format!("call to `{name}`, which polytune does not know to be pure"),
                     )
-                    .help(format!(
-                        "if `{name}` has no side effects, pass `--pure {name}`"
-                    )));
+                    .help(format!("if `{name}` has no side effects, declare it pure"))
+                    .pure(name));
                 }
                 args.iter().try_for_each(|a| self.value(a))
             }

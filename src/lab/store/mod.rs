@@ -37,13 +37,13 @@ pub enum StoreError {
     #[error("database: {0}")]
     Sql(#[from] rusqlite::Error),
     #[error(
-        "{path} has schema version {found}, newer than this polytune understands ({SCHEMA_VERSION})\n  help: use a newer polytune, or another --db"
+        "{path} has schema version {found}, newer than this polytune understands ({SCHEMA_VERSION})\n  help: use a newer polytune, or another store"
     )]
     NewerSchema { path: String, found: i64 },
     #[error("{0}")]
     Io(String),
     #[error(
-        "{path} is not a polytune store ({reason})\n  help: name a database written by `polytune collect` (--db)"
+        "{path} is not a polytune store ({reason})\n  help: name a database written by `polytune collect`"
     )]
     NotAStore { path: String, reason: String },
     #[error(
@@ -51,7 +51,7 @@ pub enum StoreError {
     )]
     Damaged { path: String, detail: String },
     #[error(
-        "another campaign{holder} holds {path} (its lock: {lock}); nothing was measured\n  help: wait for it to finish, or give this one another --db"
+        "another campaign{holder} holds {path} (its lock: {lock}); nothing was measured\n  help: wait for it to finish, or give this one another store"
     )]
     Busy {
         path: String,

@@ -78,17 +78,6 @@ impl Strategy {
             Strategy::Random | Strategy::Local | Strategy::Bo { prior: false }
         )
     }
-
-    /// A planned strategy (for commands that run only those).
-    pub fn parse_planned(s: &str) -> Result<Strategy, String> {
-        let st: Strategy = s.parse()?;
-        if st.adaptive() {
-            return Err(format!(
-                "strategy `{s}` is adaptive and not available here (it is with `optimize`); compare it with `polytune simulate --strategies {s}`"
-            ));
-        }
-        Ok(st)
-    }
 }
 
 impl std::str::FromStr for Strategy {
@@ -388,8 +377,5 @@ mod tests {
         ] {
             assert_eq!(s.parse::<Strategy>().unwrap().name(), s);
         }
-        let e = Strategy::parse_planned("bo").unwrap_err();
-        assert!(e.contains("simulate"), "{e}");
-        assert_eq!(Strategy::parse_planned("random"), Ok(Strategy::Random));
     }
 }
