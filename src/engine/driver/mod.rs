@@ -99,7 +99,7 @@ pub enum DriverError {
     /// The file, as written, cannot be driven: where, why, what to do,
     /// and the values that would let it be, if values would.
     #[error("{0}")]
-    Source(Diagnostic, Option<Needs>),
+    Source(Box<Diagnostic>, Option<Needs>),
     /// A given parameter value that names nothing, or names something
     /// twice.
     #[error("the value of {name}: {message}")]

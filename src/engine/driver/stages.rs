@@ -95,14 +95,14 @@ impl<'a> Stages<'a> {
     fn at(&self, offset: usize, message: String, help: &str) -> DriverError {
         let (line, column) = self.src.line_col(offset);
         DriverError::Source(
-            Diagnostic {
+            Box::new(Diagnostic {
                 path: self.src.path.clone(),
                 line,
                 column,
                 message,
                 help: Some(help.to_string()),
                 pure: None,
-            },
+            }),
             None,
         )
     }
