@@ -359,3 +359,54 @@ fn best_of(scores: &[f64], log_speedup: &[f64], n: usize) -> f64 {
         .fold(f64::NEG_INFINITY, f64::max);
     (got - best).exp()
 }
+
+impl VariantTable {
+    /// The same variants labelled by another dataset of the same kernels
+    /// (another compiler's campaign: its speedups): rows matched by
+    /// kernel and configuration; a row of `d` the table lacks is left
+    /// out and counted in `skipped`.
+    pub fn relabelled(&self, d: &Dataset) -> VariantTable {
+        use std::collections::HashMap;
+        let known: HashMap<(&str, String), &VariantRow> = self
+            .rows
+            .iter()
+            .map(|r| ((self.kernels[r.kernel].as_str(), r.config.to_string()), r))
+            .collect();
+        let mut rows = Vec::new();
+        let mut skipped = 0;
+        for r in &d.rows {
+            let name = d.kernels[r.kernel].name.as_str();
+            match known.get(&(name, r.config.to_string())) {
+                Some(v) => {
+                    let mut x = v.x.clone();
+                    // The original's counters are the other campaign's.
+                    let first = x.len() - d.kernels[r.kernel].features.len();
+                    x.truncate(first);
+                    x.extend(&d.kernels[r.kernel].features);
+                    rows.push(VariantRow {
+                        kernel: r.kernel,
+                        config: r.config,
+                        speedup: r.speedup,
+                        x,
+                    });
+                }
+                None => skipped += 1,
+            }
+        }
+        VariantTable {
+            names: self.names.clone(),
+            kernels: d.kernels.iter().map(|k| k.name.clone()).collect(),
+            rows,
+            skipped,
+            caches: self.caches,
+            peaks: self.peaks.clone(),
+        }
+    }
+
+    /// The indices of the features whose names `keep` accepts.
+    pub fn select(&self, keep: impl Fn(&str) -> bool) -> Vec<usize> {
+        (0..self.names.len())
+            .filter(|&i| keep(&self.names[i]))
+            .collect()
+    }
+}
