@@ -12,8 +12,8 @@ use std::str::FromStr;
 
 mod regblock;
 mod unroll;
-pub use regblock::{MAX_ACCUMULATORS, MAX_REGISTER_SIDE, RegisterTile, parse_regblock};
-pub use unroll::{MAX_UNROLL, UnrollJam, parse_unroll};
+pub use regblock::{RegisterTile, parse_regblock};
+pub use unroll::{UnrollJam, parse_unroll};
 
 /// Fusion / distribution structure.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]

@@ -20,10 +20,10 @@ mod sample;
 mod shard;
 mod stages;
 
-pub use confirm::{Confirm, PASSES as CONFIRM_PASSES};
+pub use confirm::Confirm;
 pub use sample::Space;
 pub(crate) use sample::{add_draws, draws};
-pub use shard::{Costs, Shard, ShardError};
+pub use shard::Shard;
 
 use crate::engine::space::{Variant, code_hash, distinct_variants};
 use crate::frontend::{self, Options};

@@ -20,7 +20,7 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
 mod backend;
-pub use backend::{Backend, UnknownBackend};
+pub use backend::Backend;
 
 /// The simulated caches: 32 KiB 8-way L1 instruction and data caches and
 /// an 8 MiB 16-way last level, 64-byte lines.

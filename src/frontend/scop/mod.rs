@@ -15,7 +15,7 @@ use serde::Serialize;
 use std::collections::BTreeMap;
 
 pub use affine::{Affine, Constraint, Formula, Term};
-pub use delinearize::{Delinearized, ExtentCheck};
+pub use delinearize::Delinearized;
 
 /// One dimension of the original 2d+1 schedule.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]

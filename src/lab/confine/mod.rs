@@ -37,7 +37,7 @@ mod sweep;
 mod watch;
 
 pub use captured::Captured;
-pub use cores::{Cores, CoresError};
+pub use cores::Cores;
 pub use limits::{Limits, MemoryLimit, default_memory_limit, show_bytes};
 use std::ffi::OsStr;
 use std::os::unix::process::CommandExt;

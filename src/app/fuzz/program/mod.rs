@@ -7,7 +7,7 @@
 mod print;
 mod random;
 
-pub use print::{init_value, lhs_elem, print_a, print_program, scalar_init};
+pub use print::{init_value, lhs_elem, print_program, scalar_init};
 pub use random::{GenOptions, generate, random_params};
 
 /// The C integer types of iterators, parameters and literals.
