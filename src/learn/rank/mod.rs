@@ -38,9 +38,20 @@
 //! below); `scripts/lambdarank_oracle.py` compares the ranking quality
 //! with LightGBM's lambdarank on the same synthetic data.
 //!
-//! Training cost: all pairs of a group each iteration (O(n²) per group;
-//! [`RankerParams::truncation`] bounds it for large groups), a histogram
-//! per attribute per node. `cargo bench --bench rank` times it.
+//! Training cost: per tree, the pairs of rows of different relevance in
+//! each group (O(n²) per group, one `exp` per row, not per pair;
+//! [`RankerParams::truncation`] bounds it for large groups), and
+//! histograms over the attributes binned once per fit, built only for
+//! the smaller child of each split (the larger's is its parent's minus
+//! it). Groups, and the attributes of a histogram of many rows, are
+//! shared out among rayon's threads; the fit does not depend on how many.
+//! `cargo bench --bench rank` times it: measured 2026-07 on an AMD EPYC
+//! (Zen 3) guest with 2 cores, under a load of 3 to 5, pinned to one
+//! core, 200 trees of depth 6, LambdaRank: 7,700 rows x 35 attributes in
+//! 30 groups (the shipped data's shape, uniform random attributes, so
+//! every attribute gets all 255 bins) in 2.1 to 2.5 s; 8,000 x 60 in
+//! 3.0 to 3.7 s, where it took 11.3 s before the pairs and the
+//! histograms were sped up.
 
 pub mod evaluate;
 mod lambda;
@@ -49,6 +60,7 @@ mod tree;
 
 use super::{LearnError, check_shape};
 use crate::lab::rng::SplitMix64;
+use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -198,11 +210,12 @@ impl Ranker {
             by_group.entry(g).or_default().push(i);
         }
         let members: Vec<Vec<usize>> = by_group.into_values().collect();
-        let rel: Vec<Vec<f64>> = members
+        let ranked: Vec<lambda::Group> = members
             .iter()
             .map(|m| {
                 let l: Vec<f64> = m.iter().map(|&i| label[i]).collect();
-                metrics::relevance(&l, params.relevance_levels)
+                let rel = metrics::relevance(&l, params.relevance_levels);
+                lambda::Group::new(m, &rel, weight)
             })
             .collect();
         let base = if params.objective == Objective::SquaredError {
@@ -222,28 +235,27 @@ impl Ranker {
         };
         let mut rng = SplitMix64::new(params.seed);
         let mut scores = vec![base; n];
-        let (mut g, mut h) = (vec![0.0; n], vec![0.0; n]);
+        let (mut g, mut h, mut step) = (vec![0.0; n], vec![0.0; n], vec![0.0; n]);
         let mut trees = Vec::with_capacity(params.trees);
         for _ in 0..params.trees {
             let chosen = draw(&mut rng, members.len(), params.subsample);
             let attrs = draw(&mut rng, d, params.colsample);
-            let mut rows = Vec::new();
-            for &k in &chosen {
-                gradients(
-                    params,
-                    &members[k],
-                    &rel[k],
-                    label,
-                    weight,
-                    &scores,
-                    &mut g,
-                    &mut h,
-                );
-                rows.extend_from_slice(&members[k]);
+            gradients(
+                params, &chosen, &ranked, label, weight, &scores, &mut g, &mut h,
+            );
+            let rows: Vec<usize> = chosen
+                .iter()
+                .flat_map(|&k| members[k].iter().copied())
+                .collect();
+            // The rows the tree grew on know their leaves; the others
+            // (of groups not drawn) are evaluated.
+            let mut grown = vec![false; n];
+            for &i in &rows {
+                grown[i] = true;
             }
-            let t = tree::grow(&bins, &g, &h, rows, &attrs, &growth);
-            for (s, r) in scores.iter_mut().zip(x) {
-                *s += t.eval(r);
+            let t = tree::grow(&bins, &g, &h, rows, &attrs, &growth, &mut step);
+            for (i, (s, r)) in scores.iter_mut().zip(x).enumerate() {
+                *s += if grown[i] { step[i] } else { t.eval(r) };
             }
             trees.push(t);
         }
@@ -284,13 +296,15 @@ fn draw(rng: &mut SplitMix64, n: usize, share: f64) -> Vec<usize> {
     v
 }
 
-/// Writes the gradients and hessians of one group's rows `m` into `g`
-/// and `h` (indexed by row).
+/// Writes the gradients and hessians of the rows of the groups `chosen`
+/// (of `groups`) into `g` and `h` (indexed by row). The groups are
+/// shared out among rayon's threads; each writes only its own rows, so
+/// the result does not depend on how many there are.
 #[allow(clippy::too_many_arguments)]
 fn gradients(
     p: &RankerParams,
-    m: &[usize],
-    rel: &[f64],
+    chosen: &[usize],
+    groups: &[lambda::Group],
     label: &[f64],
     weight: &[f64],
     scores: &[f64],
@@ -298,28 +312,23 @@ fn gradients(
     h: &mut [f64],
 ) {
     if p.objective == Objective::SquaredError {
-        for &i in m {
-            g[i] = weight[i] * (scores[i] - label[i]);
-            h[i] = weight[i];
+        for &k in chosen {
+            for &i in &groups[k].rows {
+                g[i] = weight[i] * (scores[i] - label[i]);
+                h[i] = weight[i];
+            }
         }
         return;
     }
-    let s: Vec<f64> = m.iter().map(|&i| scores[i]).collect();
-    let w: Vec<f64> = m.iter().map(|&i| weight[i]).collect();
-    let (mut gg, mut hh) = (vec![0.0; m.len()], vec![0.0; m.len()]);
-    lambda::group(
-        p.objective,
-        p.sigma,
-        p.truncation,
-        &s,
-        rel,
-        &w,
-        &mut gg,
-        &mut hh,
-    );
-    for (k, &i) in m.iter().enumerate() {
-        g[i] = gg[k];
-        h[i] = hh[k];
+    let each: Vec<(Vec<f64>, Vec<f64>)> = chosen
+        .par_iter()
+        .map(|&k| groups[k].gradients(p.objective, p.sigma, p.truncation, scores))
+        .collect();
+    for (&k, (gg, hh)) in chosen.iter().zip(each) {
+        for (i, (a, b)) in groups[k].rows.iter().zip(gg.into_iter().zip(hh)) {
+            g[*i] = a;
+            h[*i] = b;
+        }
     }
 }
 

@@ -116,6 +116,37 @@ fn a_seed_fixes_the_fit_and_another_seed_changes_it() {
     assert_ne!(bits(&a), bits(&c));
 }
 
+/// Groups and histograms are shared out among threads: one thread or
+/// three learn the same trees, on enough rows and attributes for the
+/// histograms to be built in parallel.
+#[test]
+fn the_fit_does_not_depend_on_the_threads() {
+    let (x, g, y) = simpson(0, 30, 80);
+    let mut rng = SplitMix64::new(5);
+    let x: Vec<Vec<f64>> = x
+        .into_iter()
+        .map(|mut r| {
+            r.extend((0..30).map(|_| rng.unit()));
+            r
+        })
+        .collect();
+    let p = RankerParams {
+        trees: 8,
+        subsample: 0.8,
+        ..quick()
+    };
+    let fit = |threads| {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap();
+        pool.install(|| Ranker::fit(&p, &x, &g, &y, None).unwrap())
+    };
+    let one = fit(1);
+    assert!(one.trees() == 8 && one.scores(&x).iter().any(|&s| s != 0.0));
+    assert_eq!(one, fit(3));
+}
+
 /// Groups of two sources disagree: in the "shipped" ones the label rises
 /// with attribute 0, in the "local" ones it falls. The more the local
 /// rows weigh, the more the learned order follows them (LambdaRank less

@@ -9,6 +9,7 @@
 //! the gain `G_L²/(H_L+λ) + G_R²/(H_R+λ) − G²/(H+λ)` and a leaf holds one
 //! value, `−G/(H+λ)`: what a loss other than the squared error needs.
 
+use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 /// Attribute values turned into bin codes once, before boosting: bin `b`
@@ -122,114 +123,242 @@ pub(super) struct Growth {
 }
 
 /// Per bin: sums of gradients and hessians, and the row count.
-type Hist = Vec<(f64, f64, u32)>;
+#[derive(Debug, Clone, Copy, Default)]
+struct Bin {
+    g: f64,
+    h: f64,
+    n: u32,
+}
+
+/// Slots per attribute in a histogram (the most bins of one).
+const SLOT: usize = 256;
+
+/// Below this many (row, attribute) cells a histogram is built on one
+/// thread.
+const PARALLEL_CELLS: usize = 1 << 16;
 
 /// The best split of a node.
 struct Best {
-    gain: f64,
     attr: usize,
     bin: usize,
 }
 
 /// Grows one tree on the rows `rows` with gradients `g` and hessians `h`
-/// (indexed by row), splitting on the attributes `attrs` only.
+/// (indexed by row), splitting on the attributes `attrs` only; sets
+/// `step[i]` of each row `i` of `rows` to its leaf's value (what
+/// [`Tree::eval`] gives the row).
 pub(super) fn grow(
     bins: &Bins,
     g: &[f64],
     h: &[f64],
-    rows: Vec<usize>,
+    mut rows: Vec<usize>,
     attrs: &[usize],
     p: &Growth,
+    step: &mut [f64],
 ) -> Tree {
     let mut t = Tree { nodes: Vec::new() };
-    let mut hist: Hist = vec![(0.0, 0.0, 0); 256];
-    node(bins, g, h, rows, attrs, p, 0, &mut t, &mut hist);
+    let mut b = Builder {
+        bins,
+        g,
+        h,
+        attrs,
+        p,
+        step,
+        spare: Vec::new(),
+        right: Vec::with_capacity(rows.len()),
+        gh: Vec::with_capacity(rows.len()),
+    };
+    let hist = b.splittable(0, rows.len()).then(|| b.build(&rows));
+    b.node(&mut rows, 0, hist, &mut t);
     t
 }
 
-/// Appends the subtree of `rows` at `level` to `t`; returns its index.
-#[allow(clippy::too_many_arguments)]
-fn node(
-    bins: &Bins,
-    g: &[f64],
-    h: &[f64],
-    rows: Vec<usize>,
-    attrs: &[usize],
-    p: &Growth,
-    level: usize,
-    t: &mut Tree,
-    hist: &mut Hist,
-) -> usize {
-    let (sg, sh) = rows
-        .iter()
-        .fold((0.0, 0.0), |(a, b), &i| (a + g[i], b + h[i]));
-    let me = t.nodes.len();
-    // No curvature (no pair in the node's rows): no step.
-    let value = if sh + p.l2 > 0.0 {
-        -p.shrinkage * sg / (sh + p.l2)
-    } else {
-        0.0
-    };
-    t.nodes.push(Node::Leaf(value));
-    if level >= p.depth || rows.len() < 2 * p.min_leaf.max(1) {
-        return me;
-    }
-    let Some(best) = best_split(bins, g, h, &rows, attrs, p, (sg, sh), hist) else {
-        return me;
-    };
-    let codes = &bins.codes[best.attr];
-    let (l, r): (Vec<usize>, Vec<usize>) =
-        rows.iter().partition(|&&i| codes[i] as usize <= best.bin);
-    drop(rows);
-    let left = node(bins, g, h, l, attrs, p, level + 1, t, hist);
-    let right = node(bins, g, h, r, attrs, p, level + 1, t, hist);
-    t.nodes[me] = Node::Split {
-        attr: best.attr,
-        threshold: bins.edges[best.attr][best.bin],
-        left,
-        right,
-    };
-    me
+/// What growing one tree reads, and buffers reused from node to node.
+/// A node's histogram (per attribute of `attrs`, a [`SLOT`] of bins) is
+/// built from its rows only for the smaller child of a split; the larger
+/// child's is its parent's minus the smaller's.
+struct Builder<'a> {
+    bins: &'a Bins,
+    g: &'a [f64],
+    h: &'a [f64],
+    attrs: &'a [usize],
+    p: &'a Growth,
+    /// Each row's leaf value.
+    step: &'a mut [f64],
+    /// Histograms no node holds any more.
+    spare: Vec<Vec<Bin>>,
+    /// The right side of a partition, for a moment.
+    right: Vec<usize>,
+    /// The gradients and hessians of a node's rows, in their order.
+    gh: Vec<(f64, f64)>,
 }
 
-/// The split of `rows` with the most gain above [`Growth::min_gain`]
-/// that keeps both sides within the leaf limits; ties go to the lower
-/// attribute and bin, so growth is deterministic.
-#[allow(clippy::too_many_arguments)]
+impl Builder<'_> {
+    /// Whether a node of `rows` rows at `level` may split.
+    fn splittable(&self, level: usize, rows: usize) -> bool {
+        level < self.p.depth && rows >= 2 * self.p.min_leaf.max(1)
+    }
+
+    /// The histogram of `rows`.
+    fn build(&mut self, rows: &[usize]) -> Vec<Bin> {
+        let mut hist = self
+            .spare
+            .pop()
+            .unwrap_or_else(|| vec![Bin::default(); self.attrs.len() * SLOT]);
+        self.gh.clear();
+        self.gh.extend(rows.iter().map(|&i| (self.g[i], self.h[i])));
+        let (bins, gh) = (self.bins, &self.gh);
+        let one = |(slot, &a): (&mut [Bin], &usize)| {
+            let nb = bins.edges[a].len() + 1;
+            let slot = &mut slot[..nb];
+            slot.fill(Bin::default());
+            let codes = &bins.codes[a];
+            for (&i, &(g, h)) in rows.iter().zip(gh) {
+                let b = &mut slot[codes[i] as usize];
+                b.g += g;
+                b.h += h;
+                b.n += 1;
+            }
+        };
+        if rows.len() * self.attrs.len() < PARALLEL_CELLS {
+            hist.chunks_mut(SLOT).zip(self.attrs).for_each(one);
+        } else {
+            hist.par_chunks_mut(SLOT)
+                .zip(self.attrs.par_iter())
+                .for_each(one);
+        }
+        hist
+    }
+
+    /// Appends the subtree of `rows` at `level` to `t`, given the rows'
+    /// histogram if the node may split; returns its index. Leaves `rows`
+    /// partitioned, left child first, each side in its former order.
+    fn node(
+        &mut self,
+        rows: &mut [usize],
+        level: usize,
+        hist: Option<Vec<Bin>>,
+        t: &mut Tree,
+    ) -> usize {
+        let (g, h, p) = (self.g, self.h, self.p);
+        let (sg, sh) = rows
+            .iter()
+            .fold((0.0, 0.0), |(a, b), &i| (a + g[i], b + h[i]));
+        let me = t.nodes.len();
+        // No curvature (no pair in the node's rows): no step.
+        let value = if sh + p.l2 > 0.0 {
+            -p.shrinkage * sg / (sh + p.l2)
+        } else {
+            0.0
+        };
+        t.nodes.push(Node::Leaf(value));
+        let best = hist.and_then(|hist| {
+            match best_split(self.bins, &hist, rows.len(), self.attrs, p, (sg, sh)) {
+                Some(b) => Some((b, hist)),
+                None => {
+                    self.spare.push(hist);
+                    None
+                }
+            }
+        });
+        let Some((best, mut hist)) = best else {
+            for &i in rows.iter() {
+                self.step[i] = value;
+            }
+            return me;
+        };
+        // A stable partition: the left rows moved up in place, the right
+        // ones after them.
+        let codes = &self.bins.codes[best.attr];
+        self.right.clear();
+        let mut nl = 0;
+        for k in 0..rows.len() {
+            let i = rows[k];
+            if codes[i] as usize <= best.bin {
+                rows[nl] = i;
+                nl += 1;
+            } else {
+                self.right.push(i);
+            }
+        }
+        rows[nl..].copy_from_slice(&self.right);
+        let (l, r) = rows.split_at_mut(nl);
+        let (split_l, split_r) = (
+            self.splittable(level + 1, l.len()),
+            self.splittable(level + 1, r.len()),
+        );
+        let (hl, hr) = if split_l || split_r {
+            let small_left = l.len() <= r.len();
+            let small = self.build(if small_left { l } else { r });
+            // Only the attributes' own bins: a slot's rest is stale.
+            let slots = hist.chunks_mut(SLOT).zip(small.chunks(SLOT));
+            for ((big, small), &a) in slots.zip(self.attrs) {
+                let nb = self.bins.edges[a].len() + 1;
+                for (big, small) in big[..nb].iter_mut().zip(&small[..nb]) {
+                    big.g -= small.g;
+                    big.h -= small.h;
+                    big.n -= small.n;
+                }
+            }
+            let (hl, hr) = if small_left {
+                (small, hist)
+            } else {
+                (hist, small)
+            };
+            let keep = |me: &mut Self, hist: Vec<Bin>, split: bool| {
+                if split {
+                    Some(hist)
+                } else {
+                    me.spare.push(hist);
+                    None
+                }
+            };
+            (keep(self, hl, split_l), keep(self, hr, split_r))
+        } else {
+            self.spare.push(hist);
+            (None, None)
+        };
+        let left = self.node(l, level + 1, hl, t);
+        let right = self.node(r, level + 1, hr, t);
+        t.nodes[me] = Node::Split {
+            attr: best.attr,
+            threshold: self.bins.edges[best.attr][best.bin],
+            left,
+            right,
+        };
+        me
+    }
+}
+
+/// The split of a node of `n` rows whose histogram is `hist` with the
+/// most gain above [`Growth::min_gain`] that keeps both sides within the
+/// leaf limits; ties go to the lower attribute and bin, so growth is
+/// deterministic.
 fn best_split(
     bins: &Bins,
-    g: &[f64],
-    h: &[f64],
-    rows: &[usize],
+    hist: &[Bin],
+    n: usize,
     attrs: &[usize],
     p: &Growth,
     (sg, sh): (f64, f64),
-    hist: &mut Hist,
 ) -> Option<Best> {
     let score = |g: f64, h: f64| g * g / (h + p.l2);
     let parent = score(sg, sh);
-    let n = rows.len() as u32;
+    let n = n as u32;
     let min_leaf = p.min_leaf.max(1) as u32;
-    let mut best: Option<Best> = None;
-    for &a in attrs {
+    // The best so far, in locals (a split must beat `min_gain`).
+    let (mut best_gain, mut best_attr, mut best_bin) = (p.min_gain, usize::MAX, 0);
+    for (slot, &a) in hist.chunks(SLOT).zip(attrs) {
         let nb = bins.edges[a].len() + 1;
         if nb < 2 {
             continue;
         }
-        hist[..nb].fill((0.0, 0.0, 0));
-        let codes = &bins.codes[a];
-        for &i in rows {
-            let b = &mut hist[codes[i] as usize];
-            b.0 += g[i];
-            b.1 += h[i];
-            b.2 += 1;
-        }
         let (mut gl, mut hl, mut nl) = (0.0, 0.0, 0u32);
-        for (b, &(bg, bh, bn)) in hist[..nb - 1].iter().enumerate() {
-            gl += bg;
-            hl += bh;
-            nl += bn;
-            if bn == 0 || nl < min_leaf {
+        for (b, bin) in slot[..nb - 1].iter().enumerate() {
+            gl += bin.g;
+            hl += bin.h;
+            nl += bin.n;
+            if bin.n == 0 || nl < min_leaf {
                 continue;
             }
             if n - nl < min_leaf {
@@ -240,16 +369,15 @@ fn best_split(
                 continue;
             }
             let gain = score(gl, hl) + score(gr, hr) - parent;
-            if gain > p.min_gain && best.as_ref().is_none_or(|x| gain > x.gain) {
-                best = Some(Best {
-                    gain,
-                    attr: a,
-                    bin: b,
-                });
+            if gain > best_gain {
+                (best_gain, best_attr, best_bin) = (gain, a, b);
             }
         }
     }
-    best
+    (best_attr != usize::MAX).then_some(Best {
+        attr: best_attr,
+        bin: best_bin,
+    })
 }
 
 #[cfg(test)]
@@ -301,14 +429,32 @@ mod tests {
             min_gain: 0.0,
             shrinkage: 1.0,
         };
-        let t = grow(&Bins::new(&x, 256), &g, &h, (0..100).collect(), &[0, 1], &p);
+        let mut step = vec![0.0; 100];
+        let t = grow(
+            &Bins::new(&x, 256),
+            &g,
+            &h,
+            (0..100).collect(),
+            &[0, 1],
+            &p,
+            &mut step,
+        );
+        assert!(x.iter().zip(&step).all(|(r, &v)| t.eval(r) == v));
         assert_eq!(t.nodes.len(), 3);
         assert!(matches!(t.nodes[0], Node::Split { attr: 0, threshold, .. } if threshold == 29.5));
         assert_eq!(t.eval(&[10.0, 0.0]), 1.0);
         assert_eq!(t.eval(&[50.0, 0.0]), 3.0);
         // A leaf of fewer rows than the limit is not made.
         let p = Growth { min_leaf: 40, ..p };
-        let t = grow(&Bins::new(&x, 256), &g, &h, (0..100).collect(), &[0], &p);
+        let t = grow(
+            &Bins::new(&x, 256),
+            &g,
+            &h,
+            (0..100).collect(),
+            &[0],
+            &p,
+            &mut step,
+        );
         assert!(matches!(t.nodes[0], Node::Split { threshold, .. } if threshold == 39.5));
     }
 }
