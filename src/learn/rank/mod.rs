@@ -45,7 +45,7 @@
 //! the smaller child of each split (the larger's is its parent's minus
 //! it). Groups, and the attributes of a histogram of many rows, are
 //! shared out among rayon's threads; the fit does not depend on how many.
-//! `cargo bench --bench rank` times it: measured 2026-07 on an AMD EPYC
+//! `cargo bench --bench rank` times it: measured 2026-11-28 on an AMD EPYC
 //! (Zen 3) guest with 2 cores, under a load of 3 to 5, pinned to one
 //! core, 200 trees of depth 6, LambdaRank: 7,700 rows x 35 attributes in
 //! 30 groups (the shipped data's shape, uniform random attributes, so
