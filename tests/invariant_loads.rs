@@ -203,15 +203,15 @@ fn bounds_the_region_may_write_are_refused() {
         [
             (
                 "count",
-                "data-dependent loop bound: `Mat->mrows` reads memory that `cnt` may overlap (both hold `int`): `cnt` is a pointer parameter that is not `restrict` and the nest writes through it (if they never overlap, declare it `int *restrict cnt`, or pass --assume-no-alias)"
+                "data-dependent loop bound: `Mat->mrows` reads memory that `cnt` may overlap (both hold `int`): `cnt` is a pointer parameter that is not `restrict` and the nest writes through it (if they never overlap, declare it `int *restrict cnt`, or vouch that no arrays alias)"
             ),
             (
                 "clear",
-                "data-dependent loop bound: `n[0]` reads memory that `hist` may overlap (both hold `int`): `n` is not `restrict` and may point into `hist`, which the nest writes (if they never overlap, declare it `const int *restrict n`, or pass --assume-no-alias)"
+                "data-dependent loop bound: `n[0]` reads memory that `hist` may overlap (both hold `int`): `n` is not `restrict` and may point into `hist`, which the nest writes (if they never overlap, declare it `const int *restrict n`, or vouch that no arrays alias)"
             ),
             (
                 "accumulate",
-                "data-dependent loop bound: `n[0]` reads memory that `total` may overlap (both hold `int`): `n` is not `restrict` and may point to `total` (int), which the nest assigns (if they never overlap, declare it `const int *restrict n`, or pass --assume-no-alias)"
+                "data-dependent loop bound: `n[0]` reads memory that `total` may overlap (both hold `int`): `n` is not `restrict` and may point to `total` (int), which the nest assigns (if they never overlap, declare it `const int *restrict n`, or vouch that no arrays alias)"
             ),
         ]
     );

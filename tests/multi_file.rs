@@ -35,44 +35,16 @@ fn main_is_found_in_another_source_of_the_compile_line() {
     std::fs::write(&kernel, KERNEL).unwrap();
     std::fs::write(&main, MAIN).unwrap();
     let out = dir.path().join("out.c");
-    let o = common::polytune(&[
-        "optimize",
-        kernel.to_str().unwrap(),
-        "--detect",
-        "--budget",
-        "1",
-        "--refine",
-        "0",
-        "--json",
-        "-o",
-        out.to_str().unwrap(),
-        "--",
-        main.to_str().unwrap(),
-    ]);
-    let report = common::json_of_success(&o);
+    let report = common::learned(
+        &kernel,
+        &out,
+        &["--detect", "--budget", "1", "--", main.to_str().unwrap()],
+    );
     assert_eq!(report["original"]["status"], "ok", "{report}");
     assert!(
         report["built_as"].as_str().unwrap().contains("main.c"),
         "{report}"
     );
     // The kernel file written builds with main.c into the same program.
-    let exe = dir.path().join("a");
-    let reference = dir.path().join("r");
-    let both = |k: &std::path::Path, e: &std::path::Path| {
-        let ok = std::process::Command::new("gcc")
-            .args(["-O2", "-fopenmp", "-o"])
-            .arg(e)
-            .arg(k)
-            .arg(&main)
-            .status()
-            .unwrap()
-            .success();
-        assert!(ok);
-    };
-    both(&kernel, &reference);
-    both(&out, &exe);
-    assert_eq!(
-        common::run_two_threads(&exe, &[]),
-        common::run_two_threads(&reference, &[])
-    );
+    common::same_output(&kernel, &out, &[&main]);
 }

@@ -6,7 +6,8 @@
 //!     cargo test --release --test variant_rank -- --ignored --nocapture
 //!
 //! The table is kept in target/variant-table-gcc.json between runs
-//! (delete it to compute it again).
+//! (delete it to compute it again); POLYTUNE_ABLATIONS=1 adds the
+//! ablations by feature group.
 
 mod common;
 
@@ -63,9 +64,10 @@ fn the_variant_ranker_on_the_shipped_dataset() {
             t
         }
     };
-    let clang = gcc.relabelled(&dataset(Family::Clang));
+    let clang_d = dataset(Family::Clang);
+    let clang = gcc.relabelled(&clang_d);
     let params = RankerParams::default();
-    for (name, t) in [("gcc", &gcc), ("clang", &clang)] {
+    for (name, t, d) in [("gcc", &gcc, &gcc_d), ("clang", &clang, &clang_d)] {
         let sets: Vec<(&str, Vec<usize>)> = vec![
             ("all", t.select(|_| true)),
             ("variant only", t.select(|n| !n.starts_with("orig_"))),
@@ -73,6 +75,9 @@ fn the_variant_ranker_on_the_shipped_dataset() {
         for (set, keep) in sets {
             let t0 = std::time::Instant::now();
             let e = leave_one_kernel_out(t, &params, &keep).unwrap();
+            if set == "all" {
+                search_with_the_ranker(name, t, d, &e.scores);
+            }
             println!(
                 "{name} {set}: {} features, median rho {:.3} (mean {:.3}), NDCG@6 {:.3}, share of Opt top-1 {:.3} best-of-6 {:.3} best-of-12 {:.3} ({:.0} s)",
                 keep.len(),
@@ -86,6 +91,11 @@ fn the_variant_ranker_on_the_shipped_dataset() {
             );
         }
     }
+    // The ablations by feature group (5 more minutes) on request.
+    if std::env::var_os("POLYTUNE_ABLATIONS").is_none() {
+        assert!(gcc.rows.len() > 7000);
+        return;
+    }
     let groups: std::collections::BTreeSet<&str> =
         gcc.names.iter().map(|n| feature_group(n)).collect();
     for g in groups {
@@ -98,4 +108,84 @@ fn the_variant_ranker_on_the_shipped_dataset() {
         );
     }
     assert!(gcc.rows.len() > 7000);
+}
+
+/// The leave-one-out scores as the predictions of every model of
+/// `simulate` (per kernel, the scores standardized and scaled by the
+/// spread of the other kernels' log speedups, as predicted speedups),
+/// then `simulate` of bo, diverse and multi-model with them.
+fn search_with_the_ranker(name: &str, t: &VariantTable, d: &Dataset, scores: &[f64]) {
+    use polytune::learn::Kind;
+    let by: std::collections::HashMap<(String, String), usize> = t
+        .rows
+        .iter()
+        .enumerate()
+        .map(|(i, r)| ((t.kernels[r.kernel].clone(), r.config.to_string()), i))
+        .collect();
+    let mut per_kernel: std::collections::BTreeMap<usize, Vec<usize>> = Default::default();
+    for (i, r) in t.rows.iter().enumerate() {
+        per_kernel.entry(r.kernel).or_default().push(i);
+    }
+    let spread = |rows: &[usize], f: &dyn Fn(usize) -> f64| {
+        let n = rows.len() as f64;
+        let m = rows.iter().map(|&i| f(i)).sum::<f64>() / n;
+        let v = rows.iter().map(|&i| (f(i) - m).powi(2)).sum::<f64>() / n;
+        (m, v.sqrt())
+    };
+    let mut predicted_log = vec![0.0; t.rows.len()];
+    for (&k, rows) in &per_kernel {
+        // The scale: the other kernels' spread of log speedups.
+        let others: Vec<f64> = per_kernel
+            .iter()
+            .filter(|(o, _)| **o != k)
+            .map(|(_, r)| spread(r, &|i| t.rows[i].speedup.ln()).1)
+            .collect();
+        let scale = others.iter().sum::<f64>() / others.len() as f64;
+        let (m, s) = spread(rows, &|i| scores[i]);
+        for &i in rows {
+            predicted_log[i] = if s > 0.0 {
+                (scores[i] - m) / s * scale
+            } else {
+                0.0
+            };
+        }
+    }
+    let column: Vec<f64> = d
+        .rows
+        .iter()
+        .map(|r| {
+            let i = by[&(d.kernels[r.kernel].name.clone(), r.config.to_string())];
+            predicted_log[i].exp()
+        })
+        .collect();
+    let kinds = Kind::ALL.to_vec();
+    let predicted = vec![column; kinds.len()];
+    let file = common::root().join(format!("target/variant-predictions-{name}.csv"));
+    std::fs::write(
+        &file,
+        polytune::learn::evaluate::predictions_csv(d, &kinds, &predicted),
+    )
+    .unwrap();
+    let out = common::polytune(&[
+        "simulate",
+        "--db",
+        common::root()
+            .join("models/dataset.sqlite")
+            .to_str()
+            .unwrap(),
+        "--compiler",
+        name,
+        "--predictions",
+        file.to_str().unwrap(),
+        "--strategies",
+        "bo,diverse,multi-model",
+        "--min-ei",
+        "0",
+        "-q",
+    ]);
+    assert!(out.status.success(), "{out:?}");
+    println!(
+        "{name}: simulate with the ranker's scores as every model's prediction:\n{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
 }

@@ -275,6 +275,11 @@ pub struct Evaluation {
     pub mean_top1: f64,
     pub mean_best_of_6: f64,
     pub mean_best_of_12: f64,
+    /// Each row's score when its kernel was held out, in the table's row
+    /// order (the leave-one-out predictions `simulate --predictions`
+    /// replays searches with).
+    #[serde(skip)]
+    pub scores: Vec<f64>,
 }
 
 /// Trains the ranker on every kernel of `t` but one, with the features
@@ -296,7 +301,7 @@ pub fn leave_one_kernel_out(
     let mut kernels: Vec<usize> = t.rows.iter().map(|r| r.kernel).collect();
     kernels.sort_unstable();
     kernels.dedup();
-    let fold = |h: usize| -> Result<HeldOut, crate::learn::LearnError> {
+    let fold = |h: usize| -> Result<(HeldOut, Vec<(usize, f64)>), crate::learn::LearnError> {
         let train: Vec<usize> = (0..t.rows.len())
             .filter(|&i| t.rows[i].kernel != h)
             .collect();
@@ -309,7 +314,7 @@ pub fn leave_one_kernel_out(
             .collect();
         let s: Vec<f64> = held.iter().map(|&i| m.score(&x[i])).collect();
         let l: Vec<f64> = held.iter().map(|&i| label[i]).collect();
-        Ok(HeldOut {
+        let out = HeldOut {
             kernel: t.kernels[h].clone(),
             variants: held.len(),
             rank_correlation: rank_correlation(&s, &l),
@@ -317,12 +322,21 @@ pub fn leave_one_kernel_out(
             top1: best_of(&s, &l, 1),
             best_of_6: best_of(&s, &l, 6),
             best_of_12: best_of(&s, &l, 12),
-        })
+        };
+        Ok((out, held.into_iter().zip(s).collect()))
     };
-    let held: Vec<HeldOut> = kernels
+    let folds: Vec<(HeldOut, Vec<(usize, f64)>)> = kernels
         .into_par_iter()
         .map(fold)
         .collect::<Result<_, _>>()?;
+    let mut scores = vec![f64::NAN; t.rows.len()];
+    let mut held = Vec::new();
+    for (h, s) in folds {
+        for (i, v) in s {
+            scores[i] = v;
+        }
+        held.push(h);
+    }
     let rhos: Vec<f64> = held.iter().filter_map(|h| h.rank_correlation).collect();
     let median = |v: &[f64]| (!v.is_empty()).then(|| crate::lab::runner::median(v));
     let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len().max(1) as f64;
@@ -336,6 +350,7 @@ pub fn leave_one_kernel_out(
         mean_best_of_6: mean(&held.iter().map(|h| h.best_of_6).collect::<Vec<_>>()),
         mean_best_of_12: mean(&held.iter().map(|h| h.best_of_12).collect::<Vec<_>>()),
         kernels: held,
+        scores,
     })
 }
 

@@ -194,9 +194,9 @@ impl ProgramArgs {
         if bare {
             let d =
                 crate::engine::driver::generate_with(src, &self.param, self.size_from_footprint)
-                    .map_err(|e| {
-                        anyhow::anyhow!(
-                            "{}: the file has no `main`, and polytune cannot write one: {e}",
+                    .with_context(|| {
+                        format!(
+                            "{}: the file has no `main`, and polytune cannot write one",
                             file.display()
                         )
                     })?;

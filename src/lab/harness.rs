@@ -183,15 +183,7 @@ impl Harness {
         src: &Path,
         time: bool,
     ) -> Result<(Measurement, Reference), OriginalError> {
-        let exe = self.workdir.join("original");
-        let c = self.recipe.build(src, &exe, false, &[]);
-        if !c.ok {
-            let (command, _) = self.recipe.describe(&src.display().to_string(), false);
-            return Err(OriginalError::Build {
-                command,
-                stderr: c.stderr,
-            });
-        }
+        let (exe, c) = self.build_original(src, "original")?;
         let command = self.shown(&exe);
         let (first, side1) = self.recording_run(&exe, &command, &[])?;
         // Under the stable policy the second run is slowed down: a line
@@ -236,13 +228,13 @@ impl Harness {
         Ok(self.plain_run(src)?.unreached())
     }
 
-    /// The record of one plain run (not recording what the regions write)
-    /// of the original built from `src`, its instrumented source: which
-    /// regions ran, how often, for how long, and their parameters' values
-    /// at their first execution ([`Side::params`]). Every failure of the
-    /// original is the error it is in [`Harness::reference`].
-    pub fn plain_run(&self, src: &Path) -> Result<Side, OriginalError> {
-        let exe = self.workdir.join("reach");
+    /// The original built from `src` as `name`, or the build's failure.
+    fn build_original(
+        &self,
+        src: &Path,
+        name: &str,
+    ) -> Result<(PathBuf, super::compiler::Compilation), OriginalError> {
+        let exe = self.workdir.join(name);
         let c = self.recipe.build(src, &exe, false, &[]);
         if !c.ok {
             let (command, _) = self.recipe.describe(&src.display().to_string(), false);
@@ -251,6 +243,16 @@ impl Harness {
                 stderr: c.stderr,
             });
         }
+        Ok((exe, c))
+    }
+
+    /// The record of one plain run (not recording what the regions write)
+    /// of the original built from `src`, its instrumented source: which
+    /// regions ran, how often, for how long, and their parameters' values
+    /// at their first execution ([`Side::params`]). Every failure of the
+    /// original is the error it is in [`Harness::reference`].
+    pub fn plain_run(&self, src: &Path) -> Result<Side, OriginalError> {
+        let (exe, _) = self.build_original(src, "reach")?;
         let command = self.shown(&exe);
         let (_, side) = self.checked_run(&exe, &command, false, &[])?;
         let _ = std::fs::remove_file(&exe);

@@ -236,3 +236,48 @@ pub fn corpus(rel: &str) -> String {
         .to_string_lossy()
         .into_owned()
 }
+
+/// Learned `optimize` of `src` into `out` with `args` after the file
+/// (a budget, `--detect`, a compile line after `--`): its JSON report,
+/// the run having succeeded.
+pub fn learned(src: &Path, out: &Path, args: &[&str]) -> serde_json::Value {
+    let mut all = vec![
+        "optimize",
+        src.to_str().unwrap(),
+        "--refine",
+        "0",
+        "--json",
+        "-o",
+        out.to_str().unwrap(),
+    ];
+    // Options before the compile line's `--`.
+    let split = args.iter().position(|a| *a == "--").unwrap_or(args.len());
+    all.splice(2..2, args[..split].iter().copied());
+    all.extend(&args[split..]);
+    json_of_success(&polytune(&all))
+}
+
+/// The program built from `original` and from `transformed` (each with
+/// `sources`, gcc with OpenMP) print the same on two threads.
+pub fn same_output(original: &Path, transformed: &Path, sources: &[&Path]) {
+    let dir = tempfile::tempdir().unwrap();
+    let run = |src: &Path, name: &str| {
+        let exe = dir.path().join(name);
+        let out = Command::new("gcc")
+            .args(["-O2", "-fopenmp", "-w", "-o"])
+            .arg(&exe)
+            .arg(src)
+            .args(sources)
+            .arg("-lm")
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}: {}",
+            src.display(),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        run_two_threads(&exe, &[])
+    };
+    assert_eq!(run(transformed, "transformed"), run(original, "original"));
+}
