@@ -687,7 +687,7 @@ fn array_parameters_called_with_overlapping_buffers() {
     optimized_runs_like_the_original(
         "array_params_alias.c",
         "  for (i = 0; i < n; i++)\n    y[i] = x[i] + 1.0;\n",
-        "`y` and `x` may alias: `y` is a pointer parameter that is not `restrict` and one of them is written (if they never overlap, declare it `double y[restrict]`, or vouch that no arrays alias) (--assume-no-alias vouches that no arrays alias)",
+        "`y` and `x` may alias: `y` is a pointer parameter that is not `restrict` and one of them is written (if they never overlap, declare it `double y[restrict]`, or pass --assume-no-alias)",
     );
     // The user's promise takes the nest, with a warning.
     let src = root().join("tests/fixtures/detect/array_params_alias.c");

@@ -11,8 +11,16 @@ use std::path::Path;
 #[cfg(feature = "detect")]
 pub fn rejection(path: &Path, r: &crate::frontend::detect::Rejection) -> String {
     use crate::frontend::detect::Vouch;
+    // The front end words what the user may vouch for; its option is
+    // named here, in place of those words where the reason has them.
+    const NO_ALIAS: &str = "vouch that no arrays alias";
+    let mut reason = r.reason.clone();
     let vouch = match &r.vouch {
         Some(Vouch::Pure(f)) => format!(" (--pure {f} vouches that `{f}` has none)"),
+        Some(Vouch::NoAlias) if reason.contains(NO_ALIAS) => {
+            reason = reason.replace(NO_ALIAS, "pass --assume-no-alias");
+            String::new()
+        }
         Some(Vouch::NoAlias) => " (--assume-no-alias vouches that no arrays alias)".into(),
         None => String::new(),
     };
@@ -24,7 +32,7 @@ pub fn rejection(path: &Path, r: &crate::frontend::detect::Rejection) -> String 
         path.display(),
         r.line,
         r.column,
-        r.reason
+        reason
     )
 }
 
