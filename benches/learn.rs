@@ -67,7 +67,7 @@ fn main() {
         .collect();
     for &kind in &opts.models {
         let t = Instant::now();
-        let mut m = kind.model();
+        let mut m = kind.model().expect("one of the six models");
         m.fit(&x, &y).expect("fit");
         let fit = t.elapsed().as_secs_f64();
         let t = Instant::now();

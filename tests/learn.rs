@@ -542,7 +542,11 @@ fn learned_optimize_json_reports_candidates_and_choice() {
             assert!(c["bits"].is_null(), "{c}");
         }
         assert!(!c["chosen_by"].as_str().unwrap().is_empty());
-        assert_eq!(c["predicted"].as_array().unwrap().len(), 6);
+        // The six models' predictions, and the variant ranker's, which
+        // ranked (each candidate has its place in its order).
+        assert_eq!(c["predicted"].as_array().unwrap().len(), 7);
+        assert_eq!(c["predicted"][6]["model"], "variant ranker");
+        assert!(c["place"].as_u64().unwrap() >= 1);
         let status = c["run"]["status"].as_str().unwrap();
         assert_eq!(status, "ok", "{json}");
         assert!(c["run"]["seconds"].as_f64().unwrap() > 0.0);

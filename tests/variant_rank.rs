@@ -17,6 +17,40 @@ use polytune::lab::store::Store;
 use polytune::learn::dataset::{Dataset, Selection};
 use polytune::learn::rank::RankerParams;
 
+/// Writes the tables `optimize` ranks with (models/<compiler>/variants.json,
+/// [`VariantTable::shipped`]) from the table the test below keeps in
+/// target/ (run it first).
+#[test]
+#[ignore = "writes the shipped tables from target/variant-table-gcc.json, which the test below makes in minutes"]
+fn ship_the_ranker_tables() {
+    let root = common::root();
+    let store = Store::open_read_only(&root.join("models/dataset.sqlite")).unwrap();
+    let text = std::fs::read_to_string(root.join("target/variant-table-gcc.json"))
+        .expect("run the_variant_ranker_on_the_shipped_dataset first");
+    let gcc: VariantTable = serde_json::from_str(&text).unwrap();
+    let clang_d = Dataset::from_store(
+        &store,
+        &Selection {
+            compiler: Family::Clang,
+            ..Selection::default()
+        },
+    )
+    .unwrap();
+    for (name, t) in [("gcc", gcc.clone()), ("clang", gcc.relabelled(&clang_d))] {
+        let path = root
+            .join("models")
+            .join(name)
+            .join(polytune::app::ranker::FILE);
+        std::fs::write(&path, serde_json::to_string(&t.shipped()).unwrap()).unwrap();
+        polytune::app::ranker::ship_fitted(path.parent().unwrap(), &t.shipped()).unwrap();
+        let back = polytune::app::ranker::load(path.parent().unwrap())
+            .unwrap()
+            .unwrap();
+        assert_eq!(back.table.rows.len(), t.rows.len());
+        assert!(back.fitted.is_some(), "the fitted ranker is current");
+    }
+}
+
 #[test]
 #[ignore = "minutes in release: computes 8,000 variants' features and 30 folds per feature set"]
 fn the_variant_ranker_on_the_shipped_dataset() {

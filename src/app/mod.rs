@@ -9,6 +9,7 @@ pub mod error;
 pub mod evaluate;
 pub mod fuzz;
 pub mod measure;
+pub mod ranker;
 pub mod scop;
 pub mod select;
 mod serial;

@@ -110,22 +110,65 @@ pub fn feature_group(name: &str) -> &'static str {
     }
 }
 
-/// The table of `d`'s variants (every row of every kernel).
-pub fn table(d: &Dataset, setup: &Setup<'_>) -> Result<VariantTable, VariantsError> {
-    let caches = Caches::this();
-    let peaks = Peaks::measured_or_cached(setup.compiler, setup.threads, setup.cache)?;
-    let machine = MachineCaches {
+/// This machine's caches as the features see them, for `threads`
+/// threads.
+pub fn machine_caches(caches: &Caches, threads: usize) -> MachineCaches {
+    MachineCaches {
         l1: caches.l1,
         l2: caches.l2,
         l3: caches.l3,
         line: caches.line,
-        threads: setup.threads as u32,
-    };
+        threads: threads as u32,
+    }
+}
+
+/// The names of a row of [`feature_rows`]: the variant's features, then
+/// `roofline_log_ratio`.
+pub fn variant_feature_names() -> Vec<String> {
     let mut names: Vec<String> = VariantFeatures::names()
         .iter()
         .map(|n| n.to_string())
         .collect();
     names.push("roofline_log_ratio".into());
+    names
+}
+
+/// The feature row of each configuration of `src` (in parallel): the
+/// variant's features, then the log of its roofline time over the plain
+/// schedule's on this machine's `peaks`; `None` where the engine does
+/// not transform under the configuration.
+pub fn feature_rows(
+    src: &SourceFile,
+    context: Option<&str>,
+    configs: &[Config],
+    params: &ParamValues,
+    machine: &MachineCaches,
+    peaks: &Peaks,
+) -> Vec<Option<Vec<f64>>> {
+    let base = variant_features(src, &Config::default(), context, params, machine)
+        .map(|f| roofline_time(&f, peaks.flops, peaks.bandwidth))
+        .ok();
+    configs
+        .par_iter()
+        .map(|c| {
+            let f = variant_features(src, c, context, params, machine).ok()?;
+            let mut x = f.values();
+            let t = roofline_time(&f, peaks.flops, peaks.bandwidth);
+            x.push(match base {
+                Some(b) if b > 0.0 && t > 0.0 => (t / b).ln(),
+                _ => 0.0,
+            });
+            Some(x)
+        })
+        .collect()
+}
+
+/// The table of `d`'s variants (every row of every kernel).
+pub fn table(d: &Dataset, setup: &Setup<'_>) -> Result<VariantTable, VariantsError> {
+    let caches = Caches::this();
+    let peaks = Peaks::measured_or_cached(setup.compiler, setup.threads, setup.cache)?;
+    let machine = machine_caches(&caches, setup.threads);
+    let mut names = variant_feature_names();
     names.extend(d.feature_names.iter().map(|n| format!("orig_{n}")));
     let by_kernel = d.rows_by_kernel();
     let mut rows = Vec::new();
@@ -138,32 +181,19 @@ pub fn table(d: &Dataset, setup: &Setup<'_>) -> Result<VariantTable, VariantsErr
         let src = parse_file(&file, &Options::default())
             .map_err(|e| VariantsError::Source(file.clone(), e.to_string()))?;
         let params = parameters(&src, &file, d, setup)?;
-        let base = variant_features(&src, &Config::default(), None, &params, &machine)
-            .map(|f| roofline_time(&f, peaks.flops, peaks.bandwidth))
-            .ok();
-        let computed: Vec<Option<VariantRow>> = by_kernel[k]
-            .par_iter()
-            .map(|&i| {
-                let r = &d.rows[i];
-                let f = variant_features(&src, &r.config, None, &params, &machine).ok()?;
-                let mut x = f.values();
-                let t = roofline_time(&f, peaks.flops, peaks.bandwidth);
-                x.push(match base {
-                    Some(b) if b > 0.0 && t > 0.0 => (t / b).ln(),
-                    _ => 0.0,
-                });
-                x.extend(&kernel.features);
-                Some(VariantRow {
-                    kernel: k,
-                    config: r.config,
-                    speedup: r.speedup,
-                    x,
-                })
-            })
-            .collect();
-        for c in computed {
-            match c {
-                Some(row) => rows.push(row),
+        let configs: Vec<Config> = by_kernel[k].iter().map(|&i| d.rows[i].config).collect();
+        let computed = feature_rows(&src, None, &configs, &params, &machine, &peaks);
+        for (&i, x) in by_kernel[k].iter().zip(computed) {
+            match x {
+                Some(mut x) => {
+                    x.extend(&kernel.features);
+                    rows.push(VariantRow {
+                        kernel: k,
+                        config: d.rows[i].config,
+                        speedup: d.rows[i].speedup,
+                        x,
+                    });
+                }
                 None => skipped += 1,
             }
         }
@@ -415,6 +445,34 @@ impl VariantTable {
             skipped,
             caches: self.caches,
             peaks: self.peaks.clone(),
+        }
+    }
+
+    /// The table with the variant's features alone (the original's
+    /// counters dropped: they are one value per kernel and add nothing to
+    /// a ranking within it), each value rounded to 6 significant digits:
+    /// the form `optimize` ships and reads ([`crate::app::ranker`]).
+    pub fn shipped(&self) -> VariantTable {
+        let keep = self.select(|n| !n.starts_with("orig_"));
+        let round = |v: f64| {
+            if v == 0.0 || !v.is_finite() {
+                return v;
+            }
+            let digits = 5 - v.abs().log10().floor() as i32;
+            let f = 10f64.powi(digits.clamp(-300, 300));
+            (v * f).round() / f
+        };
+        VariantTable {
+            names: keep.iter().map(|&i| self.names[i].clone()).collect(),
+            rows: self
+                .rows
+                .iter()
+                .map(|r| VariantRow {
+                    x: keep.iter().map(|&i| round(r.x[i])).collect(),
+                    ..r.clone()
+                })
+                .collect(),
+            ..self.clone()
         }
     }
 

@@ -247,6 +247,8 @@ fn setup(
             no_run: false,
             decision: crate::lab::decide::Rule::default(),
             bound: crate::lab::characterize::Bound::default(),
+            ranker: None,
+            store: None,
         },
         models,
         size: a.run.size,

@@ -149,6 +149,37 @@ struct LearnedArgs {
     /// The seed of --sample's draws.
     #[arg(long, value_name = "S", default_value_t = 1, requires = "sample")]
     seed: u64,
+    /// Which model ranks the variants for the search: variant or models
+    /// [default: variant where the models directory has its table]
+    ///
+    /// variant: the ranker of each variant's own features (its loops,
+    /// accesses and operations after the transformation, at the parameter
+    /// values the program runs with, against this machine's caches and
+    /// measured peaks), fitted to the measured variants in variants.json
+    /// beside the models; the search follows it alone. models: the paper's
+    /// six models, from the original's counters and the configuration. The
+    /// six models' predictions are in the report either way. With --no-run,
+    /// the six models (the ranker needs one run of the program).
+    #[arg(long, value_enum)]
+    ranking: Option<RankingBy>,
+    /// The store this machine's runs are appended to and the ranker learns
+    /// from [default: learned.sqlite in polytune's cache directory]
+    ///
+    /// Every learned run appends what it measured (each run variant's
+    /// features, configuration, time, baseline and status, the machine and
+    /// the compiler) to this SQLite store of the campaign's schema, and the
+    /// variant ranker is fitted to the shipped variants plus the store's,
+    /// this machine's weighing 3 times a shipped one. The cache directory is
+    /// $POLYTUNE_CACHE_DIR, else $XDG_CACHE_HOME/polytune, else
+    /// ~/.cache/polytune. `polytune models status` says what it holds.
+    #[arg(long, value_name = "FILE")]
+    store: Option<PathBuf>,
+    /// Neither learn from nor append to the store of this machine's runs.
+    ///
+    /// The environment variable POLYTUNE_NO_LEARN=1 does the same (the
+    /// project's own test runs set it, so that they leave no store behind).
+    #[arg(long)]
+    no_learn: bool,
     /// Do not run anything: emit the top prediction (1-shot).
     #[arg(long)]
     no_run: bool,
@@ -158,6 +189,24 @@ struct LearnedArgs {
     /// goes to --output, and into the report's `program` without one.
     #[arg(long)]
     json: bool,
+}
+
+/// Whether POLYTUNE_NO_LEARN says not to learn (set, and not `0`,
+/// `false` or empty).
+fn no_learn_in_environment() -> bool {
+    std::env::var("POLYTUNE_NO_LEARN").is_ok_and(|v| {
+        !matches!(
+            v.trim().to_ascii_lowercase().as_str(),
+            "" | "0" | "false" | "no" | "off"
+        )
+    })
+}
+
+/// Which model ranks the variants (--ranking).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum RankingBy {
+    Variant,
+    Models,
 }
 
 pub(super) fn non_negative(s: &str) -> Result<f64, String> {
@@ -224,7 +273,8 @@ fn learned(a: &Args, src: &SourceFile, ui: &Ui) -> Result<Report> {
     let sample = sample(a, &models, &dir, ui)?;
     // A bare kernel's driver lives as long as the selection's builds.
     let drivers = crate::lab::scratch::Scratch::new("driver")?;
-    let setup = setup(a, src, sample, drivers.path(), ui)?;
+    let mut setup = setup(a, src, sample, drivers.path(), ui)?;
+    setup.ranker = ranker(a, &dir, ui)?;
     let report = select_with_progress(a, src, &models, landscapes.as_ref(), &setup, ui)?;
     if ui.verbosity >= super::Verbosity::Normal {
         eprint!("{}", super::render::selection_text(&report));
@@ -260,6 +310,35 @@ fn models(
     // Bayesian optimization's transfer prior.
     let landscapes = crate::learn::search::transfer::Landscapes::load(&dir)?;
     Ok((models, landscapes, dir))
+}
+
+/// The variant ranker's table, unless --ranking models (or --no-run):
+/// an error when --ranking variant asks for one the directory lacks.
+fn ranker(
+    a: &Args,
+    dir: &Path,
+    ui: &Ui,
+) -> Result<Option<std::sync::Arc<crate::app::ranker::Shipped>>> {
+    if a.learned.ranking == Some(RankingBy::Models) || a.learned.no_run {
+        return Ok(None);
+    }
+    match crate::app::ranker::load(dir)? {
+        Some(t) => {
+            ui.detail(format!(
+                "ranking by the variant ranker, fitted to {} measured variants of {} kernels ({})",
+                t.table.rows.len(),
+                t.table.kernels.len(),
+                dir.join(crate::app::ranker::FILE).display()
+            ));
+            Ok(Some(std::sync::Arc::new(t)))
+        }
+        None if a.learned.ranking == Some(RankingBy::Variant) => bail!(
+            "--ranking variant: {} has no {} (the variant ranker's table of measured variants); use the shipped models or --ranking models",
+            dir.display(),
+            crate::app::ranker::FILE
+        ),
+        None => Ok(None),
+    }
 }
 
 /// How many configurations beyond the paper's space to rank: an error
@@ -319,6 +398,15 @@ fn setup(a: &Args, src: &SourceFile, sample: usize, drivers: &Path, ui: &Ui) -> 
         no_run: a.learned.no_run,
         decision: crate::lab::decide::Rule::default(),
         bound: crate::lab::characterize::Bound::default(),
+        ranker: None,
+        store: if a.learned.no_learn || no_learn_in_environment() {
+            None
+        } else {
+            a.learned
+                .store
+                .clone()
+                .or_else(crate::app::ranker::default_store)
+        },
     })
 }
 

@@ -165,7 +165,10 @@ impl Target {
     }
 }
 
-/// The six model kinds of the paper, in its order.
+/// The six model kinds of the paper, in its order ([`Kind::ALL`]), and
+/// the ranker of the variant's own features ([`rank`], issue 38), which
+/// ranks a program's variants from what the engine knows of each rather
+/// than predicting a speedup from the original's counters.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub enum Kind {
     Lr,
@@ -174,6 +177,7 @@ pub enum Kind {
     KStar,
     M5p,
     Mlp,
+    Ranker,
 }
 
 impl Kind {
@@ -195,6 +199,7 @@ impl Kind {
             Kind::KStar => "K*",
             Kind::M5p => "M5P",
             Kind::Mlp => "MLP",
+            Kind::Ranker => "variant ranker",
         }
     }
 
@@ -207,6 +212,7 @@ impl Kind {
             Kind::KStar => "kstar",
             Kind::M5p => "m5p",
             Kind::Mlp => "mlp",
+            Kind::Ranker => "ranker",
         }
     }
 
@@ -224,16 +230,23 @@ impl Kind {
             })
     }
 
-    /// A fresh model of this kind with the paper's settings.
-    pub fn model(self) -> SpeedupModel {
-        match self {
+    /// A fresh model of this kind with the paper's settings; the ranker
+    /// learns from another table ([`rank::Ranker::fit`]), not from the
+    /// paper's rows.
+    pub fn model(self) -> Result<SpeedupModel, LearnError> {
+        Ok(match self {
             Kind::Lr => SpeedupModel::Lr(linear::Linear::new()),
             Kind::Svm => SpeedupModel::Svm(svr::Svr::default()),
             Kind::Ibk => SpeedupModel::Ibk(ibk::Ibk::default()),
             Kind::KStar => SpeedupModel::KStar(kstar::KStar::default()),
             Kind::M5p => SpeedupModel::M5p(m5p::M5p::default()),
             Kind::Mlp => SpeedupModel::Mlp(mlp::Mlp::default()),
-        }
+            Kind::Ranker => {
+                return Err(LearnError::Data(
+                    "the variant ranker learns from the variants' features, not from the paper's attributes".into(),
+                ));
+            }
+        })
     }
 }
 

@@ -40,7 +40,7 @@ impl SavedModel {
     pub fn train(kind: Kind, d: &Dataset, target: super::Target) -> Result<SavedModel, LearnError> {
         let x = d.all_row_attributes();
         let y = target.encode(d);
-        let mut model = kind.model();
+        let mut model = kind.model()?;
         model.fit(&x, &y)?;
         Ok(SavedModel {
             format: FORMAT,

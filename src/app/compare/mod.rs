@@ -529,6 +529,8 @@ mod tests {
                 no_run: false,
                 decision: crate::lab::decide::Rule::default(),
                 bound: crate::lab::characterize::Bound::default(),
+                ranker: None,
+                store: None,
             },
             models: Models::Fixed(Vec::new(), None),
             size: crate::lab::size::Size::Mini,

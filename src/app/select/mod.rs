@@ -64,6 +64,8 @@ pub enum SelectionError {
     /// chain would print it twice.)
     #[error("{path}: the original program cannot be measured: {why}")]
     Unmeasurable { path: String, why: OriginalError },
+    #[error("the variant ranker: {0}")]
+    Ranker(#[from] crate::app::ranker::RankerError),
     #[error(transparent)]
     Io(#[from] std::io::Error),
 }
@@ -102,6 +104,14 @@ pub struct Setup {
     pub decision: crate::lab::decide::Rule,
     /// How much of the original's run its characterization counts.
     pub bound: crate::lab::characterize::Bound,
+    /// The ranker of the variant's table ([`crate::app::ranker`]): with
+    /// it the variants are ranked by their own features (the six models'
+    /// predictions stay in the report), else by the six models.
+    pub ranker: Option<std::sync::Arc<crate::app::ranker::Shipped>>,
+    /// The store of what this user measured ([`crate::app::ranker`]):
+    /// the ranker learns from it too, and the selection's runs are
+    /// appended to it. `None`: neither (`--no-learn`).
+    pub store: Option<std::path::PathBuf>,
 }
 
 /// `n` configurations drawn uniformly beyond the paper's space, as
@@ -138,11 +148,8 @@ pub fn select(
     // it is, and the others are tuned (an abort before).
     let reduced: SourceFile;
     let mut s = stages::Selection::new(file, src, models, setup, context, &mut *progress)?;
-    let unreached = if setup.no_run {
-        Vec::new()
-    } else {
-        s.unreached()?
-    };
+    let reach = if setup.no_run { None } else { Some(s.reach()?) };
+    let unreached = reach.as_ref().map_or_else(Vec::new, |r| r.unreached());
     let mut unreached_notes = Vec::new();
     if !unreached.is_empty() {
         drop(s);
@@ -157,7 +164,13 @@ pub fn select(
         s = stages::Selection::new(file, &reduced, models, setup, context, &mut *progress)?;
     }
     let counted = s.characterize()?;
-    let mut ranked = s.rank(landscapes, &counted.features)?;
+    let params: Option<crate::engine::features::ParamValues> = reach.as_ref().map(|r| {
+        r.params
+            .iter()
+            .map(|(_, name, value)| (name.clone(), *value))
+            .collect()
+    });
+    let mut ranked = s.rank(landscapes, &counted.features, params.as_ref())?;
     let mut report = s.report(&counted, &mut ranked);
     report.warnings.splice(0..0, unreached_notes);
     if setup.no_run {
@@ -176,7 +189,9 @@ pub fn select(
         &mut report,
     );
     let best = s.confirm(&harness, &baseline, best, &mut report);
-    Ok(s.write(best, &trials, report))
+    let mut report = s.write(best, &trials, report);
+    s.learn(&ranked, &baseline, &mut report);
+    Ok(report)
 }
 
 /// Models predict only from features counted by the back end they were
@@ -310,6 +325,7 @@ mod tests {
             configs: Config::all()[..n].to_vec(),
             predicted: p,
             transfer: Vec::new(),
+            leader: None,
         }
     }
 

@@ -20,6 +20,10 @@ pub struct Ranking {
     /// Other programs' measured landscapes at each variant
     /// ([`Space::transfer`]); empty without them.
     pub transfer: Vec<Vec<Option<crate::learn::search::transfer::Known>>>,
+    /// The model the search follows alone (an index into `kinds`): the
+    /// variant ranker when it ranked ([`Ranking::follow`]); `None`: all
+    /// the models together.
+    pub leader: Option<usize>,
 }
 
 /// Predicts every variant with every model.
@@ -63,16 +67,45 @@ pub fn rank(
         configs,
         predicted,
         transfer,
+        leader: None,
     })
 }
 
 impl Ranking {
-    /// The space as the search strategies see it.
+    /// Adds `model`'s predicted speedups of every variant and lets the
+    /// search follow it alone (the other models' predictions stay in the
+    /// report).
+    pub fn follow(&mut self, model: Kind, speedups: Vec<f64>) {
+        self.kinds.push(model);
+        self.predicted.push(speedups);
+        self.leader = Some(self.kinds.len() - 1);
+    }
+
+    /// The place (from 1) of each variant in the leading model's order,
+    /// when one leads.
+    pub fn places(&self) -> Option<Vec<usize>> {
+        let m = self.leader?;
+        let p = &self.predicted[m];
+        let mut order: Vec<usize> = (0..p.len()).collect();
+        order.sort_by(|&a, &b| p[b].total_cmp(&p[a]).then(a.cmp(&b)));
+        let mut place = vec![0; p.len()];
+        for (k, &v) in order.iter().enumerate() {
+            place[v] = k + 1;
+        }
+        Some(place)
+    }
+
+    /// The space as the search strategies see it: every model, or the
+    /// leading one alone.
     pub fn space(&self) -> Space<'_> {
+        let models = match self.leader {
+            Some(m) => m..m + 1,
+            None => 0..self.kinds.len(),
+        };
         Space {
-            kinds: &self.kinds,
+            kinds: &self.kinds[models.clone()],
             configs: &self.configs,
-            predicted: &self.predicted,
+            predicted: &self.predicted[models],
             transfer: &self.transfer,
         }
     }

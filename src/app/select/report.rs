@@ -116,6 +116,34 @@ pub struct Candidate {
     pub expected_improvement: Option<f64>,
     /// `None` with `--no-run`.
     pub run: Option<Run>,
+    /// Its place (from 1) among all the variants in the order of the
+    /// model that ranked them ([`Report::ranker`]), when the variant
+    /// ranker did.
+    pub place: Option<usize>,
+}
+
+/// How the variant ranker ranked a program's variants.
+#[derive(Debug, Clone, Serialize)]
+pub struct RankerUse {
+    /// Measured variants and kernels it was fitted to, and of them those
+    /// of the user's store.
+    pub rows: usize,
+    pub kernels: usize,
+    pub local_rows: usize,
+    pub local_kernels: usize,
+    /// Variants whose features the engine could not compute (ranked
+    /// last).
+    pub unfeatured: usize,
+    /// Seconds fitting it, and in all (fitting, the features, scoring).
+    pub fit_seconds: f64,
+    pub seconds: f64,
+}
+
+/// What a selection added to the user's store.
+#[derive(Debug, Clone, Serialize)]
+pub struct Learned {
+    pub store: PathBuf,
+    pub runs: usize,
 }
 
 /// A program of the refinement: one step from the fastest before it,
@@ -267,6 +295,13 @@ pub struct Report {
     pub size: crate::lab::size::Size,
     pub threads: usize,
     pub warnings: Vec<String>,
+    /// The variant ranker, when it ranked the variants (the search then
+    /// followed it alone); `None`: the six models did.
+    pub ranker: Option<RankerUse>,
+    /// Runs appended to the user's store, and where (`None`: nothing
+    /// learned: `--no-learn`, no variant ranker, or the store failed, said
+    /// in the warnings).
+    pub learned: Option<Learned>,
     /// The original's run (`None` with `--no-run`).
     pub original: Option<Run>,
     pub candidates: Vec<Candidate>,

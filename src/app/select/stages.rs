@@ -9,6 +9,7 @@ use super::refine;
 use super::report::*;
 use super::{Ran, SelectionError, Setup, Strategy, measured_as, same_backend};
 use crate::config::Config;
+use crate::engine::features::ParamValues;
 use crate::engine::space::{Variant, distinct_variants};
 use crate::frontend::SourceFile;
 use crate::lab::build::Recipe;
@@ -18,11 +19,11 @@ use crate::lab::characterize::{
 use crate::lab::harness::{Harness, Reference};
 use crate::lab::scratch::Scratch;
 use crate::lab::verify::Measurement;
-use crate::learn::LearnError;
 use crate::learn::saved::SavedModel;
 use crate::learn::search::drive::{Limits, Outcome, drive};
 use crate::learn::search::transfer::Landscapes;
 use crate::learn::search::{Planned, Searcher};
+use crate::learn::{Kind, LearnError};
 use std::collections::HashSet;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -41,6 +42,9 @@ pub(super) struct Selection<'a> {
     progress: &'a mut dyn FnMut(Event),
     sources: Sources<'a>,
     begun: Instant,
+    /// Per variant, its features, when the variant ranker ranked: what
+    /// the store keeps of a run.
+    feature_rows: Vec<Option<Vec<f64>>>,
 }
 
 /// The programs a selection builds, as instrumented sources in its
@@ -102,6 +106,11 @@ pub(super) struct Ranked {
     /// Candidates to run at most.
     pub budget: usize,
     pub seconds: f64,
+    /// How the variant ranker ranked, when it did.
+    pub ranker: Option<RankerUse>,
+    /// Each variant's place in the leading model's order (from 1), when
+    /// one leads.
+    pub places: Option<Vec<usize>>,
 }
 
 impl Ranked {
@@ -125,6 +134,7 @@ impl Ranked {
                 .collect(),
             expected_improvement: None,
             run: None,
+            place: self.places.as_ref().map(|p| p[v]),
         }
     }
 
@@ -209,6 +219,7 @@ impl<'a> Selection<'a> {
                 file_name: file.file_name().unwrap_or_default().to_owned(),
             },
             begun: Instant::now(),
+            feature_rows: Vec::new(),
         })
     }
 
@@ -286,6 +297,7 @@ impl<'a> Selection<'a> {
         &mut self,
         landscapes: Option<&Landscapes>,
         features: &Features,
+        params: Option<&ParamValues>,
     ) -> Result<Ranked, SelectionError> {
         let t = Instant::now();
         let (mut variants, mut warnings) = distinct_variants(self.src, self.context)?;
@@ -308,16 +320,82 @@ impl<'a> Selection<'a> {
                 new,
             });
         }
-        let ranking = rank(self.models, landscapes, &features.values, &variants)?;
+        let mut ranking = rank(self.models, landscapes, &features.values, &variants)?;
+        let ranker = match (&self.setup.ranker, params) {
+            (Some(table), Some(params)) => {
+                Some(self.rank_by_variant(table, params, &variants, &mut ranking, &mut warnings)?)
+            }
+            _ => None,
+        };
         let budget = self.setup.shots.max(1);
         let picks = ranking.candidates(self.setup.strategy, budget, 1);
         Ok(Ranked {
             variants,
             paper_variants,
             warnings,
-            ranking,
             picks,
             budget,
+            seconds: t.elapsed().as_secs_f64(),
+            places: ranking.places(),
+            ranker,
+            ranking,
+        })
+    }
+
+    /// Stage 2b: the variant ranker fitted to its table, the features of
+    /// every variant at the program's parameter values, and its
+    /// predictions, which the search follows.
+    fn rank_by_variant(
+        &mut self,
+        table: &crate::app::ranker::Shipped,
+        params: &ParamValues,
+        variants: &[Variant],
+        ranking: &mut Ranking,
+        warnings: &mut Vec<String>,
+    ) -> Result<RankerUse, SelectionError> {
+        let t = Instant::now();
+        let local = match &self.setup.store {
+            Some(path) => crate::app::ranker::local(path, self.setup.compiler.family)
+                .unwrap_or_else(|e| {
+                    warnings.push(format!(
+                        "{e}; the ranker learns from the shipped variants alone this time"
+                    ));
+                    None
+                }),
+            None => None,
+        };
+        let cache = crate::lab::machine::cache_dir();
+        let fitted = crate::app::ranker::fit(table, local.as_ref(), cache.as_deref())?;
+        let fit_seconds = t.elapsed().as_secs_f64();
+        let cache = cache.unwrap_or_else(|| self.sources.work.path().to_path_buf());
+        let predicted = crate::app::ranker::predict(
+            &fitted,
+            self.src,
+            self.context,
+            &ranking.configs,
+            &crate::app::ranker::Where {
+                params,
+                compiler: &self.setup.compiler,
+                threads: self.setup.protocol.threads,
+                cache: &cache,
+            },
+        )?;
+        if predicted.unfeatured > 0 {
+            warnings.push(format!(
+                "the variant ranker could not compute the features of {} of {} variants: it ranks them last",
+                predicted.unfeatured,
+                variants.len()
+            ));
+        }
+        ranking.follow(Kind::Ranker, predicted.speedups);
+        self.feature_rows = predicted.rows;
+        Ok(RankerUse {
+            rows: fitted.rows,
+            kernels: fitted.kernels,
+            local_rows: fitted.local_rows,
+            local_kernels: fitted.local_kernels,
+            unfeatured: predicted.unfeatured,
+            fit_seconds,
             seconds: t.elapsed().as_secs_f64(),
         })
     }
@@ -352,6 +430,8 @@ impl<'a> Selection<'a> {
             threads: setup.protocol.threads,
             warnings: std::mem::take(&mut ranked.warnings),
             original: None,
+            ranker: ranked.ranker.clone(),
+            learned: None,
             candidates: ranked
                 .picks
                 .iter()

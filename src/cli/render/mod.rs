@@ -339,6 +339,14 @@ pub fn selection_text(r: &SelectionReport) -> String {
     s += &passive_lines(r);
     s += &head_to_head_lines(r);
     s += &phases_and_choice(r);
+    if let Some(l) = &r.learned {
+        let _ = writeln!(
+            s,
+            "polytune: learned from {} runs (appended to {})",
+            l.runs,
+            l.store.display()
+        );
+    }
     s
 }
 
@@ -348,11 +356,29 @@ fn selection_heading(r: &SelectionReport) -> String {
     for w in &r.warnings {
         let _ = writeln!(s, "polytune: warning: {w}");
     }
-    let _ = writeln!(
-        s,
-        "polytune: {} distinct variants, ranked by {} models trained on {} ({})",
-        r.variants, r.models, r.trained_compiler, r.trained_machine
-    );
+    let _ = match &r.ranker {
+        Some(k) => writeln!(
+            s,
+            "polytune: {} distinct variants, ranked by the variant ranker (fitted to {} measured variants of {} kernels{} in {:.1} s; features and scores in {:.1} s)",
+            r.variants,
+            k.rows,
+            k.kernels,
+            match k.local_rows {
+                0 => String::new(),
+                n => format!(
+                    ", {n} of them of {} programs this user ran",
+                    k.local_kernels
+                ),
+            },
+            k.fit_seconds,
+            k.seconds - k.fit_seconds
+        ),
+        None => writeln!(
+            s,
+            "polytune: {} distinct variants, ranked by {} models trained on {} ({})",
+            r.variants, r.models, r.trained_compiler, r.trained_machine
+        ),
+    };
     s
 }
 

@@ -28,7 +28,10 @@ use rusqlite::Connection;
 /// paper's space (in readable form, in the same column as the bit
 /// strings, see `sql.rs`), which builds before it would fail to read:
 /// they refuse a version 3 store instead. A version 2 store is version 3
-/// unchanged, and is upgraded by writing the version alone.
+/// unchanged, and is upgraded by writing the version alone. The table
+/// `variant_features` (each measured variant's features, for the ranker
+/// of the variant) came within version 3: a table more, which builds
+/// before it neither read nor mind.
 pub const SCHEMA_VERSION: i64 = 3;
 
 /// Why the store cannot be used.
@@ -61,6 +64,20 @@ pub enum StoreError {
     /// A merge refused (see `merge.rs`): nothing was written.
     #[error("{0}")]
     Merge(String),
+}
+
+/// A measured variant with its stored features ([`Store::featured`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Featured {
+    pub kernel_id: i64,
+    pub kernel: String,
+    /// The machine's CPU.
+    pub cpu: String,
+    /// Its least configuration (the original's: the default one).
+    pub config: Config,
+    /// Over the original timed in the same batch.
+    pub speedup: f64,
+    pub x: Vec<f64>,
 }
 
 /// The machine measurements were taken on.

@@ -4,9 +4,12 @@
 //! Why one file: its code is about 420 lines, every reader of the one
 //! schema; its tests make up the rest.
 
-use super::{Key, Measured, Store, StoreError, UnitCost, atomic};
+use super::{Featured, Key, Measured, Store, StoreError, UnitCost, atomic};
+use crate::config::Config;
 use crate::lab::characterize::Backend;
+use crate::lab::compiler::Family;
 use crate::lab::size::Size;
+use crate::lab::verify::Status;
 use rusqlite::{Connection, OptionalExtension, params};
 use std::path::Path;
 
@@ -129,6 +132,60 @@ impl Store {
             .prepare("SELECT id, variant_id, median FROM measurements ORDER BY id")?;
         let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
         Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// Every measured variant of compiler `family` with stored features
+    /// named `names` (others are left out) and a speedup over the
+    /// original timed in the same batch: what the ranker of the variant
+    /// learns from, by kernel.
+    pub fn featured(&self, family: Family, names: &[String]) -> Result<Vec<Featured>, StoreError> {
+        let mut stmt = self.conn.prepare(
+            "SELECT k.id, k.name, ma.cpu, m.size, m.threads, m.median, m.baseline, f.x,
+                    (SELECT MIN(config) FROM variant_configs WHERE variant_id = v.id)
+             FROM measurements m JOIN variants v ON v.id = m.variant_id JOIN kernels k ON k.id = v.kernel_id
+             JOIN compilers c ON c.id = m.compiler_id JOIN machines ma ON ma.id = m.machine_id
+             JOIN variant_features f ON f.variant_id = v.id AND f.machine_id = m.machine_id
+                  AND f.size = m.size AND f.threads = m.threads
+             WHERE c.name = ?1 AND f.names = ?2 AND m.status = ?3
+                   AND m.median > 0 AND m.baseline > 0
+             ORDER BY k.id, v.id",
+        )?;
+        let rows = stmt.query_map(
+            rusqlite::params![family, names.join(","), Status::Ok],
+            |r| {
+                let x: String = r.get(7)?;
+                let config: Option<String> = r.get(8)?;
+                Ok((
+                    r.get::<_, i64>(0)?,
+                    r.get::<_, String>(1)?,
+                    r.get::<_, String>(2)?,
+                    r.get::<_, f64>(5)?,
+                    r.get::<_, f64>(6)?,
+                    x,
+                    config,
+                ))
+            },
+        )?;
+        let mut out = Vec::new();
+        for row in rows {
+            let (kernel_id, kernel, cpu, median, baseline, x, config) = row?;
+            let x: Vec<f64> = serde_json::from_str(&x)
+                .map_err(|e| StoreError::Io(format!("variant_features: {e}")))?;
+            let config = match config.as_deref() {
+                None | Some(super::write::ORIGINAL) => Config::default(),
+                Some(c) => super::sql::stored_config(c)
+                    .map_err(|e| StoreError::Io(format!("variant_configs: {e}")))?,
+            };
+            out.push(Featured {
+                kernel_id,
+                kernel,
+                cpu,
+                config,
+                speedup: baseline / median,
+                x,
+            });
+        }
+        Ok(out)
     }
 
     /// Every measurement, with what learning needs to know about it.

@@ -56,6 +56,10 @@ CREATE TABLE IF NOT EXISTS features (
   kernel_id INTEGER NOT NULL REFERENCES kernels(id), backend TEXT NOT NULL, size TEXT NOT NULL,
   name TEXT NOT NULL, value REAL NOT NULL,
   UNIQUE (kernel_id, backend, size, name));
+CREATE TABLE IF NOT EXISTS variant_features (
+  variant_id INTEGER NOT NULL REFERENCES variants(id), machine_id INTEGER NOT NULL REFERENCES machines(id),
+  size TEXT NOT NULL, threads INTEGER NOT NULL, names TEXT NOT NULL, x TEXT NOT NULL,
+  UNIQUE (variant_id, machine_id, size, threads));
 ";
 
 impl Store {

@@ -122,6 +122,12 @@ impl Store {
         baseline: Option<f64>,
     ) -> Result<(), StoreError> {
         let tx = self.conn.transaction()?;
+        // A measurement replaced takes its samples with it (they refer to
+        // it: the replacement would break the reference).
+        tx.execute(
+            "DELETE FROM samples WHERE measurement_id IN (SELECT id FROM measurements WHERE variant_id = ?1 AND machine_id = ?2 AND compiler_id = ?3 AND size = ?4 AND threads = ?5)",
+            params![k.variant, k.machine, k.compiler, k.size, k.threads],
+        )?;
         tx.execute(
             "INSERT OR REPLACE INTO measurements (variant_id, machine_id, compiler_id, size, threads, status, detail, compile_seconds, median, spread, baseline)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
@@ -178,6 +184,26 @@ impl Store {
         tx.execute("DELETE FROM samples WHERE measurement_id = ?1", params![id])?;
         insert_samples(&tx, id, &t.samples)?;
         tx.commit()?;
+        Ok(())
+    }
+
+    /// Stores a variant's features (`names`, comma-separated in the
+    /// table, and their values) as computed on machine `machine` at
+    /// `size` for `threads` threads, replacing any before.
+    pub fn record_variant_features(
+        &mut self,
+        variant: i64,
+        machine: i64,
+        size: Size,
+        threads: i64,
+        names: &[String],
+        x: &[f64],
+    ) -> Result<(), StoreError> {
+        let x = serde_json::to_string(x).map_err(|e| StoreError::Io(e.to_string()))?;
+        self.conn.execute(
+            "INSERT OR REPLACE INTO variant_features (variant_id, machine_id, size, threads, names, x) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            params![variant, machine, size, threads, names.join(","), x],
+        )?;
         Ok(())
     }
 
@@ -253,6 +279,59 @@ mod tests {
         assert_eq!(s.machine_id(&b).unwrap(), ia);
         assert_ne!(s.machine_id(&c).unwrap(), ia);
         assert_eq!(s.count("machines").unwrap(), 2);
+    }
+
+    #[test]
+    fn a_variant_measured_again_is_replaced_with_its_samples_and_features() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut s = Store::open(&dir.path().join("f.sqlite")).unwrap();
+        let machine = s.machine_id(&Machine::this()).unwrap();
+        let k = s.kernel_id("mvt.c", "abc").unwrap();
+        let gcc = Compiler::detect(Family::Gcc, None).unwrap();
+        let compiler = s.compiler_id(&gcc).unwrap();
+        let original = s.original_id(k, "o").unwrap();
+        let config: Config = "fuse=max,tile=32x32x32".parse().unwrap();
+        let variant = s.variant_id(k, "v", &[config]).unwrap();
+        let names = vec!["a".to_string(), "b".to_string()];
+        let timed = |median: f64| Measurement {
+            status: Status::Ok,
+            detail: String::new(),
+            compile_seconds: 0.1,
+            timing: Some(crate::lab::runner::Timing {
+                samples: vec![median, median],
+                median,
+                spread: 0.0,
+            }),
+        };
+        for (baseline, v_median) in [(2.0, 1.0), (3.0, 0.5)] {
+            for (id, median, x) in [
+                (original, baseline, [1.0, 2.0]),
+                (variant, v_median, [3.0, 4.0]),
+            ] {
+                let key = Key {
+                    variant: id,
+                    machine,
+                    compiler,
+                    size: Size::Mini,
+                    threads: 2,
+                };
+                s.record_against(&key, &timed(median), Some(baseline))
+                    .unwrap();
+                s.record_variant_features(id, machine, Size::Mini, 2, &names, &x)
+                    .unwrap();
+            }
+        }
+        assert_eq!(s.count("measurements").unwrap(), 2);
+        assert_eq!(s.count("samples").unwrap(), 4);
+        let rows = s.featured(Family::Gcc, &names).unwrap();
+        assert_eq!(rows.len(), 2);
+        assert_eq!(rows[0].config, Config::default());
+        assert_eq!((rows[0].speedup, rows[0].x.clone()), (1.0, vec![1.0, 2.0]));
+        assert_eq!(rows[1].config, config);
+        assert_eq!((rows[1].speedup, rows[1].x.clone()), (6.0, vec![3.0, 4.0]));
+        // Other features' names, or another compiler's runs: none.
+        assert!(s.featured(Family::Gcc, &names[..1]).unwrap().is_empty());
+        assert!(s.featured(Family::Clang, &names).unwrap().is_empty());
     }
 
     #[test]

@@ -166,7 +166,7 @@ pub fn predictions_with(
                 y.push(targets[i]);
             }
         }
-        let mut m = kind.model();
+        let mut m = kind.model()?;
         m.fit(&x, &y)?;
         Ok(by_kernel[k]
             .iter()

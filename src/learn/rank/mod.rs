@@ -332,5 +332,43 @@ fn gradients(
     }
 }
 
+/// One group's scores as predicted log speedups, for a search that wants
+/// predictions on the scale of its measurements: standardized within the
+/// group and scaled by `scale`, the spread of log speedups that groups
+/// show ([`group_spread`] of the training data). A constant group: all 0.
+pub fn calibrated(scores: &[f64], scale: f64) -> Vec<f64> {
+    let n = scores.len().max(1) as f64;
+    let mean = scores.iter().sum::<f64>() / n;
+    let sd = (scores.iter().map(|s| (s - mean).powi(2)).sum::<f64>() / n).sqrt();
+    scores
+        .iter()
+        .map(|s| {
+            if sd > 0.0 {
+                (s - mean) / sd * scale
+            } else {
+                0.0
+            }
+        })
+        .collect()
+}
+
+/// The mean over groups of the (population) standard deviation of
+/// `label` within each group: how far apart a group's labels lie.
+pub fn group_spread(groups: &[usize], label: &[f64]) -> f64 {
+    let mut by: BTreeMap<usize, Vec<f64>> = BTreeMap::new();
+    for (&g, &l) in groups.iter().zip(label) {
+        by.entry(g).or_default().push(l);
+    }
+    let sds: Vec<f64> = by
+        .values()
+        .map(|v| {
+            let n = v.len() as f64;
+            let m = v.iter().sum::<f64>() / n;
+            (v.iter().map(|x| (x - m).powi(2)).sum::<f64>() / n).sqrt()
+        })
+        .collect();
+    sds.iter().sum::<f64>() / sds.len().max(1) as f64
+}
+
 #[cfg(test)]
 mod tests;

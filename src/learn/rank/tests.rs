@@ -269,3 +269,15 @@ fn metrics_of_a_perfect_and_a_reversed_ranking() {
     assert_eq!(top1_share(&y, &y), Some(1.0));
     assert!((top1_share(&rev, &y).unwrap() - (0.1f64 - 0.9).exp()).abs() < 1e-12);
 }
+
+#[test]
+fn calibration_standardizes_a_group_to_the_training_spread() {
+    // Groups 0 (labels 0, 2: sd 1) and 1 (labels 1, 1, 4, 4: sd 1.5).
+    let spread = group_spread(&[0, 0, 1, 1, 1, 1], &[0.0, 2.0, 1.0, 1.0, 4.0, 4.0]);
+    assert!((spread - 1.25).abs() < 1e-12, "{spread}");
+    let c = calibrated(&[10.0, 20.0, 30.0], 2.0);
+    let sd = (200.0f64 / 3.0).sqrt();
+    assert!((c[0] + 10.0 / sd * 2.0).abs() < 1e-12 && c[1].abs() < 1e-12);
+    assert!((c[2] - 10.0 / sd * 2.0).abs() < 1e-12);
+    assert_eq!(calibrated(&[3.0, 3.0], 2.0), vec![0.0, 0.0]);
+}

@@ -2,6 +2,7 @@
 //! original, search, refine, pick, confirm, and the file to write.
 
 use super::*;
+use crate::lab::side::Side;
 
 impl Selection<'_> {
     /// How candidates are built, run and verified, in the scratch
@@ -15,13 +16,14 @@ impl Selection<'_> {
         }
     }
 
-    /// Stage 0: the SCoP regions the program never runs, from one native
-    /// run of its instrumented original.
-    pub fn unreached(&mut self) -> Result<Vec<usize>, SelectionError> {
+    /// Stage 0: one native run of the instrumented original: the SCoP
+    /// regions it never runs, and its parameters' values (what the
+    /// variant ranker's features are computed at).
+    pub fn reach(&mut self) -> Result<Side, SelectionError> {
         let text = crate::engine::pipeline::instrumented(self.src, None, self.context)?.text;
         let path = self.sources.write("reach-src", &text)?;
         self.harness()
-            .unreached(&path)
+            .plain_run(&path)
             .map_err(|why| SelectionError::Unmeasurable {
                 path: self.file.display().to_string(),
                 why,
@@ -349,6 +351,95 @@ impl Selection<'_> {
         }
         report.phases.confirm = t.elapsed().as_secs_f64();
         confirmed
+    }
+
+    /// Stage 10: what was measured, appended to the user's store with
+    /// each run's features (when the variant ranker ranked and a store is
+    /// named): the original and the candidates of the search that it
+    /// ranked. A store that fails is a warning; the selection stands.
+    pub fn learn(&mut self, ranked: &Ranked, baseline: &Baseline, report: &mut Report) {
+        let Some(path) = self.setup.store.clone() else {
+            return;
+        };
+        if self.feature_rows.is_empty() || baseline.base <= 0.0 {
+            return;
+        }
+        let measurement = |run: &super::Run| crate::lab::verify::Measurement {
+            status: run.status,
+            detail: run.detail.clone(),
+            compile_seconds: 0.0,
+            timing: run.seconds.map(|t| crate::lab::runner::Timing {
+                samples: vec![t],
+                median: t,
+                spread: 0.0,
+            }),
+        };
+        let original_run = super::Run {
+            status: crate::lab::verify::Status::Ok,
+            detail: String::new(),
+            seconds: Some(baseline.base),
+            speedup: Some(1.0),
+        };
+        let variant_of = |c: &Config| ranked.ranking.configs.iter().position(|x| x == c);
+        // The original by the plain schedule's features (its code
+        // regenerated), which the table's originals are too.
+        let plain = ranked
+            .variants
+            .iter()
+            .position(|v| v.configs.contains(&Config::default()));
+        let original_hash = crate::engine::space::code_hash(&self.src.text);
+        let mut measured: Vec<(
+            String,
+            Vec<Config>,
+            Vec<f64>,
+            crate::lab::verify::Measurement,
+        )> = Vec::new();
+        if let Some(Some(x)) = plain.map(|v| &self.feature_rows[v]) {
+            measured.push((
+                original_hash.clone(),
+                Vec::new(),
+                x.clone(),
+                measurement(&original_run),
+            ));
+        }
+        for c in &report.candidates {
+            let (Some(run), Some(v)) = (&c.run, variant_of(&c.config)) else {
+                continue;
+            };
+            if let Some(x) = &self.feature_rows[v] {
+                let variant = &ranked.variants[v];
+                measured.push((
+                    variant.hash.clone(),
+                    variant.configs.clone(),
+                    x.clone(),
+                    measurement(run),
+                ));
+            }
+        }
+        let name = self.sources.file_name.to_string_lossy().into_owned();
+        let record = crate::app::ranker::Record {
+            kernel: &name,
+            source_hash: &original_hash,
+            compiler: &self.setup.compiler,
+            size: self.setup.size,
+            threads: self.setup.protocol.threads,
+            baseline: baseline.base,
+            runs: measured
+                .iter()
+                .map(|(hash, configs, x, m)| crate::app::ranker::Measured {
+                    code_hash: hash,
+                    configs,
+                    x,
+                    measurement: m,
+                })
+                .collect(),
+        };
+        match crate::app::ranker::append(&path, &record) {
+            Ok(runs) => report.learned = Some(super::Learned { store: path, runs }),
+            Err(e) => report
+                .warnings
+                .push(format!("{e}; nothing was learned from this run")),
+        }
     }
 
     /// Stage 9: the file to write, with a header saying what was chosen
