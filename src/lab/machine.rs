@@ -16,7 +16,7 @@ use super::confine::Limits;
 use super::runner;
 use super::scratch::Scratch;
 use serde::{Deserialize, Serialize};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 
 /// Why the machine's figures could not be had.
@@ -65,7 +65,7 @@ impl Caches {
 
     /// The caches described under `dir` (`index*/{level,type,size,
     /// coherency_line_size}`, as Linux lays them out).
-    pub fn read(dir: &Path) -> Caches {
+    pub(crate) fn read(dir: &Path) -> Caches {
         let mut found = Caches {
             l1: 0,
             l2: 0,
@@ -179,20 +179,6 @@ impl Peaks {
         }
         Ok(peaks)
     }
-}
-
-/// polytune's cache directory: `$POLYTUNE_CACHE_DIR`, else
-/// `$XDG_CACHE_HOME/polytune`, else `~/.cache/polytune`; `None` without
-/// a home.
-pub fn cache_dir() -> Option<PathBuf> {
-    let var = |n: &str| std::env::var_os(n).filter(|v| !v.is_empty());
-    if let Some(d) = var("POLYTUNE_CACHE_DIR") {
-        return Some(PathBuf::from(d));
-    }
-    if let Some(d) = var("XDG_CACHE_HOME") {
-        return Some(PathBuf::from(d).join("polytune"));
-    }
-    var("HOME").map(|h| PathBuf::from(h).join(".cache").join("polytune"))
 }
 
 /// The cache file of one (CPU, compiler, flags, threads).

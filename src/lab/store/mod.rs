@@ -29,7 +29,7 @@ use rusqlite::Connection;
 /// strings, see `sql.rs`), which builds before it would fail to read:
 /// they refuse a version 3 store instead. A version 2 store is version 3
 /// unchanged, and is upgraded by writing the version alone.
-pub const SCHEMA_VERSION: i64 = 3;
+pub(crate) const SCHEMA_VERSION: i64 = 3;
 
 /// Why the store cannot be used.
 #[derive(Debug, thiserror::Error)]

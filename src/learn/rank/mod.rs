@@ -274,11 +274,13 @@ impl Ranker {
     }
 
     /// The scores of several rows.
-    pub fn scores(&self, x: &[Vec<f64>]) -> Vec<f64> {
+    #[cfg(test)]
+    pub(crate) fn scores(&self, x: &[Vec<f64>]) -> Vec<f64> {
         x.iter().map(|r| self.score(r)).collect()
     }
 
-    pub fn trees(&self) -> usize {
+    #[cfg(test)]
+    pub(crate) fn trees(&self) -> usize {
         self.trees.len()
     }
 }
