@@ -87,10 +87,10 @@ pub const EXTENDED_ATTRIBUTES: [&str; EXTENDED] = [
 ];
 
 /// The tile size of a tiled dimension in the paper's space.
-pub const TILE_SIZE: i64 = 32;
+pub(crate) const TILE_SIZE: i64 = 32;
 
 /// The largest tile size accepted beyond the paper's space.
-pub const MAX_TILE_SIZE: u16 = 4096;
+pub(crate) const MAX_TILE_SIZE: u16 = 4096;
 
 /// Number of bits of the encoding.
 pub const BITS: usize = 12;
@@ -528,11 +528,8 @@ impl fmt::Display for Config {
     }
 }
 
-/// A configuration in serialized data as its bit string (model files,
-/// the evaluation's JSON): `#[serde(with = "crate::config::as_bits")]`.
 /// Serde as text: a configuration of the paper's space as its bit
-/// string (as [`as_bits`] writes it), one beyond it in its readable
-/// form; either form is read back.
+/// string, one beyond it in its readable form; either form is read back.
 pub mod as_text {
     use super::Config;
     use serde::{Deserialize, Deserializer, Serializer};
@@ -544,25 +541,6 @@ pub mod as_text {
     pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Config, D::Error> {
         let text = String::deserialize(d)?;
         text.parse().map_err(serde::de::Error::custom)
-    }
-}
-
-pub mod as_bits {
-    use super::Config;
-    use serde::{Deserialize, Deserializer, Serializer};
-
-    pub fn serialize<S: Serializer>(c: &Config, s: S) -> Result<S::Ok, S::Error> {
-        if !c.is_paper() {
-            return Err(serde::ser::Error::custom(format!(
-                "configuration {c} is beyond the paper's space and has no bit string"
-            )));
-        }
-        s.serialize_str(&c.bits())
-    }
-
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Config, D::Error> {
-        let text = String::deserialize(d)?;
-        Config::from_bits(&text).map_err(serde::de::Error::custom)
     }
 }
 
@@ -656,18 +634,6 @@ mod tests {
         for bad in ["fuse=max", "original", "", "10", "100000000000"] {
             assert!(Config::from_bits(bad).is_err(), "{bad}");
         }
-        #[derive(serde::Serialize, serde::Deserialize, PartialEq, Debug)]
-        struct Row {
-            #[serde(with = "as_bits")]
-            config: Config,
-        }
-        let json = serde_json::to_string(&Row { config: c }).unwrap();
-        assert_eq!(json, r#"{"config":"111100101011"}"#);
-        assert_eq!(
-            serde_json::from_str::<Row>(&json).unwrap(),
-            Row { config: c }
-        );
-        assert!(serde_json::from_str::<Row>(r#"{"config":"omp=1"}"#).is_err());
     }
 
     #[test]
@@ -723,8 +689,7 @@ mod tests {
             "fuse=smart,tile=32x32x32,wave=0,omp=1,prevec=0,simd=0,uj=1,rb=4x8"
         );
         assert_eq!(c.to_string().parse::<Config>().unwrap(), c);
-        // The bits are the paper part's; the register tile has none, and
-        // a serialization by bits refuses it.
+        // The bits are the paper part's; the register tile has none.
         assert_eq!(c.bits(), "011110100000");
         assert_eq!(
             Config::from_bits(&c.bits()).unwrap(),
@@ -733,7 +698,6 @@ mod tests {
                 ..c
             }
         );
-        assert!(serde_json::to_string(&Row { config: c }).is_err());
         for none in ["rb=0", "rb=none", "rb=1x1"] {
             assert!(none.parse::<Config>().unwrap().is_paper(), "{none}");
         }
@@ -742,11 +706,6 @@ mod tests {
             let e = bad.parse::<Config>().unwrap_err().to_string();
             assert!(e.contains("rb must be MRxNR"), "{e}");
             assert!(e.contains("no bit string"), "{e}");
-        }
-        #[derive(serde::Serialize)]
-        struct Row {
-            #[serde(with = "as_bits")]
-            config: Config,
         }
     }
 

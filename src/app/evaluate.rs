@@ -59,7 +59,7 @@ pub struct Subset {
 }
 
 /// Every model's summary line of `e`.
-pub fn summary(e: &Evaluation) -> Vec<ModelSummary> {
+pub(crate) fn summary(e: &Evaluation) -> Vec<ModelSummary> {
     e.summary()
         .into_iter()
         .map(

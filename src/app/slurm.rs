@@ -128,7 +128,7 @@ fn io(path: &Path) -> impl FnOnce(std::io::Error) -> SlurmError + '_ {
 }
 
 /// The job directory of a store: `DB.slurm` beside it.
-pub fn job_dir(db: &Path) -> PathBuf {
+pub(crate) fn job_dir(db: &Path) -> PathBuf {
     let mut name = db.as_os_str().to_owned();
     name.push(".slurm");
     PathBuf::from(name)

@@ -4,7 +4,7 @@
 //! measurements a model learns from, and the output format.
 
 use super::Usage;
-pub use super::config_args::ConfigArgs;
+pub(crate) use super::config_args::ConfigArgs;
 use crate::lab::characterize::Backend;
 use crate::lab::compiler::{Compiler, Family};
 use crate::lab::dump::StdoutPolicy;
@@ -36,7 +36,7 @@ value_enum!(Family, Size, Backend, StdoutPolicy);
 
 /// How programs are built (every command that compiles).
 #[derive(clap::Args, Clone, Debug)]
-pub struct BuildArgs {
+pub(crate) struct BuildArgs {
     /// Back-end compiler (`collect`: a comma-separated list, gcc,clang).
     #[arg(long, value_enum, value_delimiter = ',', default_value = "gcc")]
     pub compiler: Vec<Family>,
@@ -53,7 +53,7 @@ pub struct BuildArgs {
 
 impl BuildArgs {
     /// The one compiler of a command that builds with one.
-    pub fn compiler_name(&self) -> Result<Family> {
+    pub(crate) fn compiler_name(&self) -> Result<Family> {
         match self.compiler.as_slice() {
             [one] => Ok(*one),
             _ => Err(
@@ -63,7 +63,7 @@ impl BuildArgs {
         }
     }
 
-    pub fn compiler(&self) -> Result<Compiler> {
+    pub(crate) fn compiler(&self) -> Result<Compiler> {
         Ok(Compiler::detect(
             self.compiler_name()?,
             Some(split_flags(&self.cflags)),
@@ -71,7 +71,7 @@ impl BuildArgs {
     }
 
     /// Every compiler of the list.
-    pub fn compilers(&self) -> Result<Vec<Compiler>> {
+    pub(crate) fn compilers(&self) -> Result<Vec<Compiler>> {
         let mut seen = Vec::new();
         for c in &self.compiler {
             if !seen.contains(c) {
@@ -87,7 +87,7 @@ impl BuildArgs {
     /// The include path for `file`: the extra directories, the file's own
     /// (`.` for a file named without a directory, never an empty `-I ''`)
     /// and, for a program that includes the corpus header, that header's.
-    pub fn include_for(&self, file: &Path) -> Vec<PathBuf> {
+    pub(crate) fn include_for(&self, file: &Path) -> Vec<PathBuf> {
         let mut include = self.include.clone();
         include.push(match file.parent() {
             Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
@@ -108,7 +108,7 @@ impl BuildArgs {
 /// How the user's program is built and run when it is measured (issue
 /// 17): a compile line like a compiler's, or the program's own build.
 #[derive(clap::Args, Clone, Debug, Default)]
-pub struct ProgramArgs {
+pub(crate) struct ProgramArgs {
     /// The program's command-line arguments when it is run, e.g.
     /// --run-args "input.dat 100".
     #[arg(long, value_name = "ARGS", allow_hyphen_values = true)]
@@ -156,7 +156,7 @@ pub struct ProgramArgs {
     pub size_from_footprint: bool,
 }
 
-pub fn parse_param(s: &str) -> Result<(String, i64), String> {
+pub(crate) fn parse_param(s: &str) -> Result<(String, i64), String> {
     let (name, value) = s
         .split_once('=')
         .ok_or_else(|| format!("`{s}` is not NAME=VALUE"))?;
@@ -173,7 +173,7 @@ impl ProgramArgs {
     /// kernel, the driver polytune writes (into `scratch`, which must
     /// outlive the recipe's builds) is built with it.
     #[allow(clippy::too_many_arguments)]
-    pub fn recipe(
+    pub(crate) fn recipe(
         &self,
         compiler: Compiler,
         src: &crate::frontend::SourceFile,
@@ -260,7 +260,7 @@ impl ProgramArgs {
         Ok(r)
     }
 
-    pub fn tolerance(&self) -> crate::lab::dump::Tolerance {
+    pub(crate) fn tolerance(&self) -> crate::lab::dump::Tolerance {
         crate::lab::dump::Tolerance {
             rtol: self.rtol,
             atol: self.atol,
@@ -272,7 +272,7 @@ impl ProgramArgs {
 /// The program's compile line after `--` (`measure`, `characterize`,
 /// `collect`; `optimize` and `scop` through their source arguments).
 #[derive(clap::Args, Clone, Debug, Default)]
-pub struct CompileLine {
+pub(crate) struct CompileLine {
     /// The program's compile line after `--`: include paths, -D flags, extra
     /// sources, libraries.
     ///
@@ -283,12 +283,12 @@ pub struct CompileLine {
     pub words: Vec<String>,
 }
 
-pub use crate::lab::build::corpus_style;
+pub(crate) use crate::lab::build::corpus_style;
 
 /// How programs are run and timed (`measure`, `collect` and the learned
 /// `optimize`).
 #[derive(clap::Args, Clone, Debug)]
-pub struct RunArgs {
+pub(crate) struct RunArgs {
     /// Dataset size of corpus-style programs.
     #[arg(long, value_enum, default_value = "medium")]
     pub size: Size,
@@ -306,7 +306,7 @@ pub struct RunArgs {
 
 impl RunArgs {
     /// The timing protocol of these arguments (the defaults otherwise).
-    pub fn protocol(&self) -> Protocol {
+    pub(crate) fn protocol(&self) -> Protocol {
         Protocol {
             threads: self.threads,
             timeout: std::time::Duration::from_secs(self.timeout),
@@ -319,7 +319,7 @@ impl RunArgs {
 
 /// Machine-readable output.
 #[derive(clap::Args, Clone, Debug)]
-pub struct OutputArgs {
+pub(crate) struct OutputArgs {
     /// Machine-readable output (JSON on standard output).
     #[arg(long)]
     pub json: bool,
@@ -327,7 +327,7 @@ pub struct OutputArgs {
 
 /// The measurements of a store a model learns from.
 #[derive(clap::Args, Clone, Debug)]
-pub struct DataArgs {
+pub(crate) struct DataArgs {
     /// Back-end compiler whose measurements to use.
     #[arg(long, value_enum, default_value = "gcc")]
     pub compiler: Family,
@@ -357,7 +357,7 @@ pub struct DataArgs {
 }
 
 impl DataArgs {
-    pub fn selection(&self) -> crate::learn::dataset::Selection {
+    pub(crate) fn selection(&self) -> crate::learn::dataset::Selection {
         crate::learn::dataset::Selection {
             compiler: self.compiler,
             size: self.size,
@@ -367,7 +367,7 @@ impl DataArgs {
         }
     }
 
-    pub fn kinds(&self) -> Vec<crate::learn::Kind> {
+    pub(crate) fn kinds(&self) -> Vec<crate::learn::Kind> {
         if self.models.is_empty() {
             crate::learn::Kind::ALL.to_vec()
         } else {
@@ -378,7 +378,11 @@ impl DataArgs {
     /// The dataset of `db`, saying what it leaves out: variants measured
     /// only beyond the paper's space (the models' attributes are its
     /// bits).
-    pub fn dataset(&self, db: &Path, ui: &super::Ui) -> Result<crate::learn::dataset::Dataset> {
+    pub(crate) fn dataset(
+        &self,
+        db: &Path,
+        ui: &super::Ui,
+    ) -> Result<crate::learn::dataset::Dataset> {
         if !db.exists() {
             anyhow::bail!(
                 "{} does not exist (run `polytune collect` first)",
@@ -395,7 +399,7 @@ impl DataArgs {
 
 /// Says how many of a dataset's variants lie beyond the paper's space
 /// (learned through their typed attributes).
-pub fn note_beyond_paper(d: &crate::learn::dataset::Dataset, ui: &super::Ui) {
+pub(crate) fn note_beyond_paper(d: &crate::learn::dataset::Dataset, ui: &super::Ui) {
     if d.beyond_paper > 0 {
         ui.note(format_args!(
             "{} of {} variants lie beyond the paper's space: the models learn their fields as typed attributes ({})",
@@ -406,13 +410,13 @@ pub fn note_beyond_paper(d: &crate::learn::dataset::Dataset, ui: &super::Ui) {
     }
 }
 
-pub fn split_flags(f: &str) -> Vec<String> {
+pub(crate) fn split_flags(f: &str) -> Vec<String> {
     f.split_whitespace().map(String::from).collect()
 }
 
 /// The corpus header's directory, found next to the executable's source
 /// tree or the current directory.
-pub fn corpus_include() -> PathBuf {
+pub(crate) fn corpus_include() -> PathBuf {
     let built = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("polybench/include");
     if built.exists() {
         built
@@ -423,14 +427,14 @@ pub fn corpus_include() -> PathBuf {
 
 /// Where `train` writes a compiler's models by default and `optimize`
 /// reads them: models/<compiler> in the current directory.
-pub fn models_dir(compiler: Family) -> PathBuf {
+pub(crate) fn models_dir(compiler: Family) -> PathBuf {
     PathBuf::from("models").join(compiler.as_str())
 }
 
 /// The models `optimize` reads: models/<compiler> in the current
 /// directory when it exists (what `train` writes by default), else the
 /// shipped ones of the source tree.
-pub fn models_to_read(compiler: Family) -> PathBuf {
+pub(crate) fn models_to_read(compiler: Family) -> PathBuf {
     let local = models_dir(compiler);
     let shipped = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(&local);
     if local.exists() || !shipped.exists() {
@@ -442,7 +446,7 @@ pub fn models_to_read(compiler: Family) -> PathBuf {
 
 /// The address-space limit of child programs: the default (half of the
 /// machine's memory) unless given.
-pub fn memory_limit(given: Option<crate::lab::confine::MemoryLimit>) -> Option<u64> {
+pub(crate) fn memory_limit(given: Option<crate::lab::confine::MemoryLimit>) -> Option<u64> {
     match given {
         Some(m) => m.0,
         None => Some(crate::lab::confine::default_memory_limit()),
@@ -451,12 +455,12 @@ pub fn memory_limit(given: Option<crate::lab::confine::MemoryLimit>) -> Option<u
 
 /// Whether two paths name one file (device and inode: hard links,
 /// symbolic links and `/dev/stdout` aliases included).
-pub fn same_file(a: &Path, b: &Path) -> bool {
+pub(crate) fn same_file(a: &Path, b: &Path) -> bool {
     crate::lab::store::atomic::same_file(a, b)
 }
 
 /// Refuses to write `out` over `input` unless allowed.
-pub fn refuse_overwrite(out: Option<&Path>, input: &Path, in_place: bool) -> Result<()> {
+pub(crate) fn refuse_overwrite(out: Option<&Path>, input: &Path, in_place: bool) -> Result<()> {
     if let Some(out) = out
         && !in_place
         && same_file(out, input)
@@ -472,7 +476,7 @@ pub fn refuse_overwrite(out: Option<&Path>, input: &Path, in_place: bool) -> Res
 
 /// Writes a command's text output: to `out` atomically (a failure leaves
 /// the file as it was, with --in-place the input), or to standard output.
-pub fn write_output(out: Option<&Path>, text: &str) -> Result<()> {
+pub(crate) fn write_output(out: Option<&Path>, text: &str) -> Result<()> {
     match out {
         Some(p) => Ok(crate::lab::store::atomic::write(p, text.as_bytes())?),
         None => super::out(text),

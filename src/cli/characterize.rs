@@ -19,7 +19,7 @@ use std::path::PathBuf;
 /// runs only from the first region, which it warms first. Build it like a
 /// compiler: after `--`, the program's compile line.
 #[derive(clap::Args)]
-pub struct Args {
+pub(crate) struct Args {
     /// C source file with `#pragma scop` regions.
     file: PathBuf,
     /// Counters: cachegrind (simulated, deterministic), papi (the hardware's)
@@ -67,7 +67,7 @@ enum Counters {
 
 /// `polytune characterize`: the back end chosen, the program counted by
 /// the app layer, its report printed.
-pub fn run(a: Args, ui: &Ui) -> Result<()> {
+pub(crate) fn run(a: Args, ui: &Ui) -> Result<()> {
     let compiler = a.build.compiler()?;
     let dir = Scratch::new("characterize")?;
     let limits = crate::lab::confine::Limits::new(

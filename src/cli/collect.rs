@@ -22,7 +22,7 @@ use std::path::PathBuf;
 /// (--param). Results are written as they arrive; rerunning the same
 /// command after an interruption skips what is stored.
 #[derive(clap::Args)]
-pub struct Args {
+pub(crate) struct Args {
     /// Kernel files or directories (searched recursively).
     #[arg(required_unless_present = "status")]
     paths: Vec<PathBuf>,
@@ -188,7 +188,7 @@ fn space(a: &Args) -> Result<crate::app::campaign::Space, super::Usage> {
     }
 }
 
-pub fn run(a: Args, ui: &Ui) -> Result<()> {
+pub(crate) fn run(a: Args, ui: &Ui) -> Result<()> {
     if a.status {
         let s = crate::app::slurm::status(&a.db)?;
         return super::out(&if a.output.json {

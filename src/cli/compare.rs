@@ -29,7 +29,7 @@ use std::path::PathBuf;
 /// their medians, with the geometric mean over the kernels (a failed or
 /// wrong contender counts as 1.0, the baseline it would fall back to).
 #[derive(clap::Args)]
-pub struct Args {
+pub(crate) struct Args {
     /// Kernel files in the corpus style.
     #[arg(required = true)]
     files: Vec<PathBuf>,
@@ -114,7 +114,7 @@ fn parse_strategy(s: &str) -> Result<Strategy, String> {
 }
 
 /// `polytune compare`: its stages, from the models to the printed report.
-pub fn run(a: Args, ui: &Ui) -> Result<()> {
+pub(crate) fn run(a: Args, ui: &Ui) -> Result<()> {
     let name = a.build.compiler_name()?;
     let mine = a.build.compiler()?;
     let flags = mine.flags.clone();

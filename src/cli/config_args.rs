@@ -6,7 +6,7 @@ use crate::config::{Config, Fusion};
 /// One configuration of the space: `--config` and the named flags.
 #[derive(clap::Args, Clone, Debug, Default)]
 #[group(id = "configuration", multiple = true)]
-pub struct ConfigArgs {
+pub(crate) struct ConfigArgs {
     /// Configuration T: a 12-bit string or its readable form; the named flags
     /// override it.
     ///
@@ -73,7 +73,7 @@ pub struct ConfigArgs {
 impl ConfigArgs {
     /// The configuration given, if any: `--config` (else the all-zero
     /// one) with the named flags applied over it.
-    pub fn config(&self) -> Option<Config> {
+    pub(crate) fn config(&self) -> Option<Config> {
         let given = self.config.is_some()
             || self.fuse.is_some()
             || self.tile.is_some()

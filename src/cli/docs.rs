@@ -12,7 +12,7 @@ use std::path::PathBuf;
 /// Print the completion script of a shell (e.g. `polytune completions
 /// bash > /etc/bash_completion.d/polytune`).
 #[derive(clap::Args)]
-pub struct CompletionsArgs {
+pub(crate) struct CompletionsArgs {
     /// bash, zsh, fish, elvish or powershell.
     shell: clap_complete::Shell,
 }
@@ -23,19 +23,19 @@ pub struct CompletionsArgs {
 /// (polytune-optimize.1, ...) into DIR (e.g. `polytune man
 /// /usr/local/share/man/man1`).
 #[derive(clap::Args)]
-pub struct ManArgs {
+pub(crate) struct ManArgs {
     /// The directory to write them to (made if missing).
     dir: PathBuf,
 }
 
-pub fn completions(a: CompletionsArgs) -> Result<()> {
+pub(crate) fn completions(a: CompletionsArgs) -> Result<()> {
     let mut cmd = super::Cli::command();
     let mut out = Vec::new();
     clap_complete::generate(a.shell, &mut cmd, "polytune", &mut out);
     super::out(&String::from_utf8_lossy(&out))
 }
 
-pub fn man(a: ManArgs, ui: &super::Ui) -> Result<()> {
+pub(crate) fn man(a: ManArgs, ui: &super::Ui) -> Result<()> {
     std::fs::create_dir_all(&a.dir)
         .with_context(|| format!("cannot make the directory {}", a.dir.display()))?;
     let cmd = super::Cli::command();

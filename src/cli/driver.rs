@@ -14,7 +14,7 @@ use std::path::PathBuf;
 /// the kernel's access footprint), fills it deterministically and calls
 /// the kernel once. Build it with the kernel: `cc kernel.c driver.c`.
 #[derive(clap::Args)]
-pub struct Args {
+pub(crate) struct Args {
     /// The kernel's C file (with `#pragma scop` regions, or found with
     /// --detect).
     file: PathBuf,
@@ -35,7 +35,7 @@ pub struct Args {
     output: Option<PathBuf>,
 }
 
-pub fn run(a: Args, ui: &Ui) -> Result<()> {
+pub(crate) fn run(a: Args, ui: &Ui) -> Result<()> {
     let src = a.source.load(&a.file, &a.include, ui)?;
     let d = crate::engine::driver::generate_with(&src, &a.param, a.size_from_footprint)?;
     if !d.defines.is_empty() {

@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 /// multi-model, per kernel and on average (paper Tables 8–13). Minutes:
 /// every model is trained once per kernel; no program runs.
 #[derive(clap::Args)]
-pub struct Args {
+pub(crate) struct Args {
     /// Results database of a campaign.
     #[arg(long)]
     db: PathBuf,
@@ -62,7 +62,7 @@ pub struct Args {
     train_kernels: Option<u64>,
 }
 
-pub fn run(a: Args, ui: &Ui) -> Result<()> {
+pub(crate) fn run(a: Args, ui: &Ui) -> Result<()> {
     for p in a.predictions.iter().chain(&a.save_json) {
         if same_file(p, &a.db) {
             anyhow::bail!(

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 /// Export a results database as CSV (seconds).
 #[derive(clap::Args)]
-pub struct Args {
+pub(crate) struct Args {
     /// The results store (SQLite) to export.
     #[arg(long)]
     db: PathBuf,
@@ -30,7 +30,7 @@ pub struct Args {
     machine: Option<String>,
 }
 
-pub fn run(a: Args, ui: &Ui) -> Result<()> {
+pub(crate) fn run(a: Args, ui: &Ui) -> Result<()> {
     let db = &a.db;
     if !db.exists() {
         anyhow::bail!("{} does not exist", db.display());

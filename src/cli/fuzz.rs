@@ -19,7 +19,7 @@ use std::path::PathBuf;
 /// compile error, engine error) are saved with a reproducer under
 /// OUT/findings; the exit code is 1 if there is any.
 #[derive(clap::Args)]
-pub struct Args {
+pub(crate) struct Args {
     /// Seed of the whole run.
     #[arg(long, default_value_t = 1)]
     seed: u64,
@@ -97,7 +97,7 @@ pub fn optimize_args(prog: &str, config: &str, out: &str) -> Vec<String> {
         .to_vec()
 }
 
-pub fn run(a: Args, ui: &Ui) -> Result<()> {
+pub(crate) fn run(a: Args, ui: &Ui) -> Result<()> {
     let opts = crate::app::fuzz::Options {
         seed: a.seed,
         first: a.first,

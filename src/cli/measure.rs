@@ -24,7 +24,7 @@ use std::path::{Path, PathBuf};
 /// is timed. Build it like a compiler: `polytune measure 2mm.c --config T
 /// -- -Iutilities utilities/polybench.c -DSMALL_DATASET -lm`.
 #[derive(clap::Args)]
-pub struct Args {
+pub(crate) struct Args {
     /// C source file with `#pragma scop` regions; its compile line after `--`.
     file: PathBuf,
     #[command(flatten)]
@@ -53,7 +53,7 @@ pub struct Args {
 
 /// `polytune measure`: the program parsed and its harness set up, the
 /// measurement by the app layer, its report printed.
-pub fn run(a: Args, ui: &Ui) -> Result<()> {
+pub(crate) fn run(a: Args, ui: &Ui) -> Result<()> {
     let src = measure::source(&a.file).map_err(super::app_error)?;
     // Removed on every way out of this function, errors included.
     let dir = Scratch::new("measure")?;

@@ -40,7 +40,7 @@ use std::io::Write;
 
 /// The exit status of a polytune run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ExitStatus {
+pub(crate) enum ExitStatus {
     /// Success.
     Ok = 0,
     /// Input rejected: bad C, not a SCoP, a failing program, I/O.
@@ -54,7 +54,7 @@ pub enum ExitStatus {
 impl ExitStatus {
     /// The status an error ends the run with: the first cause in the
     /// chain that names one decides; anything else is rejected input.
-    pub fn of(e: &anyhow::Error) -> ExitStatus {
+    pub(crate) fn of(e: &anyhow::Error) -> ExitStatus {
         for cause in e.chain() {
             if let Some(r) = cause.downcast_ref::<Reported>() {
                 return r.0;
@@ -85,12 +85,12 @@ impl ExitStatus {
 /// A usage error found after parsing (clap reports its own with exit 2).
 #[derive(Debug, thiserror::Error)]
 #[error("{0}")]
-pub struct Usage(pub String);
+pub(crate) struct Usage(pub String);
 
 /// The command already said what went wrong; end with this status.
 #[derive(Debug, thiserror::Error)]
 #[error("exit status {0:?}")]
-pub struct Reported(pub ExitStatus);
+pub(crate) struct Reported(pub ExitStatus);
 
 /// Ends a command whose output is written but whose engine caught bugs of
 /// its own (those SCoPs were left unchanged): exit status 3.
@@ -130,7 +130,7 @@ struct StdoutClosed;
 
 /// How much the CLI says on standard error besides its errors.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Verbosity {
+pub(crate) enum Verbosity {
     /// Errors only (`-q`).
     Quiet,
     /// Errors, warnings and notes.
@@ -141,27 +141,27 @@ pub enum Verbosity {
 
 /// What the commands print on standard error, by verbosity.
 #[derive(Debug, Clone, Copy)]
-pub struct Ui {
+pub(crate) struct Ui {
     pub verbosity: Verbosity,
 }
 
 impl Ui {
     /// A warning (hidden by `-q`).
-    pub fn warn(&self, msg: impl std::fmt::Display) {
+    pub(crate) fn warn(&self, msg: impl std::fmt::Display) {
         if self.verbosity >= Verbosity::Normal {
             eprintln!("polytune: warning: {msg}");
         }
     }
 
     /// A note (hidden by `-q`).
-    pub fn note(&self, msg: impl std::fmt::Display) {
+    pub(crate) fn note(&self, msg: impl std::fmt::Display) {
         if self.verbosity >= Verbosity::Normal {
             eprintln!("polytune: {msg}");
         }
     }
 
     /// A detail (shown with `-v`).
-    pub fn detail(&self, msg: impl std::fmt::Display) {
+    pub(crate) fn detail(&self, msg: impl std::fmt::Display) {
         if self.verbosity >= Verbosity::Verbose {
             eprintln!("polytune: {msg}");
         }

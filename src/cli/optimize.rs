@@ -43,7 +43,7 @@ use std::path::{Path, PathBuf};
 #[command(mut_group("configuration", |g| g.conflicts_with_all(
     ["LearnedArgs", "RunArgs", "ProgramArgs", "compiler", "cflags"]
 )))]
-pub struct Args {
+pub(crate) struct Args {
     /// C source file (never modified unless --in-place).
     file: PathBuf,
     #[command(flatten, next_help_heading = "Configuration")]
@@ -220,7 +220,7 @@ fn parse_strategy(s: &str) -> Result<Strategy, String> {
     s.parse()
 }
 
-pub fn run(a: Args, ui: &Ui) -> Result<()> {
+pub(crate) fn run(a: Args, ui: &Ui) -> Result<()> {
     refuse_overwrite(a.output.as_deref(), &a.file, a.in_place)?;
     let src = a.source.load(&a.file, &a.build.include, ui)?;
     let (text, internal) = match a.config.config() {

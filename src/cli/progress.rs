@@ -19,14 +19,14 @@ enum Mode {
 }
 
 /// A counter from 0 to a total, shown as it moves.
-pub struct Progress {
+pub(crate) struct Progress {
     mode: Mode,
     started: Instant,
 }
 
 impl Progress {
     /// The form `ui` and standard error call for.
-    pub fn new(ui: &Ui) -> Progress {
+    pub(crate) fn new(ui: &Ui) -> Progress {
         let mode = if ui.verbosity < Verbosity::Normal {
             Mode::Off
         } else if std::io::stderr().is_terminal() {
@@ -50,7 +50,7 @@ impl Progress {
     }
 
     /// A line of its own (a note, a warning), above the bar if there is one.
-    pub fn note(&self, line: impl std::fmt::Display) {
+    pub(crate) fn note(&self, line: impl std::fmt::Display) {
         match &self.mode {
             Mode::Off => {}
             Mode::Bar(b) => b.println(format!("polytune: {line}")),
@@ -60,7 +60,7 @@ impl Progress {
 
     /// What is running now, on the bar only (plain lines say it with the
     /// next count).
-    pub fn doing(&self, what: &str) {
+    pub(crate) fn doing(&self, what: &str) {
         if let Mode::Bar(b) = &self.mode {
             b.set_message(what.to_string());
         }
@@ -69,7 +69,7 @@ impl Progress {
     /// `done` of `total` are through, the last being `what`. `eta` is the
     /// caller's estimate of the seconds left; without one it is drawn from
     /// the pace so far. `important` forces a plain line (a failure).
-    pub fn set(
+    pub(crate) fn set(
         &mut self,
         done: usize,
         total: usize,
@@ -106,7 +106,7 @@ impl Progress {
     }
 
     /// Removes the bar (plain lines need no ending).
-    pub fn finish(&self) {
+    pub(crate) fn finish(&self) {
         if let Mode::Bar(b) = &self.mode {
             b.finish_and_clear();
         }
@@ -121,7 +121,7 @@ impl Drop for Progress {
 
 /// Runs `work`, which reports `(done, total)` from any thread, with a
 /// counter of `what` on standard error.
-pub fn counting<T>(
+pub(crate) fn counting<T>(
     ui: &Ui,
     what: &str,
     work: impl FnOnce(&(dyn Fn(usize, usize) + Sync)) -> T,
@@ -142,7 +142,7 @@ pub fn counting<T>(
 }
 
 /// `1 h 05 min`, `12 min`, `40 s`.
-pub fn duration(seconds: f64) -> String {
+pub(crate) fn duration(seconds: f64) -> String {
     let s = seconds.max(0.0).round() as u64;
     match (s / 3600, (s % 3600) / 60) {
         (0, 0) => format!("{s} s"),

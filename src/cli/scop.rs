@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 /// regions found without pragmas, and why nearby loop nests were not
 /// taken.
 #[derive(clap::Args)]
-pub struct Args {
+pub(crate) struct Args {
     /// C source file.
     file: PathBuf,
     #[command(flatten)]
@@ -53,7 +53,7 @@ pub struct Args {
     mark: bool,
 }
 
-pub fn run(a: Args, ui: &Ui) -> Result<()> {
+pub(crate) fn run(a: Args, ui: &Ui) -> Result<()> {
     if a.output.is_some() && !a.regenerate && !a.mark {
         anyhow::bail!("--output is for --regenerate or --mark");
     }

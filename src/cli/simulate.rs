@@ -28,7 +28,7 @@ const DEFAULT: &str = "multi-model,diverse,random,local,bo-plain,bo";
 /// evaluations needed to reach 90/95/99/100% of Opt, and how peaked each
 /// kernel's landscape is.
 #[derive(clap::Args)]
-pub struct Args {
+pub(crate) struct Args {
     /// Results database of a campaign.
     #[arg(long)]
     db: PathBuf,
@@ -115,7 +115,7 @@ fn unit_share(s: &str) -> Result<f64, String> {
 }
 
 /// `polytune simulate`: its stages, from the dataset to the printed report.
-pub fn run(a: Args, ui: &Ui) -> Result<()> {
+pub(crate) fn run(a: Args, ui: &Ui) -> Result<()> {
     let d = a.data.dataset(&a.db, ui)?;
     let eo = evaluate::Options {
         models: a.data.kinds(),
@@ -284,7 +284,7 @@ fn na(v: f64, budget: usize) -> String {
 
 /// The tables: summary, per kernel at 6 and 12 evaluations, evaluations
 /// to reach each threshold, landscapes and the fields that matter.
-pub fn markdown(s: &Simulation) -> String {
+pub(crate) fn markdown(s: &Simulation) -> String {
     let mut o = String::new();
     let bs = shown(s.budget);
     o += "\n### Mean % of Opt (arithmetic / geometric over kernels) after N evaluations\n\n| strategy | runs |";
@@ -437,7 +437,7 @@ fn trace_markdown(s: &Simulation) -> String {
 }
 
 /// One line per strategy, kernel (or mean, geomean) and budget.
-pub fn csv(s: &Simulation) -> String {
+pub(crate) fn csv(s: &Simulation) -> String {
     let mut t = CsvText::new([
         "strategy",
         "kernel",

@@ -15,7 +15,7 @@ pub const ASSUME_NO_ALIAS_WARNING: &str = "polytune: warning: --assume-no-alias:
 
 /// How the SCoPs of the input are found (`optimize`, `scop`).
 #[derive(clap::Args, Clone, Debug)]
-pub struct SourceArgs {
+pub(crate) struct SourceArgs {
     /// Treat NAME as a pure function inside SCoPs (repeatable).
     #[arg(long = "pure", value_name = "NAME")]
     pub pure: Vec<String>,
@@ -36,7 +36,7 @@ pub struct SourceArgs {
 impl SourceArgs {
     /// The file's SCoPs, marked by pragmas or detected; `include` goes to
     /// clang as `-I` when detecting.
-    pub fn load(&self, file: &Path, include: &[PathBuf], ui: &Ui) -> Result<SourceFile> {
+    pub(crate) fn load(&self, file: &Path, include: &[PathBuf], ui: &Ui) -> Result<SourceFile> {
         if self.detect {
             detected_source(file, self, include, ui)
         } else {
@@ -55,7 +55,7 @@ impl SourceArgs {
 /// `--assume-no-alias`, warns that the result is only right if no arrays
 /// overlap.
 #[cfg(feature = "detect")]
-pub fn detect_options(
+pub(crate) fn detect_options(
     a: &SourceArgs,
     include: &[PathBuf],
     ui: &Ui,
@@ -77,7 +77,7 @@ pub fn detect_options(
 /// (what libclang needs to parse the file): `-I`, `-D`, `-U`, `-std=`,
 /// `-include`, `-isystem`, `-iquote`, with their values.
 #[cfg(feature = "detect")]
-pub fn preprocessor_flags(line: &[String]) -> Vec<String> {
+pub(crate) fn preprocessor_flags(line: &[String]) -> Vec<String> {
     let mut out = Vec::new();
     let mut words = line.iter();
     while let Some(w) = words.next() {

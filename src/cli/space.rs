@@ -34,7 +34,7 @@ use std::path::PathBuf;
             .requires("verify")
     )
 )]
-pub struct Args {
+pub(crate) struct Args {
     /// C source file.
     file: PathBuf,
     #[command(flatten)]
@@ -73,7 +73,7 @@ pub struct Args {
     run: RunArgs,
 }
 
-pub fn run(a: Args, ui: &Ui) -> Result<()> {
+pub(crate) fn run(a: Args, ui: &Ui) -> Result<()> {
     let file = &a.file;
     let src = frontend::parse_file(
         file,

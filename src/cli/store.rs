@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 /// Operations on whole results stores.
 #[derive(clap::Args)]
-pub struct Args {
+pub(crate) struct Args {
     #[command(subcommand)]
     command: Command,
 }
@@ -40,7 +40,7 @@ struct MergeArgs {
     json: OutputArgs,
 }
 
-pub fn run(a: Args, ui: &Ui) -> Result<()> {
+pub(crate) fn run(a: Args, ui: &Ui) -> Result<()> {
     match a.command {
         Command::Merge(m) => merge(m, ui),
     }

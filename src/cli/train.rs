@@ -14,7 +14,7 @@ use std::path::PathBuf;
 /// them (one JSON file each, with their feature schema, machine and
 /// compiler) to a directory (seconds to a few minutes, no program runs).
 #[derive(clap::Args)]
-pub struct Args {
+pub(crate) struct Args {
     /// Results database of a campaign.
     #[arg(long)]
     db: PathBuf,
@@ -34,7 +34,7 @@ pub struct Args {
     json: OutputArgs,
 }
 
-pub fn run(a: Args, ui: &Ui) -> Result<()> {
+pub(crate) fn run(a: Args, ui: &Ui) -> Result<()> {
     let output = a
         .output
         .clone()

@@ -24,8 +24,8 @@ pub struct RegisterTile {
 /// The register tile sizes accepted: a side of 1 to 16, at most 128
 /// accumulators (the 32 registers of AVX-512 hold 256 doubles, the 16 of
 /// AVX2 64: more than the registers hold spills).
-pub const MAX_REGISTER_SIDE: u8 = 16;
-pub const MAX_ACCUMULATORS: u16 = 128;
+pub(crate) const MAX_REGISTER_SIDE: u8 = 16;
+pub(crate) const MAX_ACCUMULATORS: u16 = 128;
 
 impl fmt::Display for RegisterTile {
     /// `4x8`.

@@ -21,7 +21,7 @@ pub struct UnrollJam {
 /// 16 copies already outnumber the 16 vector registers of AVX2 for one
 /// value live per copy, so a larger factor only grows the code (up to
 /// 16 × 16 = 256 copies of the innermost body).
-pub const MAX_UNROLL: u8 = 16;
+pub(crate) const MAX_UNROLL: u8 = 16;
 
 impl UnrollJam {
     /// No unrolling (`uj=1`).

@@ -137,7 +137,7 @@ impl Extended {
     }
 
     /// The number of a configuration, if it lies in the space.
-    pub fn index(&self, c: &Config) -> Option<u64> {
+    pub(crate) fn index(&self, c: &Config) -> Option<u64> {
         fn at<T: PartialEq>(list: &[T], v: &T) -> Option<u64> {
             list.iter().position(|x| x == v).map(|p| p as u64)
         }

@@ -39,7 +39,7 @@ const RUNTIME: &str = include_str!("instrument_rt.c");
 
 /// The file with region `k`'s body replaced by `bodies[k]` (the original
 /// text, or a variant's) and every region instrumented.
-pub fn instrument(src: &SourceFile, bodies: &[String]) -> Result<String, EngineError> {
+pub(crate) fn instrument(src: &SourceFile, bodies: &[String]) -> Result<String, EngineError> {
     let path = src.path.display().to_string();
     let quoted = path.replace('\\', "\\\\").replace('"', "\\\"");
     let mut wrapped = Vec::with_capacity(bodies.len());
@@ -148,13 +148,15 @@ fn record(scop: &Scop, indent: &str) -> Result<String, EngineError> {
 /// starts the simulator's instrumentation (`--instr-atstart=no`: what
 /// comes before runs at valgrind's plain speed, not simulated), a load of
 /// every element of every array's footprint (what the region reads or
-/// writes), at most [`WARM_BYTES`] of each array, with counting off. The
-/// simulated caches then hold the region's data as a program's own
-/// initialization leaves them (all of it when it fits, as in every corpus
-/// kernel at the dataset's size), instead of starting empty: counted from
-/// empty caches, the corpus' last-level misses per instruction at SMALL
-/// were 10^3 to 10^4 times the stored ones, and the models trained on
-/// those features lost 3 to 16 points of leave-one-out % of Opt.
+/// writes), at most 8 MiB of each array (the runtime's
+/// `POLYTUNE_RT_WARM_BYTES`: the simulated last-level cache's size), with
+/// counting off. The simulated caches then hold the region's data as a
+/// program's own initialization leaves them (all of it when it fits, as in
+/// every corpus kernel at the dataset's size), instead of starting empty:
+/// counted from empty caches, the corpus' last-level misses per
+/// instruction at SMALL were 10^3 to 10^4 times the stored ones, and the
+/// models trained on those features lost 3 to 16 points of leave-one-out
+/// % of Opt.
 fn warm(scop: &Scop, indent: &str) -> Result<String, EngineError> {
     let ctx = Ctx::new();
     let internal = |e: isl::IslError| EngineError::Internal {
@@ -206,10 +208,6 @@ fn warm(scop: &Scop, indent: &str) -> Result<String, EngineError> {
         k = scop.index
     ))
 }
-
-/// At most this many bytes of each array are loaded by the warm-up
-/// ([`warm`]): the simulated last-level cache's size.
-pub const WARM_BYTES: usize = 8 << 20;
 
 /// How a warm-up scan ends: at most a last-level cache's worth of an
 /// array's elements are loaded, then `done`. (Every element, not one per

@@ -32,12 +32,12 @@ pub struct Outcome {
 /// with `fuse=smart,tile=32x32x32,wave=1,omp=1` on this machine (2-core
 /// EPYC), 0.3 s at depth 8, 1.1 s at 12, 2.8 s at 16, 11.5 s at 24 and
 /// more than 300 s at 100. PolyBench nests at most 4 deep.
-pub const MAX_DEPTH: usize = 12;
+pub(crate) const MAX_DEPTH: usize = 12;
 
 /// Most statements the engine transforms in one SCoP: 200 statements in
 /// one loop took 6.6 s per configuration, 400 took 33 s, 1000 took 56 s.
 /// PolyBench has at most 16 (fdtd-apml).
-pub const MAX_STATEMENTS: usize = 100;
+pub(crate) const MAX_STATEMENTS: usize = 100;
 
 /// Work limit of one configuration of one SCoP (model, schedule and code
 /// generation), in isl operations (isl counts its allocations and solver
@@ -45,13 +45,13 @@ pub const MAX_STATEMENTS: usize = 100;
 /// a SCoP within the depth and statement limits can still need far more
 /// (4 statements in a 12-deep nest ran for more than 120 s), and this
 /// stops it after a few seconds. 15 million took 4.5 s for 200 statements.
-pub const MAX_ISL_OPERATIONS: u64 = 10_000_000;
+pub(crate) const MAX_ISL_OPERATIONS: u64 = 10_000_000;
 
 /// Time limit of one configuration of one SCoP, a last resort for what
 /// the limits above let through: 4 statements in a 6-deep nest, each
 /// reading what the others write, made isl's scheduler run 34 s with
 /// 1.9 million operations. The corpus needs at most 1 s (adi).
-pub const MAX_SECONDS: u64 = 10;
+pub(crate) const MAX_SECONDS: u64 = 10;
 
 /// Why the engine will not try `scop`, if it is larger than it can
 /// transform in reasonable time ([`MAX_DEPTH`], [`MAX_STATEMENTS`]).
@@ -83,7 +83,11 @@ pub fn check_limits(scop: &Scop) -> Result<(), EngineError> {
 /// Runs `work` (isl computations on `ctx` for `scop`) within
 /// [`MAX_ISL_OPERATIONS`] and [`MAX_SECONDS`]; past either, its result is
 /// dropped and the error says which limit was hit.
-pub fn bounded<R>(ctx: &Ctx, scop: &Scop, work: impl FnOnce() -> R) -> Result<R, EngineError> {
+pub(crate) fn bounded<R>(
+    ctx: &Ctx,
+    scop: &Scop,
+    work: impl FnOnce() -> R,
+) -> Result<R, EngineError> {
     bounded_by(
         ctx,
         scop,
@@ -122,7 +126,7 @@ fn bounded_by<R>(
 }
 
 /// The new body of one SCoP under `config`.
-pub fn transform_scop(
+pub(crate) fn transform_scop(
     src: &SourceFile,
     scop: &Scop,
     config: &Config,
@@ -143,7 +147,7 @@ pub fn transform_scop(
 /// `exp=1`), within the engine's limits. Also returns what the
 /// configuration asked for and was not done before `use_` (expansion,
 /// privatization), as notes.
-pub fn with_lowered<R>(
+pub(crate) fn with_lowered<R>(
     src: &SourceFile,
     scop: &Scop,
     config: &Config,
@@ -218,7 +222,7 @@ pub fn with_lowered<R>(
 
 /// With `exp=1` (`config.expand`): `scop` with its scalars expanded
 /// ([`Model::expanded`]; `model` is its model), or why none can be.
-pub fn expanded(
+pub(crate) fn expanded(
     src: &SourceFile,
     scop: &Scop,
     model: &Model<'_>,

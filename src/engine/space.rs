@@ -284,7 +284,7 @@ pub struct Enumerated {
 /// [`distinct_variants`], reporting its progress to `progress` (from the
 /// worker threads, in no particular order of calls but with `done`
 /// counting up): the space of a large kernel takes minutes.
-pub fn distinct_variants_with(
+pub(crate) fn distinct_variants_with(
     src: &SourceFile,
     context: Option<&str>,
     progress: &(dyn Fn(Enumerated) + Sync),

@@ -28,7 +28,7 @@ pub fn schedule<'c>(
 
 /// The tiling-hyperplane schedule for a fusion choice: the expensive
 /// step, shared by every configuration with that fusion.
-pub fn hyperplanes<'c>(
+pub(crate) fn hyperplanes<'c>(
     model: &Model<'c>,
     scop_index: usize,
     fusion: Fusion,
@@ -81,11 +81,11 @@ pub fn hyperplanes<'c>(
 /// and tiles at most 32, an index expression stays within a small
 /// multiple of the iterators' values, which index memory and so are far
 /// below 2^63.
-pub const MAX_COEFFICIENT: i32 = 20;
+pub(crate) const MAX_COEFFICIENT: i32 = 20;
 
 /// Pre-vectorization, tiling and wavefront applied to a hyperplane
 /// schedule, then the legality check.
-pub fn refine<'c>(
+pub(crate) fn refine<'c>(
     model: &Model<'c>,
     scop_index: usize,
     s: &Schedule<'c>,
@@ -116,7 +116,7 @@ pub fn refine<'c>(
 /// privatize or no legal schedule with them private (the schedule would
 /// not keep their live ranges apart): the configuration then runs
 /// without privatization, and the note says why.
-pub fn privatized<'c>(
+pub(crate) fn privatized<'c>(
     model: &Model<'c>,
     scop: &Scop,
     dead: &[String],

@@ -59,7 +59,7 @@ impl FrontendError {
 
 /// An error located by a byte span, before it is turned into line:column.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SpanError {
+pub(crate) struct SpanError {
     pub span: Span,
     pub message: String,
     pub help: Option<String>,
@@ -68,7 +68,7 @@ pub struct SpanError {
 }
 
 impl SpanError {
-    pub fn new(span: Span, message: impl Into<String>) -> SpanError {
+    pub(crate) fn new(span: Span, message: impl Into<String>) -> SpanError {
         SpanError {
             span,
             message: message.into(),
@@ -77,13 +77,13 @@ impl SpanError {
         }
     }
 
-    pub fn help(mut self, help: impl Into<String>) -> SpanError {
+    pub(crate) fn help(mut self, help: impl Into<String>) -> SpanError {
         self.help = Some(help.into());
         self
     }
 
     /// The error goes away if the user declares `function` pure.
-    pub fn pure(mut self, function: &str) -> SpanError {
+    pub(crate) fn pure(mut self, function: &str) -> SpanError {
         self.pure = Some(function.to_string());
         self
     }
@@ -93,14 +93,14 @@ impl SpanError {
 /// and column in O(log lines) (plus the length of a non-ASCII line): a
 /// file with 100,000 statements on one line gets 100,000 positions.
 #[derive(Debug, Clone, Default)]
-pub struct Lines {
+pub(crate) struct Lines {
     starts: Vec<usize>,
     /// Whether each line is ASCII, so its columns are byte offsets.
     ascii: Vec<bool>,
 }
 
 impl Lines {
-    pub fn new(text: &str) -> Lines {
+    pub(crate) fn new(text: &str) -> Lines {
         let mut starts = vec![0];
         starts.extend(text.match_indices('\n').map(|(i, _)| i + 1));
         let ascii = starts
@@ -116,7 +116,7 @@ impl Lines {
 
     /// 1-based line and column (columns count characters) of `offset` in
     /// `text`, the text these lines were made from.
-    pub fn line_col(&self, text: &str, offset: usize) -> (usize, usize) {
+    pub(crate) fn line_col(&self, text: &str, offset: usize) -> (usize, usize) {
         let offset = offset.min(text.len());
         let line = self.starts.partition_point(|&s| s <= offset) - 1;
         let start = self.starts[line];
@@ -133,24 +133,24 @@ impl Lines {
 }
 
 /// Byte offset to 1-based line and column (columns count characters).
-pub struct LineIndex<'a> {
+pub(crate) struct LineIndex<'a> {
     text: &'a str,
     lines: Lines,
 }
 
 impl<'a> LineIndex<'a> {
-    pub fn new(text: &'a str) -> LineIndex<'a> {
+    pub(crate) fn new(text: &'a str) -> LineIndex<'a> {
         LineIndex {
             text,
             lines: Lines::new(text),
         }
     }
 
-    pub fn line_col(&self, offset: usize) -> (usize, usize) {
+    pub(crate) fn line_col(&self, offset: usize) -> (usize, usize) {
         self.lines.line_col(self.text, offset)
     }
 
-    pub fn diagnostic(&self, path: &Path, e: SpanError) -> FrontendError {
+    pub(crate) fn diagnostic(&self, path: &Path, e: SpanError) -> FrontendError {
         let (line, column) = self.line_col(e.span.start);
         FrontendError::Source(Diagnostic {
             path: path.to_path_buf(),

@@ -20,7 +20,7 @@ enum Directive {
 }
 
 /// Every SCoP region of `text`, in order.
-pub fn regions(text: &str) -> Result<Vec<Region>, SpanError> {
+pub(crate) fn regions(text: &str) -> Result<Vec<Region>, SpanError> {
     let mut out = Vec::new();
     let mut open: Option<Span> = None;
     for (span, directive) in directives(text) {

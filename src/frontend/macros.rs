@@ -20,7 +20,7 @@ const ALLOWED_WORDS: &[&str] = &[
 
 /// The function-like macros of `text` whose every definition is pure,
 /// given the functions known to be pure.
-pub fn pure_macros(text: &str, pure: &HashSet<String>) -> Vec<String> {
+pub(crate) fn pure_macros(text: &str, pure: &HashSet<String>) -> Vec<String> {
     // Name -> the body tokens of each definition (None: not an
     // expression of its parameters).
     let mut defs: HashMap<String, Vec<Option<Vec<String>>>> = HashMap::new();
@@ -72,7 +72,7 @@ pub fn pure_macros(text: &str, pure: &HashSet<String>) -> Vec<String> {
 /// that is right as long as the region writes none of the variables it
 /// names, which detection checks (a hidden variable the nest writes).
 #[cfg(any(feature = "detect", test))]
-pub fn plain_object_macros(text: &str, pure: &HashSet<String>) -> HashSet<String> {
+pub(crate) fn plain_object_macros(text: &str, pure: &HashSet<String>) -> HashSet<String> {
     let mut defs: HashMap<String, Vec<Option<Vec<String>>>> = HashMap::new();
     if !text.contains("define") {
         return HashSet::new();
@@ -118,7 +118,7 @@ pub fn plain_object_macros(text: &str, pure: &HashSet<String>) -> HashSet<String
 /// parameters and its body's tokens (comments and line continuations
 /// gone; `true` where whitespace separated a token from the previous one).
 #[derive(Debug, Clone, PartialEq)]
-pub struct Expansion {
+pub(crate) struct Expansion {
     pub params: Vec<String>,
     body: Vec<(String, bool)>,
 }
@@ -153,7 +153,7 @@ impl Expansion {
     /// Whether the whole body is in one pair of parentheses, so that an
     /// expansion is one operand wherever the call stands (`2 * IDX(i, j)`
     /// with `#define IDX(i, j) i*N+j` is `2 * i*N+j`, not twice the index).
-    pub fn parenthesized(&self) -> bool {
+    pub(crate) fn parenthesized(&self) -> bool {
         let (Some(first), Some(last)) = (self.body.first(), self.body.last()) else {
             return false;
         };
@@ -178,7 +178,7 @@ impl Expansion {
     /// parameter replaced by its argument as it is, unparenthesized, as
     /// the preprocessor pastes it (`#define IDX(r, c, n) r*n+c` with `i +
     /// 1` is `i + 1*n+c`), set apart by spaces so no tokens glue.
-    pub fn apply(&self, args: &[String]) -> Option<String> {
+    pub(crate) fn apply(&self, args: &[String]) -> Option<String> {
         if args.len() != self.params.len() {
             return None;
         }
@@ -205,7 +205,7 @@ impl Expansion {
 /// are the same (a macro defined differently in `#if` branches has none:
 /// which one holds is the preprocessor's to say). Bodies that stringify or
 /// paste (`#`, `##`) have none either.
-pub fn expansions(text: &str, names: &[String]) -> HashMap<String, Expansion> {
+pub(crate) fn expansions(text: &str, names: &[String]) -> HashMap<String, Expansion> {
     if names.is_empty() {
         return HashMap::new();
     }
@@ -261,7 +261,7 @@ fn single_definitions(text: &str, keep: &Keep<'_>) -> HashMap<String, Expansion>
 /// (in one pair of parentheses or not), with one definition (or several
 /// alike) and neither `#` nor `##`. In a SCoP such a call is read, and
 /// written, as the element its expansion names.
-pub fn access_macros(text: &str) -> HashMap<String, Expansion> {
+pub(crate) fn access_macros(text: &str) -> HashMap<String, Expansion> {
     single_definitions(text, &|_, x| Some(x.filter(Expansion::is_element)))
 }
 

@@ -16,7 +16,7 @@ pub mod pragmas;
 pub mod scop;
 
 pub use error::{Diagnostic, FrontendError};
-pub use lower::PURE_FUNCTIONS;
+pub(crate) use lower::PURE_FUNCTIONS;
 pub use parse::MAX_NESTING;
 
 use crate::frontend::scop::Scop;
@@ -54,7 +54,7 @@ pub struct SourceFile {
 /// a person writes (the largest in the corpus is 8 KB; a whole-library
 /// amalgamation is under 10 MB), far below what would exhaust memory
 /// (`/dev/zero` is endless).
-pub const MAX_SOURCE: u64 = 32 << 20;
+pub(crate) const MAX_SOURCE: u64 = 32 << 20;
 
 /// The file's bytes, refused past [`MAX_SOURCE`] before more is read.
 fn read_capped(path: &Path) -> Result<Vec<u8>, FrontendError> {
@@ -190,7 +190,7 @@ fn renumber(
 }
 
 /// Whether a line is a `#pragma scop` or `#pragma endscop` directive.
-pub fn is_scop_pragma(line: &str) -> bool {
+pub(crate) fn is_scop_pragma(line: &str) -> bool {
     let t: Vec<&str> = line.split_whitespace().collect();
     matches!(
         t.as_slice(),

@@ -21,7 +21,7 @@ use super::lex::{Tok, Token, directive_words, one_line, tokens};
 
 /// A pragma that is not polytune's, and the statement it applies to.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Pragma {
+pub(crate) struct Pragma {
     /// Byte range of the directive (its newline excluded), the operator
     /// or the macro use.
     pub start: usize,
@@ -45,20 +45,20 @@ impl Pragma {
     /// inside it, or the statement it applies to overlaps it (the pragma
     /// is in front of a statement of the range, or of a statement that
     /// encloses the range).
-    pub fn applies_to(&self, start: usize, end: usize) -> bool {
+    pub(crate) fn applies_to(&self, start: usize, end: usize) -> bool {
         (start <= self.start && self.start < end)
             || self.target.is_some_and(|(s, e)| s < end && start < e)
     }
 }
 
 /// Every pragma of `text` that polytune does not own, in order.
-pub fn foreign(text: &str) -> Vec<Pragma> {
+pub(crate) fn foreign(text: &str) -> Vec<Pragma> {
     foreign_with(text, &[])
 }
 
 /// [`foreign`], where the uses of the macros `pragma_macros` (defined in
 /// headers, say, and known to expand to a pragma) count as pragmas too.
-pub fn foreign_with(text: &str, pragma_macros: &[String]) -> Vec<Pragma> {
+pub(crate) fn foreign_with(text: &str, pragma_macros: &[String]) -> Vec<Pragma> {
     let toks = tokens(text);
     let mut macros: std::collections::HashSet<String> =
         self::pragma_macros(text, &toks).into_iter().collect();
@@ -153,7 +153,7 @@ pub fn foreign_with(text: &str, pragma_macros: &[String]) -> Vec<Pragma> {
 
 /// A pragma of `pragmas` (as [`foreign`] returns them, in order) that
 /// bears on `[start, end)`.
-pub fn blocking(pragmas: &[Pragma], start: usize, end: usize) -> Option<&Pragma> {
+pub(crate) fn blocking(pragmas: &[Pragma], start: usize, end: usize) -> Option<&Pragma> {
     // Only pragmas that start before `end` can; going back from there,
     // stop once no earlier target reaches `start`.
     let before = pragmas.partition_point(|p| p.start < end);

@@ -260,10 +260,6 @@ macro_rules! isl_object {
             fn keep(&self) -> *mut $raw {
                 self.raw.as_ptr()
             }
-
-            pub fn ctx(&self) -> &'c Ctx {
-                self.ctx
-            }
         }
 
         impl Clone for $name<'_> {

@@ -16,10 +16,10 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
 /// Placeholders of `--build` and `--run`.
-pub const SRC: &str = "{src}";
-pub const EXE: &str = "{exe}";
-pub const CC: &str = "{cc}";
-pub const CFLAGS: &str = "{cflags}";
+pub(crate) const SRC: &str = "{src}";
+pub(crate) const EXE: &str = "{exe}";
+pub(crate) const CC: &str = "{cc}";
+pub(crate) const CFLAGS: &str = "{cflags}";
 
 /// The recipe of one program.
 #[derive(Debug, Clone)]
@@ -62,7 +62,7 @@ impl Recipe {
 
     /// The compile line of `src` into `exe`, flags first (the compiler's
     /// optimization flags, then `extra_flags`), the user's line last.
-    pub fn compile_args(
+    pub(crate) fn compile_args(
         &self,
         src: &Path,
         exe: &Path,
@@ -95,7 +95,13 @@ impl Recipe {
     }
 
     /// Builds `src` into `exe`.
-    pub fn build(&self, src: &Path, exe: &Path, openmp: bool, extra_flags: &[&str]) -> Compilation {
+    pub(crate) fn build(
+        &self,
+        src: &Path,
+        exe: &Path,
+        openmp: bool,
+        extra_flags: &[&str],
+    ) -> Compilation {
         match &self.build {
             None => self
                 .compiler
@@ -133,7 +139,7 @@ impl Recipe {
     }
 
     /// The program and arguments that run `exe`.
-    pub fn command(&self, exe: &Path) -> (PathBuf, Vec<String>) {
+    pub(crate) fn command(&self, exe: &Path) -> (PathBuf, Vec<String>) {
         match &self.run {
             Some(cmd) => (
                 PathBuf::from("/bin/sh"),

@@ -24,12 +24,13 @@ pub use backend::Backend;
 
 /// The simulated caches: 32 KiB 8-way L1 instruction and data caches and
 /// an 8 MiB 16-way last level, 64-byte lines.
-pub const CACHE_GEOMETRY: [&str; 3] = ["--I1=32768,8,64", "--D1=32768,8,64", "--LL=8388608,16,64"];
+pub(crate) const CACHE_GEOMETRY: [&str; 3] =
+    ["--I1=32768,8,64", "--D1=32768,8,64", "--LL=8388608,16,64"];
 
 /// Flags of the characterized build (not the measured builds' flags).
 /// `-fno-inline` keeps the `kernel_*` function out of `main`, so that
 /// only the kernel is counted.
-pub const PORTABLE_FLAGS: [&str; 3] = ["-O3", "-march=x86-64-v3", "-fno-inline"];
+pub(crate) const PORTABLE_FLAGS: [&str; 3] = ["-O3", "-march=x86-64-v3", "-fno-inline"];
 
 /// Named feature values, in a fixed order.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -50,14 +51,6 @@ pub enum Counted {
     /// A prefix: the first `instructions` inside the regions, at least
     /// `budget` of them; the run was stopped there ([`Bound`]).
     Prefix { instructions: u64, budget: u64 },
-}
-
-impl Counted {
-    pub fn instructions(&self) -> u64 {
-        match *self {
-            Counted::Whole { instructions } | Counted::Prefix { instructions, .. } => instructions,
-        }
-    }
 }
 
 impl std::fmt::Display for Counted {
@@ -164,7 +157,7 @@ pub enum CharacterizeError {
 }
 
 /// Parses the `events:` and `summary:` lines of a cachegrind output file.
-pub fn parse_cachegrind(text: &str) -> Result<Vec<(String, u64)>, CharacterizeError> {
+pub(crate) fn parse_cachegrind(text: &str) -> Result<Vec<(String, u64)>, CharacterizeError> {
     let events: Vec<&str> = text
         .lines()
         .find_map(|l| l.strip_prefix("events:"))
@@ -194,7 +187,9 @@ pub fn parse_cachegrind(text: &str) -> Result<Vec<(String, u64)>, CharacterizeEr
 
 /// Cachegrind's counts as features named after PAPI's presets where one
 /// corresponds; every count but the instruction total is per instruction.
-pub fn features_from_counts(counts: &[(String, u64)]) -> Result<Features, CharacterizeError> {
+pub(crate) fn features_from_counts(
+    counts: &[(String, u64)],
+) -> Result<Features, CharacterizeError> {
     let get = |n: &str| {
         counts
             .iter()
@@ -283,7 +278,7 @@ pub fn characterize(
 /// per instruction, so one execution is representative, and a program
 /// that runs its kernel a thousand times is not simulated a thousand
 /// times (a Linpack-style program took 741 s before this bound).
-pub const EXECUTIONS_PER_REGION: usize = 1;
+pub(crate) const EXECUTIONS_PER_REGION: usize = 1;
 
 /// Characterizes an instrumented build (`engine::instrument`): counting
 /// is switched on inside the SCoP regions only (callgrind's client
@@ -656,7 +651,7 @@ int main(void)
 
     /// Whether PAPI can count instructions here: builds the probe in
     /// `workdir` with `compiler` and runs it within `limits`.
-    pub fn available(
+    pub(crate) fn available(
         compiler: &Compiler,
         workdir: &Path,
         limits: &Limits,
@@ -779,7 +774,7 @@ int main(void)
     /// Counts the instrumented `src` natively by PAPI: built as `recipe`
     /// says with the portable flags, `-DPOLYTUNE_RT_PAPI` and `-lpapi`, run
     /// until each of its `regions` ran [`EXECUTIONS_PER_REGION`] times.
-    pub fn characterize_instrumented(
+    pub(crate) fn characterize_instrumented(
         src: &Path,
         recipe: &crate::lab::build::Recipe,
         regions: usize,
@@ -828,7 +823,7 @@ int main(void)
         }
     }
 
-    pub fn characterize(
+    pub(crate) fn characterize(
         src: &Path,
         compiler: &Compiler,
         size: crate::lab::size::Size,

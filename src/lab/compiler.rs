@@ -107,7 +107,7 @@ pub struct Compilation {
 }
 
 /// The default optimization flags.
-pub fn default_flags() -> Vec<String> {
+pub(crate) fn default_flags() -> Vec<String> {
     vec!["-O3".into(), "-march=native".into()]
 }
 
@@ -169,7 +169,7 @@ impl Compiler {
 
     /// [`Compiler::compile`] with extra arguments after the source (`-D`s,
     /// libraries).
-    pub fn compile_with(
+    pub(crate) fn compile_with(
         &self,
         src: &Path,
         exe: &Path,
@@ -195,7 +195,7 @@ impl Compiler {
 
     /// Runs the compiler with `args` (its flags are not added), confined;
     /// `exe` is the output, beside which the compiler's temporary files go.
-    pub fn invoke(&self, args: &[OsString], exe: &Path) -> Compilation {
+    pub(crate) fn invoke(&self, args: &[OsString], exe: &Path) -> Compilation {
         // The compiler's own temporary files go beside the executable (a
         // scratch directory): a compiler killed at the deadline or with
         // polytune leaves none in the system's temporary directory.

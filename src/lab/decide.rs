@@ -72,7 +72,7 @@ impl Rule {
     /// Rounds planned after a first round that took `original` and
     /// `candidate` region seconds: enough that the slower side has
     /// [`Rule::enough_seconds`], within the bounds.
-    pub fn rounds_for(&self, original: f64, candidate: f64) -> usize {
+    pub(crate) fn rounds_for(&self, original: f64, candidate: f64) -> usize {
         let per = original.min(candidate).max(1e-9);
         let want = (self.enough_seconds / per).ceil();
         let want = if want.is_finite() {
@@ -84,7 +84,7 @@ impl Rule {
     }
 
     /// The rounds at which the test is taken after `planned` rounds.
-    pub fn looks(&self, planned: usize) -> Vec<usize> {
+    pub(crate) fn looks(&self, planned: usize) -> Vec<usize> {
         let mut out = vec![planned];
         let mut n = planned;
         while out.len() < LOOKS && n < self.max_look_rounds {
@@ -119,7 +119,7 @@ pub struct Test {
 
 /// The test at level `alpha` over paired samples (seconds, round by
 /// round). Fewer than two rounds, or a non-positive time, decide nothing.
-pub fn test(original: &[f64], candidate: &[f64], min_speedup: f64, alpha: f64) -> Test {
+pub(crate) fn test(original: &[f64], candidate: &[f64], min_speedup: f64, alpha: f64) -> Test {
     let n = original.len().min(candidate.len());
     let (o, c) = (&original[..n], &candidate[..n]);
     let valid = n >= 2 && o.iter().chain(c).all(|&t| t > 0.0 && t.is_finite());
@@ -266,7 +266,7 @@ impl Decision {
 /// Runs rounds — `round()` times the original and the candidate once
 /// each, in alternation — until the rule decides. `clock()` says the
 /// seconds since the decision started (injected for the tests).
-pub fn decide<E>(
+pub(crate) fn decide<E>(
     rule: &Rule,
     round: &mut dyn FnMut() -> Result<(f64, f64), E>,
     clock: &mut dyn FnMut() -> f64,

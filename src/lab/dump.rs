@@ -24,19 +24,15 @@ pub enum Values {
 }
 
 impl Values {
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         match self {
             Values::Doubles(v) => v.len(),
             Values::Text(v) => v.len(),
         }
     }
 
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
     /// Value `i` as text (doubles in their shortest exact decimal form).
-    pub fn text(&self, i: usize) -> String {
+    pub(crate) fn text(&self, i: usize) -> String {
         match self {
             Values::Doubles(v) => format!("{:?}", v[i]),
             Values::Text(v) => v[i].clone(),
@@ -202,7 +198,7 @@ impl Dump {
     }
 
     /// Total number of values.
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.arrays.iter().map(|(_, v)| v.len()).sum()
     }
 
@@ -273,7 +269,7 @@ fn values_match(e: &str, a: &str, tol: Tolerance) -> bool {
     }
 }
 
-pub fn floats_match(x: f64, y: f64, tol: Tolerance) -> bool {
+pub(crate) fn floats_match(x: f64, y: f64, tol: Tolerance) -> bool {
     if x.to_bits() == y.to_bits() {
         return true;
     }

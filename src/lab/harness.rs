@@ -21,10 +21,10 @@ use std::path::{Path, PathBuf};
 
 /// Environment of the instrumented runs (names shared with the engine's
 /// runtime, `engine::instrument`).
-pub const SIDE_VARIABLE: &str = "POLYTUNE_SIDE";
-pub const DUMP_VARIABLE: &str = "POLYTUNE_DUMP";
+pub(crate) const SIDE_VARIABLE: &str = "POLYTUNE_SIDE";
+pub(crate) const DUMP_VARIABLE: &str = "POLYTUNE_DUMP";
 /// Slows each region down after it ran (see [`StdoutPolicy::Stable`]).
-pub const PERTURB_VARIABLE: &str = "POLYTUNE_PERTURB";
+pub(crate) const PERTURB_VARIABLE: &str = "POLYTUNE_PERTURB";
 
 /// Where and how instrumented programs are built, run and compared.
 #[derive(Debug, Clone)]

@@ -65,7 +65,7 @@ impl Caches {
 
     /// The caches described under `dir` (`index*/{level,type,size,
     /// coherency_line_size}`, as Linux lays them out).
-    pub fn read(dir: &Path) -> Caches {
+    pub(crate) fn read(dir: &Path) -> Caches {
         let mut found = Caches {
             l1: 0,
             l2: 0,

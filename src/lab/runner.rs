@@ -44,7 +44,7 @@ impl Run {
     }
 
     /// A run that could not be started.
-    pub fn not_started(e: std::io::Error) -> Run {
+    pub(crate) fn not_started(e: std::io::Error) -> Run {
         Run {
             exit: Exit::Code(-1),
             stdout: String::new(),
@@ -64,7 +64,7 @@ pub fn run(exe: &Path, args: &[&str], threads: usize, limits: &Limits) -> std::i
 }
 
 /// `run` with more environment variables (an OpenMP wait policy, say).
-pub fn run_with(
+pub(crate) fn run_with(
     exe: &Path,
     args: &[&str],
     threads: usize,
@@ -244,20 +244,15 @@ pub fn timed_run_with(
     }
 }
 
-/// Times a program; the error is the first run that did not succeed.
-pub fn time(exe: &Path, p: &Protocol) -> Result<Timing, Run> {
-    time_after(exe, p, None)
-}
-
 /// Times a program whose first sample, when given, was already taken.
-pub fn time_after(exe: &Path, p: &Protocol, first: Option<f64>) -> Result<Timing, Run> {
+pub(crate) fn time_after(exe: &Path, p: &Protocol, first: Option<f64>) -> Result<Timing, Run> {
     let limits = p.limits();
     time_by(p, first, &mut || timed_run(exe, p.threads, &limits))
 }
 
 /// The timing protocol over `once`, one run's seconds (or the run that
 /// failed).
-pub fn time_by(
+pub(crate) fn time_by(
     p: &Protocol,
     first: Option<f64>,
     once: &mut dyn FnMut() -> Result<f64, Run>,
@@ -451,7 +446,7 @@ mod tests {
         assert_eq!(t.samples.len(), 3);
         let runs = std::fs::read_to_string(&count).unwrap().lines().count();
         assert_eq!(runs, 2);
-        let t = time(&exe, &p).unwrap();
+        let t = time_after(&exe, &p, None).unwrap();
         assert_eq!((t.samples.len(), t.median), (3, 0.5));
     }
 

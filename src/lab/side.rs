@@ -88,7 +88,7 @@ pub enum SideError {
 
 /// Parses a C99 hexadecimal float as `printf("%a")` writes it (and the
 /// special values `inf`, `-inf`, `nan`, `-nan`).
-pub fn parse_hex_float(s: &str) -> Option<f64> {
+pub(crate) fn parse_hex_float(s: &str) -> Option<f64> {
     let (neg, t) = match s.strip_prefix('-') {
         Some(t) => (true, t),
         None => (false, s),
@@ -221,12 +221,12 @@ impl Side {
     }
 
     /// Total seconds in all regions, and the executions of each region.
-    pub fn seconds(&self) -> f64 {
+    pub(crate) fn seconds(&self) -> f64 {
         self.regions.iter().map(|r| r.seconds).sum()
     }
 
     /// Regions that never ran.
-    pub fn unreached(&self) -> Vec<usize> {
+    pub(crate) fn unreached(&self) -> Vec<usize> {
         self.regions
             .iter()
             .filter(|r| r.executions == 0)
@@ -235,7 +235,7 @@ impl Side {
     }
 
     /// Compares `actual`'s records with `self` (the original's).
-    pub fn compare(&self, actual: &Side, tol: Tolerance) -> Result<(), Mismatch> {
+    pub(crate) fn compare(&self, actual: &Side, tol: Tolerance) -> Result<(), Mismatch> {
         let execs = |s: &Side| {
             s.regions
                 .iter()

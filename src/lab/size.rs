@@ -34,7 +34,7 @@ impl Size {
     }
 
     /// The compiler flag that selects this size, e.g. `-DMEDIUM_DATASET`.
-    pub fn define(self) -> String {
+    pub(crate) fn define(self) -> String {
         format!("-D{}_DATASET", self.as_str().to_uppercase())
     }
 }

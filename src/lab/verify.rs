@@ -28,7 +28,7 @@ pub enum Status {
 pub struct UnknownStatus(pub String);
 
 impl Status {
-    pub const ALL: [Status; 5] = [
+    pub(crate) const ALL: [Status; 5] = [
         Status::Ok,
         Status::CompileError,
         Status::Crash,
@@ -64,7 +64,7 @@ pub struct Measurement {
 impl Measurement {
     /// The executable `exe` and its compile time when the compilation `c`
     /// succeeded, or the measurement of a program that did not compile.
-    pub fn built(c: Compilation, exe: PathBuf) -> Result<(PathBuf, f64), Measurement> {
+    pub(crate) fn built(c: Compilation, exe: PathBuf) -> Result<(PathBuf, f64), Measurement> {
         if c.ok {
             Ok((exe, c.seconds))
         } else {
@@ -117,7 +117,7 @@ fn failed(run: &Run) -> (Status, String) {
 /// How much of a dump is kept at a dataset size: about twice the largest
 /// dump of the corpus at that size (gauss-filter's, 600 MB at MEDIUM and
 /// 1.35 GB at LARGE), so that a flood of output costs bounded memory.
-pub fn dump_cap(size: Size) -> usize {
+pub(crate) fn dump_cap(size: Size) -> usize {
     match size {
         Size::Mini | Size::Small => 64 << 20,
         Size::Medium => 1 << 30,

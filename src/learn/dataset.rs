@@ -99,7 +99,7 @@ pub struct Row {
 impl Row {
     /// The configurations known to produce this variant: all of them
     /// when the store said, else the representative alone.
-    pub fn producing_configs(&self) -> Vec<Config> {
+    pub(crate) fn producing_configs(&self) -> Vec<Config> {
         if self.all_configs.is_empty() {
             vec![self.config]
         } else {
@@ -155,7 +155,7 @@ pub fn representative_beyond(configs: &[Config]) -> Option<&Config> {
 
 /// Indices into [`EXTENDED_ATTRIBUTES`] of the given names (a model file's
 /// or a dataset's); an unknown name is an error.
-pub fn extended_indices(names: &[String]) -> Result<Vec<usize>, LearnError> {
+pub(crate) fn extended_indices(names: &[String]) -> Result<Vec<usize>, LearnError> {
     names
         .iter()
         .map(|n| {
@@ -174,7 +174,7 @@ pub fn extended_indices(names: &[String]) -> Result<Vec<usize>, LearnError> {
 
 /// Features as the models see them: ratios as stored, the instruction
 /// count on a log scale (it spans orders of magnitude between kernels).
-pub fn feature_value(name: &str, v: f64) -> f64 {
+pub(crate) fn feature_value(name: &str, v: f64) -> f64 {
     if name == "PAPI_TOT_INS" {
         v.max(1.0).log10()
     } else {
@@ -307,7 +307,7 @@ impl Dataset {
 
     /// Keeps the typed attributes beyond the paper's bits that vary over
     /// the rows (all are 0 in the paper's space: none is kept there).
-    pub fn keep_varying_extended(&mut self) {
+    pub(crate) fn keep_varying_extended(&mut self) {
         let first = self.rows.first().map(|r| r.config.extended_attributes());
         self.extended_names = (0..EXTENDED)
             .filter(|&j| {
@@ -321,7 +321,7 @@ impl Dataset {
 
     /// Features equal for every kernel carry no information; dropping them
     /// keeps the models' inputs (and the reports) to what matters.
-    pub fn drop_constant_features(&mut self) {
+    pub(crate) fn drop_constant_features(&mut self) {
         let keep: Vec<usize> = (0..self.feature_names.len())
             .filter(|&j| {
                 let v0 = self.kernels.first().map(|k| k.features[j]);
@@ -349,7 +349,7 @@ impl Dataset {
     /// The attribute vector of a kernel's features with a configuration,
     /// with the typed attributes at `extended` (indices into
     /// [`EXTENDED_ATTRIBUTES`]).
-    pub fn attributes(features: &[f64], config: &Config, extended: &[usize]) -> Vec<f64> {
+    pub(crate) fn attributes(features: &[f64], config: &Config, extended: &[usize]) -> Vec<f64> {
         let mut a = features.to_vec();
         a.extend(config.features());
         if !extended.is_empty() {
@@ -360,7 +360,7 @@ impl Dataset {
     }
 
     /// Indices of the typed attributes the dataset keeps.
-    pub fn extended(&self) -> Vec<usize> {
+    pub(crate) fn extended(&self) -> Vec<usize> {
         extended_indices(&self.extended_names).expect("a dataset keeps only known attribute names")
     }
 
@@ -374,7 +374,7 @@ impl Dataset {
     }
 
     /// The attribute vector of every row, in row order.
-    pub fn all_row_attributes(&self) -> Vec<Vec<f64>> {
+    pub(crate) fn all_row_attributes(&self) -> Vec<Vec<f64>> {
         let ext = self.extended();
         self.rows
             .iter()

@@ -31,7 +31,7 @@ impl Default for Ibk {
 }
 
 impl Ibk {
-    pub fn new(k: usize) -> Ibk {
+    pub(crate) fn new(k: usize) -> Ibk {
         Ibk {
             k: k.max(1),
             range: Range::default(),
@@ -59,7 +59,7 @@ impl Regressor for Ibk {
 impl Ibk {
     /// The training rows nearest to `row` (indices, in training order):
     /// the k nearest and every row tied with the k-th.
-    pub fn neighbours(&self, row: &[f64]) -> Vec<usize> {
+    pub(crate) fn neighbours(&self, row: &[f64]) -> Vec<usize> {
         let q = self.range.row(row);
         let mut d: Vec<(f64, usize)> = self
             .rows

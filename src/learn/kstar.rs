@@ -32,7 +32,7 @@ impl Default for KStar {
 }
 
 impl KStar {
-    pub fn new(blend_percent: f64) -> KStar {
+    pub(crate) fn new(blend_percent: f64) -> KStar {
         KStar {
             blend: blend_percent.clamp(0.0, 100.0),
             range: Range::default(),

@@ -6,7 +6,7 @@
 /// `ridge` Σ_{i≥1} (w_i − t)², where `pull` = `ridge` · t (0 pulls toward
 /// zero); the intercept carries only a tiny penalty, to keep the system
 /// positive definite. `None` when it is not.
-pub fn ridge_free_intercept(
+pub(crate) fn ridge_free_intercept(
     rows: impl IntoIterator<Item = (Vec<f64>, f64)>,
     k: usize,
     ridge: f64,
@@ -31,7 +31,7 @@ pub fn ridge_free_intercept(
 
 /// Solves `a x = b` for a symmetric positive definite `a` (row-major,
 /// n×n) by Cholesky; `None` when `a` is not positive definite.
-pub fn solve_spd(a: &[f64], b: &[f64]) -> Option<Vec<f64>> {
+pub(crate) fn solve_spd(a: &[f64], b: &[f64]) -> Option<Vec<f64>> {
     let n = b.len();
     let l = cholesky(a, n)?;
     Some(backward(&l, n, &forward(&l, n, b)))
@@ -40,7 +40,7 @@ pub fn solve_spd(a: &[f64], b: &[f64]) -> Option<Vec<f64>> {
 /// The lower Cholesky factor L (L Lᵀ = `a`) of a symmetric positive
 /// definite n×n matrix (row-major, read on and below the diagonal), or
 /// `None` when it is not positive definite.
-pub fn cholesky(a: &[f64], n: usize) -> Option<Vec<f64>> {
+pub(crate) fn cholesky(a: &[f64], n: usize) -> Option<Vec<f64>> {
     let mut l = vec![0.0; n * n];
     for i in 0..n {
         for j in 0..=i {
@@ -63,7 +63,7 @@ pub fn cholesky(a: &[f64], n: usize) -> Option<Vec<f64>> {
 
 /// Solves L z = `b` for a lower triangular n×n `l` (row-major), by
 /// forward substitution.
-pub fn forward(l: &[f64], n: usize, b: &[f64]) -> Vec<f64> {
+pub(crate) fn forward(l: &[f64], n: usize, b: &[f64]) -> Vec<f64> {
     let mut z = b.to_vec();
     for i in 0..n {
         for k in 0..i {
@@ -76,7 +76,7 @@ pub fn forward(l: &[f64], n: usize, b: &[f64]) -> Vec<f64> {
 
 /// Solves Lᵀ x = `z` for a lower triangular n×n `l` (row-major), by
 /// backward substitution.
-pub fn backward(l: &[f64], n: usize, z: &[f64]) -> Vec<f64> {
+pub(crate) fn backward(l: &[f64], n: usize, z: &[f64]) -> Vec<f64> {
     let mut x = z.to_vec();
     for i in (0..n).rev() {
         for k in i + 1..n {
@@ -90,7 +90,7 @@ pub fn backward(l: &[f64], n: usize, z: &[f64]) -> Vec<f64> {
 /// Least squares with a ridge on standardized columns: the normal
 /// equations of the chosen columns, solved once per column subset.
 #[derive(Debug, Clone)]
-pub struct Gram {
+pub(crate) struct Gram {
     /// Column means and standard deviations (0 for constant columns).
     pub mean: Vec<f64>,
     pub sd: Vec<f64>,
@@ -106,7 +106,7 @@ pub struct Gram {
 
 impl Gram {
     /// Accumulates the rows `idx` of `x` (all rows when `None`).
-    pub fn new(x: &[Vec<f64>], y: &[f64], idx: Option<&[usize]>) -> Gram {
+    pub(crate) fn new(x: &[Vec<f64>], y: &[f64], idx: Option<&[usize]>) -> Gram {
         let all: Vec<usize>;
         let idx = match idx {
             Some(i) => i,
@@ -178,7 +178,7 @@ impl Gram {
     /// Ridge fit on the columns `cols` (constant columns are dropped):
     /// returns (intercept, coefficient per column of `cols` in original
     /// units, sum of squared errors).
-    pub fn fit(&self, cols: &[usize], ridge: f64) -> (f64, Vec<f64>, f64) {
+    pub(crate) fn fit(&self, cols: &[usize], ridge: f64) -> (f64, Vec<f64>, f64) {
         let d = self.mean.len();
         let live: Vec<usize> = cols.iter().copied().filter(|&c| self.sd[c] > 0.0).collect();
         let p = live.len();

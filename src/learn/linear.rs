@@ -22,7 +22,7 @@ pub struct Linear {
 }
 
 impl Linear {
-    pub fn new() -> Linear {
+    pub(crate) fn new() -> Linear {
         Linear::default()
     }
 }

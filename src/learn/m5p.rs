@@ -66,7 +66,7 @@ struct Node {
 impl M5p {
     /// A tree whose splits leave at least `min_instances` rows on each
     /// side (the paper used 4), with smoothing on.
-    pub fn new(min_instances: usize) -> M5p {
+    pub(crate) fn new(min_instances: usize) -> M5p {
         M5p {
             min_instances,
             smoothing: true,
@@ -75,7 +75,8 @@ impl M5p {
     }
 
     /// Number of nodes after pruning (0 before `fit`).
-    pub fn size(&self) -> usize {
+    #[cfg(test)]
+    pub(crate) fn size(&self) -> usize {
         self.nodes.len()
     }
 }

@@ -62,7 +62,7 @@ pub trait Regressor {
 }
 
 /// Checks the shape every model needs; returns the number of attributes.
-pub fn check_shape(x: &[Vec<f64>], y: &[f64]) -> Result<usize, LearnError> {
+pub(crate) fn check_shape(x: &[Vec<f64>], y: &[f64]) -> Result<usize, LearnError> {
     if x.is_empty() {
         return Err(LearnError::Data("no training rows".into()));
     }
@@ -133,7 +133,7 @@ impl Target {
     }
 
     /// The training targets of a dataset's rows.
-    pub fn encode(self, d: &dataset::Dataset) -> Vec<f64> {
+    pub(crate) fn encode(self, d: &dataset::Dataset) -> Vec<f64> {
         let mut center = vec![0.0; d.kernels.len()];
         if self == Target::Relative {
             let mut n = vec![0usize; d.kernels.len()];
@@ -157,7 +157,7 @@ impl Target {
 
     /// A model's output as a predicted speedup (for [`Target::Relative`],
     /// over the kernel's typical variant).
-    pub fn decode(self, y: f64) -> f64 {
+    pub(crate) fn decode(self, y: f64) -> f64 {
         match self {
             Target::Speedup => y,
             Target::LogSpeedup | Target::Relative => y.exp(),
@@ -204,7 +204,7 @@ impl Kind {
     }
 
     /// A file-name-safe name.
-    pub fn slug(self) -> &'static str {
+    pub(crate) fn slug(self) -> &'static str {
         match self {
             Kind::Lr => "lr",
             Kind::Svm => "svm",
@@ -278,17 +278,6 @@ macro_rules! each_model {
 }
 
 impl SpeedupModel {
-    pub fn kind(&self) -> Kind {
-        match self {
-            SpeedupModel::Lr(_) => Kind::Lr,
-            SpeedupModel::Svm(_) => Kind::Svm,
-            SpeedupModel::Ibk(_) => Kind::Ibk,
-            SpeedupModel::KStar(_) => Kind::KStar,
-            SpeedupModel::M5p(_) => Kind::M5p,
-            SpeedupModel::Mlp(_) => Kind::Mlp,
-        }
-    }
-
     fn inner(&self) -> &dyn Regressor {
         each_model!(self, m => m)
     }

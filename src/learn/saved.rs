@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
 /// Bumped whenever the file layout or a model's fields change.
-pub const FORMAT: u32 = 1;
+pub(crate) const FORMAT: u32 = 1;
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct SavedModel {
@@ -59,7 +59,7 @@ impl SavedModel {
     }
 
     /// The file of a model kind in a model directory.
-    pub fn path(dir: &Path, kind: Kind) -> PathBuf {
+    pub(crate) fn path(dir: &Path, kind: Kind) -> PathBuf {
         dir.join(format!("{}.json", kind.slug()))
     }
 
@@ -74,7 +74,7 @@ impl SavedModel {
         Ok(p)
     }
 
-    pub fn load(path: &Path) -> Result<SavedModel, LearnError> {
+    pub(crate) fn load(path: &Path) -> Result<SavedModel, LearnError> {
         let text = std::fs::read_to_string(path)
             .map_err(|e| LearnError::Data(format!("cannot read {}: {e}", path.display())))?;
         let v: serde_json::Value = serde_json::from_str(&text)?;
@@ -120,7 +120,7 @@ impl SavedModel {
     }
 
     /// The trained features picked out of a characterization.
-    pub fn features(&self, features: &[(String, f64)]) -> Result<Vec<f64>, LearnError> {
+    pub(crate) fn features(&self, features: &[(String, f64)]) -> Result<Vec<f64>, LearnError> {
         self.feature_names
             .iter()
             .map(|n| {

@@ -28,7 +28,7 @@ impl Range {
     }
 
     /// One value of column `j`, scaled.
-    pub fn value(&self, j: usize, v: f64) -> f64 {
+    pub(crate) fn value(&self, j: usize, v: f64) -> f64 {
         let w = self.max[j] - self.min[j];
         if w > 0.0 {
             self.lo + (v - self.min[j]) / w * (self.hi - self.lo)
@@ -76,7 +76,7 @@ impl TargetScale {
         }
     }
 
-    pub fn unscale(&self, s: f64) -> f64 {
+    pub(crate) fn unscale(&self, s: f64) -> f64 {
         let w = self.max - self.min;
         if w > 0.0 {
             self.min + (s - self.lo) / (self.hi - self.lo) * w

@@ -1,13 +1,13 @@
 //! Seeded synthetic data for the models' tests and benchmarks.
 
 use super::Regressor;
-pub use crate::lab::rng::Lcg;
+pub(crate) use crate::lab::rng::Lcg;
 
-pub type Rows = (Vec<Vec<f64>>, Vec<f64>);
+pub(crate) type Rows = (Vec<Vec<f64>>, Vec<f64>);
 
 /// y = sin(3 x0) x1 + x2² + 2 x3 on uniform [0,1)⁴ plus one irrelevant
 /// attribute: (train, test).
-pub fn nonlinear(seed: u64, n_train: usize, n_test: usize) -> (Rows, Rows) {
+pub(crate) fn nonlinear(seed: u64, n_train: usize, n_test: usize) -> (Rows, Rows) {
     let mut r = Lcg::new(seed);
     let mut make = |n: usize| -> Rows {
         let x: Vec<Vec<f64>> = (0..n)
@@ -26,7 +26,7 @@ pub fn nonlinear(seed: u64, n_train: usize, n_test: usize) -> (Rows, Rows) {
 
 /// The model's test RMSE divided by the RMSE of predicting the training
 /// mean: below 1 means the model learned something.
-pub fn rmse_vs_mean(m: &dyn Regressor, train: &Rows, test: &Rows) -> f64 {
+pub(crate) fn rmse_vs_mean(m: &dyn Regressor, train: &Rows, test: &Rows) -> f64 {
     let mean = train.1.iter().sum::<f64>() / train.1.len() as f64;
     let mut model = 0.0;
     let mut base = 0.0;

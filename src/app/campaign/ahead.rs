@@ -21,7 +21,7 @@ use std::path::Path;
 
 /// How builds and timed runs share the machine.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Mode {
+pub(crate) enum Mode {
     Batches,
     /// Builders pinned to `compile` (when given) run beside the timing.
     Overlap {
@@ -30,7 +30,7 @@ pub enum Mode {
 }
 
 /// What the calling thread is asked to do.
-pub enum Step<B> {
+pub(crate) enum Step<B> {
     /// The pause file exists and no build is under way: return when the
     /// pause is over.
     Wait,
@@ -43,7 +43,7 @@ pub enum Step<B> {
 /// any build or measurement while the pause file exists. The first error
 /// of `step` stops it (builds under way finish first; nothing more
 /// starts).
-pub fn in_order<B, E>(
+pub(crate) fn in_order<B, E>(
     n: usize,
     jobs: usize,
     mode: Mode,

@@ -38,7 +38,7 @@ pub struct Confirm {
 
 /// Passes over a kernel's top at most: a variant that drops out of the
 /// top lets an unconfirmed one in, confirmed in the next pass.
-pub const PASSES: usize = 3;
+pub(crate) const PASSES: usize = 3;
 
 /// One kernel with one compiler, as the campaign has it when its
 /// variants are all measured.

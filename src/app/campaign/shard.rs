@@ -128,7 +128,7 @@ pub(super) fn select<'p>(
 /// `count` contiguous runs, each unit in the run that holds the middle of
 /// its cost on the cumulative scale. Equal costs give runs of equal length
 /// (within one unit).
-pub fn partition(costs: &[f64], count: usize) -> Vec<usize> {
+pub(crate) fn partition(costs: &[f64], count: usize) -> Vec<usize> {
     let total: f64 = costs.iter().sum();
     let mut before = 0.0;
     costs
@@ -149,7 +149,7 @@ pub fn partition(costs: &[f64], count: usize) -> Vec<usize> {
 /// mean of its kernel's measured variants with that family, else the mean
 /// of everything known; 1 for every unit when nothing is known (the cut
 /// is then by count).
-pub struct Costs {
+pub(crate) struct Costs {
     exact: HashMap<(String, String, Family), f64>,
     kernel: HashMap<(String, Family), (f64, usize)>,
     mean: Option<f64>,
@@ -157,7 +157,7 @@ pub struct Costs {
 
 impl Costs {
     /// From the costs a store reports (see `Store::unit_costs`).
-    pub fn new(known: &[UnitCost]) -> Costs {
+    pub(crate) fn new(known: &[UnitCost]) -> Costs {
         let mut exact: HashMap<_, (f64, usize)> = HashMap::new();
         let mut kernel: HashMap<_, (f64, usize)> = HashMap::new();
         let mut all = (0.0, 0usize);
@@ -185,7 +185,7 @@ impl Costs {
         }
     }
 
-    pub fn of(&self, kernel: &str, code_hash: &str, family: Family) -> f64 {
+    pub(crate) fn of(&self, kernel: &str, code_hash: &str, family: Family) -> f64 {
         if let Some(&s) = self
             .exact
             .get(&(kernel.to_string(), code_hash.to_string(), family))

@@ -134,7 +134,7 @@ pub(super) struct Collecting<'a> {
 }
 
 impl<'a> Collecting<'a> {
-    pub fn new(
+    pub(crate) fn new(
         c: &'a Campaign,
         store: &'a mut Store,
         progress: &'a mut dyn FnMut(Event),
@@ -160,13 +160,13 @@ impl<'a> Collecting<'a> {
         }
     }
 
-    pub fn summary(&self) -> Summary {
+    pub(crate) fn summary(&self) -> Summary {
         self.tally.summary
     }
 
     /// Stage 3: the kernel's ids in the store; outside the corpus style,
     /// its instrumented original and its recipe.
-    pub fn prepare(
+    pub(crate) fn prepare(
         &mut self,
         path: &Path,
         src: &crate::frontend::SourceFile,
@@ -203,7 +203,7 @@ impl<'a> Collecting<'a> {
     /// Stage 4: the kernel's features (the simulator's, with the first
     /// compiler), unless stored; a kernel that cannot be characterized is
     /// reported and measured all the same.
-    pub fn features(
+    pub(crate) fn features(
         &mut self,
         k: &Prepared,
         path: &Path,
@@ -290,7 +290,7 @@ impl<'a> Collecting<'a> {
     /// top ones when asked. When resuming with variants still to measure,
     /// the original is timed again for this batch (stored once; each
     /// variant records the baseline it was timed with).
-    pub fn compiler(
+    pub(crate) fn compiler(
         &mut self,
         k: &Prepared,
         path: &Path,

@@ -12,14 +12,14 @@ use std::fmt::Write;
 
 /// An integer value of a C type, kept within the type's range.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct CInt {
+pub(crate) struct CInt {
     pub v: i128,
     pub ty: IntTy,
 }
 
 /// An element value.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Val {
+pub(crate) enum Val {
     Long(i64),
     ULong(u64),
     Double(f64),
@@ -27,7 +27,7 @@ pub enum Val {
 
 /// Why a program is not legal C at some parameter values.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Illegal {
+pub(crate) enum Illegal {
     SignedOverflow,
     OutOfBounds { array: String },
     TooLong,
@@ -46,7 +46,7 @@ fn range(ty: IntTy) -> (i128, i128) {
 
 /// Conversion to `ty` (modulo for unsigned targets; gcc's modulo for
 /// out-of-range signed targets, which is implementation-defined, not UB).
-pub fn convert(x: CInt, ty: IntTy) -> CInt {
+pub(crate) fn convert(x: CInt, ty: IntTy) -> CInt {
     let m = 1i128 << ty.bits();
     let mut v = x.v.rem_euclid(m);
     if ty.signed() && v > range(ty).1 {
@@ -117,7 +117,7 @@ struct Store {
 }
 
 /// The interpreter's state for one run.
-pub struct Machine<'p> {
+pub(crate) struct Machine<'p> {
     p: &'p Program,
     vars: Vec<CInt>,
     arrays: Vec<Store>,
@@ -127,12 +127,12 @@ pub struct Machine<'p> {
 }
 
 /// Statement instances and loop iterations one run may take.
-pub const BUDGET: usize = 30_000;
+pub(crate) const BUDGET: usize = 30_000;
 
 impl<'p> Machine<'p> {
     /// `checked`: the arrays have their extents and every access is
     /// bounds-checked; otherwise subscript ranges are recorded.
-    pub fn new(p: &'p Program, params: &[i64], checked: bool) -> Machine<'p> {
+    pub(crate) fn new(p: &'p Program, params: &[i64], checked: bool) -> Machine<'p> {
         let mut vars: Vec<CInt> = p.vars.iter().map(|v| CInt { v: 0, ty: v.ty }).collect();
         for (&v, &x) in p.params().iter().zip(params) {
             vars[v] = convert(
@@ -178,7 +178,7 @@ impl<'p> Machine<'p> {
         Ok(())
     }
 
-    pub fn run(&mut self) -> R<()> {
+    pub(crate) fn run(&mut self) -> R<()> {
         let p = self.p;
         self.stmts(&p.body)
     }
@@ -431,12 +431,12 @@ impl<'p> Machine<'p> {
     }
 
     /// Per array and dimension, the subscript range seen (discovery mode).
-    pub fn ranges(&self) -> Vec<Vec<Option<(i128, i128)>>> {
+    pub(crate) fn ranges(&self) -> Vec<Vec<Option<(i128, i128)>>> {
         self.arrays.iter().map(|a| a.seen.clone()).collect()
     }
 
     /// What the compiled program prints (checked mode).
-    pub fn dump(&self) -> String {
+    pub(crate) fn dump(&self) -> String {
         let mut out = String::new();
         let line = |out: &mut String, v: Val| {
             let _ = match v {
@@ -506,7 +506,7 @@ fn val_op(op: Op, x: Val, y: Val) -> R<Val> {
 }
 
 /// The C type of an integer expression.
-pub fn type_of(p: &Program, e: &AExpr) -> IntTy {
+pub(crate) fn type_of(p: &Program, e: &AExpr) -> IntTy {
     match e {
         AExpr::Lit(_, t) | AExpr::Cast(t, _) => *t,
         AExpr::Var(v) => p.vars[*v].ty,

@@ -35,7 +35,7 @@ use check::{Ctx, ProgramResult};
 pub use generate::{Generated, generate, pick_configs, uses_unsigned};
 
 /// The seed of program `index` of a run seeded with `seed`.
-pub fn program_seed(seed: u64, index: usize) -> u64 {
+pub(crate) fn program_seed(seed: u64, index: usize) -> u64 {
     SplitMix64::new(seed ^ (index as u64).wrapping_mul(0xA076_1D64_78BD_642F)).next_u64()
 }
 
@@ -62,7 +62,7 @@ fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> FuzzError + '_ {
 
 /// A variant text modifier for tests of the fuzzer itself (a deliberately
 /// broken transformation must be reported).
-pub type Tamper = fn(&Program, &str) -> String;
+pub(crate) type Tamper = fn(&Program, &str) -> String;
 
 /// What a campaign reports as it goes.
 #[derive(Debug, Clone, PartialEq)]

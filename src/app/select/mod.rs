@@ -27,8 +27,7 @@ mod rank;
 mod refine;
 mod report;
 mod stages;
-pub use rank::{Ranking, rank};
-pub use refine::Step;
+pub(crate) use refine::Step;
 pub use report::*;
 
 /// Why the learned selection could not produce a program.
@@ -239,7 +238,7 @@ pub const DEFAULT_REFINE: usize = 4;
 /// (`EXTENDED=30 scripts/campaign.sh`), so that a corpus kernel's search
 /// runs over the very space `simulate` replays. With models of the
 /// paper's space alone, none.
-pub const DEFAULT_SAMPLE: usize = 30;
+pub(crate) const DEFAULT_SAMPLE: usize = 30;
 
 /// The draws beyond the paper's space a selection ranks: `asked` when
 /// given (an error if the models cannot rank them), else
@@ -268,7 +267,7 @@ pub use crate::learn::search::drive::Stop;
 /// and at 2, with both, and at 3 and 4 with gcc, trailing `diverse` by
 /// 0.5 and 0.6 points with clang there (5 was the threshold until bo's
 /// design reserved picks for draws).
-pub const BO_FROM: usize = 2;
+pub(crate) const BO_FROM: usize = 2;
 
 /// The strategy used unless one is named, by budget (unique candidates).
 /// Chosen on the paper-space dataset (figures below). On the refreshed
@@ -301,6 +300,7 @@ pub fn default_strategy(budget: usize) -> Strategy {
 
 #[cfg(test)]
 mod tests {
+    use super::rank::Ranking;
     use super::*;
     use crate::config::Config;
     use crate::learn::Kind;

@@ -11,7 +11,7 @@ use crate::learn::search::transfer::Landscapes;
 use crate::learn::{Kind, LearnError};
 
 /// Predictions of every model for every variant.
-pub struct Ranking {
+pub(crate) struct Ranking {
     pub kinds: Vec<Kind>,
     /// The representative configuration of each variant.
     pub configs: Vec<Config>,
@@ -27,7 +27,7 @@ pub struct Ranking {
 }
 
 /// Predicts every variant with every model.
-pub fn rank(
+pub(crate) fn rank(
     models: &[SavedModel],
     landscapes: Option<&Landscapes>,
     features: &[(String, f64)],
@@ -97,7 +97,7 @@ impl Ranking {
 
     /// The space as the search strategies see it: every model, or the
     /// leading one alone.
-    pub fn space(&self) -> Space<'_> {
+    pub(crate) fn space(&self) -> Space<'_> {
         let models = match self.leader {
             Some(m) => m..m + 1,
             None => 0..self.kinds.len(),
@@ -111,13 +111,18 @@ impl Ranking {
     }
 
     /// The variant with the least sum of ranks over all models.
-    pub fn consensus(&self) -> Option<usize> {
+    pub(crate) fn consensus(&self) -> Option<usize> {
         self.space().consensus()
     }
 
     /// Up to `shots` distinct variants (indices) to run, best guess first,
     /// each with the models that chose it.
-    pub fn candidates(&self, strategy: Strategy, shots: usize, seed: u64) -> Vec<(usize, String)> {
+    pub(crate) fn candidates(
+        &self,
+        strategy: Strategy,
+        shots: usize,
+        seed: u64,
+    ) -> Vec<(usize, String)> {
         self.space().plan(strategy, shots, seed)
     }
 }

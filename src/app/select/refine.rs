@@ -45,7 +45,7 @@ pub enum Step {
 
 impl Step {
     /// In the order they are tried.
-    pub const ALL: [Step; 9] = [
+    pub(crate) const ALL: [Step; 9] = [
         Step::PackedRegisterTile,
         Step::RegisterTile,
         Step::LargerTiles,
@@ -59,7 +59,7 @@ impl Step {
 
     /// `c` changed by this step, in the forms to try in turn; none when it
     /// changes nothing.
-    pub fn apply(self, c: &Config) -> Vec<Config> {
+    pub(crate) fn apply(self, c: &Config) -> Vec<Config> {
         let mut n = *c;
         // A register tile's reduction loop must be a tile's point loop for
         // the operands to be packed, and the tiles bound the packed
@@ -123,7 +123,7 @@ impl Step {
         Some(b)
     }
 
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Step::PackedRegisterTile => "packed register tile 8x16",
             Step::RegisterTile => "register tile 4x16",

@@ -172,7 +172,7 @@ pub(super) struct Trials {
 impl Trials {
     /// The report's seconds of building and of running, once the search
     /// and the refinement are over.
-    pub fn account(&self, report: &mut Report) {
+    pub(crate) fn account(&self, report: &mut Report) {
         report.phases.builds += self.builds;
         report.phases.runs = (self.started.elapsed().as_secs_f64() - self.builds).max(0.0);
     }
@@ -197,7 +197,7 @@ fn chosen(c: &Config, how: String) -> String {
 }
 
 impl<'a> Selection<'a> {
-    pub fn new(
+    pub(crate) fn new(
         file: &'a Path,
         src: &'a SourceFile,
         models: &'a [SavedModel],
@@ -232,7 +232,7 @@ impl<'a> Selection<'a> {
     /// PMU's, refused where there is none), corpus-style programs at the
     /// size the models' features were measured at, others as their
     /// compile line says.
-    pub fn characterize(&mut self) -> Result<Counted, SelectionError> {
+    pub(crate) fn characterize(&mut self) -> Result<Counted, SelectionError> {
         let original = self.sources.write(
             "original-src",
             &crate::engine::pipeline::instrumented(self.src, None, self.context)?.text,
@@ -293,7 +293,7 @@ impl<'a> Selection<'a> {
     /// Stage 2: the distinct variants (with the draws beyond the paper's
     /// space when asked) and every model's prediction of each; a planned
     /// strategy's candidates.
-    pub fn rank(
+    pub(crate) fn rank(
         &mut self,
         landscapes: Option<&Landscapes>,
         features: &Features,
@@ -402,7 +402,7 @@ impl<'a> Selection<'a> {
 
     /// The report as ranking leaves it: nothing run yet, the planned
     /// candidates listed, the original kept.
-    pub fn report(&self, counted: &Counted, ranked: &mut Ranked) -> Report {
+    pub(crate) fn report(&self, counted: &Counted, ranked: &mut Ranked) -> Report {
         let setup = self.setup;
         let first = self.first();
         let file_name = self.sources.file_name.to_string_lossy().into_owned();
@@ -455,7 +455,7 @@ impl<'a> Selection<'a> {
     /// With `--no-run`, the last stage: one model's top prediction; for
     /// multi-model, the variant the models rank best together (the least
     /// sum of ranks); for an adaptive strategy, its first proposal.
-    pub fn predict(
+    pub(crate) fn predict(
         &mut self,
         ranked: &Ranked,
         mut report: Report,

@@ -9,15 +9,15 @@ use anyhow::Result;
 use std::fmt::Write as _;
 
 mod scop;
-pub use scop::*;
+pub(crate) use scop::*;
 
 /// Pretty JSON with a final newline.
-pub fn json_text(v: &impl serde::Serialize) -> Result<String> {
+pub(crate) fn json_text(v: &impl serde::Serialize) -> Result<String> {
     Ok(serde_json::to_string_pretty(v)? + "\n")
 }
 
 /// One measurement in a line: status and timing, or why it failed.
-pub fn measurement(m: &Measurement) -> String {
+pub(crate) fn measurement(m: &Measurement) -> String {
     match &m.timing {
         Some(t) => format!(
             "{} median {:.6} s over {} runs, spread {:.1}%",
@@ -36,7 +36,7 @@ pub fn measurement(m: &Measurement) -> String {
 
 /// `measure`'s report as text: the program, the original, the variant
 /// and its speedup, each head-to-head trial.
-pub fn measure_text(r: &crate::app::measure::Report) -> String {
+pub(crate) fn measure_text(r: &crate::app::measure::Report) -> String {
     let mut o = format!(
         "{} with {} ({}), {}, {} thread(s)\n  original: {}\n",
         r.file.display(),
@@ -90,7 +90,7 @@ pub fn measure_text(r: &crate::app::measure::Report) -> String {
 }
 
 /// Averages over kernels per model: the paper's summary rows.
-pub fn summary_md(e: &Evaluation) -> String {
+pub(crate) fn summary_md(e: &Evaluation) -> String {
     let mut s = format!(
         "\n| model | 1-shot speedup | 1-shot % of Opt | {n}-shot speedup | {n}-shot % of Opt |\n|---|---:|---:|---:|---:|\n",
         n = e.shots
@@ -115,7 +115,7 @@ pub fn summary_md(e: &Evaluation) -> String {
 }
 
 /// The distinct variants of a file's space, as a table.
-pub fn space_text(r: &crate::app::space::Report) -> String {
+pub(crate) fn space_text(r: &crate::app::space::Report) -> String {
     let mut o = format!(
         "{}: {} distinct variants of {} configurations\n",
         r.file.display(),
@@ -139,7 +139,7 @@ pub fn space_text(r: &crate::app::space::Report) -> String {
 }
 
 /// A space's verification: per compiler the counts, then each failure.
-pub fn verification_text(r: &crate::app::verify_space::Report) -> String {
+pub(crate) fn verification_text(r: &crate::app::verify_space::Report) -> String {
     let mut o = format!(
         "{}: {} distinct variants, {} builds verified at {} size on {} thread(s) in {:.0} s: {}\n",
         r.file.display(),
@@ -192,7 +192,7 @@ pub fn verification_text(r: &crate::app::verify_space::Report) -> String {
 
 /// A comparison as a table of speedups over the baseline, per kernel
 /// and their geometric means, then what failed.
-pub fn compare_text(r: &crate::app::compare::Report) -> String {
+pub(crate) fn compare_text(r: &crate::app::compare::Report) -> String {
     use crate::app::compare::Verdict;
     let names: Vec<&str> = r.contenders.iter().map(|c| c.name.as_str()).collect();
     let w = r
@@ -265,7 +265,7 @@ pub fn compare_text(r: &crate::app::compare::Report) -> String {
 }
 
 /// A fuzzing run's findings and unchanged pairs, grouped.
-pub fn fuzz_text(summary: &crate::app::fuzz::Summary) -> String {
+pub(crate) fn fuzz_text(summary: &crate::app::fuzz::Summary) -> String {
     let mut o = String::new();
     for (why, n) in &summary.unchanged_reasons {
         o += &format!("unchanged x{n}: {why}\n");
@@ -277,7 +277,7 @@ pub fn fuzz_text(summary: &crate::app::fuzz::Summary) -> String {
 }
 
 /// A program's counters, one per line.
-pub fn counters_text(r: &crate::app::characterize::Report) -> String {
+pub(crate) fn counters_text(r: &crate::app::characterize::Report) -> String {
     r.features
         .iter()
         .map(|(k, v)| format!("{k:<14} {v:.6e}\n"))
@@ -320,7 +320,7 @@ fn search_line(x: &crate::app::select::Search) -> Option<String> {
 /// The learned selection's report: its warnings, the candidates' table,
 /// the search, the sleeping-threads checks, the head to head, the phases'
 /// times and the choice.
-pub fn selection_text(r: &SelectionReport) -> String {
+pub(crate) fn selection_text(r: &SelectionReport) -> String {
     use crate::app::select::Reason;
     let mut s = selection_heading(r);
     if r.choice.reason == Reason::Predicted {

@@ -9,7 +9,7 @@ use std::path::Path;
 
 /// A loop nest `--detect` did not take, and why.
 #[cfg(feature = "detect")]
-pub fn rejection(path: &Path, r: &crate::frontend::detect::Rejection) -> String {
+pub(crate) fn rejection(path: &Path, r: &crate::frontend::detect::Rejection) -> String {
     use crate::frontend::detect::Vouch;
     // The front end words what the user may vouch for; its option is
     // named here, in place of those words where the reason has them.
@@ -38,7 +38,7 @@ pub fn rejection(path: &Path, r: &crate::frontend::detect::Rejection) -> String 
 
 /// The regions `scop --detect` found and the nests it rejected.
 #[cfg(feature = "detect")]
-pub fn detection_text(d: &crate::app::scop::Detected) -> String {
+pub(crate) fn detection_text(d: &crate::app::scop::Detected) -> String {
     let file = &d.file;
     let mut o = format!(
         "{}: {} region(s) detected\n",
@@ -59,7 +59,7 @@ pub fn detection_text(d: &crate::app::scop::Detected) -> String {
 
 /// The SCoPs of a file in isl's notation, for people; with `with_c`, each
 /// SCoP's C too.
-pub fn scop_text(r: &Report, with_c: bool) -> String {
+pub(crate) fn scop_text(r: &Report, with_c: bool) -> String {
     let mut o = String::new();
     let name = r.file.display();
     for s in &r.scops {

@@ -15,7 +15,7 @@ use crate::isl::{AstExpr, AstOp, IslError, UnionMap};
 
 /// Why the generated loops cannot be used.
 #[derive(Debug)]
-pub enum Failure {
+pub(crate) enum Failure {
     /// An expression has no Presburger counterpart to check it with.
     Unreadable(String),
     /// The check itself failed in isl.
@@ -233,7 +233,7 @@ fn collect(
 /// statements of the AST, for every parameter value of the context. (The
 /// order is isl's; that one AST statement does not run an instance twice
 /// is not checked either.)
-pub fn check(model: &Model<'_>, nodes: &[Node]) -> Result<(), Failure> {
+pub(crate) fn check(model: &Model<'_>, nodes: &[Node]) -> Result<(), Failure> {
     let ctx = model.ctx;
     let context = model.context.to_string();
     let params = context.split('{').next().unwrap_or("").to_string();

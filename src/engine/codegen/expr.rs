@@ -5,12 +5,12 @@
 use crate::isl::{AstExpr, AstOp};
 
 /// Names of the helper macros the generated code may use.
-pub const FLOORD: &str = "polytune_floord";
-pub const MIN: &str = "polytune_min";
-pub const MAX: &str = "polytune_max";
+pub(crate) const FLOORD: &str = "polytune_floord";
+pub(crate) const MIN: &str = "polytune_min";
+pub(crate) const MAX: &str = "polytune_max";
 
 /// `#define`s of the helpers (emitted at the top of a generated SCoP).
-pub fn helper_defines() -> String {
+pub(crate) fn helper_defines() -> String {
     format!(
         "#define {FLOORD}(n, d) (((n) < 0) ? -((-(n) + (d) - 1) / (d)) : (n) / (d))\n\
          #define {MIN}(a, b) ((a) < (b) ? (a) : (b))\n\
@@ -18,7 +18,7 @@ pub fn helper_defines() -> String {
     )
 }
 
-pub fn helper_undefs() -> String {
+pub(crate) fn helper_undefs() -> String {
     format!("#undef {FLOORD}\n#undef {MIN}\n#undef {MAX}\n")
 }
 
@@ -41,7 +41,7 @@ fn prec(e: &AstExpr) -> u8 {
 }
 
 /// C text; `rename` maps isl's names (loop iterators) to ours.
-pub fn to_c(e: &AstExpr, rename: &dyn Fn(&str) -> String) -> String {
+pub(crate) fn to_c(e: &AstExpr, rename: &dyn Fn(&str) -> String) -> String {
     let mut s = String::new();
     write(&mut s, e, 0, rename);
     s
@@ -136,7 +136,7 @@ fn nary(out: &mut String, name: &str, args: &[AstExpr], rename: &dyn Fn(&str) ->
 }
 
 /// `e + k`, folded when `e` is a sum ending in a constant.
-pub fn plus(e: &AstExpr, k: i64) -> AstExpr {
+pub(crate) fn plus(e: &AstExpr, k: i64) -> AstExpr {
     if k == 0 {
         return e.clone();
     }
@@ -154,7 +154,7 @@ pub fn plus(e: &AstExpr, k: i64) -> AstExpr {
 }
 
 /// Replaces identifier `name` by `by` everywhere in `e`.
-pub fn substitute(e: &AstExpr, name: &str, by: &AstExpr) -> AstExpr {
+pub(crate) fn substitute(e: &AstExpr, name: &str, by: &AstExpr) -> AstExpr {
     match e {
         AstExpr::Id(n) if n == name => by.clone(),
         AstExpr::Op(op, args) => {
@@ -165,7 +165,7 @@ pub fn substitute(e: &AstExpr, name: &str, by: &AstExpr) -> AstExpr {
 }
 
 /// Whether `e` mentions identifier `name`.
-pub fn mentions(e: &AstExpr, name: &str) -> bool {
+pub(crate) fn mentions(e: &AstExpr, name: &str) -> bool {
     match e {
         AstExpr::Id(n) => n == name,
         AstExpr::Op(_, args) => args.iter().any(|a| mentions(a, name)),

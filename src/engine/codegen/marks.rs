@@ -11,7 +11,7 @@ use super::tree::{Loop, Node, contains_loop, for_each_stmt};
 use super::{Fact, Lowered, expr};
 
 /// An isl AST expression as an affine expression, when it is one.
-pub fn affine_of(e: &AstExpr) -> Option<Affine> {
+pub(crate) fn affine_of(e: &AstExpr) -> Option<Affine> {
     Some(match e {
         AstExpr::Int(v) => Affine::constant(*v),
         AstExpr::Id(n) => Affine::var(n),
@@ -33,7 +33,11 @@ pub fn affine_of(e: &AstExpr) -> Option<Affine> {
 /// `aff` (over a statement's iterators) over the generated loops'
 /// variables, given the iterators' values `args`; `None` when a value it
 /// needs is not affine.
-pub fn compose(aff: &Affine, iterators: &[String], args: &[Option<Affine>]) -> Option<Affine> {
+pub(crate) fn compose(
+    aff: &Affine,
+    iterators: &[String],
+    args: &[Option<Affine>],
+) -> Option<Affine> {
     let mut out = Affine::constant(aff.constant);
     for (t, &k) in &aff.terms {
         let term = match t {

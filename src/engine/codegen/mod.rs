@@ -28,9 +28,9 @@ use std::cell::RefCell;
 use std::collections::HashMap;
 use std::fmt::Write;
 
-pub use marks::{affine_of, compose};
+pub(crate) use marks::{affine_of, compose};
 use marks::{mark_omp, mark_simd, mark_unroll};
-pub use print::c_name;
+pub(crate) use print::c_name;
 use print::{Printer, collect_bodies, guard_to_c, identifiers};
 use tree::{Node, convert};
 
@@ -336,7 +336,7 @@ pub fn emit(scop: &Scop, lowered: &Lowered<'_, '_>, config: &Config, indent: &st
 /// The generated loops of `lowered` with the marks of `config`'s
 /// post-passes, as [`emit`] prints them, and the notes of what was asked
 /// for and not done.
-pub fn shape(
+pub(crate) fn shape(
     scop: &Scop,
     lowered: &Lowered<'_, '_>,
     config: &Config,

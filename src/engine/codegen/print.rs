@@ -337,7 +337,7 @@ impl Printer<'_> {
 /// `cN` of isl becomes `{prefix}N`; a parameter of unsigned type is read
 /// as a `long` (its arithmetic must not wrap); any other name is the
 /// user's own, unmangled.
-pub fn c_name(scop: &Scop, prefix: &str, isl_name: &str) -> String {
+pub(crate) fn c_name(scop: &Scop, prefix: &str, isl_name: &str) -> String {
     match isl_name.strip_prefix('c') {
         Some(d) if !d.is_empty() && d.chars().all(|c| c.is_ascii_digit()) => {
             format!("{prefix}{d}")

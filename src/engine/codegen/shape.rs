@@ -9,7 +9,7 @@ use crate::isl::AstExpr;
 
 /// A node of a variant's generated code.
 #[derive(Debug, Clone)]
-pub enum ShapeNode {
+pub(crate) enum ShapeNode {
     Loop(Box<ShapeLoop>),
     If {
         cond: AstExpr,
@@ -26,7 +26,7 @@ pub enum ShapeNode {
 
 /// A generated loop, `for (var = init; cond; var += step)`, with its marks.
 #[derive(Debug, Clone)]
-pub struct ShapeLoop {
+pub(crate) struct ShapeLoop {
     pub var: String,
     pub init: AstExpr,
     pub cond: AstExpr,
@@ -42,14 +42,12 @@ pub struct ShapeLoop {
     pub unroll: u8,
     /// Register blocking of this loop and the two below it.
     pub regblock: Option<RegisterBlock>,
-    /// Runs as a reduction on private accumulators (`red=1`).
-    pub reduction: bool,
     pub body: Vec<ShapeNode>,
 }
 
 /// A register tile on three perfectly nested loops, set on the outermost.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct RegisterBlock {
+pub(crate) struct RegisterBlock {
     pub mr: u8,
     pub nr: u8,
     /// Positions (0 the outermost of the three) of the row loop, the
@@ -88,7 +86,6 @@ pub(super) fn view(nodes: &[Node]) -> Vec<ShapeNode> {
                         r: p.r,
                         packed: p.pack.is_some(),
                     }),
-                    reduction: red.is_some(),
                     body: view(&l.body),
                 }))
             }

@@ -186,7 +186,7 @@ pub fn generate_with(
 /// How an array parameter of the function around a SCoP lies in memory,
 /// as its declaration says.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ArrayLayout {
+pub(crate) struct ArrayLayout {
     /// Bytes of one element.
     pub element_bytes: u64,
     /// Each extent at the given values (`None`: not declared, or a name
@@ -198,7 +198,7 @@ pub struct ArrayLayout {
 /// name, with its extents evaluated at `value` (or else the file's
 /// `#define` of a name); empty when the SCoP is in no function this
 /// scan reads.
-pub fn array_layouts(
+pub(crate) fn array_layouts(
     src: &SourceFile,
     scop: &crate::frontend::scop::Scop,
     value: &dyn Fn(&str) -> Option<i64>,

@@ -49,9 +49,6 @@ pub struct MachineCaches {
     pub threads: u32,
 }
 
-/// Accesses whose strides are reported one by one, most frequent first.
-pub const TOP_ACCESSES: usize = 3;
-
 macro_rules! features {
     ($($(#[doc = $d:literal])+ $name:ident,)*) => {
         /// The features of one variant, each named (see [`VariantFeatures::names`]).

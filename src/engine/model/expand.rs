@@ -38,7 +38,7 @@ impl<'c> Model<'c> {
     /// `scop` with every scalar it can expand expanded (see the module's
     /// comment), or why none can be. `dead` names the scalars whose value
     /// the code after the SCoP never reads.
-    pub fn expanded(
+    pub(crate) fn expanded(
         &self,
         scop: &Scop,
         dead: &[String],

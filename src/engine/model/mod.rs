@@ -22,7 +22,7 @@ use crate::frontend::scop::{Scop, isl_names};
 use crate::isl::{self, Ctx, IslError, MultiUnionPwAff, Schedule, Set, UnionMap, UnionSet};
 use context::contexts;
 pub use context::{default_context, run_time_check};
-pub use private::{Private, private_in};
+pub(crate) use private::{Private, private_in};
 
 /// Why the engine cannot handle a SCoP.
 #[derive(Debug, thiserror::Error)]
@@ -52,7 +52,7 @@ pub enum EngineError {
 impl EngineError {
     /// What went wrong, without the SCoP's number: for a note about a
     /// SCoP already named.
-    pub fn reason(&self) -> String {
+    pub(crate) fn reason(&self) -> String {
         match self {
             EngineError::Unsupported { reason, .. }
             | EngineError::Internal { reason, .. }
@@ -184,7 +184,7 @@ impl<'c> Model<'c> {
     /// [`Model::distances`] of every dependence, those a privatized
     /// model dropped included: for the facts that know nothing of private
     /// copies.
-    pub fn distances_full(
+    pub(crate) fn distances_full(
         &self,
         schedule: &UnionMap<'c>,
     ) -> Result<Option<(Set<'c>, usize)>, IslError> {
@@ -198,12 +198,15 @@ impl<'c> Model<'c> {
     /// the source's) in one flat space, with its dimension; `None` when
     /// no dependence pair is left. `schedule` must map every statement
     /// into one time space.
-    pub fn distances(&self, schedule: &UnionMap<'c>) -> Result<Option<(Set<'c>, usize)>, IslError> {
+    pub(crate) fn distances(
+        &self,
+        schedule: &UnionMap<'c>,
+    ) -> Result<Option<(Set<'c>, usize)>, IslError> {
         Self::distances_of(&self.deps.all, schedule)
     }
 
     /// [`Model::distances`] without the reductions' own dependences.
-    pub fn distances_but_reductions(
+    pub(crate) fn distances_but_reductions(
         &self,
         schedule: &UnionMap<'c>,
     ) -> Result<Option<(Set<'c>, usize)>, IslError> {

@@ -71,7 +71,7 @@ impl<'c> Private<'c> {
     /// pair of them but two reads), that its reads of the entry value
     /// still come before every write and its last writes after every
     /// access. `false` when the schedule's shape does not allow the test.
-    pub fn apart(&self, schedule: &UnionMap<'c>) -> Result<bool, IslError> {
+    pub(crate) fn apart(&self, schedule: &UnionMap<'c>) -> Result<bool, IslError> {
         const ZERO: isl::Bound = (Some(0), Some(0));
         const NEG: isl::Bound = (None, Some(-1));
         const POS: isl::Bound = (Some(1), None);
@@ -127,7 +127,7 @@ impl<'c> Private<'c> {
 /// The privatized scalars written under a loop, given `schedule` (the
 /// instances under it to its schedule dimensions, itself last): `None`
 /// when one of them cannot be private to the loop's iterations.
-pub fn private_in(
+pub(crate) fn private_in(
     p: &Private<'_>,
     schedule: &UnionMap<'_>,
 ) -> Result<Option<Vec<String>>, IslError> {
@@ -158,7 +158,7 @@ impl<'c> Model<'c> {
     /// comment); `None` when the SCoP writes no scalar it can follow.
     /// `dead` names the scalars whose value the code after the SCoP never
     /// reads (`frontend::liveness`): their last writes need not stay last.
-    pub fn privatized(
+    pub(crate) fn privatized(
         &self,
         scop: &Scop,
         dead: &[String],

@@ -12,7 +12,7 @@ use std::path::Path;
 
 /// What a node is, as far as detection cares.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
+pub(crate) enum Kind {
     Compound,
     For,
     While,
@@ -42,7 +42,7 @@ pub enum Kind {
 
 /// What a variable reference refers to.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct VarInfo {
+pub(crate) struct VarInfo {
     /// A variable (not a function or an enumerator).
     pub variable: bool,
     /// An integer (or enumeration) scalar.
@@ -73,7 +73,7 @@ pub struct VarInfo {
 
 /// An owned copy of one cursor of a function body.
 #[derive(Debug, Clone)]
-pub struct Node {
+pub(crate) struct Node {
     pub kind: Kind,
     /// Callee of a call, name of a reference.
     pub name: String,
@@ -99,14 +99,14 @@ pub struct Node {
 
 /// A function definition of the main file.
 #[derive(Debug, Clone)]
-pub struct Function {
+pub(crate) struct Function {
     pub name: String,
     pub body: Node,
 }
 
 /// What detection needs of a translation unit.
 #[derive(Debug, Clone)]
-pub struct Unit {
+pub(crate) struct Unit {
     /// The main file's function definitions.
     pub functions: Vec<Function>,
     /// Macros, from any file (headers included), whose definition holds
@@ -115,7 +115,7 @@ pub struct Unit {
 }
 
 /// Parses `path` with `args` and returns its function definitions.
-pub fn functions(path: &Path, args: &[String]) -> Result<Unit, DetectError> {
+pub(crate) fn functions(path: &Path, args: &[String]) -> Result<Unit, DetectError> {
     let cpath =
         CString::new(path.to_string_lossy().as_bytes()).map_err(|_| DetectError::Parse {
             path: path.to_path_buf(),

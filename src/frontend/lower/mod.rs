@@ -33,7 +33,7 @@ pub(crate) use types::{CType, TypeScan, Types};
 use types::{MACRO, storage_range, type_of_spelling};
 
 /// Functions known to be pure (math library and PolyBench's macros).
-pub const PURE_FUNCTIONS: &[&str] = &[
+pub(crate) const PURE_FUNCTIONS: &[&str] = &[
     "sqrt",
     "sqrtf",
     "exp",
@@ -137,7 +137,7 @@ fn overflow(span: Span) -> SpanError {
 
 /// Lowers the parsed body of one SCoP; `text` is the whole file, `types`
 /// what [`TypeScan::visible_at`] tells at the start of the SCoP.
-pub fn lower(
+pub(crate) fn lower(
     index: usize,
     region: Region,
     body: Vec<Stmt>,

@@ -26,13 +26,17 @@ struct ScopGrammar;
 /// Parses the text of one SCoP body that starts at byte `offset` of its
 /// file. `next_id` numbers assignment statements across the file.
 #[cfg(test)]
-pub fn parse_body(text: &str, offset: usize, next_id: &mut usize) -> Result<Vec<Stmt>, SpanError> {
+pub(crate) fn parse_body(
+    text: &str,
+    offset: usize,
+    next_id: &mut usize,
+) -> Result<Vec<Stmt>, SpanError> {
     parse_body_with(text, offset, next_id, &std::collections::HashSet::new())
 }
 
 /// [`parse_body`] knowing the file's element macros (a call of one in an
 /// `if` condition reads memory: the `if` is a compound statement).
-pub fn parse_body_with(
+pub(crate) fn parse_body_with(
     text: &str,
     offset: usize,
     next_id: &mut usize,
@@ -54,7 +58,7 @@ pub fn parse_body_with(
 
 /// Parses one expression (a macro's expansion); every node gets `span`,
 /// the place in the user's file it stands for.
-pub fn parse_expr(text: &str, span: Span) -> Result<Expr, SpanError> {
+pub(crate) fn parse_expr(text: &str, span: Span) -> Result<Expr, SpanError> {
     check_nesting(text, span.start)?;
     let at = |e: SpanError| SpanError::new(span, e.message.clone());
     let mut pairs =

@@ -33,7 +33,7 @@ impl Affine {
         Affine::term(Term::Var(name.to_string()))
     }
 
-    pub fn term(t: Term) -> Affine {
+    pub(crate) fn term(t: Term) -> Affine {
         let mut terms = BTreeMap::new();
         terms.insert(t, 1);
         Affine { terms, constant: 0 }
@@ -62,7 +62,7 @@ impl Affine {
         Affine::default().add_scaled(self, k)
     }
 
-    pub fn plus_constant(&self, k: i64) -> Option<Affine> {
+    pub(crate) fn plus_constant(&self, k: i64) -> Option<Affine> {
         let mut r = self.clone();
         r.constant = r.constant.checked_add(k)?;
         Some(r)
@@ -99,7 +99,7 @@ impl Affine {
 
 impl Affine {
     /// The value at an integer point (`env` gives every variable).
-    pub fn eval(&self, env: &dyn Fn(&str) -> i64) -> i64 {
+    pub(crate) fn eval(&self, env: &dyn Fn(&str) -> i64) -> i64 {
         let mut v = self.constant;
         for (t, c) in &self.terms {
             let x = match t {
@@ -178,18 +178,18 @@ pub enum Formula {
 }
 
 impl Formula {
-    pub fn truth() -> Formula {
+    pub(crate) fn truth() -> Formula {
         Formula::And(vec![])
     }
 
-    pub fn ge0(expr: Affine) -> Formula {
+    pub(crate) fn ge0(expr: Affine) -> Formula {
         Formula::Atom(Constraint {
             expr,
             equality: false,
         })
     }
 
-    pub fn eq0(expr: Affine) -> Formula {
+    pub(crate) fn eq0(expr: Affine) -> Formula {
         Formula::Atom(Constraint {
             expr,
             equality: true,
@@ -197,7 +197,7 @@ impl Formula {
     }
 
     /// Conjunction, flattening nested conjunctions.
-    pub fn and(parts: Vec<Formula>) -> Formula {
+    pub(crate) fn and(parts: Vec<Formula>) -> Formula {
         let mut out = Vec::new();
         for p in parts {
             match p {
@@ -213,7 +213,7 @@ impl Formula {
     }
 
     /// Disjunction, flattening nested disjunctions.
-    pub fn or(parts: Vec<Formula>) -> Formula {
+    pub(crate) fn or(parts: Vec<Formula>) -> Formula {
         let mut out = Vec::new();
         for p in parts {
             match p {
@@ -229,7 +229,7 @@ impl Formula {
     }
 
     /// Logical negation over the integers (`!(e >= 0)` is `-e - 1 >= 0`).
-    pub fn negate(&self) -> Option<Formula> {
+    pub(crate) fn negate(&self) -> Option<Formula> {
         Some(match self {
             Formula::Atom(c) if c.equality => Formula::or(vec![
                 Formula::ge0(c.expr.plus_constant(-1)?),
@@ -245,7 +245,7 @@ impl Formula {
         })
     }
 
-    pub fn is_true(&self) -> bool {
+    pub(crate) fn is_true(&self) -> bool {
         matches!(self, Formula::And(v) if v.is_empty())
     }
 }

@@ -36,7 +36,7 @@ pub enum BinOp {
 
 impl BinOp {
     /// C precedence: larger binds tighter.
-    pub fn precedence(self) -> u8 {
+    pub(crate) fn precedence(self) -> u8 {
         use BinOp::*;
         match self {
             Or => 1,
@@ -52,7 +52,7 @@ impl BinOp {
         }
     }
 
-    pub fn symbol(self) -> &'static str {
+    pub(crate) fn symbol(self) -> &'static str {
         use BinOp::*;
         match self {
             Or => "||",
@@ -188,24 +188,6 @@ impl AssignOp {
             Shl => "<<=",
             Shr => ">>=",
         }
-    }
-
-    /// The binary operator a compound assignment applies.
-    pub fn binary(self) -> Option<BinOp> {
-        use AssignOp::*;
-        Some(match self {
-            Assign => return None,
-            Add => BinOp::Add,
-            Sub => BinOp::Sub,
-            Mul => BinOp::Mul,
-            Div => BinOp::Div,
-            Mod => BinOp::Mod,
-            BitAnd => BinOp::BitAnd,
-            BitOr => BinOp::BitOr,
-            BitXor => BinOp::BitXor,
-            Shl => BinOp::Shl,
-            Shr => BinOp::Shr,
-        })
     }
 }
 
@@ -344,7 +326,7 @@ pub fn inner_iterators(stmts: &[Stmt]) -> Vec<String> {
 }
 
 /// The iterators of the loops inside one block's parts, each once.
-pub fn loop_iterators(parts: &[LocalPart]) -> Vec<String> {
+pub(crate) fn loop_iterators(parts: &[LocalPart]) -> Vec<String> {
     let mut out = Vec::new();
     parts_iterators(parts, &mut out);
     out

@@ -26,19 +26,19 @@ use std::collections::BTreeMap;
 use std::fmt;
 
 /// The most terms a product may have.
-pub const MAX_TERMS: usize = 256;
+pub(crate) const MAX_TERMS: usize = 256;
 /// The highest degree of a product.
-pub const MAX_DEGREE: usize = 8;
+pub(crate) const MAX_DEGREE: usize = 8;
 
 /// A polynomial with integer coefficients: monomial (its variables,
 /// sorted, repeated for powers; empty for the constant) to coefficient.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
-pub struct Polynomial {
+pub(crate) struct Polynomial {
     pub terms: BTreeMap<Vec<String>, i64>,
 }
 
 impl Polynomial {
-    pub fn constant(c: i64) -> Polynomial {
+    pub(crate) fn constant(c: i64) -> Polynomial {
         let mut p = Polynomial::default();
         if c != 0 {
             p.terms.insert(vec![], c);
@@ -46,14 +46,14 @@ impl Polynomial {
         p
     }
 
-    pub fn var(name: &str) -> Polynomial {
+    pub(crate) fn var(name: &str) -> Polynomial {
         let mut p = Polynomial::default();
         p.terms.insert(vec![name.to_string()], 1);
         p
     }
 
     /// `self + k * other`, `None` on overflow.
-    pub fn add_scaled(&self, other: &Polynomial, k: i64) -> Option<Polynomial> {
+    pub(crate) fn add_scaled(&self, other: &Polynomial, k: i64) -> Option<Polynomial> {
         let mut r = self.clone();
         for (m, c) in &other.terms {
             r.add_term(m.clone(), c.checked_mul(k)?)?;
@@ -74,7 +74,7 @@ impl Polynomial {
     /// [`MAX_TERMS`] terms or a degree over [`MAX_DEGREE`] (no subscript
     /// written by hand comes near; a product of many sums would grow
     /// exponentially).
-    pub fn mul(&self, other: &Polynomial) -> Option<Polynomial> {
+    pub(crate) fn mul(&self, other: &Polynomial) -> Option<Polynomial> {
         if self.terms.len() * other.terms.len() > MAX_TERMS
             || self.degree() + other.degree() > MAX_DEGREE
         {
@@ -92,12 +92,12 @@ impl Polynomial {
     }
 
     /// The largest number of variables in one term (0 for a constant).
-    pub fn degree(&self) -> usize {
+    pub(crate) fn degree(&self) -> usize {
         self.terms.keys().map(Vec::len).max().unwrap_or(0)
     }
 
     /// The same value as a polynomial; `None` for a floor division.
-    pub fn from_affine(a: &Affine) -> Option<Polynomial> {
+    pub(crate) fn from_affine(a: &Affine) -> Option<Polynomial> {
         let mut p = Polynomial::constant(a.constant);
         for (t, &c) in &a.terms {
             match t {
@@ -141,7 +141,7 @@ impl fmt::Display for Polynomial {
 
 /// The multi-dimensional view of an array.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Shape {
+pub(crate) struct Shape {
     /// The size of every dimension but the outermost, outer first.
     pub sizes: Vec<String>,
     /// Per access, its subscripts, outer first (one more than `sizes`).
@@ -172,7 +172,7 @@ fn term_text(m: &[String], c: i64) -> String {
 /// One common shape for every access of an array (each subscript a
 /// polynomial; `is_iterator` tells loop iterators from parameters), or
 /// why there is none.
-pub fn delinearize(
+pub(crate) fn delinearize(
     accesses: &[Polynomial],
     is_iterator: &dyn Fn(&str) -> bool,
 ) -> Result<Shape, String> {
@@ -316,7 +316,7 @@ pub struct Delinearized {
 impl Delinearized {
     /// The C element at multi-dimensional subscripts (C text, outer
     /// first), linearized again: `a[lda * (j) + (i)]`.
-    pub fn element(&self, subscripts: &[String]) -> String {
+    pub(crate) fn element(&self, subscripts: &[String]) -> String {
         let mut it = subscripts.iter();
         let mut s = it.next().cloned().unwrap_or_else(|| "0".into());
         for (size, sub) in self.sizes.iter().zip(it) {

@@ -15,7 +15,7 @@ use serde::Serialize;
 use std::collections::BTreeMap;
 
 pub use affine::{Affine, Constraint, Formula, Term};
-pub use delinearize::Delinearized;
+pub(crate) use delinearize::Delinearized;
 
 /// One dimension of the original 2d+1 schedule.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
@@ -240,7 +240,7 @@ pub struct UnsignedCheck {
 }
 
 /// The largest value a `long` holds.
-pub const LONG_MAX: i64 = i64::MAX;
+pub(crate) const LONG_MAX: i64 = i64::MAX;
 
 impl UnsignedCheck {
     /// The range in the notation of messages (`[0, 2^63)`).

@@ -32,7 +32,7 @@ pub fn expr_to_c(e: &Expr) -> String {
 /// Replaces identifiers (loop iterators) by C text, given with the C
 /// precedence of its outermost operator (see [`PREC_ADDITIVE`]); the
 /// printer adds parentheses where the context binds tighter.
-pub type Substitution<'a> = &'a dyn Fn(&str) -> Option<(String, u8)>;
+pub(crate) type Substitution<'a> = &'a dyn Fn(&str) -> Option<(String, u8)>;
 
 /// Precedence of `a + b` / `a - b`.
 pub const PREC_ADDITIVE: u8 = 9;
@@ -166,7 +166,7 @@ fn write_expr(out: &mut String, e: &Expr, min_prec: u8, subst: Substitution<'_>,
 
 /// C text of a statement list, each line prefixed with `indent` plus two
 /// spaces per nesting level.
-pub fn stmts_to_c(stmts: &[Stmt], indent: &str) -> String {
+pub(crate) fn stmts_to_c(stmts: &[Stmt], indent: &str) -> String {
     let mut out = String::new();
     for s in stmts {
         write_stmt(&mut out, s, indent, &|_| None);

@@ -18,7 +18,7 @@ pub struct Captured {
 
 impl Captured {
     /// Whether anything was dropped.
-    pub fn truncated(&self) -> bool {
+    pub(crate) fn truncated(&self) -> bool {
         self.dropped > 0
     }
 
@@ -57,7 +57,7 @@ impl Captured {
 
     /// The kept bytes as text; a gap is marked by a line saying how many
     /// bytes were dropped.
-    pub fn into_text(self) -> String {
+    pub(crate) fn into_text(self) -> String {
         let text = |v: Vec<u8>| {
             String::from_utf8(v).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into())
         };

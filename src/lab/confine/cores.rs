@@ -7,7 +7,7 @@ use std::str::FromStr;
 
 /// The largest core number plus one that a set can hold (Linux's
 /// `CPU_SETSIZE`).
-pub const MAX_CORES: usize = 1024;
+pub(crate) const MAX_CORES: usize = 1024;
 
 /// A set of CPU cores.
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
@@ -37,7 +37,7 @@ impl Cores {
         self.bits[core / 64] |= 1 << (core % 64);
     }
 
-    pub fn contains(&self, core: usize) -> bool {
+    pub(crate) fn contains(&self, core: usize) -> bool {
         core < MAX_CORES && self.bits[core / 64] & (1 << (core % 64)) != 0
     }
 
@@ -64,7 +64,8 @@ impl Cores {
     }
 
     /// Whether every core of `self` is in `other`.
-    pub fn is_subset(&self, other: &Cores) -> bool {
+    #[cfg(test)]
+    pub(crate) fn is_subset(&self, other: &Cores) -> bool {
         self.without(other).is_empty()
     }
 

@@ -36,7 +36,7 @@ mod limits;
 mod sweep;
 mod watch;
 
-pub use captured::Captured;
+pub(crate) use captured::Captured;
 pub use cores::Cores;
 pub use limits::{Limits, MemoryLimit, default_memory_limit, show_bytes};
 use std::ffi::OsStr;
@@ -52,13 +52,13 @@ use rustix::process::{Pid, Resource, Rlimit};
 
 /// Bytes of standard output kept by default (a dump is kept up to a
 /// bound that depends on the dataset size: `verify::dump_cap`).
-pub const STDOUT_CAP: usize = 64 << 20;
+pub(crate) const STDOUT_CAP: usize = 64 << 20;
 /// Bytes of standard error kept from its beginning.
-pub const STDERR_CAP: usize = 1 << 20;
+pub(crate) const STDERR_CAP: usize = 1 << 20;
 /// Bytes kept from the end of an output that exceeded its cap.
-pub const TAIL: usize = 64 << 10;
+pub(crate) const TAIL: usize = 64 << 10;
 /// Time a compiler or another tool may take.
-pub const TOOL_TIMEOUT: Duration = Duration::from_secs(600);
+pub(crate) const TOOL_TIMEOUT: Duration = Duration::from_secs(600);
 /// How long the output may take to close once the program was cleaned up.
 const GRACE: Duration = Duration::from_secs(2);
 /// The environment variable that marks a confined program and everything
@@ -93,7 +93,7 @@ pub struct Outcome {
 }
 
 /// Finds `program` (a path, or a name looked up on the PATH).
-pub fn resolve(program: &Path) -> std::io::Result<PathBuf> {
+pub(crate) fn resolve(program: &Path) -> std::io::Result<PathBuf> {
     let runnable = |p: &Path| {
         use std::os::unix::fs::PermissionsExt;
         std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
@@ -239,7 +239,7 @@ const WATCH_EVERY: Duration = Duration::from_millis(100);
 /// [`run`], asking `watch` every tenth of a second whether to stop the
 /// program now (it is then killed like one at its deadline, and ends
 /// [`Ending::Stopped`]).
-pub fn run_watched<I, S>(
+pub(crate) fn run_watched<I, S>(
     program: &Path,
     args: I,
     env: &[(&str, &str)],

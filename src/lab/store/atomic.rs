@@ -97,7 +97,7 @@ fn resolve(path: &Path) -> io::Result<PathBuf> {
 /// `fill` writes: `fill` gets the temporary file's path and an open handle
 /// to it. Used directly when another library writes the file by name
 /// (SQLite's `VACUUM INTO`).
-pub fn replace_with(
+pub(crate) fn replace_with(
     path: &Path,
     fill: impl FnOnce(&Path, &mut File) -> io::Result<()>,
 ) -> io::Result<()> {

@@ -32,7 +32,7 @@ use rusqlite::Connection;
 /// `variant_features` (each measured variant's features, for the ranker
 /// of the variant) came within version 3: a table more, which builds
 /// before it neither read nor mind.
-pub const SCHEMA_VERSION: i64 = 3;
+pub(crate) const SCHEMA_VERSION: i64 = 3;
 
 /// Why the store cannot be used.
 #[derive(Debug, thiserror::Error)]

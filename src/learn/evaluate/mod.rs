@@ -15,7 +15,9 @@ use crate::config::Config;
 use crate::lab::rng::Lcg;
 use rayon::iter::{ParallelBridge, ParallelIterator};
 use serde::Serialize;
-pub use strategy::{DIVERSE_BITS, FLOOR, consensus, diverse, ensemble, ranking, round_robin};
+pub(crate) use strategy::{
+    DIVERSE_BITS, FLOOR, consensus, diverse, ensemble, ranking, round_robin,
+};
 pub use table::predictions_csv;
 
 /// What to evaluate and how.
@@ -56,7 +58,12 @@ impl Default for Options {
 /// kernel with variants, or with `n`, `n` of them drawn at random (the
 /// draw a function of `seed` and `held_out` alone, so `evaluate` and
 /// `simulate` draw the same).
-pub fn training_kernels(d: &Dataset, held_out: usize, n: Option<usize>, seed: u64) -> Vec<bool> {
+pub(crate) fn training_kernels(
+    d: &Dataset,
+    held_out: usize,
+    n: Option<usize>,
+    seed: u64,
+) -> Vec<bool> {
     let by_kernel = d.rows_by_kernel();
     let mut others: Vec<usize> = (0..d.kernels.len())
         .filter(|&k| k != held_out && !by_kernel[k].is_empty())
@@ -290,14 +297,8 @@ pub fn score(d: &Dataset, models: &[Kind], predicted: &[Vec<f64>], opts: &Option
     }
 }
 
-/// Predictions and scores in one go.
-pub fn evaluate(d: &Dataset, opts: &Options) -> Result<Evaluation, LearnError> {
-    let p = predictions(d, opts)?;
-    Ok(score(d, &opts.models, &p, opts))
-}
-
 /// Arithmetic and geometric means of a column.
-pub fn means(v: &[f64]) -> (f64, f64) {
+pub(crate) fn means(v: &[f64]) -> (f64, f64) {
     if v.is_empty() {
         return (f64::NAN, f64::NAN);
     }

@@ -7,7 +7,7 @@ use crate::config::Config;
 
 /// Indices of `rows` ordered by predicted speedup, best first (ties keep
 /// the dataset order, so the ranking is deterministic).
-pub fn ranking(rows: &[usize], predicted: &[f64]) -> Vec<usize> {
+pub(crate) fn ranking(rows: &[usize], predicted: &[f64]) -> Vec<usize> {
     let mut r = rows.to_vec();
     r.sort_by(|&a, &b| predicted[b].total_cmp(&predicted[a]).then(a.cmp(&b)));
     r
@@ -16,7 +16,7 @@ pub fn ranking(rows: &[usize], predicted: &[f64]) -> Vec<usize> {
 /// Multi-model candidates: every model's best guess, then every model's
 /// second, … until `n` distinct variants (what the learned `optimize`
 /// runs); each with the (model index, depth) pairs that chose it.
-pub fn round_robin(rankings: &[Vec<usize>], n: usize) -> Vec<(usize, Vec<(usize, usize)>)> {
+pub(crate) fn round_robin(rankings: &[Vec<usize>], n: usize) -> Vec<(usize, Vec<(usize, usize)>)> {
     let mut out: Vec<(usize, Vec<(usize, usize)>)> = Vec::new();
     let longest = rankings.iter().map(Vec::len).max().unwrap_or(0);
     for depth in 0..longest {
@@ -38,7 +38,7 @@ pub fn round_robin(rankings: &[Vec<usize>], n: usize) -> Vec<(usize, Vec<(usize,
 /// The row the models rank best together: the least sum of ranks over
 /// the models (ties to the earlier row). What `optimize --no-run` picks
 /// with multi-model.
-pub fn consensus(predicted: &[Vec<f64>], rows: &[usize]) -> Option<usize> {
+pub(crate) fn consensus(predicted: &[Vec<f64>], rows: &[usize]) -> Option<usize> {
     let mut total = vec![0usize; rows.len()];
     let at: std::collections::HashMap<usize, usize> =
         rows.iter().enumerate().map(|(j, &i)| (i, j)).collect();
@@ -54,11 +54,11 @@ pub fn consensus(predicted: &[Vec<f64>], rows: &[usize]) -> Option<usize> {
 
 /// Below this a predicted speedup is treated as this (linear models can
 /// predict zero or less; a log must not blow up).
-pub const FLOOR: f64 = 1e-3;
+pub(crate) const FLOOR: f64 = 1e-3;
 
 /// The six models as one: the mean of their log predicted speedups, per
 /// variant. A log mean lets no single model's scale dominate.
-pub fn ensemble(predicted: &[Vec<f64>], rows: &[usize]) -> Vec<f64> {
+pub(crate) fn ensemble(predicted: &[Vec<f64>], rows: &[usize]) -> Vec<f64> {
     rows.iter()
         .map(|&i| {
             predicted.iter().map(|p| p[i].max(FLOOR).ln()).sum::<f64>()
@@ -85,7 +85,7 @@ fn distance(a: &Config, b: &Config) -> usize {
 }
 
 /// How many bits apart the diversified candidates must be.
-pub const DIVERSE_BITS: usize = 3;
+pub(crate) const DIVERSE_BITS: usize = 3;
 
 /// Diversified candidates: the ensemble's best variant, then the next
 /// best that differs from every one taken in at least `bits` bits of its
@@ -94,7 +94,7 @@ pub const DIVERSE_BITS: usize = 3;
 /// to be good or bad together, so spending the runs on distinct regions
 /// of the space recovers more of Opt than the models' top-N do. Returns
 /// positions into `score` / `configs`.
-pub fn diverse(score: &[f64], configs: &[Config], n: usize, bits: usize) -> Vec<usize> {
+pub(crate) fn diverse(score: &[f64], configs: &[Config], n: usize, bits: usize) -> Vec<usize> {
     let all: Vec<usize> = (0..score.len()).collect();
     let order = ranking(&all, score);
     let mut out: Vec<usize> = Vec::new();

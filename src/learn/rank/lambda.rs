@@ -44,7 +44,7 @@ pub(super) struct Group {
 impl Group {
     /// The group of rows `rows` whose relevance ([`super::metrics::relevance`])
     /// is `rel` (one per row of `rows`), weighing `weight[row]`.
-    pub fn new(rows: &[usize], rel: &[f64], weight: &[f64]) -> Group {
+    pub(crate) fn new(rows: &[usize], rel: &[f64], weight: &[f64]) -> Group {
         let mut order: Vec<usize> = (0..rows.len()).collect();
         order.sort_by(|&a, &b| rel[b].total_cmp(&rel[a]).then(rows[a].cmp(&rows[b])));
         let rel: Vec<f64> = order.iter().map(|&k| rel[k]).collect();
@@ -73,7 +73,7 @@ impl Group {
     /// `sigma`: the logistic's steepness; `truncation`: with LambdaRank,
     /// only the pairs one of whose rows is ranked above this position
     /// count.
-    pub fn gradients(
+    pub(crate) fn gradients(
         &self,
         objective: Objective,
         sigma: f64,

@@ -49,7 +49,7 @@ pub fn rank_correlation(a: &[f64], b: &[f64]) -> Option<f64> {
 /// the group's least (0) and greatest (`levels`), linearly. With log
 /// speedups as labels, equal ratios of speed are equal steps of
 /// relevance. All 0 when the labels are all equal.
-pub fn relevance(label: &[f64], levels: f64) -> Vec<f64> {
+pub(crate) fn relevance(label: &[f64], levels: f64) -> Vec<f64> {
     let lo = label.iter().copied().fold(f64::INFINITY, f64::min);
     let hi = label.iter().copied().fold(f64::NEG_INFINITY, f64::max);
     label
@@ -117,7 +117,7 @@ pub fn ndcg_at(scores: &[f64], label: &[f64], k: usize, levels: f64) -> Option<f
 /// highest-scored row over the best speedup in the group, the labels
 /// being log speedups (1: the model's first pick is the optimum).
 /// `None` when the group is empty or the lengths differ.
-pub fn top1_share(scores: &[f64], log_speedup: &[f64]) -> Option<f64> {
+pub(crate) fn top1_share(scores: &[f64], log_speedup: &[f64]) -> Option<f64> {
     if scores.is_empty() || scores.len() != log_speedup.len() {
         return None;
     }

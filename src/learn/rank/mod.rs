@@ -278,7 +278,8 @@ impl Ranker {
         x.iter().map(|r| self.score(r)).collect()
     }
 
-    pub fn trees(&self) -> usize {
+    #[cfg(test)]
+    pub(crate) fn trees(&self) -> usize {
         self.trees.len()
     }
 }

@@ -28,7 +28,7 @@ impl Bins {
     /// into at most `max_bins` (2 to 256) bins of about equal counts; an
     /// attribute with at most that many distinct values gets one bin
     /// per value.
-    pub fn new(x: &[Vec<f64>], max_bins: usize) -> Bins {
+    pub(crate) fn new(x: &[Vec<f64>], max_bins: usize) -> Bins {
         let max_bins = max_bins.clamp(2, 256);
         let d = x.first().map_or(0, Vec::len);
         let mut edges = Vec::with_capacity(d);
@@ -91,7 +91,7 @@ pub(super) struct Tree {
 }
 
 impl Tree {
-    pub fn eval(&self, row: &[f64]) -> f64 {
+    pub(crate) fn eval(&self, row: &[f64]) -> f64 {
         let mut i = 0;
         loop {
             match self.nodes[i] {

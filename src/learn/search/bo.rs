@@ -51,13 +51,13 @@ use crate::learn::linalg::ridge_free_intercept;
 /// picks beat the process's own while it has only a few points. A πBO weighting of EI by the
 /// ensemble (EI × exp(−β Δprior / n), β 3 to 100) after 2 picks did not
 /// help (80–83 / 90–92, earlier settings).
-pub const INITIAL_PRIOR: usize = 5;
+pub(crate) const INITIAL_PRIOR: usize = 5;
 /// How far apart the initial picks are, in configuration bits (the
 /// `diverse` strategy's are 3). gcc, 4 picks, fitted weights, no decay:
 /// 2 bits 82.7 / 91.1, 3 → 90.1 / 93.9, 4 → 90.7 / 93.3, 5 → 90.0 /
 /// 92.7. Spread out, they tell the process more, and one of them more
 /// often lands near the optimum.
-pub const INITIAL_BITS: usize = 4;
+pub(crate) const INITIAL_BITS: usize = 4;
 /// Ridge penalty pulling the models' weights in the prior mean toward
 /// the ensemble's (1/M each), against the runs' squared error (log
 /// time). gcc, at a decay of 0.9 and Gamma(9, 4): 0.1 → 90.7 / 93.5,
@@ -88,14 +88,14 @@ const DECAY: f64 = 0.85;
 /// programs' optima best (a portfolio: 89.4 / 94.3 and 89.9 / 93.7).
 /// With the transfer, the models' [`DECAY`] matters little: 0.6 to 1
 /// give gcc 95.8–96.6 at 12 (0.85 kept).
-pub const TRANSFER: f64 = 0.7;
+pub(crate) const TRANSFER: f64 = 0.7;
 /// How sharply the landscapes that fit the runs best are preferred: the
 /// temperature of the weights exp(−Δ error / T), in squared log time.
 /// gcc at a share of 0.7: 0.01 → 91.6 / 96.0 / 99.2, **0.03 → 91.9 /
 /// 96.2 / 99.9**, 0.05 → 91.9 / 96.2 / 99.2, 0.2 → 91.9 / 96.5 / 99.1
 /// (a plateau); clang 87.1 / 92.9, 86.8 / 94.4, 85.1 / 94.0, 86.2 /
 /// 93.5 at 6 / 12.
-pub const TRANSFER_TEMPERATURE: f64 = 0.03;
+pub(crate) const TRANSFER_TEMPERATURE: f64 = 0.03;
 /// Picks of the initial design among the variants beyond the paper's
 /// space, when the space has some: [`BEYOND_GUESSED`] by what the other
 /// programs' field effects guess there ([`super::transfer::Known`]),
@@ -121,9 +121,9 @@ pub const TRANSFER_TEMPERATURE: f64 = 0.03;
 /// gcc 82.2 / 91.3 / 95.9, clang 73.8 / 82.5 / 92.0; half: gcc 82.2 /
 /// 91.3 / 95.2). In the paper's space both are 0: the design is as
 /// before.
-pub const BEYOND_GUESSED: usize = 1;
+pub(crate) const BEYOND_GUESSED: usize = 1;
 /// See [`BEYOND_GUESSED`].
-pub const BEYOND_MODELS: usize = 2;
+pub(crate) const BEYOND_MODELS: usize = 2;
 
 /// The initial design with the learned prior: the ensemble's diversified
 /// picks ([`INITIAL_PRIOR`], [`INITIAL_BITS`] apart); in a space with
@@ -193,13 +193,13 @@ fn design(ensemble: &[f64], space: &Space<'_>) -> Vec<usize> {
 }
 
 /// Initial design without: random variants.
-pub const INITIAL_RANDOM: usize = 3;
+pub(crate) const INITIAL_RANDOM: usize = 3;
 
 /// The original program's target (−ln of its speedup over itself): it
 /// is the incumbent until a candidate beats it.
 const ORIGINAL: f64 = 0.0;
 
-pub struct Bo {
+pub(crate) struct Bo {
     fields: Fields,
     coords: Vec<Point>,
     /// The ensemble's prior mean of the target per variant (0 without
@@ -220,7 +220,7 @@ pub struct Bo {
 }
 
 impl Bo {
-    pub fn new(space: Space<'_>, prior: bool, seed: u64) -> Bo {
+    pub(crate) fn new(space: Space<'_>, prior: bool, seed: u64) -> Bo {
         let n = space.configs.len();
         let (prior_mean, initial) = if prior && !space.predicted.is_empty() {
             let e = space.ensemble();

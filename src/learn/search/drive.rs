@@ -50,17 +50,6 @@ pub enum Stop {
     Exhausted,
 }
 
-impl Stop {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Stop::Budget => "budget",
-            Stop::Time => "time",
-            Stop::ExpectedImprovement => "expected-improvement",
-            Stop::Exhausted => "exhausted",
-        }
-    }
-}
-
 /// One proposal handed to the measurement: the variant, why the searcher
 /// chose it and, when it computes one, its expected improvement.
 #[derive(Debug, Clone, PartialEq)]

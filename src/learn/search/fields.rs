@@ -14,23 +14,23 @@
 use crate::config::{Config, EXTENDED, EXTENDED_ATTRIBUTES, Fusion};
 
 /// The paper's fields, in coordinate order.
-pub const NAMES: [&str; FIELDS] = [
+pub(crate) const NAMES: [&str; FIELDS] = [
     "fuse", "tile1", "tile2", "tile3", "wave", "omp", "prevec", "simd", "uj",
 ];
 
 /// Number of the paper's fields.
-pub const FIELDS: usize = 9;
+pub(crate) const FIELDS: usize = 9;
 
 /// The most fields a space has: the paper's and every typed attribute
 /// beyond them.
-pub const MAX_FIELDS: usize = FIELDS + EXTENDED;
+pub(crate) const MAX_FIELDS: usize = FIELDS + EXTENDED;
 
 /// A configuration's coordinates: the paper's fields, then the space's
 /// fields beyond them, then zeros.
-pub type Point = [f64; MAX_FIELDS];
+pub(crate) type Point = [f64; MAX_FIELDS];
 
 /// The coordinates of a configuration in the paper's fields.
-pub fn coordinates(c: &Config) -> [f64; FIELDS] {
+pub(crate) fn coordinates(c: &Config) -> [f64; FIELDS] {
     let b = |x: bool| if x { 1.0 } else { 0.0 };
     [
         match c.fusion {
@@ -52,13 +52,13 @@ pub fn coordinates(c: &Config) -> [f64; FIELDS] {
 /// The fields of one space: the paper's, then the typed attributes
 /// beyond them that vary over its configurations.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Fields {
+pub(crate) struct Fields {
     /// Indices into [`EXTENDED_ATTRIBUTES`].
     extended: Vec<usize>,
 }
 
 impl Fields {
-    pub fn of(configs: &[Config]) -> Fields {
+    pub(crate) fn of(configs: &[Config]) -> Fields {
         let first = configs.first().map(Config::extended_attributes);
         Fields {
             extended: (0..EXTENDED)
@@ -72,19 +72,19 @@ impl Fields {
     }
 
     /// How many coordinates are in use.
-    pub fn dims(&self) -> usize {
+    pub(crate) fn dims(&self) -> usize {
         FIELDS + self.extended.len()
     }
 
     /// The name of each coordinate in use.
-    pub fn names(&self) -> Vec<&'static str> {
+    pub(crate) fn names(&self) -> Vec<&'static str> {
         let mut n = NAMES.to_vec();
         n.extend(self.extended.iter().map(|&j| EXTENDED_ATTRIBUTES[j]));
         n
     }
 
     /// The coordinates of a configuration (zeros past [`Fields::dims`]).
-    pub fn point(&self, c: &Config) -> Point {
+    pub(crate) fn point(&self, c: &Config) -> Point {
         let mut p = [0.0; MAX_FIELDS];
         p[..FIELDS].copy_from_slice(&coordinates(c));
         if !self.extended.is_empty() {
@@ -98,7 +98,7 @@ impl Fields {
 }
 
 /// How many fields two configurations differ in.
-pub fn differing(a: &Point, b: &Point) -> usize {
+pub(crate) fn differing(a: &Point, b: &Point) -> usize {
     a.iter().zip(b).filter(|(x, y)| x != y).count()
 }
 

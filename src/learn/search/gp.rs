@@ -29,7 +29,7 @@ fn matern52(r: f64) -> f64 {
 
 /// The kernel's correlation between two points for the hyperparameters'
 /// lengthscales (over the coordinates in use).
-pub fn correlation(a: &Point, b: &Point, h: &Hyper) -> f64 {
+pub(crate) fn correlation(a: &Point, b: &Point, h: &Hyper) -> f64 {
     let l = &h.lengthscales;
     let r2: f64 = (0..h.dims).map(|i| ((a[i] - b[i]) / l[i]).powi(2)).sum();
     matern52(r2.sqrt())
@@ -38,7 +38,7 @@ pub fn correlation(a: &Point, b: &Point, h: &Hyper) -> f64 {
 /// Hyperparameters: lengthscales (in field units) and the noise variance
 /// relative to the signal's (targets are standardized).
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Hyper {
+pub(crate) struct Hyper {
     /// One per coordinate in use (the first `dims`).
     pub lengthscales: [f64; MAX_FIELDS],
     pub dims: usize,
@@ -68,7 +68,7 @@ const NOISE_MAX: f64 = 0.5;
 
 /// A fitted process on standardized targets.
 #[derive(Debug, Clone)]
-pub struct Gp {
+pub(crate) struct Gp {
     pub hyper: Hyper,
     x: Vec<Point>,
     chol: Vec<f64>,
@@ -115,7 +115,7 @@ impl Gp {
     /// Fits the process to points `x` and targets `y` (at least one),
     /// searching the hyperparameters from `start` (the previous fit's, or
     /// [`Gp::default_hyper`]): a compass search in log space.
-    pub fn fit(x: &[Point], y: &[f64], start: Hyper) -> Option<Gp> {
+    pub(crate) fn fit(x: &[Point], y: &[f64], start: Hyper) -> Option<Gp> {
         if x.is_empty() || x.len() != y.len() {
             return None;
         }
@@ -178,7 +178,7 @@ impl Gp {
 
     /// Where the hyperparameter search starts without a previous fit,
     /// for `dims` coordinates.
-    pub fn default_hyper(dims: usize) -> Hyper {
+    pub(crate) fn default_hyper(dims: usize) -> Hyper {
         Hyper {
             lengthscales: [(SHAPE - 1.0) / RATE; MAX_FIELDS],
             dims: dims.min(MAX_FIELDS),
@@ -188,7 +188,7 @@ impl Gp {
 
     /// The posterior mean and standard deviation of the noise-free value
     /// at `p`, in the targets' units.
-    pub fn predict(&self, p: &Point) -> (f64, f64) {
+    pub(crate) fn predict(&self, p: &Point) -> (f64, f64) {
         let n = self.x.len();
         let k: Vec<f64> = self
             .x
@@ -232,7 +232,7 @@ fn erfc(x: f64) -> f64 {
 
 /// Expected improvement below `best` of a value distributed N(mu, sd²)
 /// (minimization).
-pub fn expected_improvement(mu: f64, sd: f64, best: f64) -> f64 {
+pub(crate) fn expected_improvement(mu: f64, sd: f64, best: f64) -> f64 {
     if sd <= 0.0 {
         return (best - mu).max(0.0);
     }

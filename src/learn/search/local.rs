@@ -8,14 +8,14 @@ use super::fields::{Fields, Point, differing};
 use super::{Observation, Searcher, Space, pick};
 use crate::lab::rng::Lcg;
 
-pub struct Local {
+pub(crate) struct Local {
     coords: Vec<Point>,
     rng: Lcg,
     last_why: Option<String>,
 }
 
 impl Local {
-    pub fn new(space: Space<'_>, seed: u64) -> Local {
+    pub(crate) fn new(space: Space<'_>, seed: u64) -> Local {
         let fields = Fields::of(space.configs);
         Local {
             coords: space.configs.iter().map(|c| fields.point(c)).collect(),

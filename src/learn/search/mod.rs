@@ -72,7 +72,7 @@ impl Strategy {
     }
 
     /// Whether it draws at random (several seeds tell its spread).
-    pub fn randomized(self) -> bool {
+    pub(crate) fn randomized(self) -> bool {
         matches!(
             self,
             Strategy::Random | Strategy::Local | Strategy::Bo { prior: false }
@@ -163,7 +163,7 @@ impl<'a> Space<'a> {
 
     /// The six models' ensemble score (mean log predicted speedup) of
     /// every variant.
-    pub fn ensemble(&self) -> Vec<f64> {
+    pub(crate) fn ensemble(&self) -> Vec<f64> {
         ensemble(self.predicted, &self.all())
     }
 
@@ -268,7 +268,8 @@ impl Searcher for Planned {
 
 /// Runs a searcher for up to `budget` unique measurements, `measure`
 /// giving each proposal's outcome; returns the history.
-pub fn run(
+#[cfg(test)]
+pub(crate) fn run(
     searcher: &mut dyn Searcher,
     budget: usize,
     measure: &mut dyn FnMut(usize) -> Option<f64>,

@@ -30,14 +30,14 @@ use super::{Space, Strategy};
 use crate::config::Config;
 use crate::learn::dataset::Dataset;
 use crate::learn::evaluate::{FLOOR, ensemble};
-pub use crate::learn::rank::metrics::rank_correlation;
+pub(crate) use crate::learn::rank::metrics::rank_correlation;
 use crate::learn::{Kind, LearnError};
 use serde::Serialize;
 
 mod stages;
 
 /// The thresholds of "evaluations to reach", in % of Opt.
-pub const THRESHOLDS: [f64; 4] = [90.0, 95.0, 99.0, 100.0];
+pub(crate) const THRESHOLDS: [f64; 4] = [90.0, 95.0, 99.0, 100.0];
 
 /// What to simulate.
 #[derive(Debug, Clone)]

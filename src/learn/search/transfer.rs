@@ -59,7 +59,7 @@ impl Landscapes {
     }
 
     /// The landscapes of the dataset's kernels that `keep` accepts.
-    pub fn of_kernels(d: &Dataset, keep: &dyn Fn(usize) -> bool) -> Landscapes {
+    pub(crate) fn of_kernels(d: &Dataset, keep: &dyn Fn(usize) -> bool) -> Landscapes {
         let programs = d
             .rows_by_kernel()
             .iter()
@@ -166,7 +166,7 @@ pub struct Known {
 }
 
 impl Known {
-    pub fn measured(value: f64) -> Known {
+    pub(crate) fn measured(value: f64) -> Known {
         Known {
             value,
             guessed: false,
@@ -220,7 +220,7 @@ mod texts {
     use crate::config::Config;
     use serde::{Deserialize, Deserializer, Serializer, ser::SerializeSeq};
 
-    pub fn serialize<S: Serializer>(cs: &[Config], s: S) -> Result<S::Ok, S::Error> {
+    pub(crate) fn serialize<S: Serializer>(cs: &[Config], s: S) -> Result<S::Ok, S::Error> {
         let mut seq = s.serialize_seq(Some(cs.len()))?;
         for c in cs {
             seq.serialize_element(&c.text())?;
@@ -228,7 +228,7 @@ mod texts {
         seq.end()
     }
 
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Config>, D::Error> {
+    pub(crate) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Config>, D::Error> {
         Vec::<String>::deserialize(d)?
             .iter()
             .map(|t| t.parse::<Config>().map_err(serde::de::Error::custom))
@@ -246,7 +246,7 @@ mod texts {
 /// where no program does (the caller keeps its other prior there), and
 /// all `None` until some program can be fitted. Guessed where every
 /// program that takes part there guessed.
-pub fn matched(
+pub(crate) fn matched(
     ok: &[(usize, f64)],
     projected: &[Vec<Option<Known>>],
     temperature: f64,

@@ -7,7 +7,7 @@
 mod print;
 mod random;
 
-pub use print::{init_value, lhs_elem, print_program, scalar_init};
+pub(crate) use print::{init_value, lhs_elem, print_program, scalar_init};
 pub use random::{GenOptions, generate, random_params};
 
 /// The C integer types of iterators, parameters and literals.
@@ -20,7 +20,7 @@ pub enum IntTy {
 }
 
 impl IntTy {
-    pub fn c_name(self) -> &'static str {
+    pub(crate) fn c_name(self) -> &'static str {
         match self {
             IntTy::Int => "int",
             IntTy::Long => "long",
@@ -29,7 +29,7 @@ impl IntTy {
         }
     }
 
-    pub fn suffix(self) -> &'static str {
+    pub(crate) fn suffix(self) -> &'static str {
         match self {
             IntTy::Int => "",
             IntTy::Long => "L",
@@ -38,20 +38,20 @@ impl IntTy {
         }
     }
 
-    pub fn bits(self) -> u32 {
+    pub(crate) fn bits(self) -> u32 {
         match self {
             IntTy::Int | IntTy::UInt => 32,
             IntTy::Long | IntTy::ULong => 64,
         }
     }
 
-    pub fn signed(self) -> bool {
+    pub(crate) fn signed(self) -> bool {
         matches!(self, IntTy::Int | IntTy::Long)
     }
 
     /// C's usual arithmetic conversions (LP64; every operand is at least
     /// `int`, so no promotion is needed).
-    pub fn common(a: IntTy, b: IntTy) -> IntTy {
+    pub(crate) fn common(a: IntTy, b: IntTy) -> IntTy {
         if a == b {
             return a;
         }
@@ -80,7 +80,7 @@ pub enum Elem {
 }
 
 impl Elem {
-    pub fn c_name(self) -> &'static str {
+    pub(crate) fn c_name(self) -> &'static str {
         match self {
             Elem::Long => "long",
             Elem::ULong => "unsigned long",
@@ -244,19 +244,19 @@ pub struct Program {
 
 impl Program {
     /// Parameter variable indices, in `argv` order.
-    pub fn params(&self) -> Vec<usize> {
+    pub(crate) fn params(&self) -> Vec<usize> {
         (0..self.vars.len())
             .filter(|&v| self.vars[v].param)
             .collect()
     }
 
     /// Command-line arguments of one parameter set.
-    pub fn args(&self, set: usize) -> Vec<String> {
+    pub(crate) fn args(&self, set: usize) -> Vec<String> {
         self.param_sets[set].iter().map(|v| v.to_string()).collect()
     }
 
     /// `n=3 m=0`.
-    pub fn describe_params(&self, set: usize) -> String {
+    pub(crate) fn describe_params(&self, set: usize) -> String {
         self.params()
             .iter()
             .zip(&self.param_sets[set])

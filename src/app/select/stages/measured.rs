@@ -7,7 +7,7 @@ use crate::lab::side::Side;
 impl Selection<'_> {
     /// How candidates are built, run and verified, in the scratch
     /// directory.
-    pub fn harness(&self) -> Harness {
+    pub(crate) fn harness(&self) -> Harness {
         Harness {
             recipe: self.setup.recipe.clone(),
             protocol: self.setup.protocol,
@@ -19,7 +19,7 @@ impl Selection<'_> {
     /// Stage 0: one native run of the instrumented original: the SCoP
     /// regions it never runs, and its parameters' values (what the
     /// variant ranker's features are computed at).
-    pub fn reach(&mut self) -> Result<Side, SelectionError> {
+    pub(crate) fn reach(&mut self) -> Result<Side, SelectionError> {
         let text = crate::engine::pipeline::instrumented(self.src, None, self.context)?.text;
         let path = self.sources.write("reach-src", &text)?;
         self.harness()
@@ -41,7 +41,7 @@ impl Selection<'_> {
     /// other work (load 2.5), 7.05 s against 6.51 s under load 9 to 12:
     /// within the noise, never a quiet machine; three small compilations
     /// take a fraction of a second of the run.
-    pub fn build(
+    pub(crate) fn build(
         &mut self,
         harness: &Harness,
         ranked: &Ranked,
@@ -77,7 +77,7 @@ impl Selection<'_> {
 
     /// Stage 4: the original, built, run, recorded and timed: the
     /// reference every candidate is verified against and timed after.
-    pub fn original(
+    pub(crate) fn original(
         &mut self,
         harness: &Harness,
         counted: &Counted,
@@ -102,7 +102,7 @@ impl Selection<'_> {
     /// Stage 5: the strategy's candidates, each built (unless prebuilt),
     /// verified and timed, within the budget of candidates, seconds and
     /// expected improvement.
-    pub fn search(
+    pub(crate) fn search(
         &mut self,
         harness: &Harness,
         ranked: &Ranked,
@@ -203,7 +203,7 @@ impl Selection<'_> {
     /// Stage 6: beyond the paper's space, steps from the fastest
     /// candidate ([`refine::refine`]), within what is left of the time
     /// budget.
-    pub fn refine(
+    pub(crate) fn refine(
         &mut self,
         harness: &Harness,
         baseline: &Baseline,
@@ -282,7 +282,7 @@ impl Selection<'_> {
     /// speedup that rests on fine-grained parallel loops swings with the
     /// machine's load, and the next run could be slower than the input.
     /// Then the next fastest.
-    pub fn pick(
+    pub(crate) fn pick(
         &self,
         harness: &Harness,
         baseline: &Baseline,
@@ -322,7 +322,7 @@ impl Selection<'_> {
     /// (`lab::decide`): a lucky timing above does not make the output
     /// slower than the input. The winner with its confirmed speedup, or
     /// none.
-    pub fn confirm(
+    pub(crate) fn confirm(
         &mut self,
         harness: &Harness,
         baseline: &Baseline,
@@ -445,7 +445,12 @@ impl Selection<'_> {
     /// Stage 9: the file to write, with a header saying what was chosen
     /// and how it was measured — the original, unchanged, when no
     /// candidate was confirmed faster.
-    pub fn write(&mut self, best: Option<Ran>, trials: &Trials, mut report: Report) -> Report {
+    pub(crate) fn write(
+        &mut self,
+        best: Option<Ran>,
+        trials: &Trials,
+        mut report: Report,
+    ) -> Report {
         let setup = self.setup;
         report.phases.total = self.begun.elapsed().as_secs_f64();
         (self.progress)(Event::Done);
