@@ -665,7 +665,7 @@ fn bayesian_optimize_runs_verified_unique_candidates_and_says_why_it_stopped() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
         stderr.contains(
-            "polytune: bo (its prior: the models and 30 measured programs' landscapes) ran "
+            "polytune: bo (its prior: the variant ranker and 30 measured programs' landscapes) ran "
         ),
         "{stderr}"
     );
@@ -714,7 +714,7 @@ fn bayesian_optimize_without_landscapes_says_its_prior_is_the_models_alone() {
     assert_eq!(v["search"]["transfer_from"], 0, "{v}");
     assert!(
         stderr.contains(
-            "polytune: bo (its prior: the models alone; they have no landscapes.json) ran "
+            "polytune: bo (its prior: the variant ranker alone; the models have no landscapes.json) ran "
         ),
         "{stderr}"
     );

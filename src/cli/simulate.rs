@@ -9,6 +9,7 @@ use crate::learn::csv_text::CsvText;
 use crate::learn::dataset::Dataset;
 use crate::learn::evaluate;
 use crate::learn::search::Strategy;
+use crate::learn::search::bo::BoDesign;
 use crate::learn::search::drive::DEFAULT_MIN_EI;
 use crate::learn::search::simulate::{self, Simulation};
 use anyhow::{Context, Result};
@@ -77,6 +78,14 @@ pub(crate) struct Args {
     /// The models' predictions alone, as before they were added.
     #[arg(long)]
     no_transfer: bool,
+    /// bo: the design for its prior's quality, `models` or `ranker`.
+    ///
+    /// `models`, the initial design and prior weighting tuned for the six
+    /// models' predictions, which rank a kernel's variants poorly; `ranker`,
+    /// those tuned for predictions that rank them well, such as the variant
+    /// ranker's leave-one-out scores given with --predictions.
+    #[arg(long, value_name = "DESIGN", default_value = "models")]
+    bo_design: BoDesign,
     /// Also show what each strategy proposed for this kernel, in order (md and
     /// json).
     ///
@@ -198,6 +207,7 @@ fn options(a: &Args, eo: &evaluate::Options) -> simulate::Options {
         min_ei: Some(a.min_ei).filter(|&e| e > 0.0),
         paper_only: a.paper_only,
         no_transfer: a.no_transfer,
+        bo_design: a.bo_design,
         trace: a.trace.clone(),
         prior_blend: a.prior_blend,
         train_kernels: eo.train_kernels,
@@ -252,6 +262,10 @@ fn header(r: &crate::app::simulate::Report) -> String {
             "; bo without the other kernels' landscapes"
         } else {
             ""
+        } + &if s.bo_design == BoDesign::default() {
+            String::new()
+        } else {
+            format!("; bo with the design for the {} prior (--bo-design)", s.bo_design.name())
         } + &s.train_kernels.map_or(String::new(), |n| format!(
             "; each fold's models and landscapes from {n} of the other kernels only (--train-kernels)"
         )) + &s.prior_blend.map_or(String::new(), |w| format!(

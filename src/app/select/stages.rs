@@ -142,7 +142,15 @@ impl Ranked {
     /// are): a planned strategy hands out its plan.
     fn searcher(&self, strategy: Strategy) -> Box<dyn Searcher + '_> {
         if strategy.adaptive() {
-            self.ranking.space().searcher(strategy, 1)
+            // Bayesian optimization's design for the prior it has: the
+            // ranker's (simulate --bo-design ranker, with its predictions
+            // as the one model: 83.9 / 86.1 % of Opt at 6 runs, gcc /
+            // clang, against 84.0 / 78.1 with the six models' design).
+            let design = match self.ranking.leader {
+                Some(_) => crate::learn::search::bo::BoDesign::Ranker,
+                None => crate::learn::search::bo::BoDesign::Models,
+            };
+            self.ranking.space().searcher_with(strategy, 1, design)
         } else {
             Box::new(Planned::new(self.picks.clone()))
         }

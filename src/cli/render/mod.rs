@@ -289,7 +289,7 @@ pub(crate) fn counters_text(r: &crate::app::characterize::Report) -> String {
 /// choice.
 /// How an adaptive search went and why it stopped; `None` for a planned
 /// strategy that ran its plan (its table says it all).
-fn search_line(x: &crate::app::select::Search) -> Option<String> {
+fn search_line(x: &crate::app::select::Search, ranker: bool) -> Option<String> {
     use crate::app::select::Stop;
     let adaptive = x.min_ei.is_some();
     let why = match x.stop {
@@ -306,9 +306,14 @@ fn search_line(x: &crate::app::select::Search) -> Option<String> {
             100.0 * x.min_ei.unwrap_or(0.0)
         ),
     };
+    let by = if ranker {
+        "the variant ranker"
+    } else {
+        "the models"
+    };
     let prior = match x.transfer_from {
-        Some(0) => " (its prior: the models alone; they have no landscapes.json)".to_string(),
-        Some(n) => format!(" (its prior: the models and {n} measured programs' landscapes)"),
+        Some(0) => format!(" (its prior: {by} alone; the models have no landscapes.json)"),
+        Some(n) => format!(" (its prior: {by} and {n} measured programs' landscapes)"),
         None => String::new(),
     };
     Some(format!(
@@ -333,7 +338,11 @@ pub(crate) fn selection_text(r: &SelectionReport) -> String {
         return s;
     }
     s += &candidates_table(r);
-    if let Some(line) = r.search.as_ref().and_then(search_line) {
+    if let Some(line) = r
+        .search
+        .as_ref()
+        .and_then(|x| search_line(x, r.ranker.is_some()))
+    {
         let _ = writeln!(s, "{line}");
     }
     s += &passive_lines(r);

@@ -19,6 +19,11 @@
 //! and weighted by how well they fit them, refitted at every proposal.
 //! Without the prior, a constant mean and random initial points.
 //!
+//! How many design picks, how the prior is weighted and decayed: a
+//! [`Settings`], one per [`BoDesign`] the caller chooses by how good its
+//! prior is — the constants below for the six models' poor ranking (the
+//! default), [`Settings::RANKER`] for the variant ranker's.
+//!
 //! The settings were chosen on gcc's data of the shipped dataset
 //! (`simulate --strategies bo --min-ei 0`, mean % of Opt at 6 / 12 / 30
 //! evaluations) and confirmed on clang's; the figures are at each
@@ -32,7 +37,7 @@
 //! spread of the runs (91.2 / 94.8 / 99.3; it makes `--min-ei` stop
 //! later: the book, docs/src/results).
 //!
-//! Why one file: its code is under 480 lines, Bayesian optimization with
+//! Why one file: its code is under 500 lines, Bayesian optimization with
 //! its design and prior; its tests make up the rest.
 
 use super::fields::{Fields, Point};
@@ -41,6 +46,9 @@ use super::{Observation, Searcher, Space, pick};
 use crate::lab::rng::Lcg;
 use crate::learn::evaluate::diverse;
 use crate::learn::linalg::ridge_free_intercept;
+
+mod design;
+pub use design::{BoDesign, Settings};
 
 /// Initial design with the learned prior: the ensemble's top picks, each
 /// at least [`INITIAL_BITS`] configuration bits from every one taken.
@@ -132,7 +140,7 @@ pub(crate) const BEYOND_MODELS: usize = 2;
 /// are known) and [`BEYOND_MODELS`] by the ensemble among them,
 /// interleaved with the ensemble's picks among the paper's variants
 /// (paper, models' draw, guessed draw, paper, ...).
-fn design(ensemble: &[f64], space: &Space<'_>) -> Vec<usize> {
+fn design(ensemble: &[f64], space: &Space<'_>, settings: &Settings) -> Vec<usize> {
     let beyond: Vec<bool> = space.configs.iter().map(|c| !c.is_paper()).collect();
     let guessed: Vec<Option<f64>> = (0..space.configs.len())
         .map(|v| {
@@ -144,15 +152,16 @@ fn design(ensemble: &[f64], space: &Space<'_>) -> Vec<usize> {
             (!ks.is_empty()).then(|| ks.iter().sum::<f64>() / ks.len() as f64)
         })
         .collect();
-    let size = INITIAL_PRIOR;
+    let size = settings.initial;
+    let bits = settings.bits;
     let guessable = (0..beyond.len())
         .filter(|&v| beyond[v] && guessed[v].is_some())
         .count();
-    let q = BEYOND_GUESSED.min(guessable).min(size);
+    let q = settings.beyond_guessed.min(guessable).min(size);
     let n_beyond = beyond.iter().filter(|&&b| b).count();
-    let qe = BEYOND_MODELS.min(n_beyond).min(size - q);
+    let qe = settings.beyond_models.min(n_beyond).min(size - q);
     if q == 0 && qe == 0 {
-        return diverse(ensemble, space.configs, size, INITIAL_BITS);
+        return diverse(ensemble, space.configs, size, bits);
     }
     let paper: Vec<f64> = (0..beyond.len())
         .map(|v| {
@@ -169,7 +178,7 @@ fn design(ensemble: &[f64], space: &Space<'_>) -> Vec<usize> {
             _ => f64::NEG_INFINITY,
         })
         .collect();
-    let b = diverse(&by_transfer, space.configs, q, INITIAL_BITS);
+    let b = diverse(&by_transfer, space.configs, q, bits);
     let by_models: Vec<f64> = (0..beyond.len())
         .map(|v| {
             if beyond[v] && !b.contains(&v) {
@@ -179,8 +188,8 @@ fn design(ensemble: &[f64], space: &Space<'_>) -> Vec<usize> {
             }
         })
         .collect();
-    let a = diverse(&paper, space.configs, size - q - qe, INITIAL_BITS);
-    let c = diverse(&by_models, space.configs, qe, INITIAL_BITS);
+    let a = diverse(&paper, space.configs, size - q - qe, bits);
+    let c = diverse(&by_models, space.configs, qe, bits);
     let mut out: Vec<usize> = Vec::new();
     for i in 0..size {
         for v in [a.get(i), c.get(i), b.get(i)].into_iter().flatten() {
@@ -211,6 +220,7 @@ pub(crate) struct Bo {
     /// Other programs' targets at each variant ([`Space::transfer`]).
     transfer: Vec<Vec<Option<super::transfer::Known>>>,
     initial: Vec<usize>,
+    settings: Settings,
     rng: Lcg,
     hyper: Hyper,
     /// The last proposal's expected improvement (relative) and why it
@@ -220,11 +230,14 @@ pub(crate) struct Bo {
 }
 
 impl Bo {
-    pub(crate) fn new(space: Space<'_>, prior: bool, seed: u64) -> Bo {
+    /// A search of `space` (with the learned prior or not) with the
+    /// design for a prior of that quality, seeded.
+    pub(crate) fn new(space: Space<'_>, prior: bool, seed: u64, design: BoDesign) -> Bo {
+        let settings = design.settings();
         let n = space.configs.len();
         let (prior_mean, initial) = if prior && !space.predicted.is_empty() {
             let e = space.ensemble();
-            let init = design(&e, &space);
+            let init = self::design(&e, &space, &settings);
             (e.iter().map(|v| -v).collect(), init)
         } else {
             (vec![0.0; n], Vec::new())
@@ -252,6 +265,7 @@ impl Bo {
             prior_mean,
             per_model,
             initial,
+            settings,
             rng: Lcg::new(seed),
             last_ei: None,
             last_why: None,
@@ -365,7 +379,7 @@ impl Bo {
         let mut top = f64::NEG_INFINITY;
         for &v in &open {
             let (mu, sd) = gp.predict(&self.coords[v]);
-            let sd = (sd * sd + extra[v]).sqrt();
+            let sd = self.settings.explore * (sd * sd + extra[v]).sqrt();
             let a = expected_improvement(mu + pmean[v], sd, best) * self.feasible(v, history);
             if a > top {
                 top = a;
@@ -418,9 +432,10 @@ impl Bo {
         });
         // The intercept is free (the process standardizes its targets
         // anyway); the weights are pulled toward the ensemble's.
-        let fitted = ridge_free_intercept(rows, m + 1, RIDGE, RIDGE / m as f64);
+        let ridge = self.settings.ridge;
+        let fitted = ridge_free_intercept(rows, m + 1, ridge, ridge / m as f64);
         let past = ok.len().saturating_sub(self.initial.len()) as i32;
-        let decay = DECAY.powi(past);
+        let decay = self.settings.decay.powi(past);
         let models: Vec<f64> = match fitted {
             Some(beta) => (0..self.prior_mean.len())
                 .map(|v| {
@@ -434,7 +449,9 @@ impl Bo {
         if self.transfer.is_empty() {
             return (models.iter().map(|p| decay * p).collect(), none);
         }
-        let matched = super::transfer::matched(ok, &self.transfer, TRANSFER_TEMPERATURE);
+        let matched =
+            super::transfer::matched(ok, &self.transfer, self.settings.transfer_temperature);
+        let share = self.settings.transfer;
         // The models' part has no intercept, the matched landscape is
         // shifted to the runs: the models' part is shifted to them too
         // before the two are mixed (the process standardizes what is
@@ -453,7 +470,7 @@ impl Bo {
         let shifted = |v: usize| decay * (models[v] - mean_m) + mean_y;
         let mixed: Vec<f64> = (0..models.len())
             .map(|v| match matched[v] {
-                Some(l) => (1.0 - TRANSFER) * shifted(v) + TRANSFER * l.value,
+                Some(l) => (1.0 - share) * shifted(v) + share * l.value,
                 None => shifted(v),
             })
             .collect();
@@ -530,7 +547,7 @@ mod tests {
             predicted: &predicted,
             transfer: &transfer,
         };
-        let d = super::design(&s.ensemble(), &s);
+        let d = super::design(&s.ensemble(), &s, &super::Settings::MODELS);
         assert_eq!(d.len(), super::INITIAL_PRIOR, "{d:?}");
         let beyond: Vec<usize> = d.iter().copied().filter(|&v| v >= paper).collect();
         assert_eq!(
@@ -556,12 +573,76 @@ mod tests {
         };
         let e = s.ensemble();
         assert_eq!(
-            super::design(&e, &s),
+            super::design(&e, &s, &super::Settings::MODELS),
             crate::learn::evaluate::diverse(
                 &e,
                 &configs[..paper],
                 super::INITIAL_PRIOR,
                 super::INITIAL_BITS
+            )
+        );
+    }
+
+    /// The design is the caller's choice: `models` (the default, and
+    /// what [`Space::searcher`] runs) is the constants above, `ranker`
+    /// its own settings; each names itself on the command line, and a
+    /// search starts from the initial design of the one it was given.
+    #[test]
+    fn the_caller_chooses_the_design_by_its_priors_quality() {
+        use super::{BoDesign, Settings};
+        assert_eq!(BoDesign::default(), BoDesign::Models);
+        assert_eq!(BoDesign::Models.settings(), Settings::MODELS);
+        let m = Settings::MODELS;
+        assert_eq!(
+            (m.initial, m.bits, m.beyond_guessed, m.beyond_models),
+            (
+                super::INITIAL_PRIOR,
+                super::INITIAL_BITS,
+                super::BEYOND_GUESSED,
+                super::BEYOND_MODELS
+            )
+        );
+        assert_ne!(BoDesign::Ranker.settings(), Settings::MODELS);
+        for d in [BoDesign::Models, BoDesign::Ranker] {
+            assert_eq!(d.name().parse::<BoDesign>(), Ok(d));
+        }
+        assert!(
+            "six"
+                .parse::<BoDesign>()
+                .unwrap_err()
+                .contains("models or ranker")
+        );
+        let (configs, predicted) = space_of(120);
+        let kinds = [Kind::Lr, Kind::Ibk];
+        let s = Space {
+            kinds: &kinds,
+            configs: &configs,
+            predicted: &predicted,
+            transfer: &[],
+        };
+        let first = |searcher: &mut dyn super::Searcher, n: usize| -> Vec<usize> {
+            run(searcher, n, &mut |v| truth(&configs[v]))
+                .iter()
+                .map(|o| o.variant)
+                .collect()
+        };
+        let e = s.ensemble();
+        for d in [BoDesign::Models, BoDesign::Ranker] {
+            let st = d.settings();
+            let want = crate::learn::evaluate::diverse(&e, &configs, st.initial, st.bits);
+            let strategy = Strategy::Bo { prior: true };
+            assert_eq!(
+                first(&mut *s.searcher_with(strategy, 1, d), st.initial),
+                want,
+                "{d:?}"
+            );
+        }
+        // Without a design named, the six models'.
+        assert_eq!(
+            first(&mut *s.searcher(Strategy::Bo { prior: true }, 1), 12),
+            first(
+                &mut *s.searcher_with(Strategy::Bo { prior: true }, 1, BoDesign::Models),
+                12
             )
         );
     }
@@ -768,7 +849,7 @@ mod tests {
             predicted: &predicted,
             transfer: &[],
         };
-        let bo = super::Bo::new(s, true, 1);
+        let bo = super::Bo::new(s, true, 1, super::BoDesign::Models);
         let h = [
             super::Observation {
                 variant: 0,

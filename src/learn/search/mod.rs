@@ -220,9 +220,20 @@ impl<'a> Space<'a> {
 
     /// A searcher for `strategy` over this space, seeded.
     pub fn searcher(&self, strategy: Strategy, seed: u64) -> Box<dyn Searcher + 'a> {
+        self.searcher_with(strategy, seed, bo::BoDesign::Models)
+    }
+
+    /// A searcher for `strategy` over this space, seeded; Bayesian
+    /// optimization with `design` (the other strategies have one).
+    pub fn searcher_with(
+        &self,
+        strategy: Strategy,
+        seed: u64,
+        design: bo::BoDesign,
+    ) -> Box<dyn Searcher + 'a> {
         match strategy {
             Strategy::Local => Box::new(local::Local::new(*self, seed)),
-            Strategy::Bo { prior } => Box::new(bo::Bo::new(*self, prior, seed)),
+            Strategy::Bo { prior } => Box::new(bo::Bo::new(*self, prior, seed, design)),
             planned => Box::new(Planned::new(self.plan(planned, self.configs.len(), seed))),
         }
     }

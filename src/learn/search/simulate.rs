@@ -24,6 +24,7 @@
 //! `stages.rs`), the simulation with its reports; its tests make up the
 //! rest.
 
+use super::bo::BoDesign;
 use super::drive::{Limits, drive};
 use super::transfer::Landscapes;
 use super::{Space, Strategy};
@@ -61,6 +62,9 @@ pub struct Options {
     /// Bayesian optimization without the other kernels' landscapes in
     /// its prior (as before they were: the models alone).
     pub no_transfer: bool,
+    /// Bayesian optimization's design, by the quality of its prior
+    /// ([`BoDesign`]).
+    pub bo_design: BoDesign,
     /// The kernel whose runs to trace ([`Simulation::traces`]).
     pub trace: Option<String>,
     /// A counterfactual prior: each model's log prediction replaced by
@@ -174,6 +178,10 @@ pub struct Simulation {
     /// [`Options::no_transfer`].
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub no_transfer: bool,
+    /// [`Options::bo_design`]; left out of the JSON when it is the
+    /// default, the six models' design.
+    #[serde(with = "design_name", skip_serializing_if = "design_name::is_default")]
+    pub bo_design: BoDesign,
     /// [`Options::prior_blend`]: the predictions were this share of the
     /// measured truth (a counterfactual).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -194,6 +202,19 @@ pub struct Simulation {
     pub traces: Vec<Trace>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub fastest: Vec<Step>,
+}
+
+/// A [`BoDesign`] in JSON: its name.
+mod design_name {
+    use super::BoDesign;
+
+    pub fn serialize<S: serde::Serializer>(d: &BoDesign, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(d.name())
+    }
+
+    pub fn is_default(d: &BoDesign) -> bool {
+        *d == BoDesign::default()
+    }
 }
 
 /// One kernel's space, owned: configurations, predictions, truth.
@@ -305,6 +326,7 @@ fn one_run(
     seed: u64,
     budget: usize,
     min_ei: Option<f64>,
+    design: BoDesign,
 ) -> RunResult {
     let space = Space {
         kinds,
@@ -312,7 +334,7 @@ fn one_run(
         predicted: &ks.predicted,
         transfer: &ks.transfer,
     };
-    let mut s = space.searcher(strategy, seed);
+    let mut s = space.searcher_with(strategy, seed, design);
     let limits = Limits {
         budget,
         seconds: None,
@@ -423,6 +445,7 @@ pub fn simulate(
         min_ei: opts.min_ei,
         paper_only: opts.paper_only,
         no_transfer: opts.no_transfer,
+        bo_design: opts.bo_design,
         prior_blend,
         train_kernels: opts.train_kernels,
         thresholds: THRESHOLDS.to_vec(),
@@ -512,6 +535,7 @@ mod tests {
             min_ei: None,
             paper_only: false,
             no_transfer: false,
+            bo_design: BoDesign::Models,
             trace: None,
             prior_blend: None,
             train_kernels: None,

@@ -112,6 +112,7 @@ pub(super) fn run_all(
                     seed,
                     budget,
                     opts.min_ei,
+                    opts.bo_design,
                 );
                 let n = through.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
                 progress(n, total);
