@@ -61,13 +61,15 @@ fn every_commands_help() {
         assert!(summary.len() <= 80, "{c}: {summary}");
         assert!(long.starts_with(summary), "{c}");
     }
-    let (_, store, _) = polytune(&["store", "--help"]);
-    for sub in listed_commands(&store) {
-        let (code, text, _) = polytune(&["store", &sub, "-h"]);
-        assert_eq!(code, 0, "store {sub}");
-        insta::assert_snapshot!(format!("help_store_{sub}"), text);
-        let summary = text.lines().next().unwrap();
-        assert!(summary.len() <= 80, "store {sub}: {summary}");
+    for group in ["store", "models"] {
+        let (_, help, _) = polytune(&[group, "--help"]);
+        for sub in listed_commands(&help) {
+            let (code, text, _) = polytune(&[group, &sub, "-h"]);
+            assert_eq!(code, 0, "{group} {sub}");
+            insta::assert_snapshot!(format!("help_{group}_{sub}"), text);
+            let summary = text.lines().next().unwrap();
+            assert!(summary.len() <= 80, "{group} {sub}: {summary}");
+        }
     }
 }
 

@@ -70,6 +70,30 @@ fn the_ranker_ranks_and_learns_from_what_it_measured() {
     let count = |sql: &str| -> u64 { db.query_row(sql, [], |row| row.get(0)).unwrap() };
     assert_eq!(count("SELECT COUNT(*) FROM variant_features"), learned);
     assert_eq!(count("SELECT COUNT(*) FROM measurements"), learned);
+    // What the store holds, and how the shipped ranker orders it.
+    let status = common::json_of_success(
+        &Command::new(env!("CARGO_BIN_EXE_polytune"))
+            .args([
+                "models",
+                "status",
+                "--json",
+                "--store",
+                store.to_str().unwrap(),
+            ])
+            .env("POLYTUNE_CACHE_DIR", cache.path())
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(status["rows"], learned);
+    assert_eq!(
+        (status["programs"].as_u64(), status["this_machine"].as_u64()),
+        (Some(1), Some(learned))
+    );
+    assert_eq!(
+        status["programs_ranked"][0]["program"], "atax.c",
+        "{status}"
+    );
+    assert!(status["shipped_fitted"].as_bool().unwrap());
     // The next run learns from them.
     let (again, stderr) = optimize(cache.path(), &[]);
     assert!(
@@ -114,4 +138,68 @@ fn a_damaged_store_is_a_warning_and_the_program_is_still_optimized() {
         b"this is not an SQLite database, only text",
         "left as it was"
     );
+}
+
+/// The check of learning on the user's machine: the shipped
+/// variants split so that half the kernels play "this machine" (five of
+/// them held out to rank, the others the local store as it grows) and
+/// half the shipped table; the ranker refitted with the local rows
+/// weighted ranks the held-out kernels better as the store grows. Every
+/// fourth variant of each kernel, so that the fits take seconds.
+#[test]
+fn ranking_of_new_kernels_improves_as_the_local_store_grows() {
+    use polytune::app::ranker::{LOCAL_WEIGHT, Local, Shipped, fit, load};
+    use polytune::app::variants::{VariantRow, VariantTable};
+    use polytune::learn::rank::metrics::rank_correlation;
+    let all = load(&common::root().join("models/gcc"))
+        .unwrap()
+        .unwrap()
+        .table;
+    let n = all.kernels.len();
+    let thinned: Vec<&VariantRow> = all.rows.iter().step_by(4).collect();
+    let of = |k: usize| -> Vec<VariantRow> {
+        thinned
+            .iter()
+            .filter(|r| r.kernel == k)
+            .map(|r| (*r).clone())
+            .collect()
+    };
+    let shipped_kernels: Vec<usize> = (0..n).step_by(2).collect();
+    let machine: Vec<usize> = (1..n).step_by(2).collect();
+    let (held, pool) = machine.split_at(5);
+    let shipped = Shipped {
+        table: VariantTable {
+            rows: shipped_kernels.iter().flat_map(|&k| of(k)).collect(),
+            ..all.clone()
+        },
+        fitted: None,
+    };
+    let median_rho = |local_kernels: &[usize]| -> f64 {
+        let rows: Vec<VariantRow> = local_kernels.iter().flat_map(|&k| of(k)).collect();
+        let local = Local {
+            kernels: all.kernels.clone(),
+            weight: vec![LOCAL_WEIGHT; rows.len()],
+            this_machine: rows.len(),
+            rows,
+        };
+        let f = fit(&shipped, Some(&local), None).unwrap();
+        let mut rhos: Vec<f64> = held
+            .iter()
+            .filter_map(|&k| {
+                let rows = of(k);
+                let x: Vec<Vec<f64>> = rows.iter().map(|r| r.x.clone()).collect();
+                let label: Vec<f64> = rows.iter().map(|r| r.speedup.ln()).collect();
+                rank_correlation(&f.scores(&x), &label)
+            })
+            .collect();
+        rhos.sort_by(f64::total_cmp);
+        rhos[rhos.len() / 2]
+    };
+    let grown: Vec<f64> = [0, 5, pool.len()]
+        .iter()
+        .map(|&m| median_rho(&pool[..m]))
+        .collect();
+    println!("median rho on the held-out kernels as the store grows (0, 5, 10 kernels): {grown:?}");
+    assert!(grown[2] > grown[0], "{grown:?}");
+    assert!(grown[1] >= grown[0] - 0.05, "{grown:?}");
 }

@@ -461,3 +461,90 @@ pub fn predict(
         rows,
     })
 }
+
+/// What the user's store holds for one compiler, and how the shipped
+/// ranker ranks it (`polytune models status`).
+#[derive(Debug, Clone, Serialize)]
+pub struct Status {
+    pub store: PathBuf,
+    /// Whether the file exists (nothing learned yet when not).
+    pub exists: bool,
+    pub compiler: Family,
+    /// Measured variants with their features, of how many programs, and of
+    /// them this machine's.
+    pub rows: usize,
+    pub programs: usize,
+    pub this_machine: usize,
+    /// The shipped table: rows, kernels, and whether its fitted ranker is
+    /// current (else the first ranking fits one, and caches it).
+    pub shipped_rows: usize,
+    pub shipped_kernels: usize,
+    pub shipped_fitted: bool,
+    /// Per program of the store with 3 measured variants or more, how the
+    /// ranker of the shipped variants alone orders them.
+    pub programs_ranked: Vec<ProgramRanked>,
+    /// The median of their rank correlations.
+    pub median_rank_correlation: Option<f64>,
+}
+
+/// How the shipped ranker orders one program's measured variants.
+#[derive(Debug, Clone, Serialize)]
+pub struct ProgramRanked {
+    pub program: String,
+    pub variants: usize,
+    /// Spearman's ρ between its scores and the measured speedups (`None`:
+    /// one of them constant).
+    pub rank_correlation: Option<f64>,
+    /// The measured speedup of its top-ranked variant over the best
+    /// measured.
+    pub top1: Option<f64>,
+}
+
+/// The status of the store at `path` for `family`, against `shipped`.
+pub fn status(shipped: &Shipped, path: &Path, family: Family) -> Result<Status, RankerError> {
+    use crate::learn::rank::metrics::{rank_correlation, top1_share};
+    let local = local(path, family)?;
+    let fitted = fit(
+        &Shipped {
+            table: shipped.table.clone(),
+            fitted: shipped.fitted.clone(),
+        },
+        None,
+        crate::lab::machine::cache_dir().as_deref(),
+    )?;
+    let mut programs_ranked = Vec::new();
+    if let Some(l) = &local {
+        for (k, name) in l.kernels.iter().enumerate() {
+            let rows: Vec<&VariantRow> = l.rows.iter().filter(|r| r.kernel == k).collect();
+            if rows.len() < 3 {
+                continue;
+            }
+            let x: Vec<Vec<f64>> = rows.iter().map(|r| r.x.clone()).collect();
+            let scores = fitted.scores(&x);
+            let label: Vec<f64> = rows.iter().map(|r| r.speedup.ln()).collect();
+            programs_ranked.push(ProgramRanked {
+                program: name.clone(),
+                variants: rows.len(),
+                rank_correlation: rank_correlation(&scores, &label),
+                top1: top1_share(&scores, &label),
+            });
+        }
+    }
+    let rhos: Vec<f64> = programs_ranked
+        .iter()
+        .filter_map(|p| p.rank_correlation)
+        .collect();
+    Ok(Status {
+        store: path.to_path_buf(),
+        exists: path.exists(),
+        compiler: family,
+        rows: local.as_ref().map_or(0, |l| l.rows.len()),
+        programs: local.as_ref().map_or(0, |l| l.kernels.len()),
+        this_machine: local.as_ref().map_or(0, |l| l.this_machine),
+        shipped_rows: shipped.table.rows.len(),
+        shipped_kernels: shipped.table.kernels.len(),
+        shipped_fitted: shipped.fitted.is_some(),
+        median_rank_correlation: (!rhos.is_empty()).then(|| crate::lab::runner::median(&rhos)),
+        programs_ranked,
+    })
+}

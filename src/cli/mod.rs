@@ -18,6 +18,7 @@ mod export;
 mod fuzz;
 mod help;
 mod measure;
+mod models;
 mod optimize;
 mod progress;
 mod render;
@@ -233,6 +234,7 @@ enum Command {
     Driver(driver::Args),
     Export(export::Args),
     Store(store::Args),
+    Models(models::Args),
     Space(space::Args),
     Compare(compare::Args),
     Scop(scop::Args),
@@ -366,6 +368,7 @@ fn run(command: Command, ui: &Ui) -> anyhow::Result<()> {
         Command::Driver(a) => driver::run(a, ui),
         Command::Export(a) => export::run(a, ui),
         Command::Store(a) => store::run(a, ui),
+        Command::Models(a) => models::run(a, ui),
         Command::Space(a) => space::run(a, ui),
         Command::Compare(a) => compare::run(a, ui),
         Command::Scop(a) => scop::run(a, ui),
