@@ -52,6 +52,7 @@ fn the_ranker_ranks_and_learns_from_what_it_measured() {
     assert!(!candidates.is_empty());
     for c in candidates {
         assert!(c["place"].as_u64().unwrap() >= 1, "{c}");
+        assert_eq!(c["ranked_by"], "variant ranker");
         let models: Vec<&str> = c["predicted"]
             .as_array()
             .unwrap()
@@ -115,6 +116,7 @@ fn no_learn_leaves_no_store_and_models_ranking_needs_no_ranker() {
     assert!(r["ranker"].is_null(), "{}", r["ranker"]);
     for c in r["candidates"].as_array().unwrap() {
         assert!(c["place"].is_null());
+        assert_eq!(c["ranked_by"], "the 6 models together");
     }
 }
 

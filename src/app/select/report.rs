@@ -120,6 +120,9 @@ pub struct Candidate {
     /// model that ranked them ([`Report::ranker`]), when the variant
     /// ranker did.
     pub place: Option<usize>,
+    /// The model whose ranking the search followed: the variant ranker,
+    /// or the six models together.
+    pub ranked_by: String,
 }
 
 /// How the variant ranker ranked a program's variants.

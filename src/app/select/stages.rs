@@ -135,6 +135,10 @@ impl Ranked {
             expected_improvement: None,
             run: None,
             place: self.places.as_ref().map(|p| p[v]),
+            ranked_by: match r.leader {
+                Some(m) => r.kinds[m].name().to_string(),
+                None => format!("the {} models together", r.kinds.len()),
+            },
         }
     }
 
