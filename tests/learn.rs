@@ -616,9 +616,10 @@ fn bayesian_optimize_runs_verified_unique_candidates_and_says_why_it_stopped() {
     for (i, c) in cands.iter().enumerate() {
         assert_eq!(c["run"]["status"], "ok", "{json}");
         let by = c["chosen_by"].as_str().unwrap();
-        // Five picks of the models' ensemble (bo's INITIAL_PRIOR), then
-        // the process's own.
-        if i < 5 {
+        // The initial design's picks of the variant ranker (bo's design
+        // for its prior), then the process's own.
+        let design = polytune::learn::search::bo::Settings::RANKER.initial;
+        if i < design {
             assert!(by.starts_with("bo initial design"), "{by}");
             assert!(c["expected_improvement"].is_null());
         } else {
@@ -644,7 +645,10 @@ fn bayesian_optimize_runs_verified_unique_candidates_and_says_why_it_stopped() {
         "budget" => assert_eq!(cands.len(), 12),
         "expected-improvement" => {
             assert!(s["final_ei"].as_f64().unwrap() < 0.001, "{json}");
-            assert!(cands.len() >= 5, "the initial design is run whole");
+            assert!(
+                cands.len() >= polytune::learn::search::bo::Settings::RANKER.initial,
+                "the initial design is run whole"
+            );
         }
         "exhausted" => {}
         other => panic!("stopped by {other}: {json}"),
