@@ -482,4 +482,64 @@ impl VariantTable {
             .filter(|&i| keep(&self.names[i]))
             .collect()
     }
+
+    /// The table with the rows `keep` accepts (e.g. the paper's space:
+    /// `|r| r.config.is_paper()`); the features, kernels (a kernel left
+    /// without rows is simply absent from the rows) and `skipped` as
+    /// they were.
+    pub fn rows_where(&self, keep: impl Fn(&VariantRow) -> bool) -> VariantTable {
+        VariantTable {
+            rows: self.rows.iter().filter(|r| keep(r)).cloned().collect(),
+            ..self.clone()
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(kernel: usize, config: &str, speedup: f64) -> VariantRow {
+        VariantRow {
+            kernel,
+            config: config.parse().unwrap(),
+            speedup,
+            x: vec![speedup],
+        }
+    }
+
+    #[test]
+    fn rows_where_keeps_the_rows_it_is_asked_for() {
+        let t = VariantTable {
+            names: vec!["f".into()],
+            kernels: vec!["gemm".into(), "atax".into()],
+            rows: vec![
+                row(0, "000000000000", 1.0),
+                row(0, "tile=64x1x1", 2.0),
+                row(1, "000000000001", 3.0),
+                row(1, "uj=4x2", 4.0),
+            ],
+            skipped: 5,
+            caches: Caches::default(),
+            peaks: Peaks {
+                flops: 1e9,
+                bandwidth: 1e9,
+                threads: 2,
+                cpu: "cpu".into(),
+                compiler: "cc".into(),
+                flags: Vec::new(),
+            },
+        };
+        let paper = t.rows_where(|r| r.config.is_paper());
+        let speedups: Vec<f64> = paper.rows.iter().map(|r| r.speedup).collect();
+        assert_eq!(speedups, [1.0, 3.0]);
+        assert_eq!(paper.rows[1].kernel, 1);
+        assert_eq!(
+            (paper.names, paper.kernels),
+            (t.names.clone(), t.kernels.clone())
+        );
+        assert_eq!(paper.skipped, 5);
+        assert!(t.rows_where(|_| false).rows.is_empty());
+        assert_eq!(t.rows_where(|_| true).rows.len(), 4);
+    }
 }
