@@ -2,10 +2,12 @@
 //! space, as one typed report that the command line prints as Markdown,
 //! CSV or JSON.
 
+use crate::learn::LearnError;
 use crate::learn::dataset::Dataset;
+use crate::learn::evaluate;
 use crate::learn::search::simulate::{self, Options, Simulation};
-use crate::learn::{Kind, LearnError};
 use serde::Serialize;
+use std::path::Path;
 use std::time::Instant;
 
 /// The simulation and the dataset it ran on (JSON: keys in alphabetical
@@ -26,18 +28,63 @@ pub struct Report {
     pub variants: usize,
 }
 
-/// The strategies of `opts` replayed over `d` with the models'
-/// leave-one-out `predicted` speedups; `since` is when the work began
-/// (before the predictions), for the report's time.
+/// Where the models' leave-one-out predictions come from.
+#[derive(Debug, Clone, Copy)]
+pub enum Predictions<'a> {
+    /// The text of a file `evaluate --predictions` wrote for the same
+    /// dataset and models.
+    Written(&'a str),
+    /// The leave-one-out folds, trained again.
+    Folds,
+}
+
+/// The stages whose progress is shown: the leave-one-out folds (when
+/// the predictions are not written), then the simulated runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stage {
+    Folds,
+    Runs,
+}
+
+/// How far the work is.
+#[derive(Debug, Clone, Copy)]
+pub enum Event {
+    /// A stage begins.
+    Begins(Stage),
+    /// `done` of the stage's `total` are through.
+    Through {
+        stage: Stage,
+        done: usize,
+        total: usize,
+    },
+}
+
+/// The strategies of `opts` replayed over `d` with the models' (those
+/// of `eo`) leave-one-out predicted speedups, read or trained as `from`
+/// says.
 pub fn simulate(
     d: &Dataset,
-    models: &[Kind],
-    predicted: &[Vec<f64>],
+    eo: &evaluate::Options,
+    from: Predictions,
     opts: &Options,
-    since: Instant,
-    progress: &(dyn Fn(usize, usize) + Sync),
+    progress: &(dyn Fn(Event) + Sync),
 ) -> Result<Report, LearnError> {
-    let simulation = simulate::simulate(d, models, predicted, opts, progress)?;
+    let since = Instant::now();
+    let predicted = match from {
+        Predictions::Written(text) => simulate::read_predictions(d, &eo.models, text)?,
+        Predictions::Folds => {
+            progress(Event::Begins(Stage::Folds));
+            evaluate::predictions_with(d, eo, &through(Stage::Folds, progress))?
+        }
+    };
+    progress(Event::Begins(Stage::Runs));
+    let simulation = simulate::simulate(
+        d,
+        &eo.models,
+        &predicted,
+        opts,
+        &through(Stage::Runs, progress),
+    )?;
     Ok(Report {
         compiler: d.compiler.clone(),
         flags: d.flags.clone(),
@@ -47,4 +94,28 @@ pub fn simulate(
         simulation,
         variants: d.rows.len(),
     })
+}
+
+/// `progress` as a lower layer's `(done, total)` callback within `stage`.
+fn through(stage: Stage, progress: &(dyn Fn(Event) + Sync)) -> impl Fn(usize, usize) + Sync + '_ {
+    move |done, total| progress(Event::Through { stage, done, total })
+}
+
+/// Every strategy's mean curve, drawn into `path` (SVG).
+pub fn plot(d: &Dataset, s: &Simulation, path: &Path) -> Result<(), LearnError> {
+    let series: Vec<(String, Vec<f64>)> = s
+        .strategies
+        .iter()
+        .map(|c| (c.strategy.clone(), c.mean.clone()))
+        .collect();
+    crate::learn::plot::curves(
+        &format!(
+            "{}: best so far, mean % of Opt over {} kernels",
+            d.selection.compiler,
+            s.landscapes.len()
+        ),
+        "% of Opt",
+        &series,
+        path,
+    )
 }

@@ -3,8 +3,9 @@
 
 use super::Ui;
 use super::args::DataArgs;
-use super::progress::counting;
+use super::progress::Progress;
 use super::render::json_text;
+use crate::app::simulate::{self as app, Predictions};
 use crate::learn::csv_text::CsvText;
 use crate::learn::dataset::Dataset;
 use crate::learn::evaluate;
@@ -15,6 +16,7 @@ use crate::learn::search::simulate::{self, Simulation};
 use anyhow::{Context, Result};
 use std::fmt::Write as _;
 use std::path::PathBuf;
+use std::sync::{Mutex, PoisonError};
 
 /// The strategies simulated without --strategies.
 const DEFAULT: &str = "multi-model,diverse,random,local,bo-plain,bo";
@@ -133,25 +135,56 @@ pub(crate) fn run(a: Args, ui: &Ui) -> Result<()> {
         ..Default::default()
     };
     check_usage(&a, &d, &eo)?;
-    let t = std::time::Instant::now();
-    let p = predictions(&a, &d, &eo, ui)?;
-    let opts = options(&a, &eo);
     if a.paper_only && d.beyond_paper == 0 {
         ui.warn(
             "--paper-only: the dataset has no variant beyond the paper's space, so this is the whole space",
         );
     }
-    let r = counting(ui, "simulated runs", |progress| {
-        crate::app::simulate::simulate(&d, &eo.models, &p, &opts, t, progress)
-    })?;
+    let written = (a.predictions.as_ref())
+        .map(|f| std::fs::read_to_string(f).with_context(|| format!("cannot read {}", f.display())))
+        .transpose()?;
+    let from = written
+        .as_deref()
+        .map_or(Predictions::Folds, Predictions::Written);
+    let opts = options(&a, &eo);
+    let stage: Mutex<Option<Progress>> = Mutex::new(None);
+    let r = app::simulate(&d, &eo, from, &opts, &|e| shown_progress(ui, &stage, e));
+    drop(stage);
+    let r = r?;
     ui.detail(format!("simulated in {:.1} s", r.seconds));
-    plot(&a, &d, &r.simulation)?;
+    if let Some(path) = &a.plot {
+        app::plot(&d, &r.simulation, path)?;
+    }
     let text = match a.format.as_str() {
         "csv" => csv(&r.simulation),
         "json" => json_text(&serde_json::to_value(&r)?)?,
         _ => header(&r) + &markdown(&r.simulation),
     };
     super::out(&text)
+}
+
+/// An event on the counter of its stage (leave-one-out folds, simulated
+/// runs), a new counter as each stage begins.
+fn shown_progress(ui: &Ui, stage: &Mutex<Option<Progress>>, e: app::Event) {
+    let what = |s| match s {
+        app::Stage::Folds => "leave-one-out folds",
+        app::Stage::Runs => "simulated runs",
+    };
+    let mut p = stage.lock().unwrap_or_else(PoisonError::into_inner);
+    match e {
+        app::Event::Begins(s) => {
+            // The stage before, if any, is through: its counter goes first.
+            *p = None;
+            let new = Progress::new(ui);
+            new.doing(what(s));
+            *p = Some(new);
+        }
+        app::Event::Through { stage, done, total } => {
+            if let Some(p) = p.as_mut() {
+                p.set(done, total, what(stage), None, false);
+            }
+        }
+    }
 }
 
 /// A usage error when a model strategy's model is not among --models or
@@ -182,21 +215,6 @@ fn check_usage(a: &Args, d: &Dataset, eo: &evaluate::Options) -> Result<()> {
     Ok(())
 }
 
-/// The models' predictions: read from --predictions, else from the
-/// leave-one-out folds.
-fn predictions(a: &Args, d: &Dataset, eo: &evaluate::Options, ui: &Ui) -> Result<Vec<Vec<f64>>> {
-    Ok(match &a.predictions {
-        Some(f) => {
-            let text = std::fs::read_to_string(f)
-                .with_context(|| format!("cannot read {}", f.display()))?;
-            simulate::read_predictions(d, &eo.models, &text)?
-        }
-        None => counting(ui, "leave-one-out folds", |progress| {
-            evaluate::predictions_with(d, eo, progress)
-        })?,
-    })
-}
-
 /// The simulation's options, from the command's.
 fn options(a: &Args, eo: &evaluate::Options) -> simulate::Options {
     simulate::Options {
@@ -215,31 +233,9 @@ fn options(a: &Args, eo: &evaluate::Options) -> simulate::Options {
     }
 }
 
-/// --plot: the strategies' mean curves, drawn.
-fn plot(a: &Args, d: &Dataset, s: &Simulation) -> Result<()> {
-    if let Some(path) = &a.plot {
-        let series: Vec<(String, Vec<f64>)> = s
-            .strategies
-            .iter()
-            .map(|c| (c.strategy.clone(), c.mean.clone()))
-            .collect();
-        crate::learn::plot::curves(
-            &format!(
-                "{}: best so far, mean % of Opt over {} kernels",
-                d.selection.compiler,
-                s.landscapes.len()
-            ),
-            "% of Opt",
-            &series,
-            path,
-        )?;
-    }
-    Ok(())
-}
-
 /// The markdown report's heading and the paragraph that says what was
 /// simulated.
-fn header(r: &crate::app::simulate::Report) -> String {
+fn header(r: &app::Report) -> String {
     let s = &r.simulation;
     format!(
         "## Simulated search: {} ({}), {}\n\n{} kernels, {} verified variants; each kernel held out in turn, the models ({}) trained without it; {} unique evaluations per run, {} seeds for randomized strategies{}; simulated in {:.1} s.\n",
