@@ -504,14 +504,7 @@ pub struct ProgramRanked {
 pub fn status(shipped: &Shipped, path: &Path, family: Family) -> Result<Status, RankerError> {
     use crate::learn::rank::metrics::{rank_correlation, top1_share};
     let local = local(path, family)?;
-    let fitted = fit(
-        &Shipped {
-            table: shipped.table.clone(),
-            fitted: shipped.fitted.clone(),
-        },
-        None,
-        crate::lab::machine::cache_dir().as_deref(),
-    )?;
+    let fitted = fit(shipped, None, crate::lab::machine::cache_dir().as_deref())?;
     let mut programs_ranked = Vec::new();
     if let Some(l) = &local {
         for (k, name) in l.kernels.iter().enumerate() {
