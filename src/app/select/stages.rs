@@ -335,7 +335,7 @@ impl<'a> Selection<'a> {
         let mut ranking = rank(self.models, landscapes, &features.values, &variants)?;
         let ranker = match (&self.setup.ranker, params) {
             (Some(table), Some(params)) => {
-                Some(self.rank_by_variant(table, params, &variants, &mut ranking, &mut warnings)?)
+                self.rank_by_variant(table, params, &variants, &mut ranking, &mut warnings)?
             }
             _ => None,
         };
@@ -356,7 +356,8 @@ impl<'a> Selection<'a> {
 
     /// Stage 2b: the variant ranker fitted to its table, the features of
     /// every variant at the program's parameter values, and its
-    /// predictions, which the search follows.
+    /// predictions, which the search follows; `None` (the six models
+    /// rank) when it could compute no variant's features.
     fn rank_by_variant(
         &mut self,
         table: &crate::app::ranker::Shipped,
@@ -364,7 +365,7 @@ impl<'a> Selection<'a> {
         variants: &[Variant],
         ranking: &mut Ranking,
         warnings: &mut Vec<String>,
-    ) -> Result<RankerUse, SelectionError> {
+    ) -> Result<Option<RankerUse>, SelectionError> {
         let t = Instant::now();
         let local = match &self.setup.store {
             Some(path) => crate::app::ranker::local(path, self.setup.compiler.family)
@@ -392,6 +393,13 @@ impl<'a> Selection<'a> {
                 cache: &cache,
             },
         )?;
+        if predicted.unfeatured == variants.len() {
+            warnings.push(
+                "the variant ranker could compute no variant's features: the six models rank"
+                    .into(),
+            );
+            return Ok(None);
+        }
         if predicted.unfeatured > 0 {
             warnings.push(format!(
                 "the variant ranker could not compute the features of {} of {} variants: it ranks them last",
@@ -401,7 +409,7 @@ impl<'a> Selection<'a> {
         }
         ranking.follow(Kind::Ranker, predicted.speedups);
         self.feature_rows = predicted.rows;
-        Ok(RankerUse {
+        Ok(Some(RankerUse {
             rows: fitted.rows,
             kernels: fitted.kernels,
             local_rows: fitted.local_rows,
@@ -409,7 +417,7 @@ impl<'a> Selection<'a> {
             unfeatured: predicted.unfeatured,
             fit_seconds,
             seconds: t.elapsed().as_secs_f64(),
-        })
+        }))
     }
 
     /// The report as ranking leaves it: nothing run yet, the planned
