@@ -48,6 +48,15 @@ pub struct Reference {
     pub exe: PathBuf,
 }
 
+/// One timed run's seconds: its SCoP regions' (the instrumentation's
+/// clock, summed over their executions) and the whole program's (from
+/// its start to its end).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Timed {
+    pub regions: f64,
+    pub program: f64,
+}
+
 /// Why the original program cannot be measured.
 #[derive(Debug, thiserror::Error)]
 pub enum OriginalError {
@@ -74,7 +83,7 @@ pub enum OriginalError {
 }
 
 impl Harness {
-    fn limits(&self) -> Limits {
+    pub(crate) fn limits(&self) -> Limits {
         self.protocol.limits()
     }
 
@@ -159,6 +168,16 @@ impl Harness {
         env: &[(&str, &str)],
         limits: &Limits,
     ) -> Result<f64, Run> {
+        self.timed_whole(exe, env, limits).map(|t| t.regions)
+    }
+
+    /// One timed run: the regions' seconds and the whole program's.
+    pub fn timed_whole(
+        &self,
+        exe: &Path,
+        env: &[(&str, &str)],
+        limits: &Limits,
+    ) -> Result<Timed, Run> {
         let (run, side) = self
             .run_with(exe, false, env, limits)
             .map_err(Run::not_started)?;
@@ -166,7 +185,10 @@ impl Harness {
             return Err(run);
         }
         match side {
-            Ok(s) => Ok(s.seconds()),
+            Ok(s) => Ok(Timed {
+                regions: s.seconds(),
+                program: run.wall_seconds,
+            }),
             Err(e) => {
                 let mut r = run;
                 r.stderr = format!("{e}\n{}", r.stderr);

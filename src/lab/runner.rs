@@ -35,6 +35,9 @@ pub struct Run {
     /// False when its output stayed open after it and everything it
     /// started were killed.
     pub output_complete: bool,
+    /// Seconds from its start to its end, as the whole program's time
+    /// (process start-up and everything it printed included).
+    pub wall_seconds: f64,
 }
 
 impl Run {
@@ -53,6 +56,7 @@ impl Run {
             stdout_truncated: false,
             strays: 0,
             output_complete: true,
+            wall_seconds: 0.0,
         }
     }
 }
@@ -74,7 +78,9 @@ pub(crate) fn run_with(
     let threads = threads.to_string();
     let mut vars = vec![("OMP_NUM_THREADS", threads.as_str())];
     vars.extend(env.iter().copied());
+    let started = std::time::Instant::now();
     let o = confine::run(exe, args, &vars, limits)?;
+    let wall_seconds = started.elapsed().as_secs_f64();
     let exit = match o.ending {
         Ending::Code(c) => Exit::Code(c),
         Ending::Signal(s) => Exit::Signal(s),
@@ -103,6 +109,7 @@ pub(crate) fn run_with(
         stdout_truncated,
         strays: o.strays,
         output_complete: o.output_complete,
+        wall_seconds,
     })
 }
 

@@ -3,7 +3,7 @@
 
 use super::HeadToHead;
 use crate::lab::confine::Limits;
-use crate::lab::decide::Rule;
+use crate::lab::decide::{Basis, Rule};
 use crate::lab::harness::Harness;
 use crate::lab::runner::{Protocol, median};
 use std::path::Path;
@@ -50,22 +50,30 @@ pub(super) fn holds_when_passive(base: f64, passive: &[Option<f64>]) -> bool {
     !t.is_empty() && t.len() == passive.len() && median(&t) <= base
 }
 
-/// The winner against the original, head to head: alternating runs until
-/// the rule of [`crate::lab::decide`] decides. A lucky timing in the
-/// search does not make the output slower than the input.
+/// The winner against the original, head to head on `basis`: alternating
+/// runs until the rule of [`crate::lab::decide`] decides. A lucky timing
+/// in the search does not make the output slower than the input. The
+/// whole program's ratio is reported whatever the basis; the regions'
+/// only when they can be timed.
 pub(super) fn head_to_head(
     harness: &Harness,
     original: &Path,
     candidate: &Path,
     config: crate::config::Config,
     rule: &Rule,
+    basis: Basis,
 ) -> HeadToHead {
     let mut h = HeadToHead {
         config,
+        basis,
         rounds: 0,
         original_seconds: None,
         candidate_seconds: None,
         speedup: None,
+        program_original_seconds: None,
+        program_candidate_seconds: None,
+        program_speedup: None,
+        regions_speedup: None,
         p_value: None,
         level: rule.alpha_per_look(),
         min_speedup: rule.min_speedup,
@@ -73,8 +81,9 @@ pub(super) fn head_to_head(
         confirmed: None,
         error: None,
     };
-    match crate::lab::decide::head_to_head(harness, original, candidate, rule) {
-        Ok(d) => {
+    match crate::lab::decide::head_to_head(harness, original, candidate, rule, basis) {
+        Ok(paired) => {
+            let d = &paired.decision;
             let t = *d.last();
             h.rounds = d.original.len();
             h.original_seconds = Some(t.original);
@@ -83,6 +92,11 @@ pub(super) fn head_to_head(
             h.p_value = Some(t.p_value);
             h.looks = d.looks.len();
             h.confirmed = d.speedup();
+            let (o, c) = paired.program_seconds();
+            h.program_original_seconds = Some(o);
+            h.program_candidate_seconds = Some(c);
+            h.program_speedup = Some(paired.program_ratio());
+            h.regions_speedup = (basis == Basis::Regions).then_some(t.median_ratio);
         }
         Err(r) => h.error = Some(r.stderr.trim().to_string()),
     }

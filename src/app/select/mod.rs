@@ -216,6 +216,15 @@ struct Ran {
     omp: bool,
 }
 
+/// The winner confirmed head to head, with the speedups polytune claims:
+/// the whole program's, and its SCoP regions' when they run long enough
+/// to be timed ([`crate::lab::decide::TIMEABLE_SECONDS`]).
+struct Confirmed {
+    ran: Ran,
+    program: f64,
+    regions: Option<f64>,
+}
+
 /// The header line that says how the program was built and run when it
 /// was measured (with polytune's instrumentation, which the written
 /// program does not carry).
@@ -257,6 +266,7 @@ pub fn sample_size(
 }
 
 /// How candidates are picked: the strategies of [`crate::learn::search`].
+pub use crate::lab::decide::{Basis, TIMEABLE_SECONDS};
 pub use crate::learn::search::Strategy;
 pub use crate::learn::search::drive::Stop;
 

@@ -224,12 +224,23 @@ pub struct PassiveCheck {
 pub struct HeadToHead {
     #[serde(serialize_with = "readable")]
     pub config: Config,
+    /// What decided: the regions' seconds, or the whole program's when
+    /// the original's regions run too short to be timed.
+    pub basis: crate::lab::decide::Basis,
     pub rounds: usize,
-    /// Median seconds; `None` when the runs failed.
+    /// Median seconds on the basis; `None` when the runs failed.
     pub original_seconds: Option<f64>,
     pub candidate_seconds: Option<f64>,
-    /// The median of the rounds' ratios original / candidate.
+    /// The median of the rounds' ratios original / candidate, on the basis.
     pub speedup: Option<f64>,
+    /// The whole program's median seconds in the same rounds.
+    pub program_original_seconds: Option<f64>,
+    pub program_candidate_seconds: Option<f64>,
+    /// The median of the rounds' ratios of the whole program's seconds.
+    pub program_speedup: Option<f64>,
+    /// The same of the regions' seconds; `None` when they are too short
+    /// to be a basis for a claim.
+    pub regions_speedup: Option<f64>,
     /// The one-sided p-value of "no more than `min_speedup` faster" at
     /// the last look, and the level it had to be under (`lab::decide`).
     pub p_value: Option<f64>,
@@ -265,8 +276,12 @@ pub struct Choice {
     pub reason: Reason,
     /// With `--no-run`, who predicted it.
     pub chosen_by: Option<String>,
-    /// Measured over the original (`None` without runs).
+    /// The whole program's speedup over the original, measured head to
+    /// head (`None` without runs): what polytune claims.
     pub speedup: Option<f64>,
+    /// Its SCoP regions' speedup in the same runs; `None` without runs or
+    /// when they run too short to be timed.
+    pub regions_speedup: Option<f64>,
 }
 
 /// Everything the learned selection did, and its program.

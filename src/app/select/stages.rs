@@ -7,7 +7,7 @@ use super::confirm::{head_to_head, holds_when_passive, passive_seconds};
 use super::rank::{Ranking, rank};
 use super::refine;
 use super::report::*;
-use super::{Ran, SelectionError, Setup, Strategy, measured_as, same_backend};
+use super::{Confirmed, Ran, SelectionError, Setup, Strategy, measured_as, same_backend};
 use crate::config::Config;
 use crate::engine::features::ParamValues;
 use crate::engine::space::{Variant, distinct_variants};
@@ -16,6 +16,7 @@ use crate::lab::build::Recipe;
 use crate::lab::characterize::{
     Backend, Features, characterize_instrumented, characterize_instrumented_by_pmu,
 };
+use crate::lab::decide::Basis;
 use crate::lab::harness::{Harness, Reference};
 use crate::lab::scratch::Scratch;
 use crate::lab::verify::Measurement;
@@ -467,6 +468,7 @@ impl<'a> Selection<'a> {
                 reason: Reason::OriginalKept,
                 chosen_by: None,
                 speedup: None,
+                regions_speedup: None,
             },
             text: String::new(),
         }
@@ -512,6 +514,7 @@ impl<'a> Selection<'a> {
             reason: Reason::Predicted,
             chosen_by: Some(why),
             speedup: None,
+            regions_speedup: None,
         };
         Ok(report)
     }

@@ -3,6 +3,7 @@
 //! their data, so every command prints the same thing the same way.
 
 use crate::app::select::Report as SelectionReport;
+use crate::app::select::{Basis, TIMEABLE_SECONDS};
 use crate::lab::verify::Measurement;
 use crate::learn::evaluate::Evaluation;
 use anyhow::Result;
@@ -481,13 +482,35 @@ fn head_to_head_lines(r: &SelectionReport) -> String {
                 );
             }
             (None, Some(o), Some(c)) => {
+                if h.basis == Basis::Program {
+                    let _ = writeln!(
+                        s,
+                        "polytune: the SCoP regions run under {:.0} ms in all, too short to time: the whole program's seconds decide",
+                        TIMEABLE_SECONDS * 1e3
+                    );
+                }
+                let basis = match h.basis {
+                    Basis::Regions => "the regions' seconds",
+                    Basis::Program => "the whole program's seconds",
+                };
                 let _ = writeln!(
                     s,
-                    "polytune: head to head, {rounds} alternating rounds: original {o:.4} s, {} {c:.4} s (medians), ratio {:.2}, p = {:.2e}",
+                    "polytune: head to head, {rounds} alternating rounds on {basis}: original {o:.4} s, {} {c:.4} s (medians), ratio {:.2}, p = {:.2e}",
                     h.config,
                     h.speedup.unwrap_or(0.0),
                     h.p_value.unwrap_or(1.0),
                 );
+                if let (Basis::Regions, Some(po), Some(pc), Some(pr)) = (
+                    h.basis,
+                    h.program_original_seconds,
+                    h.program_candidate_seconds,
+                    h.program_speedup,
+                ) {
+                    let _ = writeln!(
+                        s,
+                        "polytune: the whole program in the same rounds: original {po:.4} s, candidate {pc:.4} s (medians), ratio {pr:.2}"
+                    );
+                }
                 if h.confirmed.is_none() {
                     let _ = writeln!(
                         s,
@@ -520,7 +543,21 @@ fn phases_and_choice(r: &SelectionReport) -> String {
         super::progress::duration(p.confirm),
     );
     let _ = match (r.choice.config, r.choice.speedup) {
-        (Some(c), Some(x)) => writeln!(s, "polytune: chose {c} ({x:.2}x faster than the original)"),
+        (Some(c), Some(x)) => {
+            let whole = match x >= 1.0 {
+                true => format!("the whole program {x:.2}x faster than the original"),
+                false => format!(
+                    "the whole program at {x:.2}x the original's speed (no faster as a whole)"
+                ),
+            };
+            match r.choice.regions_speedup {
+                Some(y) => writeln!(s, "polytune: chose {c}: {whole}, its SCoP regions {y:.2}x"),
+                None => writeln!(
+                    s,
+                    "polytune: chose {c}: {whole} (its SCoP regions run too short to time)"
+                ),
+            }
+        }
         _ => writeln!(
             s,
             "polytune: no candidate beat the original; it is kept unchanged"

@@ -320,18 +320,20 @@ impl Selection<'_> {
 
     /// Stage 8: the winner must beat the original again, head to head
     /// (`lab::decide`): a lucky timing above does not make the output
-    /// slower than the input. The winner with its confirmed speedup, or
-    /// none.
+    /// slower than the input. The regions' seconds decide when the
+    /// original's can be timed, the whole program's otherwise; both are
+    /// measured in the same interleaved rounds. The winner with its
+    /// confirmed speedups, or none.
     pub(crate) fn confirm(
         &mut self,
         harness: &Harness,
         baseline: &Baseline,
         best: Option<Ran>,
         report: &mut Report,
-    ) -> Option<Ran> {
+    ) -> Option<Confirmed> {
         let t = Instant::now();
         let mut confirmed = None;
-        if let Some(mut winner) = best {
+        if let Some(winner) = best {
             (self.progress)(Event::HeadToHead {
                 rule: self.setup.decision,
             });
@@ -342,10 +344,14 @@ impl Selection<'_> {
                 &candidate,
                 winner.config,
                 &self.setup.decision,
+                Basis::for_original(baseline.base),
             );
-            if let Some(s) = h.confirmed {
-                winner.speedup = s;
-                confirmed = Some(winner);
+            if let (Some(_), Some(program)) = (h.confirmed, h.program_speedup) {
+                confirmed = Some(Confirmed {
+                    ran: winner,
+                    program,
+                    regions: h.regions_speedup,
+                });
             }
             report.head_to_head = Some(h);
         }
@@ -447,7 +453,7 @@ impl Selection<'_> {
     /// candidate was confirmed faster.
     pub(crate) fn write(
         &mut self,
-        best: Option<Ran>,
+        best: Option<Confirmed>,
         trials: &Trials,
         mut report: Report,
     ) -> Report {
@@ -465,21 +471,33 @@ impl Selection<'_> {
             setup.protocol.threads
         );
         match best {
-            Some(w) => {
-                report.text = chosen(
-                    &w.config,
-                    format!(
-                        "measured {:.2}x faster than the original ({how})",
-                        w.speedup
+            Some(Confirmed {
+                ran: w,
+                program,
+                regions,
+            }) => {
+                let regions_said = match regions {
+                    Some(r) => format!("its SCoP regions {r:.2}x"),
+                    None => "its SCoP regions too short to time".to_string(),
+                };
+                let whole = match program >= 1.0 {
+                    true => format!(
+                        "measured {program:.2}x faster than the original as a whole program"
                     ),
-                ) + &measured_as(&setup.recipe, self.file, w.omp)
+                    false => format!(
+                        "measured at {program:.2}x the original's speed as a whole program (no faster as a whole)"
+                    ),
+                };
+                report.text = chosen(&w.config, format!("{whole}, {regions_said} ({how})"))
+                    + &measured_as(&setup.recipe, self.file, w.omp)
                     + &w.text;
                 report.choice = Choice {
                     config: Some(w.config),
                     bits: w.config.is_paper().then(|| w.config.bits()),
                     reason: Reason::Measured,
                     chosen_by: None,
-                    speedup: Some(w.speedup),
+                    speedup: Some(program),
+                    regions_speedup: regions,
                 };
             }
             None => {
@@ -489,6 +507,7 @@ impl Selection<'_> {
                 )) + &measured_as(&setup.recipe, self.file, false)
                     + &self.src.text;
                 report.choice.speedup = Some(1.0);
+                report.choice.regions_speedup = Some(1.0);
             }
         }
         report
