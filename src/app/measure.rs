@@ -7,8 +7,9 @@ use super::error::Error;
 use crate::config::Config;
 use crate::frontend::SourceFile;
 use crate::lab::compiler::Compiler;
-use crate::lab::decide::{Basis, Decision, Rule};
+use crate::lab::decide::{Decision, Rule};
 use crate::lab::harness::{Harness, Reference};
+use crate::lab::head_to_head::Basis;
 use crate::lab::size::Size;
 use crate::lab::verify::Measurement;
 use serde::Serialize;
@@ -187,11 +188,17 @@ fn head_to_head(
     let rule = Rule::default();
     let decisions = (0..trials.max(1))
         .map(|_| {
-            crate::lab::decide::head_to_head(h, &reference.exe, candidate, &rule, Basis::Regions)
-                .map(|p| p.decision)
-                .map_err(|r| Error::HeadToHead {
-                    stderr: r.stderr.trim().to_string(),
-                })
+            crate::lab::head_to_head::head_to_head(
+                h,
+                &reference.exe,
+                candidate,
+                &rule,
+                Basis::Regions,
+            )
+            .map(|p| p.decision)
+            .map_err(|r| Error::HeadToHead {
+                stderr: r.stderr.trim().to_string(),
+            })
         })
         .collect::<Result<Vec<_>, _>>()?;
     Ok(HeadToHead {

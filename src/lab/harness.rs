@@ -13,7 +13,7 @@
 use super::build::Recipe;
 use super::confine::Limits;
 use super::dump::{StdoutPolicy, Tolerance, floats_match};
-use super::runner::{self, Exit, Protocol, Run, Timing};
+use super::runner::{self, Exit, Protocol, Run, Timed, Timing};
 use super::side::{Side, SideError};
 use super::verify::{Measurement, Status};
 use rayon::prelude::*;
@@ -46,15 +46,6 @@ pub struct Reference {
     /// Lines of standard output that differed between two runs.
     pub masked: usize,
     pub exe: PathBuf,
-}
-
-/// One timed run's seconds: its SCoP regions' (the instrumentation's
-/// clock, summed over their executions) and the whole program's (from
-/// its start to its end).
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Timed {
-    pub regions: f64,
-    pub program: f64,
 }
 
 /// Why the original program cannot be measured.

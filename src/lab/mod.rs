@@ -34,6 +34,7 @@ pub mod confine;
 pub mod decide;
 pub mod dump;
 pub mod harness;
+pub mod head_to_head;
 pub mod machine;
 pub mod rng;
 pub mod runner;

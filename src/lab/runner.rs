@@ -113,6 +113,15 @@ pub(crate) fn run_with(
     })
 }
 
+/// One timed run's seconds: its SCoP regions' (the instrumentation's
+/// clock, summed over their executions) and the whole program's (from
+/// its start to its end).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Timed {
+    pub regions: f64,
+    pub program: f64,
+}
+
 /// Repeated timings of one program.
 #[derive(Debug, Clone, Serialize)]
 pub struct Timing {

@@ -3,8 +3,9 @@
 
 use super::HeadToHead;
 use crate::lab::confine::Limits;
-use crate::lab::decide::{Basis, Rule};
+use crate::lab::decide::Rule;
 use crate::lab::harness::Harness;
+use crate::lab::head_to_head::Basis;
 use crate::lab::runner::{Protocol, median};
 use std::path::Path;
 
@@ -81,7 +82,7 @@ pub(super) fn head_to_head(
         confirmed: None,
         error: None,
     };
-    match crate::lab::decide::head_to_head(harness, original, candidate, rule, basis) {
+    match crate::lab::head_to_head::head_to_head(harness, original, candidate, rule, basis) {
         Ok(paired) => {
             let d = &paired.decision;
             let t = *d.last();

@@ -218,7 +218,7 @@ struct Ran {
 
 /// The winner confirmed head to head, with the speedups polytune claims:
 /// the whole program's, and its SCoP regions' when they run long enough
-/// to be timed ([`crate::lab::decide::TIMEABLE_SECONDS`]).
+/// to be timed ([`crate::lab::head_to_head::TIMEABLE_SECONDS`]).
 struct Confirmed {
     ran: Ran,
     program: f64,
@@ -266,7 +266,7 @@ pub fn sample_size(
 }
 
 /// How candidates are picked: the strategies of [`crate::learn::search`].
-pub use crate::lab::decide::{Basis, TIMEABLE_SECONDS};
+pub use crate::lab::head_to_head::{Basis, TIMEABLE_SECONDS};
 pub use crate::learn::search::Strategy;
 pub use crate::learn::search::drive::Stop;
 

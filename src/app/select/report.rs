@@ -226,7 +226,7 @@ pub struct HeadToHead {
     pub config: Config,
     /// What decided: the regions' seconds, or the whole program's when
     /// the original's regions run too short to be timed.
-    pub basis: crate::lab::decide::Basis,
+    pub basis: crate::lab::head_to_head::Basis,
     pub rounds: usize,
     /// Median seconds on the basis; `None` when the runs failed.
     pub original_seconds: Option<f64>,

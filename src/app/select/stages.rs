@@ -16,8 +16,8 @@ use crate::lab::build::Recipe;
 use crate::lab::characterize::{
     Backend, Features, characterize_instrumented, characterize_instrumented_by_pmu,
 };
-use crate::lab::decide::Basis;
 use crate::lab::harness::{Harness, Reference};
+use crate::lab::head_to_head::Basis;
 use crate::lab::scratch::Scratch;
 use crate::lab::verify::Measurement;
 use crate::learn::saved::SavedModel;
