@@ -2,8 +2,8 @@
 //! kernel, compiled and run: it ranks (each candidate with its place and
 //! the ranker's prediction), appends what it measured to the user's store
 //! and learns from it the next time; `--no-learn` and `--ranking models`
-//! turn that off; a damaged store is a warning, and the program is still
-//! optimized.
+//! turn that off; a damaged or a locked store is a warning, and the
+//! program is still optimized.
 
 mod common;
 
@@ -140,6 +140,34 @@ fn a_damaged_store_is_a_warning_and_the_program_is_still_optimized() {
         b"this is not an SQLite database, only text",
         "left as it was"
     );
+}
+
+#[test]
+fn a_locked_store_is_a_warning_and_the_program_is_still_optimized() {
+    let cache = tempfile::tempdir().unwrap();
+    let store = cache.path().join("mine.sqlite");
+    drop(polytune::lab::store::Store::open(&store).unwrap());
+    // Another process in the middle of a write: it holds the store's write
+    // lock for as long as the run takes.
+    let holder = rusqlite::Connection::open(&store).unwrap();
+    holder.execute_batch("BEGIN IMMEDIATE").unwrap();
+    let (r, stderr) = optimize(cache.path(), &["--store", store.to_str().unwrap()]);
+    holder.execute_batch("ROLLBACK").unwrap();
+    drop(holder);
+    assert!(r["learned"].is_null(), "{r}");
+    assert!(r["ranker"].is_object(), "the shipped variants still rank");
+    assert!(
+        stderr.contains(&format!(
+            "{} is locked by another process writing it (waited 5 s)",
+            store.display()
+        )) && stderr.contains("nothing was learned from this run"),
+        "{stderr}"
+    );
+    let rows: i64 = rusqlite::Connection::open(&store)
+        .unwrap()
+        .query_row("SELECT count(*) FROM variant_features", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(rows, 0, "nothing written");
 }
 
 /// The check of learning on the user's machine: the shipped

@@ -298,6 +298,11 @@ pub struct Local {
     pub this_machine: usize,
 }
 
+/// How long appending to the user's store waits for another process's
+/// write (another `optimize` appending, a `collect` into the same file):
+/// learning is optional, and a run is not held up for it longer.
+const LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
+
 /// The measured variants of `family` in the store at `path` (`None` when
 /// there is no such file), as a table of the shipped one's features.
 pub fn local(path: &Path, family: Family) -> Result<Option<Local>, RankerError> {
@@ -372,16 +377,16 @@ pub struct Record<'a> {
 /// missing): the rows measured, each with its features. Returns how many
 /// were written.
 pub fn append(path: &Path, r: &Record<'_>) -> Result<usize, RankerError> {
-    let err = |source| RankerError::Store {
+    let err = |source: StoreError| RankerError::Store {
         path: path.to_path_buf(),
-        source,
+        source: source.locked_after(path, LOCK_WAIT),
     };
     if let Some(dir) = path.parent()
         && !dir.as_os_str().is_empty()
     {
         std::fs::create_dir_all(dir).map_err(|e| err(StoreError::Io(e.to_string())))?;
     }
-    let mut store = Store::open(path).map_err(err)?;
+    let mut store = Store::open_waiting(path, LOCK_WAIT).map_err(err)?;
     let names = variant_feature_names();
     let machine = store.machine_id(&Machine::this()).map_err(err)?;
     let compiler = store.compiler_id(r.compiler).map_err(err)?;

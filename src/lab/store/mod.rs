@@ -22,6 +22,7 @@ use crate::lab::compiler::Family;
 use crate::lab::size::Size;
 use crate::lab::verify::Status;
 use rusqlite::Connection;
+use std::path::Path;
 
 /// The schema this build reads and writes. Version 2 added each
 /// measurement's baseline; version 3 stores configurations beyond the
@@ -61,6 +62,11 @@ pub enum StoreError {
         holder: String,
         lock: String,
     },
+    /// Another process held a write past the time waited.
+    #[error(
+        "{path} is locked by another process writing it (waited {waited:.0} s)\n  help: let it finish, or name another store"
+    )]
+    Locked { path: String, waited: f64 },
     /// A merge refused (see `merge.rs`): nothing was written.
     #[error("{0}")]
     Merge(String),
@@ -145,6 +151,24 @@ pub struct UnitCost {
     pub family: Family,
     pub original: bool,
     pub seconds: f64,
+}
+
+impl StoreError {
+    /// [`StoreError::Locked`] for SQLite's "database is locked" after a
+    /// wait of `wait` on `path`; any other error as it is.
+    pub fn locked_after(self, path: &Path, wait: std::time::Duration) -> StoreError {
+        match self {
+            StoreError::Sql(rusqlite::Error::SqliteFailure(f, _))
+                if f.code == rusqlite::ErrorCode::DatabaseBusy =>
+            {
+                StoreError::Locked {
+                    path: path.display().to_string(),
+                    waited: wait.as_secs_f64(),
+                }
+            }
+            e => e,
+        }
+    }
 }
 
 /// An open results database.

@@ -63,8 +63,19 @@ CREATE TABLE IF NOT EXISTS variant_features (
 ";
 
 impl Store {
-    /// Opens (creating if needed) a database; refuses newer schemas.
+    /// Opens (creating if needed) a database; refuses newer schemas. A
+    /// write another process holds is waited for up to 30 s.
     pub fn open(path: &Path) -> Result<Store, StoreError> {
+        Store::open_waiting(path, std::time::Duration::from_secs(30))
+    }
+
+    /// [`Store::open`] waiting up to `wait` for another process's write;
+    /// past it, the write that waited fails with [`StoreError::Locked`].
+    pub fn open_waiting(path: &Path, wait: std::time::Duration) -> Result<Store, StoreError> {
+        Store::open_with(path, wait).map_err(|e| e.locked_after(path, wait))
+    }
+
+    fn open_with(path: &Path, wait: std::time::Duration) -> Result<Store, StoreError> {
         let conn = Connection::open(path)?;
         // Another program's database is not made a store of: its tables
         // are not ours to add to.
@@ -91,7 +102,7 @@ impl Store {
         }
         conn.pragma_update(None, "journal_mode", "WAL")?;
         conn.pragma_update(None, "synchronous", "NORMAL")?;
-        conn.busy_timeout(std::time::Duration::from_secs(30))?;
+        conn.busy_timeout(wait)?;
         conn.execute_batch(SCHEMA)?;
         let found: Option<String> = conn
             .query_row(
