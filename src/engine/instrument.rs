@@ -52,14 +52,23 @@ pub(crate) fn instrument(src: &SourceFile, bodies: &[String]) -> Result<String, 
         let loads = scop.invariant_declarations(&indent);
         let warm = warm(scop, &indent)?;
         let params = parameter_record(scop, &indent);
+        // A variant's body uses polytune's helper macros, defined outside
+        // its region in the program written for the user: here around it,
+        // the body at its own line for the compiler's messages.
+        let (first, _) = src.line_col(scop.region.body.start);
+        let mut body = format!(
+            "{}#line {first} \"{quoted}\"\n{body}",
+            expr::helper_defines()
+        );
+        if !body.ends_with('\n') {
+            body.push('\n');
+        }
+        body.push_str(&expr::helper_undefs());
         let mut w = if loads.is_empty() && warm.is_empty() && params.is_empty() {
             format!("{indent}{{ polytune_rt_begin({k});\n{body}")
         } else {
             format!("{indent}{{\n{loads}{warm}{params}{indent}polytune_rt_begin({k});\n{body}")
         };
-        if !body.ends_with('\n') {
-            w.push('\n');
-        }
         let _ = writeln!(w, "{indent}polytune_rt_end({k});");
         let _ = writeln!(w, "{indent}if (polytune_rt_dumping({k})) {{");
         w.push_str(&record(scop, &format!("{indent}  "))?);
