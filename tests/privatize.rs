@@ -288,3 +288,64 @@ fn a_scop_without_scalars_says_privatization_was_left_out() {
     );
     assert_eq!(code(&text), code(&plain));
 }
+
+/// A program whose region leaves its last value in a temporary that is
+/// never read after it (`t`, local to the function).
+const DEAD_TEMPORARY: &str = r#"#include <stdio.h>
+#define N 60
+static double a[N][N], b[N][N];
+
+static void kernel(int n)
+{
+  int i, j;
+  double t;
+#pragma scop
+  for (i = 0; i < n; i++)
+    for (j = 0; j < n; j++) {
+      t = a[i][j] * 2.0;
+      b[i][j] = t * t + 1.0;
+    }
+#pragma endscop
+}
+
+int main(void)
+{
+  for (int i = 0; i < N; i++)
+    for (int j = 0; j < N; j++)
+      a[i][j] = (i + 3 * j) % 11;
+  kernel(N);
+  double s = 0;
+  for (int i = 0; i < N; i++)
+    for (int j = 0; j < N; j++)
+      s += b[i][j] * (j + 1);
+  printf("%.1f\n", s);
+  return 0;
+}
+"#;
+
+/// The measurement's record leaves out a scalar dead after the region: a
+/// privatized variant never writes the function's own `t` (each thread
+/// has a copy), and was rejected as a wrong output for it.
+#[test]
+fn a_dead_temporarys_final_value_is_not_compared() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("dead.c");
+    std::fs::write(&src, DEAD_TEMPORARY).unwrap();
+    let config = "fuse=no,omp=1,priv=1";
+    let (text, _) = optimize(&src, config, &dir.path().join("out.c"));
+    assert!(text.contains("__typeof__(t) t;"), "{text}");
+    let run = Command::new(env!("CARGO_BIN_EXE_polytune"))
+        .arg("measure")
+        .arg(&src)
+        .args(["--config", config, "--size", "mini", "--json"])
+        .output()
+        .unwrap();
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let report: serde_json::Value = serde_json::from_slice(&run.stdout).unwrap();
+    assert_eq!(report["original"]["status"], "ok", "{report}");
+    assert_eq!(report["variant"]["status"], "ok", "{report}");
+}

@@ -17,6 +17,20 @@ pub struct Report {
     #[serde(serialize_with = "super::serial::path")]
     pub file: PathBuf,
     pub scops: Vec<ScopReport>,
+    /// The regions polytune wrote (a program it transformed), left as
+    /// written; absent when there are none.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub written_by_polytune: Vec<WrittenReport>,
+}
+
+/// A `#pragma scop` region polytune wrote, which is not a SCoP to it.
+#[derive(Debug, Clone, Serialize)]
+pub struct WrittenReport {
+    /// The lines of its `#pragma scop` and `#pragma endscop`.
+    pub first_line: usize,
+    pub last_line: usize,
+    /// The configuration that wrote it, from its header comment.
+    pub configuration: String,
 }
 
 /// One SCoP: its sets and relations over all its statements, then each
@@ -104,9 +118,19 @@ pub fn report(src: &SourceFile) -> Result<Report, Error> {
         .iter()
         .map(|s| scop(&ctx, src, s))
         .collect::<Result<_, _>>()?;
+    let written_by_polytune = src
+        .written
+        .iter()
+        .map(|w| WrittenReport {
+            first_line: src.line_col(w.region.open.start).0,
+            last_line: src.line_col(w.region.close.start).0,
+            configuration: w.config.clone(),
+        })
+        .collect();
     Ok(Report {
         file: src.path.clone(),
         scops,
+        written_by_polytune,
     })
 }
 

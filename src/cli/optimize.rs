@@ -224,6 +224,24 @@ pub(crate) fn run(a: Args, ui: &Ui) -> Result<()> {
     refuse_overwrite(a.output.as_deref(), &a.file, a.in_place)?;
     let src = a.source.load(&a.file, &a.build.include, ui)?;
     let (text, internal) = match a.config.config() {
+        // Every region was written by polytune (said above): nothing to
+        // tune, the file as it is.
+        None if src.scops.is_empty() && !src.written.is_empty() => {
+            if a.learned.json {
+                // The report's keys that apply: the file, the warnings and,
+                // without --output, the program.
+                let mut v = serde_json::json!({
+                    "file": a.file.display().to_string(),
+                    "warnings": src.written_notes(),
+                });
+                if a.output.is_none() {
+                    v["program"] = serde_json::Value::String(src.text.clone());
+                    return super::out(&super::render::json_text(&v)?);
+                }
+                super::out(&super::render::json_text(&v)?)?;
+            }
+            (src.text.clone(), Vec::new())
+        }
         Some(c) => {
             let bits = if c.is_paper() {
                 c.bits()

@@ -35,17 +35,22 @@ pub(crate) struct SourceArgs {
 
 impl SourceArgs {
     /// The file's SCoPs, marked by pragmas or detected; `include` goes to
-    /// clang as `-I` when detecting.
+    /// clang as `-I` when detecting. A region polytune wrote is left as
+    /// written, with a warning.
     pub(crate) fn load(&self, file: &Path, include: &[PathBuf], ui: &Ui) -> Result<SourceFile> {
         if self.detect {
             detected_source(file, self, include, ui)
         } else {
-            Ok(frontend::parse_file(
+            let src = frontend::parse_file(
                 file,
                 &Options {
                     pure_functions: self.pure.clone(),
                 },
-            )?)
+            )?;
+            for note in src.written_notes() {
+                ui.warn(note);
+            }
+            Ok(src)
         }
     }
 }

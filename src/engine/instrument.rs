@@ -11,7 +11,8 @@
 //!   execution everything the region wrote: the written footprint, from the
 //!   SCoP's write accesses over its domain, scanned by loops that isl
 //!   generates (each element once, in lexicographic order), at the run's
-//!   own parameter values. Each execution gives a summary line per array
+//!   own parameter values; not the scalars dead after the region, whose
+//!   last value no one reads and a variant may leave different. Each execution gives a summary line per array
 //!   (exact hash of integers; sum, position-weighted sum and sum of
 //!   magnitudes of floating-point values, compared within tolerances); the
 //!   last execution is kept in full;
@@ -52,17 +53,27 @@ pub(crate) fn instrument(src: &SourceFile, bodies: &[String]) -> Result<String, 
         let loads = scop.invariant_declarations(&indent);
         let warm = warm(scop, &indent)?;
         let params = parameter_record(scop, &indent);
+        // A variant's body uses polytune's helper macros, defined outside
+        // its region in the program written for the user: here around it,
+        // the body at its own line for the compiler's messages.
+        let (first, _) = src.line_col(scop.region.body.start);
+        let mut body = format!(
+            "{}#line {first} \"{quoted}\"\n{body}",
+            expr::helper_defines()
+        );
+        if !body.ends_with('\n') {
+            body.push('\n');
+        }
+        body.push_str(&expr::helper_undefs());
         let mut w = if loads.is_empty() && warm.is_empty() && params.is_empty() {
             format!("{indent}{{ polytune_rt_begin({k});\n{body}")
         } else {
             format!("{indent}{{\n{loads}{warm}{params}{indent}polytune_rt_begin({k});\n{body}")
         };
-        if !body.ends_with('\n') {
-            w.push('\n');
-        }
         let _ = writeln!(w, "{indent}polytune_rt_end({k});");
         let _ = writeln!(w, "{indent}if (polytune_rt_dumping({k})) {{");
-        w.push_str(&record(scop, &format!("{indent}  "))?);
+        let dead = crate::frontend::liveness::dead_scalars(src, scop);
+        w.push_str(&record(scop, &dead, &format!("{indent}  "))?);
         let _ = writeln!(w, "{indent}}}");
         let _ = writeln!(w, "{indent}polytune_rt_after({k}); }}");
         // Back to the user's line numbers for the compiler's messages.
@@ -98,8 +109,11 @@ fn parameter_record(scop: &Scop, indent: &str) -> String {
 }
 
 /// The statements that record what `scop` wrote, one array after another
-/// in the order of the SCoP's arrays.
-fn record(scop: &Scop, indent: &str) -> Result<String, EngineError> {
+/// in the order of the SCoP's arrays, but the scalars in `dead`: their
+/// values are never read after the region (`liveness::dead_scalars`), and
+/// a variant may leave another value in them (a privatized or expanded
+/// scalar's own copy is written instead).
+fn record(scop: &Scop, dead: &[String], indent: &str) -> Result<String, EngineError> {
     let ctx = Ctx::new();
     let internal = |e: isl::IslError| EngineError::Internal {
         scop: scop.index,
@@ -117,6 +131,7 @@ fn record(scop: &Scop, indent: &str) -> Result<String, EngineError> {
         .arrays
         .iter()
         .filter(|a| a.written && !locals.contains(&a.name))
+        .filter(|a| !(a.rank == 0 && dead.contains(&a.name)))
     {
         let element = scop.element_c(&a.name, &vec!["0".to_string(); a.rank]);
         let _ = writeln!(
@@ -338,7 +353,7 @@ mod tests {
     #[test]
     fn the_written_footprint_is_scanned_once_per_element() {
         let src = source(
-            "void f(int n, double A[99][99], double x[99], double s) { int i, j;\n#pragma scop\nfor (i = 1; i < n; i++) { s = 0; for (j = 0; j <= i; j++) A[i][j] = x[j] + A[i-1][j]; x[i] = s; }\n#pragma endscop\n}\n",
+            "void f(int n, double A[99][99], double x[99], double s) { int i, j;\n#pragma scop\nfor (i = 1; i < n; i++) { s = 0; for (j = 0; j <= i; j++) A[i][j] = x[j] + A[i-1][j]; x[i] = s; }\n#pragma endscop\nx[0] = s; }\n",
         );
         let body =
             src.text[src.scops[0].region.body.start..src.scops[0].region.body.end].to_string();
@@ -360,6 +375,27 @@ mod tests {
         // The user's text is still there, and the compiler is told its lines.
         assert!(out.contains("#line 1 \"t.c\""));
         assert!(out.contains("#line 4 \"t.c\"\n#pragma endscop"), "{out}");
+    }
+
+    #[test]
+    fn a_scalar_dead_after_the_region_is_not_recorded() {
+        let text = |after: &str| {
+            format!(
+                "void f(int n, double A[99], double *o) {{ int i; double t, u;\n#pragma scop\nfor (i = 0; i < n; i++) {{ t = A[i]; u = t; A[i] = t * u; }}\n#pragma endscop\n{after}}}\n"
+            )
+        };
+        let recorded = |text: String| {
+            let src = source(&text);
+            let body =
+                src.text[src.scops[0].region.body.start..src.scops[0].region.body.end].to_string();
+            let out = instrument(&src, &[body]).unwrap();
+            ["t", "u", "A"]
+                .into_iter()
+                .filter(|a| out.contains(&format!("polytune_rt_array(\"{a}\"")))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(recorded(text("")), ["A"]);
+        assert_eq!(recorded(text("*o = u;\n")), ["u", "A"]);
     }
 
     #[test]

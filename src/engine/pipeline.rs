@@ -7,8 +7,8 @@ use crate::engine::codegen;
 use crate::engine::instrument;
 use crate::engine::model::{EngineError, Model};
 use crate::engine::transform;
-use crate::frontend::SourceFile;
 use crate::frontend::scop::Scop;
+use crate::frontend::{Replacement, SourceFile};
 use crate::isl::Ctx;
 
 /// The transformed file and what could not be done.
@@ -242,7 +242,7 @@ pub fn optimize(
     context: Option<&str>,
 ) -> Result<Outcome, EngineError> {
     let (bodies, mut outcome) = transform_all(src, config, context)?;
-    outcome.text = src.splice(&bodies);
+    outcome.text = src.splice_framed(&bodies);
     Ok(outcome)
 }
 
@@ -255,7 +255,13 @@ pub fn instrumented(
     context: Option<&str>,
 ) -> Result<Outcome, EngineError> {
     let (bodies, mut outcome) = match config {
-        Some(config) => transform_all(src, config, context)?,
+        Some(config) => {
+            let (framed, outcome) = transform_all(src, config, context)?;
+            (
+                framed.into_iter().map(|r| r.body).collect::<Vec<_>>(),
+                outcome,
+            )
+        }
         None => (
             src.scops
                 .iter()
@@ -281,21 +287,19 @@ pub fn instrumented_variant(
     src: &SourceFile,
     variant: &str,
 ) -> Result<Option<String>, EngineError> {
-    match crate::frontend::region_bodies(variant) {
-        Some(bodies) if bodies.len() == src.scops.len() => {
-            Ok(Some(instrument::instrument(src, &bodies)?))
-        }
-        _ => Ok(None),
+    match src.scop_bodies(variant) {
+        Some(bodies) => Ok(Some(instrument::instrument(src, &bodies)?)),
+        None => Ok(None),
     }
 }
 
-/// Every SCoP's new body under `config` (its old one where the engine
+/// What replaces every SCoP under `config` (its old body where the engine
 /// could not transform it), with the reasons; the text is left empty.
 fn transform_all(
     src: &SourceFile,
     config: &Config,
     context: Option<&str>,
-) -> Result<(Vec<String>, Outcome), EngineError> {
+) -> Result<(Vec<Replacement>, Outcome), EngineError> {
     let mut bodies = Vec::new();
     let mut skipped = Vec::new();
     let mut internal = Vec::new();
@@ -311,7 +315,7 @@ fn transform_all(
                         .iter()
                         .map(|n| format!("{}:{line}: SCoP {}: {n}", src.path.display(), s.index)),
                 );
-                bodies.push(body.text);
+                bodies.push(body.replacement());
             }
             Err(e @ EngineError::Context { .. }) => return Err(e),
             Err(EngineError::Assumption { span, reason, .. }) => {
@@ -321,7 +325,7 @@ fn transform_all(
                     src.path.display(),
                     s.index
                 ));
-                bodies.push(s.original.clone());
+                bodies.push(Replacement::body(s.original.clone()));
             }
             Err(e) => {
                 let (line, _) = src.line_col(s.region.open.start);
@@ -335,7 +339,9 @@ fn transform_all(
                     src.path.display(),
                     s.index
                 ));
-                bodies.push(src.text[s.region.body.start..s.region.body.end].to_string());
+                bodies.push(Replacement::body(
+                    src.text[s.region.body.start..s.region.body.end].to_string(),
+                ));
             }
         }
     }

@@ -8,6 +8,7 @@ use super::lex::{Tok, directive_words, tokens};
 use super::pragmas;
 use crate::frontend::scop::Region;
 use crate::frontend::scop::ast::Span;
+use serde::Serialize;
 
 /// What kind of preprocessor line was found.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -19,13 +20,48 @@ enum Directive {
     Other,
 }
 
-/// Every SCoP region of `text`, in order.
-pub(crate) fn regions(text: &str) -> Result<Vec<Region>, SpanError> {
+/// The header comment polytune writes as the first line of every SCoP
+/// body it generates (`/* polytune: CONFIG */`).
+pub(crate) const HEADER: &str = "/* polytune:";
+
+/// A `#pragma scop` region whose body polytune wrote (it starts with
+/// [`HEADER`]): a program polytune transformed, which is left as written
+/// (the original is what polytune tunes, not its own output).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Written {
+    pub region: Region,
+    /// The configuration its header names.
+    pub config: String,
+}
+
+/// The `#pragma scop` regions of a file, in order: the SCoPs, and the
+/// regions polytune wrote.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Regions {
+    pub scops: Vec<Region>,
+    pub written: Vec<Written>,
+}
+
+/// The configuration named by polytune's header comment when the region
+/// body starting at `body` begins with one (after white space).
+fn written_by_polytune(text: &str, body: usize) -> Option<String> {
+    let rest = text[body..].trim_start().strip_prefix(HEADER)?;
+    let end = rest.find("*/")?;
+    let config = rest[..end].trim();
+    (!config.contains('\n')).then(|| config.to_string())
+}
+
+/// Every SCoP region of `text`, in order, and those polytune wrote. A
+/// region polytune wrote may hold the directives it writes (OpenMP,
+/// vectorization, its helper macros): it is not read further.
+pub(crate) fn regions(text: &str) -> Result<Regions, SpanError> {
     let mut out = Vec::new();
-    let mut open: Option<Span> = None;
+    let mut written = Vec::new();
+    // The open region, and the configuration when polytune wrote it.
+    let mut open: Option<(Span, Option<String>)> = None;
     for (span, directive) in directives(text) {
-        match (directive, open) {
-            (Directive::Scop, None) => open = Some(span),
+        match (directive, &open) {
+            (Directive::Scop, None) => open = Some((span, written_by_polytune(text, span.end))),
             (Directive::Scop, Some(_)) => {
                 return Err(
                     SpanError::new(span, "`#pragma scop` inside an open SCoP").help(
@@ -33,15 +69,22 @@ pub(crate) fn regions(text: &str) -> Result<Vec<Region>, SpanError> {
                     ),
                 );
             }
-            (Directive::EndScop, Some(o)) => {
-                out.push(Region {
-                    open: o,
+            (Directive::EndScop, Some((o, by))) => {
+                let region = Region {
+                    open: *o,
                     body: Span {
                         start: o.end,
                         end: span.start,
                     },
                     close: span,
-                });
+                };
+                match by {
+                    Some(config) => written.push(Written {
+                        region,
+                        config: config.clone(),
+                    }),
+                    None => out.push(region),
+                }
                 open = None;
             }
             (Directive::EndScop, None) => {
@@ -51,6 +94,7 @@ pub(crate) fn regions(text: &str) -> Result<Vec<Region>, SpanError> {
                 )
                 .help("add `#pragma scop` before the loop nest, or remove this line"));
             }
+            (Directive::Pragma(_) | Directive::Other, Some((_, Some(_)))) => {}
             (Directive::Pragma(p), Some(_)) => {
                 return Err(SpanError::new(
                     span,
@@ -68,7 +112,7 @@ pub(crate) fn regions(text: &str) -> Result<Vec<Region>, SpanError> {
             (Directive::Pragma(_) | Directive::Other, None) => {}
         }
     }
-    if let Some(o) = open {
+    if let Some((o, _)) = open {
         return Err(SpanError::new(o, "`#pragma scop` is never closed")
             .help("add `#pragma endscop` after the loop nest"));
     }
@@ -96,14 +140,17 @@ pub(crate) fn regions(text: &str) -> Result<Vec<Region>, SpanError> {
             .help(PRAGMA_HELP));
         }
     }
-    if out.is_empty() {
+    if out.is_empty() && written.is_empty() {
         return Err(SpanError::new(
             Span { start: 0, end: 0 },
             "no SCoP found: the file has no `#pragma scop` ... `#pragma endscop` region",
         )
         .help("mark the loop nest to optimize with `#pragma scop` before it and `#pragma endscop` after it"));
     }
-    Ok(out)
+    Ok(Regions {
+        scops: out,
+        written,
+    })
 }
 
 /// Why a SCoP under the user's pragma is not transformed.
@@ -151,7 +198,7 @@ mod tests {
     #[test]
     fn finds_regions_and_ignores_comments() {
         let text = "int x;\n/* #pragma scop */\n#pragma scop\na[0] = 1;\n  #  pragma   endscop // end\nint y;\n";
-        let r = regions(text).unwrap();
+        let r = regions(text).unwrap().scops;
         assert_eq!(r.len(), 1);
         assert_eq!(&text[r[0].body.start..r[0].body.end], "a[0] = 1;\n");
         assert_eq!(&text[r[0].open.start..r[0].open.end], "#pragma scop\n");
@@ -195,7 +242,7 @@ mod tests {
     #[test]
     fn string_with_pragma_text_is_not_a_pragma() {
         let text = "char *s = \"\\n#pragma scop\";\n#pragma scop\nx = 1;\n#pragma endscop";
-        let r = regions(text).unwrap();
+        let r = regions(text).unwrap().scops;
         assert_eq!(r.len(), 1);
         assert_eq!(r[0].close.end, text.len());
     }
@@ -237,6 +284,24 @@ mod tests {
         );
         // Pragmas before and after, on other statements: fine.
         let apart = "void f() {\n#pragma omp parallel for\nfor (i = 0; i < n; i++) b[i] = 1;\n#pragma scop\nfor (i = 0; i < n; i++)\n  a[i] = 0;\n#pragma endscop\n#pragma GCC ivdep\nfor (i = 0; i < n; i++) b[i] = 1;\n}\n";
-        assert_eq!(regions(apart).unwrap().len(), 1);
+        assert_eq!(regions(apart).unwrap().scops.len(), 1);
+    }
+
+    #[test]
+    fn regions_polytune_wrote_are_told_apart_and_not_read() {
+        let text = "void f() {\n#pragma scop\n  /* polytune: tile=32x32x1,omp=1 */\n#pragma omp parallel for\n  for (c0 = 0; c0 < n; c0++) a[c0] = 0;\n#pragma endscop\n#pragma scop\n  for (i = 0; i < n; i++) b[i] = 0;\n#pragma endscop\n}\n";
+        let r = regions(text).unwrap();
+        assert_eq!(r.scops.len(), 1);
+        assert!(text[r.scops[0].body.start..].starts_with("  for (i = 0"));
+        assert_eq!(r.written.len(), 1);
+        assert_eq!(r.written[0].config, "tile=32x32x1,omp=1");
+        assert!(text[r.written[0].region.body.start..].starts_with("  /* polytune:"));
+        // Only the first line counts, and every region may be polytune's.
+        let only = "#pragma scop\n/* polytune: uj=4 */\n#define X 1\nx = X;\n#pragma endscop\n";
+        let r = regions(only).unwrap();
+        assert!(r.scops.is_empty());
+        assert_eq!(r.written.len(), 1);
+        let later = "#pragma scop\nx = 1;\n/* polytune: uj=4 */\n#pragma endscop\n";
+        assert_eq!(regions(later).unwrap().scops.len(), 1);
     }
 }

@@ -1,6 +1,7 @@
 //! Whether a scalar's value after a SCoP is dead: what scalar
 //! privatization (`priv=1`) needs to give a loop that makes the scalar's
-//! last write a copy of its own. A light scan of the C text with the one
+//! last write a copy of its own (and expansion, `exp=1`, an array); the
+//! measurement build does not record a dead scalar's last value. A light scan of the C text with the one
 //! scanner (`lex.rs`), conservative: the value is dead only when the
 //! scalar is a local variable or parameter of the function around the
 //! SCoP (declared without `static`), its address is never taken, the

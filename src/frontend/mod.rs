@@ -16,10 +16,11 @@ pub mod pragmas;
 pub mod scop;
 
 pub use error::{Diagnostic, FrontendError};
+pub use extract::Written;
 pub(crate) use lower::PURE_FUNCTIONS;
 pub use parse::MAX_NESTING;
 
-use crate::frontend::scop::Scop;
+use crate::frontend::scop::{Region, Scop};
 use error::{LineIndex, Lines, SpanError};
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -46,6 +47,9 @@ pub struct SourceFile {
     pub path: PathBuf,
     pub text: String,
     pub scops: Vec<Scop>,
+    /// The `#pragma scop` regions polytune wrote (a program it
+    /// transformed): plain code to every later stage, left as written.
+    pub written: Vec<Written>,
     /// Line starts of `text`, made on first use by [`SourceFile::line_col`].
     lines: OnceLock<Lines>,
 }
@@ -113,7 +117,7 @@ pub fn parse_source(
             .expect("cannot start the parser thread")
             .join()
     });
-    let scops = match result {
+    let (scops, written) = match result {
         Ok(r) => r.map_err(|e| index.diagnostic(path, e))?,
         Err(panic) => std::panic::resume_unwind(panic),
     };
@@ -121,11 +125,13 @@ pub fn parse_source(
         path: path.to_path_buf(),
         text,
         scops,
+        written,
         lines: OnceLock::new(),
     })
 }
 
-fn scops_of(text: &str, options: &Options) -> Result<Vec<Scop>, SpanError> {
+/// The SCoPs of `text`, and the regions polytune wrote.
+fn scops_of(text: &str, options: &Options) -> Result<(Vec<Scop>, Vec<Written>), SpanError> {
     let mut pure: HashSet<String> = PURE_FUNCTIONS.iter().map(|s| s.to_string()).collect();
     pure.extend(options.pure_functions.iter().cloned());
     // Function-like macros of the file that expand to pure expressions.
@@ -142,7 +148,8 @@ fn scops_of(text: &str, options: &Options) -> Result<Vec<Scop>, SpanError> {
     // hopeless region, such as a 10-million-term chain, is refused first
     // without the scan's second pass over the whole text).
     let mut types: Option<lower::TypeScan> = None;
-    for (k, region) in extract::regions(text)?.into_iter().enumerate() {
+    let regions = extract::regions(text)?;
+    for (k, region) in regions.scops.into_iter().enumerate() {
         let body_text = &text[region.body.start..region.body.end];
         let first_id = next_id;
         let mut body =
@@ -163,7 +170,7 @@ fn scops_of(text: &str, options: &Options) -> Result<Vec<Scop>, SpanError> {
             visible,
         )?);
     }
-    Ok(out)
+    Ok((out, regions.written))
 }
 
 fn renumber(
@@ -198,17 +205,25 @@ pub(crate) fn is_scop_pragma(line: &str) -> bool {
     )
 }
 
-/// The bodies of the `#pragma scop` regions of `text`, in order (`None`
-/// when its regions do not parse): what a program written from this file
-/// put in each SCoP's place.
-pub fn region_bodies(text: &str) -> Option<Vec<String>> {
-    let regions = extract::regions(text).ok()?;
-    Some(
-        regions
-            .iter()
-            .map(|r| text[r.body.start..r.body.end].to_string())
-            .collect(),
-    )
+/// What takes a SCoP region's place in a file written from it.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Replacement {
+    /// Lines put before the region's `#pragma scop` line.
+    pub before: String,
+    /// The new body, between the pragma lines.
+    pub body: String,
+    /// Lines put after the region's `#pragma endscop` line.
+    pub after: String,
+}
+
+impl Replacement {
+    /// A new body alone.
+    pub fn body(body: String) -> Replacement {
+        Replacement {
+            body,
+            ..Replacement::default()
+        }
+    }
 }
 
 /// The text without its `#pragma scop` / `#pragma endscop` lines.
@@ -237,13 +252,70 @@ impl SourceFile {
             path: self.path.clone(),
             text: self.text.clone(),
             scops,
+            written: self.written.clone(),
             lines: OnceLock::new(),
         }
+    }
+
+    /// One line per region polytune wrote, left as written: where, and
+    /// under which configuration.
+    pub fn written_notes(&self) -> Vec<String> {
+        self.written
+            .iter()
+            .map(|w| {
+                let (line, _) = self.line_col(w.region.open.start);
+                format!(
+                    "the SCoP at {}:{line} was written by polytune (configuration {}); left as written: give polytune the original program to tune it again",
+                    self.path.display(),
+                    w.config
+                )
+            })
+            .collect()
+    }
+
+    /// The bodies that `variant`, a program written from this file (its
+    /// `#pragma scop` regions in this file's order), put in place of this
+    /// file's SCoPs; `None` when its regions do not match this file's.
+    pub fn scop_bodies(&self, variant: &str) -> Option<Vec<String>> {
+        let found = extract::regions(variant).ok()?;
+        let mut all: Vec<Region> = found.scops;
+        all.extend(found.written.into_iter().map(|w| w.region));
+        all.sort_by_key(|r| r.open.start);
+        // Which of this file's regions, in order, are SCoPs.
+        let mut mine: Vec<(usize, bool)> = self
+            .scops
+            .iter()
+            .map(|s| (s.region.open.start, true))
+            .collect();
+        mine.extend(self.written.iter().map(|w| (w.region.open.start, false)));
+        mine.sort_by_key(|&(at, _)| at);
+        if all.len() != mine.len() {
+            return None;
+        }
+        Some(
+            all.iter()
+                .zip(&mine)
+                .filter(|(_, (_, scop))| *scop)
+                .map(|(r, _)| variant[r.body.start..r.body.end].to_string())
+                .collect(),
+        )
     }
 
     /// The file with the body of SCoP `k` replaced by `replacements[k]`
     /// (pragma lines and everything outside the SCoPs unchanged).
     pub fn splice(&self, replacements: &[String]) -> String {
+        let framed: Vec<Replacement> = replacements
+            .iter()
+            .map(|b| Replacement::body(b.clone()))
+            .collect();
+        self.splice_framed(&framed)
+    }
+
+    /// The file with SCoP `k`'s body replaced by `replacements[k].body`,
+    /// its `before` lines put in front of the `#pragma scop` line and its
+    /// `after` lines after the `#pragma endscop` line (everything else
+    /// unchanged).
+    pub fn splice_framed(&self, replacements: &[Replacement]) -> String {
         assert_eq!(
             replacements.len(),
             self.scops.len(),
@@ -251,10 +323,18 @@ impl SourceFile {
         );
         let mut out = String::with_capacity(self.text.len());
         let mut at = 0;
-        for (scop, new_body) in self.scops.iter().zip(replacements) {
-            out.push_str(&self.text[at..scop.region.body.start]);
-            out.push_str(new_body);
-            at = scop.region.body.end;
+        for (scop, new) in self.scops.iter().zip(replacements) {
+            let r = &scop.region;
+            out.push_str(&self.text[at..r.open.start]);
+            out.push_str(&new.before);
+            out.push_str(&self.text[r.open.start..r.body.start]);
+            out.push_str(&new.body);
+            out.push_str(&self.text[r.body.end..r.close.end]);
+            if !new.after.is_empty() && !out.ends_with('\n') {
+                out.push('\n');
+            }
+            out.push_str(&new.after);
+            at = r.close.end;
         }
         out.push_str(&self.text[at..]);
         out
@@ -284,5 +364,41 @@ impl SourceFile {
         self.lines
             .get_or_init(|| Lines::new(&self.text))
             .line_col(&self.text, offset)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_variants_scop_bodies_skip_the_regions_polytune_wrote_before() {
+        let written = "#pragma scop\n/* polytune: uj=4 */\nx = 1;\n#pragma endscop\n";
+        let scop = "#pragma scop\nfor (i = 0; i < n; i++) a[i] = 0;\n#pragma endscop\n";
+        let text = format!("void f(int n, double a[9]) {{ int i; double x;\n{written}{scop}}}\n");
+        let src = parse_source(Path::new("t.c"), text, &Options::default()).unwrap();
+        assert_eq!((src.scops.len(), src.written.len()), (1, 1));
+        assert_eq!(src.written_notes().len(), 1);
+        assert!(
+            src.written_notes()[0]
+                .starts_with("the SCoP at t.c:2 was written by polytune (configuration uj=4)")
+        );
+        let new = "#pragma scop\n/* polytune: tile=1 */\nnew;\n#pragma endscop\n";
+        let variant = format!("#define H\n{written}{new}#undef H\n");
+        assert_eq!(
+            src.scop_bodies(&variant).unwrap(),
+            ["/* polytune: tile=1 */\nnew;\n"]
+        );
+        assert!(src.scop_bodies(new).is_none());
+        // Lines around a region go outside its pragmas.
+        let framed = src.splice_framed(&[Replacement {
+            before: "#define H\n".into(),
+            body: "new;\n".into(),
+            after: "#undef H\n".into(),
+        }]);
+        assert!(
+            framed.ends_with("#define H\n#pragma scop\nnew;\n#pragma endscop\n#undef H\n}\n"),
+            "{framed}"
+        );
     }
 }

@@ -135,6 +135,13 @@ pub(crate) fn scop_text(r: &Report, with_c: bool) -> String {
             o.push_str(&indented(&s.c, "    "));
         }
     }
+    for w in &r.written_by_polytune {
+        let _ = writeln!(
+            o,
+            "region at {name}:{}-{}: written by polytune (configuration {}), not a SCoP: give polytune the original program to tune it again",
+            w.first_line, w.last_line, w.configuration
+        );
+    }
     o
 }
 

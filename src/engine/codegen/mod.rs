@@ -22,6 +22,7 @@ mod tree;
 
 use crate::config::Config;
 use crate::engine::model::{EngineError, Model};
+use crate::frontend::Replacement;
 use crate::frontend::scop::Scop;
 use crate::isl::{self, AstExpr, IslError, Schedule, Set, UnionMap};
 use std::cell::RefCell;
@@ -289,8 +290,23 @@ pub struct Emitted {
     pub notes: Vec<String>,
 }
 
+impl Emitted {
+    /// What replaces the SCoP's region: the new body, with the helper
+    /// macros it may use defined in front of the `#pragma scop` line and
+    /// undefined after the `#pragma endscop` line (no directive inside the
+    /// region: a program polytune wrote reads again).
+    pub fn replacement(&self) -> Replacement {
+        Replacement {
+            before: expr::helper_defines(),
+            body: self.text.clone(),
+            after: expr::helper_undefs(),
+        }
+    }
+}
+
 /// The C text replacing the body of `scop`, with the post-passes `config`
-/// asks for. `indent` is the SCoP's indentation.
+/// asks for (the helper macros it uses are defined outside it, see
+/// [`Emitted::replacement`]). `indent` is the SCoP's indentation.
 pub fn emit(scop: &Scop, lowered: &Lowered<'_, '_>, config: &Config, indent: &str) -> Emitted {
     let (nodes, notes) = marked(scop, lowered, config);
     let mut p = printer(scop);
@@ -305,7 +321,6 @@ pub fn emit(scop: &Scop, lowered: &Lowered<'_, '_>, config: &Config, indent: &st
         p.out.push_str(&loads);
         format!("{indent}  ")
     };
-    p.out.push_str(&expr::helper_defines());
     // Expanded scalars' arrays, allocated before the new code and freed
     // after it; the original runs when they cannot be.
     let outer = indent;
@@ -322,7 +337,6 @@ pub fn emit(scop: &Scop, lowered: &Lowered<'_, '_>, config: &Config, indent: &st
         free_expanded(&mut p, scop, outer);
     }
     let indent = outer;
-    p.out.push_str(&expr::helper_undefs());
     if !loads.is_empty() {
         let _ = writeln!(p.out, "{}}}", &indent[2..]);
     }

@@ -6,8 +6,8 @@ use super::{Part, Variant, code_hash};
 use crate::config::Config;
 use crate::engine::model::{EngineError, Model};
 use crate::engine::pipeline::bounded;
-use crate::frontend::SourceFile;
 use crate::frontend::scop::Scop;
+use crate::frontend::{Replacement, SourceFile};
 use crate::isl::Ctx;
 use std::collections::HashMap;
 
@@ -30,7 +30,7 @@ pub(super) fn refusal(scop: &Scop, context: Option<&str>) -> Result<Option<Strin
 /// Per configuration, the bodies of the SCoPs so far and whether one has
 /// OpenMP; and the notes of what was left unchanged.
 pub(super) struct Bodies {
-    text: Vec<Vec<String>>,
+    text: Vec<Vec<Replacement>>,
     openmp: Vec<bool>,
     pub(super) skipped: Vec<String>,
 }
@@ -49,7 +49,7 @@ impl Bodies {
     pub(super) fn unchanged(&mut self, original: &str) {
         self.text
             .iter_mut()
-            .for_each(|b| b.push(original.to_string()));
+            .for_each(|b| b.push(Replacement::body(original.to_string())));
     }
 
     /// The workers' parts for one SCoP, per configuration: its body, or
@@ -79,7 +79,7 @@ impl Bodies {
             match body {
                 Ok(b) => {
                     self.openmp[k] |= b.openmp;
-                    self.text[k].push(b.text);
+                    self.text[k].push(b.replacement());
                 }
                 Err(e) => {
                     let note = format!(
@@ -89,7 +89,7 @@ impl Bodies {
                     if !self.skipped.contains(&note) {
                         self.skipped.push(note);
                     }
-                    self.text[k].push(original.to_string());
+                    self.text[k].push(Replacement::body(original.to_string()));
                 }
             }
         }
@@ -103,7 +103,7 @@ impl Bodies {
         let bodies = std::mem::take(&mut self.text);
         let openmp = std::mem::take(&mut self.openmp);
         for ((c, b), openmp) in configs.iter().zip(bodies).zip(openmp) {
-            let text = src.splice(&b);
+            let text = src.splice_framed(&b);
             let hash = code_hash(&text);
             match index.get(&hash) {
                 Some(&k) => variants[k].configs.push(*c),
