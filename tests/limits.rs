@@ -1,9 +1,11 @@
 //! Inputs that made the front end or the engine crash or run for minutes
 //! (findings/robustness: deep_nest_600.c, deep_nest_100.c,
 //! statements_1000.c, a 100,000-statement SCoP, 2001 sequential loops,
-//! `- -1.0`): each command returns within seconds, with a result or a
-//! clear reason. The bounds on time are generous (30 s for a debug build on
+//! `- -1.0`, 50,000 loops in one SCoP, `/dev/zero`): each command returns
+//! within seconds, with a result or a clear reason. The bounds on time are generous (30 s for a debug build on
 //! a loaded machine): the cases took minutes or never ended before.
+
+mod common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -228,4 +230,145 @@ fn sums_of_min_terms_are_bounded() {
     );
     let out = polytune(&["scop"], &f, Duration::from_secs(30));
     assert!(out.status.success(), "{}", text(&out.stderr));
+}
+
+/// One SCoP of 50,000 loops of one statement (2 MB): its parse, the
+/// lowering (quadratic in the loops) and, in the learned `optimize`, isl's
+/// footprint of its instrumented build took minutes (809 s and 1.07 GB
+/// for 5 MB) before the engine's statement limit refused it; `space` held
+/// a copy of it per configuration (4 GB). The limit now trips before the
+/// region is parsed.
+#[test]
+fn fifty_thousand_nests_are_refused_before_they_are_parsed() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("nests.c");
+    std::fs::write(
+        &f,
+        format!(
+            "void f(int n, double *a, double *b, double k) {{\n  int i;\n#pragma scop\n{}#pragma endscop\n}}\n",
+            "  for (i = 0; i < n; i++) a[i] = b[i] + k;\n".repeat(50_000)
+        ),
+    )
+    .unwrap();
+    let original = std::fs::read_to_string(&f).unwrap();
+    for args in [
+        &["optimize", "--config", CONFIG][..],
+        &["optimize", "--budget", "1"][..],
+        &["space"][..],
+    ] {
+        let out = polytune(args, &f, Duration::from_secs(30));
+        assert!(out.status.success(), "{args:?}: {}", text(&out.stderr));
+        let err = text(&out.stderr);
+        assert!(
+            err.contains(
+                "nests.c:3: SCoP left unchanged: at least 50000 statements, more than the 100 polytune transforms in one SCoP (split it into several SCoPs)"
+            ),
+            "{args:?}: {err}"
+        );
+        if args[0] == "optimize" {
+            assert_eq!(text(&out.stdout), original, "{args:?}");
+        }
+    }
+}
+
+/// Files that never end or are too large are refused before they are read.
+#[test]
+fn endless_and_huge_files_are_refused_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let huge = dir.path().join("huge.c");
+    std::fs::write(&huge, " ".repeat(40 << 20)).unwrap();
+    for file in [Path::new("/dev/zero"), huge.as_path()] {
+        for args in [
+            &["optimize", "--config", CONFIG][..],
+            &["optimize", "--budget", "1"][..],
+            &["scop"][..],
+        ] {
+            let out = polytune(args, file, Duration::from_secs(10));
+            assert_eq!(out.status.code(), Some(1), "{args:?}");
+            assert!(
+                text(&out.stderr)
+                    .contains("larger than 32 MiB, the largest C source polytune reads"),
+                "{}",
+                text(&out.stderr)
+            );
+        }
+    }
+}
+
+/// A program with a small SCoP and one past the limit (150 loops): the
+/// learned `optimize` tunes and verifies the small one and leaves the
+/// other as written (its measurement builds made from the candidates'
+/// text, where that region is plain code).
+#[test]
+fn a_scop_past_the_limit_is_left_as_written_beside_one_that_is_tuned() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("beside.c");
+    let wide = "  for (i = 0; i < N; i++) x[i] = x[i] * 0.5 + 1.0;\n".repeat(150);
+    std::fs::write(
+        &src,
+        format!(
+            r#"#include <stdio.h>
+#define N 90
+static double a[N][N], b[N][N], c[N][N], x[N];
+
+static void product(void) {{
+  int i, j, k;
+#pragma scop
+  for (i = 0; i < N; i++)
+    for (j = 0; j < N; j++)
+      for (k = 0; k < N; k++)
+        c[i][j] += a[i][k] * b[k][j];
+#pragma endscop
+}}
+
+static void smooth(void) {{
+  int i;
+#pragma scop
+{wide}#pragma endscop
+}}
+
+int main(void) {{
+  for (int i = 0; i < N; i++) {{
+    x[i] = i;
+    for (int j = 0; j < N; j++) {{
+      a[i][j] = (i + 2 * j) % 9;
+      b[i][j] = (3 * i + j) % 7;
+    }}
+  }}
+  product();
+  smooth();
+  double s = 0;
+  for (int i = 0; i < N; i++)
+    s += c[i][i] + x[i];
+  printf("%.3f\n", s);
+  return 0;
+}}
+"#
+        ),
+    )
+    .unwrap();
+    let out = dir.path().join("out.c");
+    let run = common::polytune(&[
+        "optimize",
+        src.to_str().unwrap(),
+        "--budget",
+        "1",
+        "--refine",
+        "0",
+        "--json",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    let err = text(&run.stderr);
+    assert!(
+        err.contains(
+            "beside.c:17: SCoP left unchanged: at least 150 statements, more than the 100"
+        ),
+        "{err}"
+    );
+    let report = common::json_of_success(&run);
+    assert_eq!(report["candidates"][0]["run"]["status"], "ok", "{report}");
+    let written = std::fs::read_to_string(&out).unwrap();
+    assert!(written.contains(&format!("#pragma scop\n{wide}#pragma endscop")));
+    common::same_output(&src, &out, &[]);
 }

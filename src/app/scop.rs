@@ -119,12 +119,15 @@ pub fn report(src: &SourceFile) -> Result<Report, Error> {
         .map(|s| scop(&ctx, src, s))
         .collect::<Result<_, _>>()?;
     let written_by_polytune = src
-        .written
+        .kept
         .iter()
-        .map(|w| WrittenReport {
-            first_line: src.line_col(w.region.open.start).0,
-            last_line: src.line_col(w.region.close.start).0,
-            configuration: w.config.clone(),
+        .filter_map(|w| match &w.why {
+            crate::frontend::Why::Polytune { config } => Some(WrittenReport {
+                first_line: src.line_col(w.region.open.start).0,
+                last_line: src.line_col(w.region.close.start).0,
+                configuration: config.clone(),
+            }),
+            crate::frontend::Why::Statements { .. } => None,
         })
         .collect();
     Ok(Report {

@@ -36,7 +36,7 @@ pub(crate) struct Args {
 }
 
 pub(crate) fn run(a: Args, ui: &Ui) -> Result<()> {
-    let src = a.source.load(&a.file, &a.include, ui)?;
+    let src = a.source.load(&a.file, &a.include, None, ui)?;
     let d = crate::engine::driver::generate_with(&src, &a.param, a.size_from_footprint)?;
     if !d.defines.is_empty() {
         ui.warn(format!(

@@ -222,17 +222,24 @@ fn parse_strategy(s: &str) -> Result<Strategy, String> {
 
 pub(crate) fn run(a: Args, ui: &Ui) -> Result<()> {
     refuse_overwrite(a.output.as_deref(), &a.file, a.in_place)?;
-    let src = a.source.load(&a.file, &a.build.include, ui)?;
+    // A SCoP beyond the engine's statement limit is left as written before
+    // it is parsed.
+    let src = a.source.load(
+        &a.file,
+        &a.build.include,
+        Some(crate::engine::pipeline::MAX_STATEMENTS),
+        ui,
+    )?;
     let (text, internal) = match a.config.config() {
-        // Every region was written by polytune (said above): nothing to
-        // tune, the file as it is.
-        None if src.scops.is_empty() && !src.written.is_empty() => {
+        // Every region is left as written (said above): nothing to tune,
+        // the file as it is.
+        None if src.scops.is_empty() && !src.kept.is_empty() => {
             if a.learned.json {
                 // The report's keys that apply: the file, the warnings and,
                 // without --output, the program.
                 let mut v = serde_json::json!({
                     "file": a.file.display().to_string(),
-                    "warnings": src.written_notes(),
+                    "warnings": src.kept_notes(),
                 });
                 if a.output.is_none() {
                     v["program"] = serde_json::Value::String(src.text.clone());

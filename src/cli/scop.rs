@@ -66,7 +66,7 @@ pub(crate) fn run(a: Args, ui: &Ui) -> Result<()> {
         };
         return detect(&a, target.as_deref(), ui);
     }
-    let src = a.source.load(&a.file, &[], ui)?;
+    let src = a.source.load(&a.file, &[], None, ui)?;
     if a.regenerate {
         return write_output(a.output.as_deref(), &src.regenerated());
     }

@@ -35,9 +35,16 @@ pub(crate) struct SourceArgs {
 
 impl SourceArgs {
     /// The file's SCoPs, marked by pragmas or detected; `include` goes to
-    /// clang as `-I` when detecting. A region polytune wrote is left as
-    /// written, with a warning.
-    pub(crate) fn load(&self, file: &Path, include: &[PathBuf], ui: &Ui) -> Result<SourceFile> {
+    /// clang as `-I` when detecting. A region polytune wrote, or one with
+    /// more than `max_statements` statements, is left as written, with a
+    /// warning.
+    pub(crate) fn load(
+        &self,
+        file: &Path,
+        include: &[PathBuf],
+        max_statements: Option<usize>,
+        ui: &Ui,
+    ) -> Result<SourceFile> {
         if self.detect {
             detected_source(file, self, include, ui)
         } else {
@@ -45,9 +52,10 @@ impl SourceArgs {
                 file,
                 &Options {
                     pure_functions: self.pure.clone(),
+                    max_statements,
                 },
             )?;
-            for note in src.written_notes() {
+            for note in src.kept_notes() {
                 ui.warn(note);
             }
             Ok(src)
@@ -155,7 +163,9 @@ mod tests {
         let ui = super::Ui {
             verbosity: super::super::Verbosity::Normal,
         };
-        let e = a.load(std::path::Path::new("x.c"), &[], &ui).unwrap_err();
+        let e = a
+            .load(std::path::Path::new("x.c"), &[], None, &ui)
+            .unwrap_err();
         assert!(e.to_string().contains("--features detect"), "{e}");
     }
 }

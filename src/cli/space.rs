@@ -79,8 +79,12 @@ pub(crate) fn run(a: Args, ui: &Ui) -> Result<()> {
         file,
         &Options {
             pure_functions: a.pure.clone(),
+            max_statements: Some(crate::engine::pipeline::MAX_STATEMENTS),
         },
     )?;
+    for note in src.kept_notes() {
+        ui.warn(note);
+    }
     let (variants, skipped) = counting(ui, "schedules computed and emitted", |progress| {
         space::enumerate(&src, a.context.as_deref(), (a.privatize, a.expand), &|e| {
             progress(e.done, e.total)

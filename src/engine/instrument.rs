@@ -51,7 +51,16 @@ pub(crate) fn instrument(src: &SourceFile, bodies: &[String]) -> Result<String, 
         // among them are declared here too (read before the region, which
         // does not write them).
         let loads = scop.invariant_declarations(&indent);
-        let warm = warm(scop, &indent)?;
+        // A SCoP beyond the engine's limits is never transformed: it is
+        // timed, but neither warmed nor recorded (isl would take minutes
+        // over its footprint; what it reads that a variant wrote is in
+        // that variant's regions' records).
+        let modelled = crate::engine::pipeline::check_limits(scop).is_ok();
+        let warm = if modelled {
+            warm(scop, &indent)?
+        } else {
+            String::new()
+        };
         let params = parameter_record(scop, &indent);
         // A variant's body uses polytune's helper macros, defined outside
         // its region in the program written for the user: here around it,
@@ -72,8 +81,10 @@ pub(crate) fn instrument(src: &SourceFile, bodies: &[String]) -> Result<String, 
         };
         let _ = writeln!(w, "{indent}polytune_rt_end({k});");
         let _ = writeln!(w, "{indent}if (polytune_rt_dumping({k})) {{");
-        let dead = crate::frontend::liveness::dead_scalars(src, scop);
-        w.push_str(&record(scop, &dead, &format!("{indent}  "))?);
+        if modelled {
+            let dead = crate::frontend::liveness::dead_scalars(src, scop);
+            w.push_str(&record(scop, &dead, &format!("{indent}  "))?);
+        }
         let _ = writeln!(w, "{indent}}}");
         let _ = writeln!(w, "{indent}polytune_rt_after({k}); }}");
         // Back to the user's line numbers for the compiler's messages.

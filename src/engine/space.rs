@@ -415,10 +415,9 @@ fn enumerate(
         progress(Enumerated { done: d, total });
     };
     for scop in &src.scops {
-        let original = src.text[scop.region.body.start..scop.region.body.end].to_string();
         if let Some(note) = stages::refusal(scop, context)? {
             made.skipped.push(note);
-            made.unchanged(&original);
+            made.unchanged();
             skip_scop();
             continue;
         }
@@ -445,7 +444,7 @@ fn enumerate(
                 )
             })
             .collect();
-        made.gather(scop, parts, &keys, &key_of, &original);
+        made.gather(scop, parts, &keys, &key_of);
     }
     Ok((made.distinct(src, configs), made.skipped))
 }

@@ -24,14 +24,24 @@ enum Directive {
 /// body it generates (`/* polytune: CONFIG */`).
 pub(crate) const HEADER: &str = "/* polytune:";
 
-/// A `#pragma scop` region whose body polytune wrote (it starts with
-/// [`HEADER`]): a program polytune transformed, which is left as written
-/// (the original is what polytune tunes, not its own output).
+/// A `#pragma scop` region that is no SCoP to polytune: plain code to
+/// every later stage, left as written, with the reason.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Written {
+pub struct Kept {
     pub region: Region,
-    /// The configuration its header names.
-    pub config: String,
+    pub why: Why,
+}
+
+/// Why a region is left as written.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub enum Why {
+    /// Polytune wrote its body (it starts with [`HEADER`]): a program
+    /// polytune transformed (the original is what polytune tunes, not its
+    /// own output). `config` is the configuration its header names.
+    Polytune { config: String },
+    /// It has at least `at_least` statements, more than the `limit` the
+    /// caller asked for (`Options::max_statements`): it is not parsed.
+    Statements { at_least: usize, limit: usize },
 }
 
 /// The `#pragma scop` regions of a file, in order: the SCoPs, and the
@@ -39,7 +49,7 @@ pub struct Written {
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Regions {
     pub scops: Vec<Region>,
-    pub written: Vec<Written>,
+    pub written: Vec<Kept>,
 }
 
 /// The configuration named by polytune's header comment when the region
@@ -79,9 +89,11 @@ pub(crate) fn regions(text: &str) -> Result<Regions, SpanError> {
                     close: span,
                 };
                 match by {
-                    Some(config) => written.push(Written {
+                    Some(config) => written.push(Kept {
                         region,
-                        config: config.clone(),
+                        why: Why::Polytune {
+                            config: config.clone(),
+                        },
                     }),
                     None => out.push(region),
                 }
@@ -294,7 +306,12 @@ mod tests {
         assert_eq!(r.scops.len(), 1);
         assert!(text[r.scops[0].body.start..].starts_with("  for (i = 0"));
         assert_eq!(r.written.len(), 1);
-        assert_eq!(r.written[0].config, "tile=32x32x1,omp=1");
+        assert_eq!(
+            r.written[0].why,
+            Why::Polytune {
+                config: "tile=32x32x1,omp=1".into()
+            }
+        );
         assert!(text[r.written[0].region.body.start..].starts_with("  /* polytune:"));
         // Only the first line counts, and every region may be polytune's.
         let only = "#pragma scop\n/* polytune: uj=4 */\n#define X 1\nx = X;\n#pragma endscop\n";

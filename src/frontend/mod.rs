@@ -14,9 +14,10 @@ mod macros;
 mod parse;
 pub mod pragmas;
 pub mod scop;
+mod size;
 
 pub use error::{Diagnostic, FrontendError};
-pub use extract::Written;
+pub use extract::{Kept, Why};
 pub(crate) use lower::PURE_FUNCTIONS;
 pub use parse::MAX_NESTING;
 
@@ -39,6 +40,10 @@ const PARSER_STACK: usize = 512 << 20;
 pub struct Options {
     /// Extra functions the user vouches are pure (`--pure NAME`).
     pub pure_functions: Vec<String>,
+    /// A region with more statements than this (counted before it is
+    /// parsed, at least) is not parsed: it is left as written, with the
+    /// reason. `None`: every region is parsed (as `scop` lists them).
+    pub max_statements: Option<usize>,
 }
 
 /// A C file and its SCoPs.
@@ -47,9 +52,10 @@ pub struct SourceFile {
     pub path: PathBuf,
     pub text: String,
     pub scops: Vec<Scop>,
-    /// The `#pragma scop` regions polytune wrote (a program it
-    /// transformed): plain code to every later stage, left as written.
-    pub written: Vec<Written>,
+    /// The `#pragma scop` regions that are no SCoPs (polytune wrote them,
+    /// or they are too large to parse): plain code to every later stage,
+    /// left as written.
+    pub kept: Vec<Kept>,
     /// Line starts of `text`, made on first use by [`SourceFile::line_col`].
     lines: OnceLock<Lines>,
 }
@@ -117,7 +123,7 @@ pub fn parse_source(
             .expect("cannot start the parser thread")
             .join()
     });
-    let (scops, written) = match result {
+    let (scops, kept) = match result {
         Ok(r) => r.map_err(|e| index.diagnostic(path, e))?,
         Err(panic) => std::panic::resume_unwind(panic),
     };
@@ -125,13 +131,13 @@ pub fn parse_source(
         path: path.to_path_buf(),
         text,
         scops,
-        written,
+        kept,
         lines: OnceLock::new(),
     })
 }
 
-/// The SCoPs of `text`, and the regions polytune wrote.
-fn scops_of(text: &str, options: &Options) -> Result<(Vec<Scop>, Vec<Written>), SpanError> {
+/// The SCoPs of `text`, and the regions left as written.
+fn scops_of(text: &str, options: &Options) -> Result<(Vec<Scop>, Vec<Kept>), SpanError> {
     let mut pure: HashSet<String> = PURE_FUNCTIONS.iter().map(|s| s.to_string()).collect();
     pure.extend(options.pure_functions.iter().cloned());
     // Function-like macros of the file that expand to pure expressions.
@@ -149,8 +155,21 @@ fn scops_of(text: &str, options: &Options) -> Result<(Vec<Scop>, Vec<Written>), 
     // without the scan's second pass over the whole text).
     let mut types: Option<lower::TypeScan> = None;
     let regions = extract::regions(text)?;
-    for (k, region) in regions.scops.into_iter().enumerate() {
+    let mut kept = regions.written;
+    for region in regions.scops {
         let body_text = &text[region.body.start..region.body.end];
+        // A region far beyond the caller's limit is not parsed.
+        if let Some(limit) = options.max_statements {
+            let at_least = size::statements_at_least(body_text);
+            if at_least > limit {
+                kept.push(Kept {
+                    region,
+                    why: Why::Statements { at_least, limit },
+                });
+                continue;
+            }
+        }
+        let k = out.len();
         let first_id = next_id;
         let mut body =
             parse::parse_body_with(body_text, region.body.start, &mut next_id, &element_names)?;
@@ -170,7 +189,8 @@ fn scops_of(text: &str, options: &Options) -> Result<(Vec<Scop>, Vec<Written>), 
             visible,
         )?);
     }
-    Ok((out, regions.written))
+    kept.sort_by_key(|r| r.region.open.start);
+    Ok((out, kept))
 }
 
 fn renumber(
@@ -206,7 +226,7 @@ pub(crate) fn is_scop_pragma(line: &str) -> bool {
 }
 
 /// What takes a SCoP region's place in a file written from it.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
 pub struct Replacement {
     /// Lines put before the region's `#pragma scop` line.
     pub before: String,
@@ -252,23 +272,26 @@ impl SourceFile {
             path: self.path.clone(),
             text: self.text.clone(),
             scops,
-            written: self.written.clone(),
+            kept: self.kept.clone(),
             lines: OnceLock::new(),
         }
     }
 
-    /// One line per region polytune wrote, left as written: where, and
-    /// under which configuration.
-    pub fn written_notes(&self) -> Vec<String> {
-        self.written
+    /// One line per region left as written: where, and why.
+    pub fn kept_notes(&self) -> Vec<String> {
+        self.kept
             .iter()
             .map(|w| {
                 let (line, _) = self.line_col(w.region.open.start);
-                format!(
-                    "the SCoP at {}:{line} was written by polytune (configuration {}); left as written: give polytune the original program to tune it again",
-                    self.path.display(),
-                    w.config
-                )
+                let path = self.path.display();
+                match &w.why {
+                    Why::Polytune { config } => format!(
+                        "the SCoP at {path}:{line} was written by polytune (configuration {config}); left as written: give polytune the original program to tune it again"
+                    ),
+                    Why::Statements { at_least, limit } => format!(
+                        "{path}:{line}: SCoP left unchanged: at least {at_least} statements, more than the {limit} polytune transforms in one SCoP (split it into several SCoPs)"
+                    ),
+                }
             })
             .collect()
     }
@@ -287,7 +310,7 @@ impl SourceFile {
             .iter()
             .map(|s| (s.region.open.start, true))
             .collect();
-        mine.extend(self.written.iter().map(|w| (w.region.open.start, false)));
+        mine.extend(self.kept.iter().map(|w| (w.region.open.start, false)));
         mine.sort_by_key(|&(at, _)| at);
         if all.len() != mine.len() {
             return None;
@@ -377,10 +400,10 @@ mod tests {
         let scop = "#pragma scop\nfor (i = 0; i < n; i++) a[i] = 0;\n#pragma endscop\n";
         let text = format!("void f(int n, double a[9]) {{ int i; double x;\n{written}{scop}}}\n");
         let src = parse_source(Path::new("t.c"), text, &Options::default()).unwrap();
-        assert_eq!((src.scops.len(), src.written.len()), (1, 1));
-        assert_eq!(src.written_notes().len(), 1);
+        assert_eq!((src.scops.len(), src.kept.len()), (1, 1));
+        assert_eq!(src.kept_notes().len(), 1);
         assert!(
-            src.written_notes()[0]
+            src.kept_notes()[0]
                 .starts_with("the SCoP at t.c:2 was written by polytune (configuration uj=4)")
         );
         let new = "#pragma scop\n/* polytune: tile=1 */\nnew;\n#pragma endscop\n";

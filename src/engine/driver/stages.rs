@@ -145,6 +145,20 @@ impl<'a> Stages<'a> {
                 None => functions.push((f, vec![scop])),
             }
         }
+        // A region left as written is not modelled: the arrays it touches
+        // in a function the driver calls could not be sized.
+        for kept in &self.src.kept {
+            let at = kept.region.open.start;
+            if let Some(f) = self.scan.function_at(at)
+                && functions.iter().any(|(g, _)| g.body == f.body)
+            {
+                return Err(self.at(
+                    at,
+                    "this region is left as written (see the warning above), so the driver cannot size the arrays it touches".into(),
+                    "write a main",
+                ));
+            }
+        }
         Ok(functions)
     }
 

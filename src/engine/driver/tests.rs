@@ -354,3 +354,21 @@ fn a_delinearized_array_is_sized_by_its_linear_footprint() {
     let fixed = text.replace("double m[]", "double m[100]");
     assert_refused(&fixed, &[("n", 10), ("lda", 12)], "at index 117");
 }
+
+#[test]
+fn a_region_left_as_written_beside_a_scop_is_refused() {
+    // Polytune's own output: not modelled, so its arrays cannot be sized.
+    let text = "void f(int n, double a[n], double b[n]) {\n  int i;\n#pragma scop\n  /* polytune: tile=1 */\n  for (i = 0; i < n; i++) a[i] = 0;\n#pragma endscop\n#pragma scop\n  for (i = 0; i < n; i++) b[i] = 1;\n#pragma endscop\n}\n";
+    assert_refused(
+        text,
+        &[("n", 10)],
+        "3:1: this region is left as written (see the warning above), so the driver cannot size the arrays it touches / write a main",
+    );
+    // In a function the driver does not call, it is plain code.
+    let apart = text.replacen(
+        "#pragma endscop\n#pragma scop\n",
+        "#pragma endscop\n}\nvoid g(int n, double b[n]) {\n  int i;\n#pragma scop\n",
+        1,
+    );
+    assert!(generate(&source(&apart), &params(&[("n", 10)])).is_ok());
+}

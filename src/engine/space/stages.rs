@@ -27,10 +27,12 @@ pub(super) fn refusal(scop: &Scop, context: Option<&str>) -> Result<Option<Strin
     }
 }
 
-/// Per configuration, the bodies of the SCoPs so far and whether one has
-/// OpenMP; and the notes of what was left unchanged.
+/// Per configuration, the bodies of the SCoPs so far (`None`: the
+/// original, not copied: a SCoP of megabytes left unchanged by every
+/// configuration took gigabytes) and whether one has OpenMP; and the notes
+/// of what was left unchanged.
 pub(super) struct Bodies {
-    text: Vec<Vec<Replacement>>,
+    text: Vec<Vec<Option<Replacement>>>,
     openmp: Vec<bool>,
     pub(super) skipped: Vec<String>,
 }
@@ -45,11 +47,9 @@ impl Bodies {
         }
     }
 
-    /// The SCoP's `original` body, for every configuration.
-    pub(super) fn unchanged(&mut self, original: &str) {
-        self.text
-            .iter_mut()
-            .for_each(|b| b.push(Replacement::body(original.to_string())));
+    /// The SCoP's original body, for every configuration.
+    pub(super) fn unchanged(&mut self) {
+        self.text.iter_mut().for_each(|b| b.push(None));
     }
 
     /// The workers' parts for one SCoP, per configuration: its body, or
@@ -61,7 +61,6 @@ impl Bodies {
         parts: Vec<Part>,
         keys: &[Config],
         key_of: &[usize],
-        original: &str,
     ) {
         let exhausted = parts
             .iter()
@@ -79,7 +78,7 @@ impl Bodies {
             match body {
                 Ok(b) => {
                     self.openmp[k] |= b.openmp;
-                    self.text[k].push(b.replacement());
+                    self.text[k].push(Some(b.replacement()));
                 }
                 Err(e) => {
                     let note = format!(
@@ -89,24 +88,43 @@ impl Bodies {
                     if !self.skipped.contains(&note) {
                         self.skipped.push(note);
                     }
-                    self.text[k].push(Replacement::body(original.to_string()));
+                    self.text[k].push(None);
                 }
             }
         }
     }
 
     /// The distinct programs, in order of first configuration, each with
-    /// every configuration that makes it.
+    /// every configuration that makes it. Configurations with the same
+    /// bodies make one program, written and hashed once.
     pub(super) fn distinct(&mut self, src: &SourceFile, configs: &[Config]) -> Vec<Variant> {
         let mut index: HashMap<String, usize> = HashMap::new();
+        let mut made: HashMap<Vec<Option<Replacement>>, usize> = HashMap::new();
         let mut variants: Vec<Variant> = Vec::new();
         let bodies = std::mem::take(&mut self.text);
         let openmp = std::mem::take(&mut self.openmp);
         for ((c, b), openmp) in configs.iter().zip(bodies).zip(openmp) {
-            let text = src.splice_framed(&b);
+            if let Some(&k) = made.get(&b) {
+                variants[k].configs.push(*c);
+                continue;
+            }
+            let whole: Vec<Replacement> = src
+                .scops
+                .iter()
+                .zip(&b)
+                .map(|(s, r)| {
+                    r.clone().unwrap_or_else(|| {
+                        Replacement::body(src.text[s.region.body.start..s.region.body.end].into())
+                    })
+                })
+                .collect();
+            let text = src.splice_framed(&whole);
             let hash = code_hash(&text);
-            match index.get(&hash) {
-                Some(&k) => variants[k].configs.push(*c),
+            let k = match index.get(&hash) {
+                Some(&k) => {
+                    variants[k].configs.push(*c);
+                    k
+                }
                 None => {
                     index.insert(hash.clone(), variants.len());
                     variants.push(Variant {
@@ -115,8 +133,10 @@ impl Bodies {
                         text,
                         openmp,
                     });
+                    variants.len() - 1
                 }
-            }
+            };
+            made.insert(b, k);
         }
         variants
     }

@@ -270,6 +270,7 @@ fn confirmed(
 ) -> Detection {
     let front = Options {
         pure_functions: options.pure_functions.clone(),
+        ..Options::default()
     };
     // Hand the marked text to the front end; drop each region it rejects.
     loop {

@@ -372,9 +372,13 @@ impl Lowerer<'_> {
             })
             .collect();
         let mut iterator_casts = BTreeMap::new();
+        // Each iterator's type is looked up once (a walk of the whole
+        // body: once per statement was quadratic, 50,000 loops of one
+        // statement took minutes).
+        let mut seen: HashSet<&str> = HashSet::new();
         for s in &statements {
             for it in &s.iterators {
-                if iterator_casts.contains_key(it) {
+                if !seen.insert(it.as_str()) {
                     continue;
                 }
                 let declared = declared_iterator_type(&body, it);
