@@ -349,3 +349,24 @@ fn a_dead_temporarys_final_value_is_not_compared() {
     assert_eq!(report["original"]["status"], "ok", "{report}");
     assert_eq!(report["variant"]["status"], "ok", "{report}");
 }
+
+/// A temporary declared with a macro type, PolyBench 4.x's way
+/// (`#define DATA_TYPE double`, `DATA_TYPE t;`), is a local like any
+/// other: expanded with `exp=1`, privatized with `priv=1` (before, "`t` is
+/// read after the SCoP (or may be)").
+#[test]
+fn a_temporary_of_a_macro_type_is_expanded_and_privatized() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("macro.c");
+    let text = DEAD_TEMPORARY
+        .replace("#define N 60", "#define N 60\n#define DATA_TYPE double")
+        .replace("  double t;", "  DATA_TYPE t;");
+    std::fs::write(&src, text).unwrap();
+    for config in ["fuse=no,exp=1", "fuse=no,omp=1,priv=1"] {
+        let out = dir.path().join("out.c");
+        let (made, notes) = optimize(&src, config, &out);
+        assert!(!notes.contains("left out"), "{config}: {notes}");
+        assert!(made.contains("__typeof__(t)"), "{config}: {made}");
+        common::same_output(&src, &out, &[]);
+    }
+}

@@ -7,11 +7,16 @@
 //! SCoP (declared without `static`), its address is never taken, the
 //! SCoP is not inside a loop of the function (a later iteration could
 //! read it before writing it), the function has no `goto`, and the name
-//! occurs neither after the SCoP in the function nor in a directive.
+//! occurs neither after the SCoP in the function nor in a directive. A
+//! declaration starts with a C type word, or with a type name the file
+//! defines (`#define DATA_TYPE double`, `typedef double real;`) or
+//! PolyBench's `DATA_TYPE`, defined in a kernel's header (the grammar
+//! takes it for a type word too).
 
 use super::SourceFile;
-use super::lex::{Tok, Token, tokens};
+use super::lex::{Tok, Token, directive_words, tokens};
 use super::scop::Scop;
+use std::collections::HashSet;
 
 /// The basic type words a local scalar's declaration starts with.
 const TYPE_WORDS: [&str; 11] = [
@@ -59,6 +64,7 @@ fn dead_after(src: &SourceFile, scop: &Scop, names: &[&str]) -> Vec<String> {
     if toks[range.clone()].iter().any(|t| t.word == "goto") {
         return Vec::new();
     }
+    let types = type_names(src, &toks);
     names
         .iter()
         .filter(|name| {
@@ -78,7 +84,10 @@ fn dead_after(src: &SourceFile, scop: &Scop, names: &[&str]) -> Vec<String> {
                         .any(|w| w == **name)
             });
             let address = uses.iter().any(|&k| k > 0 && toks[k - 1].word == "&");
-            !after && !address && !in_macro && (first < body || declaration(&toks, body, first))
+            !after
+                && !address
+                && !in_macro
+                && (first < body || declaration(&toks, &types, body, first))
         })
         .map(|n| n.to_string())
         .collect()
@@ -117,17 +126,53 @@ fn function_start(toks: &[Token], body: usize) -> usize {
 }
 
 /// Whether the identifier at `at` is declared by the statement it is in:
-/// one that starts (after `{`, `}` or `;`) with a basic type word, and is
-/// neither `static` nor `extern`.
-fn declaration(toks: &[Token], body: usize, at: usize) -> bool {
+/// one that starts (after `{`, `}` or `;`) with a basic type word or one
+/// of the file's type names (`types`), and is neither `static` nor
+/// `extern`.
+fn declaration(toks: &[Token], types: &HashSet<String>, body: usize, at: usize) -> bool {
     let start = (body..at)
         .rev()
         .find(|&k| matches!(toks[k].word.as_str(), "{" | "}" | ";"))
         .map_or(body, |k| k + 1);
-    TYPE_WORDS.contains(&toks[start].word.as_str())
+    let first = toks[start].word.as_str();
+    (TYPE_WORDS.contains(&first) || types.contains(first))
         && !toks[start..at]
             .iter()
             .any(|t| t.word == "static" || t.word == "extern")
+}
+
+/// The names that stand for a plain type in `src`: PolyBench's
+/// `DATA_TYPE`, the object-like macros whose expansion is type words
+/// only, and the typedefs of type words (no storage class either way).
+fn type_names(src: &SourceFile, toks: &[Token]) -> HashSet<String> {
+    let mut types: HashSet<String> = HashSet::from(["DATA_TYPE".to_string()]);
+    let plain = |w: &str, types: &HashSet<String>| TYPE_WORDS.contains(&w) || types.contains(w);
+    let name = |w: &str| w.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    for (k, t) in toks.iter().enumerate() {
+        if t.kind == Tok::Directive {
+            let words = directive_words(&src.text[t.start..t.end]).unwrap_or_default();
+            if let [define, n, expansion @ ..] = words.as_slice()
+                && define == "define"
+                && name(n)
+                && !expansion.is_empty()
+                && expansion.iter().all(|w| plain(w, &types))
+            {
+                types.insert(n.clone());
+            }
+        } else if t.word == "typedef" {
+            let Some(end) = toks[k + 1..].iter().position(|t| t.word == ";") else {
+                continue;
+            };
+            if let [spelled @ .., n] = &toks[k + 1..k + 1 + end]
+                && !spelled.is_empty()
+                && n.kind == Tok::Ident
+                && spelled.iter().all(|w| plain(&w.word, &types))
+            {
+                types.insert(n.word.clone());
+            }
+        }
+    }
+    types
 }
 
 #[cfg(test)]
@@ -166,6 +211,33 @@ mod tests {
             "#define RESULT s\nvoid f(int n, double x[9], double *o) {{ int i; double t, s;\n{BODY}*o = RESULT;\n}}\n"
         );
         assert_eq!(dead(&macro_use, &["t", "s"]), ["t"]);
+    }
+
+    #[test]
+    fn a_local_of_a_type_the_file_names_is_dead_too() {
+        for (define, ty) in [
+            ("#define DATA_TYPE double\n", "DATA_TYPE"),
+            ("", "DATA_TYPE"),
+            ("#define REAL const double\n", "REAL"),
+            ("typedef double real;\n", "real"),
+        ] {
+            let text = format!(
+                "{define}void f(int n, double x[9], double *out) {{ int i; {ty} t; double s;\n{BODY}*out = s;\n}}\n"
+            );
+            assert_eq!(dead(&text, &["t", "s"]), ["t"], "{define}{ty}");
+        }
+        // Not a plain type: a storage class, a function-like macro, a
+        // name the file does not define.
+        for (define, ty) in [
+            ("#define KEPT static double\n", "KEPT"),
+            ("#define T(x) double\n", "T(1)"),
+            ("", "real"),
+        ] {
+            let text = format!(
+                "{define}void f(int n, double x[9], double *out) {{ int i; {ty} t; double s;\n{BODY}*out = s;\n}}\n"
+            );
+            assert!(dead(&text, &["t", "s"]).is_empty(), "{define}{ty}");
+        }
     }
 
     #[test]
