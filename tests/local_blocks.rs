@@ -59,8 +59,28 @@ fn unsound_local_blocks_are_rejected_with_their_reason() {
             "`t` is used outside the block that declares it",
         ),
         (
-            "for (i = 0; i < n; i++) { int t = i; B[i][t] = 1.0; }",
-            "`t` is declared in a block inside the SCoP, so its value is not static",
+            "for (i = 0; i < n; i++) { int t = i; t = t + 1; B[i][t] = 1.0; }",
+            "`t` is declared in a block inside the SCoP and does not keep one value there (it is assigned more than once, or in a loop or condition of the block), so its value is not static",
+        ),
+        (
+            "for (i = 0; i < n; i++) { int t; B[i][t] = 1.0; t = i; }",
+            "`t` is declared in a block inside the SCoP and read before the block sets it",
+        ),
+        (
+            "for (i = 0; i < n; i++) { short t = i; B[i][t] = 1.0; }",
+            "`t` is declared in a block inside the SCoP and it has type `short`: polytune reads a block's scalar as its value only when it is `int` or `long`",
+        ),
+        (
+            "for (i = 0; i < n; i++) { int t = i * i; B[i][t] = 1.0; }",
+            "`t` is declared in a block inside the SCoP with the value `i * i`: non-affine subscript: product of two non-constant expressions",
+        ),
+        (
+            "for (i = 0; i < n; i++) { int t = (long)i * n; B[i][t] = 1.0; }",
+            "`t` is declared in a block inside the SCoP and its value `(long)i * n` has a type whose values may not fit its type `int`, so its value is not static",
+        ),
+        (
+            "for (i = 0; i < n; i++) { int t = i; if (i > 2) t = 0; B[i][t] = 1.0; }",
+            "`t` is declared in a block inside the SCoP and does not keep one value there",
         ),
         (
             "for (i = 0; i < n; i++) { double A = 1.0; B[i][0] = A; } for (i = 0; i < n; i++) B[i][1] = A[i][0];",
@@ -84,6 +104,49 @@ fn unsound_local_blocks_are_rejected_with_their_reason() {
         assert!(e.contains(want), "{body}\n  gave: {e}\n  want: {want}");
         assert!(e.starts_with("neg.c:6:"), "{e}");
     }
+}
+
+fn scop_of(body: &str) -> polytune::frontend::scop::Scop {
+    let text = format!(
+        "#define N 9\ndouble A[N][N], B[N][N];\nvoid k(int n) {{\n  int i, j;\n#pragma scop\n  {body}\n#pragma endscop\n}}\n"
+    );
+    parse_source(Path::new("b.c"), text, &Options::default())
+        .unwrap_or_else(|e| panic!("{body}: {e}"))
+        .scops
+        .remove(0)
+}
+
+/// A block scalar that takes one value per execution (initialized, or
+/// assigned once at the block's level) reads as that value where a
+/// subscript or bound reads it; an iterator declared at the head of a
+/// loop body is the inner loop's own.
+#[test]
+fn scalars_of_one_value_read_as_that_value() {
+    let s = scop_of("for (i = 0; i < n - 1; i++) { int t = i + 1; B[i][t] = 1.0; }");
+    assert_eq!(s.writes(), "[n] -> { S0[i] -> B[i, i + 1] }");
+    let s =
+        scop_of("for (i = 0; i < n - 1; i++) { int c, w; c = i; w = c + 1; B[c][w] = A[w][c]; }");
+    assert_eq!(s.writes(), "[n] -> { S0[i] -> B[i, i + 1] }");
+    assert_eq!(s.reads(), "[n] -> { S0[i] -> A[i + 1, i] }");
+    // A bound of a compound statement's loop.
+    let s = scop_of(
+        "for (i = 0; i < n; i++) { int m = i + 1; double t = 0; for (j = 0; j < m; j++) t += A[i][j]; B[i][0] = t; }",
+    );
+    assert_eq!(
+        s.reads(),
+        "[n] -> { S0[i] -> A[o0_pt, o1_pt] : exists (j : o0_pt = i and o1_pt = j and (j >= 0 and i - j >= 0)) }"
+    );
+    // `int j;` at the head of the body declares the inner loop's iterator:
+    // a plain nest of two loops.
+    let s =
+        scop_of("for (i = 0; i < n; i++) { int j; for (j = 0; j < n; j++) B[i][j] = A[j][i]; }");
+    assert_eq!(s.statements.len(), 1);
+    assert_eq!(s.statements[0].iterators, ["i", "j"]);
+    assert!(s.statements[0].private.is_empty());
+    assert_eq!(
+        s.to_c(""),
+        "for (i = 0; i < n; i++) {\n  for (int j = 0; j < n; j++)\n    B[i][j] = A[j][i];\n}\n"
+    );
 }
 
 fn build_and_run(cc: &str, src: &Path, exe: &Path) -> String {
@@ -233,8 +296,12 @@ fn unsound_compound_blocks_are_rejected_with_their_reason() {
             "loop iterator `j` is used outside its loop",
         ),
         (
-            "for (i = 0; i < n; i++) { int m = i + 1; double t = 0; for (j = 0; j < m; j++) t += A[i][j]; B[i][0] = t; }",
-            "`m` is declared in a block inside the SCoP, so its value is not static",
+            "for (i = 0; i < n; i++) { int m = i + 1; double t = 0; for (j = 0; j < m; j++) { t += A[i][j]; m = m - 1; } B[i][0] = t; }",
+            "`m` is declared in a block inside the SCoP and does not keep one value there",
+        ),
+        (
+            "for (i = 0; i < n; i++) { int j; int m = j; double t = 0; for (j = 0; j < m; j++) t += A[i][j]; B[i][0] = t; }",
+            "`m` is declared in a block inside the SCoP and its value `j` reads `j`, a variable of the block, which may change, so its value is not static",
         ),
         (
             "for (i = 0; i < n; i++) { double t = 0; j = 0; while (j < n) { t += A[i][j]; j = j + 1; } B[i][0] = t; }",

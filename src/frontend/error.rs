@@ -151,7 +151,17 @@ impl<'a> LineIndex<'a> {
     }
 
     pub(crate) fn diagnostic(&self, path: &Path, e: SpanError) -> FrontendError {
-        let (line, column) = self.line_col(e.span.start);
+        let at = self.line_col(e.span.start);
+        self.diagnostic_at(path, e, at)
+    }
+
+    /// The diagnostic of `e` at `(line, column)`, which the caller found.
+    pub(crate) fn diagnostic_at(
+        &self,
+        path: &Path,
+        e: SpanError,
+        (line, column): (usize, usize),
+    ) -> FrontendError {
         FrontendError::Source(Diagnostic {
             path: path.to_path_buf(),
             line,

@@ -115,7 +115,7 @@ fn in_loop(toks: &[Token], brace: usize) -> bool {
 
 /// The first token of the parameter list of the function whose body
 /// opens at `body` (the body itself when there is none).
-fn function_start(toks: &[Token], body: usize) -> usize {
+pub(crate) fn function_start(toks: &[Token], body: usize) -> usize {
     match body.checked_sub(1) {
         Some(prev) if toks[prev].word == ")" => (0..prev)
             .rev()
@@ -129,7 +129,7 @@ fn function_start(toks: &[Token], body: usize) -> usize {
 /// one that starts (after `{`, `}` or `;`) with a basic type word or one
 /// of the file's type names (`types`), and is neither `static` nor
 /// `extern`.
-fn declaration(toks: &[Token], types: &HashSet<String>, body: usize, at: usize) -> bool {
+pub(crate) fn declaration(toks: &[Token], types: &HashSet<String>, body: usize, at: usize) -> bool {
     let start = (body..at)
         .rev()
         .find(|&k| matches!(toks[k].word.as_str(), "{" | "}" | ";"))

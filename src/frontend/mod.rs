@@ -11,6 +11,7 @@ pub(crate) mod lex;
 pub mod liveness;
 mod lower;
 mod macros;
+pub(crate) mod origin;
 mod parse;
 pub mod pragmas;
 pub mod scop;
@@ -23,9 +24,10 @@ pub use parse::MAX_NESTING;
 
 use crate::frontend::scop::{Region, Scop};
 use error::{LineIndex, Lines, SpanError};
+use origin::Origin;
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 /// Stack for the parser thread. The parser's recursion follows the nesting
 /// of brackets and statements, which `parse` bounds before parsing (a few
@@ -58,6 +60,9 @@ pub struct SourceFile {
     pub kept: Vec<Kept>,
     /// Line starts of `text`, made on first use by [`SourceFile::line_col`].
     lines: OnceLock<Lines>,
+    /// The user's file, when `text` is a copy polytune marked
+    /// (`--detect`): positions are reported in it.
+    origin: Option<Arc<Origin>>,
 }
 
 /// The largest source file polytune reads (bytes): far above any C file
@@ -114,6 +119,28 @@ pub fn parse_source(
     text: String,
     options: &Options,
 ) -> Result<SourceFile, FrontendError> {
+    parse_with_origin(path, text, None, options)
+}
+
+/// Parses a text polytune marked from the user's file (`--detect`): the
+/// positions of its messages, and those the [`SourceFile`] gives, are the
+/// user's (see [`origin`]).
+#[cfg(feature = "detect")]
+pub(crate) fn parse_marked(
+    path: &Path,
+    marked: String,
+    origin: Origin,
+    options: &Options,
+) -> Result<SourceFile, FrontendError> {
+    parse_with_origin(path, marked, Some(Arc::new(origin)), options)
+}
+
+fn parse_with_origin(
+    path: &Path,
+    text: String,
+    origin: Option<Arc<Origin>>,
+    options: &Options,
+) -> Result<SourceFile, FrontendError> {
     let index = LineIndex::new(&text);
     let result = std::thread::scope(|s| {
         std::thread::Builder::new()
@@ -123,9 +150,13 @@ pub fn parse_source(
             .expect("cannot start the parser thread")
             .join()
     });
-    let (scops, kept) = match result {
-        Ok(r) => r.map_err(|e| index.diagnostic(path, e))?,
-        Err(panic) => std::panic::resume_unwind(panic),
+    let (scops, kept) = match (result, &origin) {
+        (Ok(Err(e)), Some(o)) => {
+            let at = o.line_col(e.span.start);
+            return Err(index.diagnostic_at(path, e, at));
+        }
+        (Ok(r), _) => r.map_err(|e| index.diagnostic(path, e))?,
+        (Err(panic), _) => std::panic::resume_unwind(panic),
     };
     Ok(SourceFile {
         path: path.to_path_buf(),
@@ -133,6 +164,7 @@ pub fn parse_source(
         scops,
         kept,
         lines: OnceLock::new(),
+        origin,
     })
 }
 
@@ -274,6 +306,7 @@ impl SourceFile {
             scops,
             kept: self.kept.clone(),
             lines: OnceLock::new(),
+            origin: self.origin.clone(),
         }
     }
 
@@ -382,8 +415,12 @@ impl SourceFile {
             .unwrap_or_default()
     }
 
-    /// 1-based (line, column) of a byte offset.
+    /// 1-based (line, column) of a byte offset, in the user's file: a
+    /// text polytune marked (`--detect`) has lines the user's does not.
     pub fn line_col(&self, offset: usize) -> (usize, usize) {
+        if let Some(o) = &self.origin {
+            return o.line_col(offset);
+        }
         self.lines
             .get_or_init(|| Lines::new(&self.text))
             .line_col(&self.text, offset)

@@ -32,6 +32,9 @@ pub(super) struct Finder<'a> {
     pub(super) regions: Vec<Region>,
     pub(super) rejected: Vec<Rejection>,
     pub(super) function: String,
+    /// The loop statements around the current point (byte ranges,
+    /// outermost first).
+    pub(super) loops: Vec<(usize, usize)>,
 }
 
 /// Why a construct disqualifies its statement, and where it is.
@@ -159,6 +162,13 @@ impl Finder<'_> {
         for s in &b.children {
             match self.pragma(s).and_then(|()| self.stmt(s)) {
                 Ok(()) => run.push(s),
+                // A bare block (what is left of `#pragma omp parallel
+                // { ... }`) is searched like a function body: its
+                // statements say for themselves what is wrong.
+                Err(why) if s.kind == Kind::Compound && !why.pragma => {
+                    self.flush(&mut run);
+                    self.block(s);
+                }
                 Err(why) => {
                     self.flush(&mut run);
                     if contains_loop(s) {
@@ -172,6 +182,10 @@ impl Finder<'_> {
     }
 
     fn descend(&mut self, s: &Node) {
+        let is_loop = matches!(s.kind, Kind::For | Kind::While | Kind::Do);
+        if is_loop {
+            self.loops.push((s.start, self.stmt_end(s)));
+        }
         for c in &s.children {
             if c.kind == Kind::Compound {
                 self.block(c);
@@ -181,6 +195,9 @@ impl Finder<'_> {
             ) {
                 self.descend(c);
             }
+        }
+        if is_loop {
+            self.loops.pop();
         }
     }
 
@@ -296,7 +313,13 @@ impl Finder<'_> {
             self.reject(&stmts, why);
             // An inner block may still qualify (`rowstr[j]` is invariant
             // in the loop over `k` inside the loop over `j`).
-            stmts.iter().for_each(|s| self.descend(s));
+            for s in &stmts {
+                if s.kind == Kind::Compound {
+                    self.block(s);
+                } else {
+                    self.descend(s);
+                }
+            }
             return;
         }
         let parts = stmts
@@ -309,10 +332,27 @@ impl Finder<'_> {
                     first_line: s.line,
                     last_line: self.line_of(end.saturating_sub(1)),
                     has_loop: contains_loop(s),
+                    inside: self.inside(s),
                 }
             })
             .collect();
-        self.regions.extend(Region::of(&self.function, parts));
+        self.regions
+            .extend(Region::of(&self.function, parts, self.loops.clone()));
+    }
+
+    /// The regions inside a block statement on their own (nothing for
+    /// any other statement), kept apart from the ones found so far.
+    fn inside(&mut self, s: &Node) -> Inside {
+        if s.kind != Kind::Compound || !contains_loop(s) {
+            return Inside::default();
+        }
+        let regions = std::mem::take(&mut self.regions);
+        let rejected = std::mem::take(&mut self.rejected);
+        self.block(s);
+        Inside {
+            regions: std::mem::replace(&mut self.regions, regions),
+            rejected: std::mem::replace(&mut self.rejected, rejected),
+        }
     }
 
     /// Does one statement qualify on its own?

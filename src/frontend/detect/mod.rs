@@ -26,6 +26,12 @@
 //! function-like macro of the file (`max_score(a, b)`) are accepted: the
 //! front end reads the call as a pure call.
 //!
+//! A bare block is searched like a function body; when the front end
+//! rejects a region that holds one whole, the runs inside it are tried in
+//! its place (`confirm.rs`). A region whose loop iterator may be read
+//! after it is not taken: the rewritten loops run on iterators of their
+//! own (`live.rs`).
+//!
 //! The aliasing rule: every array accessed in a region is named by a
 //! variable. Array objects (local and global variables of array type)
 //! are distinct objects. A parameter is never an array object: in C,
@@ -56,13 +62,16 @@
 
 mod alias;
 mod clang;
+mod confirm;
 mod finder;
 mod invariant;
+mod live;
 
 use crate::frontend::pragmas::{self, Pragma};
 use crate::frontend::{self, FrontendError, Options, PURE_FUNCTIONS, SourceFile, is_scop_pragma};
 use alias::{escapes, reassigned};
 use clang::{Kind, Node};
+use confirm::confirmed;
 use finder::Finder;
 use std::collections::{BTreeSet, HashSet};
 use std::path::{Path, PathBuf};
@@ -118,23 +127,38 @@ pub struct Region {
     /// split around the offending statement.
     #[serde(skip)]
     stmts: Vec<Stmt>,
+    /// The loop statements around the region (byte ranges, outermost
+    /// first): their next iterations run after it.
+    #[serde(skip)]
+    loops: Vec<(usize, usize)>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 struct Stmt {
     start: usize,
     end: usize,
     first_line: usize,
     last_line: usize,
     has_loop: bool,
+    /// For a block, the regions found inside it on their own: what is
+    /// tried when the front end rejects the block as a whole.
+    inside: Inside,
+}
+
+/// The regions of a block's own statements, and the loop nests rejected
+/// among them.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+struct Inside {
+    regions: Vec<Region>,
+    rejected: Vec<Rejection>,
 }
 
 impl Region {
-    fn of(function: &str, stmts: Vec<Stmt>) -> Option<Region> {
+    fn of(function: &str, stmts: Vec<Stmt>, loops: Vec<(usize, usize)>) -> Option<Region> {
         if !stmts.iter().any(|s| s.has_loop) {
             return None;
         }
-        let (first, last) = (stmts[0], stmts[stmts.len() - 1]);
+        let (first, last) = (&stmts[0], &stmts[stmts.len() - 1]);
         Some(Region {
             function: function.to_string(),
             first_line: first.first_line,
@@ -142,6 +166,7 @@ impl Region {
             start: first.start,
             end: last.end,
             stmts,
+            loops,
         })
     }
 }
@@ -241,6 +266,7 @@ fn candidates(
         regions: Vec::new(),
         rejected: Vec::new(),
         function: String::new(),
+        loops: Vec::new(),
     };
     for f in &functions {
         finder.function = f.name.clone();
@@ -256,149 +282,6 @@ fn candidates(
         regions, rejected, ..
     } = finder;
     Ok((regions, rejected))
-}
-
-/// The detection: the candidates marked and handed to the front end, each
-/// region it rejects dropped (split around the offending statement) until
-/// it accepts them all.
-fn confirmed(
-    path: &Path,
-    text: String,
-    mut regions: Vec<Region>,
-    mut rejected: Vec<Rejection>,
-    options: &DetectOptions,
-) -> Detection {
-    let front = Options {
-        pure_functions: options.pure_functions.clone(),
-        ..Options::default()
-    };
-    // Hand the marked text to the front end; drop each region it rejects.
-    loop {
-        if regions.is_empty() {
-            rejected.sort_by_key(|r| (r.first_line, r.line));
-            return Detection {
-                path: path.to_path_buf(),
-                marked: text.clone(),
-                text,
-                regions,
-                rejected,
-                source: None,
-            };
-        }
-        let (marked, lines) = mark(&text, &regions);
-        match frontend::parse_source(path, marked.clone(), &front) {
-            Ok(source) => {
-                rejected.sort_by_key(|r| (r.first_line, r.line));
-                return Detection {
-                    path: path.to_path_buf(),
-                    text,
-                    regions,
-                    rejected,
-                    marked,
-                    source: Some(source),
-                };
-            }
-            Err(e) => drop_rejected(&e, &lines, &mut regions, &mut rejected),
-        }
-    }
-}
-
-/// The region of `regions` the front end's error `e` falls in (by the
-/// marked text's `lines`), removed and reported; the statements before
-/// and after the offending one put back as regions of their own.
-fn drop_rejected(
-    e: &FrontendError,
-    lines: &[(usize, usize)],
-    regions: &mut Vec<Region>,
-    rejected: &mut Vec<Rejection>,
-) {
-    let d = e.diagnostic().cloned();
-    let k = d
-        .as_ref()
-        .and_then(|d| lines.iter().position(|&(o, c)| o <= d.line && d.line <= c))
-        .unwrap_or(0);
-    let r = regions.remove(k);
-    let (line, column, message) = match d {
-        // Back to the original file's lines: minus the pragma
-        // lines inserted above.
-        Some(d) => (d.line.saturating_sub(2 * k + 1), d.column, d.message),
-        None => (r.first_line, 1, e.to_string()),
-    };
-    // Split the region around the offending statement; the
-    // statements before and after it may still be SCoPs.
-    let bad = r
-        .stmts
-        .iter()
-        .position(|s| s.first_line <= line && line <= s.last_line);
-    let (first_line, last_line) = match bad {
-        Some(b) => (r.stmts[b].first_line, r.stmts[b].last_line),
-        None => (r.first_line, r.last_line),
-    };
-    if let Some(b) = bad {
-        let after = Region::of(&r.function, r.stmts[b + 1..].to_vec());
-        let before = Region::of(&r.function, r.stmts[..b].to_vec());
-        for part in [after, before].into_iter().flatten() {
-            regions.insert(k, part);
-        }
-    }
-    rejected.push(Rejection {
-        function: r.function,
-        first_line,
-        last_line,
-        line,
-        column,
-        reason: format!("rejected by the front end: {message}"),
-        vouch: None,
-    });
-}
-
-/// The text with each region between pragma lines, and the (1-based)
-/// lines of each region's pragmas in the marked text.
-fn mark(text: &str, regions: &[Region]) -> (String, Vec<(usize, usize)>) {
-    let mut out = String::with_capacity(text.len() + 32 * regions.len());
-    let mut lines = Vec::new();
-    let mut at = 0;
-    for r in regions {
-        let line_start = text[..r.start].rfind('\n').map(|i| i + 1).unwrap_or(0);
-        let indent: String = text[line_start..]
-            .chars()
-            .take_while(|c| *c == ' ' || *c == '\t')
-            .collect();
-        let own_line = text[line_start..r.start].trim().is_empty();
-        let open_at = if own_line { line_start } else { r.start };
-        out.push_str(&text[at..open_at]);
-        if !own_line {
-            out.push('\n');
-        }
-        let open_line = out.matches('\n').count() + 1;
-        out.push_str(&format!("{indent}#pragma scop\n"));
-        // The close pragma goes after the end of the last statement's line
-        // when only blanks follow it there.
-        let line_end = text[r.end..]
-            .find('\n')
-            .map(|i| r.end + i + 1)
-            .unwrap_or(text.len());
-        let rest_blank = text[r.end..line_end].trim().is_empty();
-        if rest_blank {
-            out.push_str(&text[open_at..line_end]);
-            if !out.ends_with('\n') {
-                out.push('\n');
-            }
-            at = line_end;
-        } else {
-            if !own_line {
-                out.push_str(&indent);
-            }
-            out.push_str(&text[r.start.max(open_at)..r.end]);
-            out.push('\n');
-            at = r.end;
-        }
-        let close_line = out.matches('\n').count() + 1;
-        out.push_str(&format!("{indent}#pragma endscop\n"));
-        lines.push((open_line, close_line));
-    }
-    out.push_str(&text[at..]);
-    (out, lines)
 }
 
 #[cfg(test)]

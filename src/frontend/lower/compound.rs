@@ -82,6 +82,12 @@ impl Lowerer<'_> {
         };
         self.value(rhs)?;
         self.quantify_reads(mark);
+        if let ExprKind::Ident(n) = &lhs.kind
+            && write.is_none()
+            && op == AssignOp::Assign
+        {
+            self.define_local(n, rhs);
+        }
         if let Some(mut w) = write {
             w.inner = self.inner_here();
             let c = self.compound_state();

@@ -246,9 +246,18 @@ impl Lowerer<'_> {
             ExprKind::Ident(name)
                 if self.local_names.contains(name) && self.in_scope(name).is_none() =>
             {
-                return Err(non_affine(format!(
-                    "`{name}` is declared in a block inside the SCoP, so its value is not static"
-                )));
+                if let Some(Ok(v)) = self.local_defs.get(name).cloned() {
+                    return self.piecewise(&v, place).map_err(|inner| SpanError {
+                        span: e.span,
+                        message: format!(
+                            "`{name}` is declared in a block inside the SCoP with the value `{}`: {}",
+                            self.span_text(&v),
+                            inner.message
+                        ),
+                        ..inner
+                    });
+                }
+                return Err(non_affine(self.not_one_value(name)));
             }
             ExprKind::Ident(name) => {
                 let ty = self.var_type(name);
@@ -510,7 +519,7 @@ impl Lowerer<'_> {
         }
     }
 
-    fn span_text(&self, e: &Expr) -> String {
+    pub(super) fn span_text(&self, e: &Expr) -> String {
         let words: Vec<&str> = self.text[e.span.start..e.span.end]
             .split_whitespace()
             .collect();

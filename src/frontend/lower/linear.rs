@@ -47,7 +47,7 @@ pub(super) struct LinearAccess {
 }
 
 /// `int`, `long`, `long long` (signed), spelled in any usual way.
-fn widening(ty: &str) -> bool {
+pub(super) fn widening(ty: &str) -> bool {
     match type_of_spelling(ty) {
         CType::Long | CType::LLong => true,
         CType::Int => matches!(ty.trim(), "int" | "signed" | "signed int"),

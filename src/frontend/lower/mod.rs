@@ -10,6 +10,7 @@
 //! integer types and scans the declarations in front of a SCoP.
 
 mod compound;
+mod defs;
 mod expr;
 mod invariant;
 mod linear;
@@ -107,6 +108,11 @@ struct Lowerer<'o> {
     /// lowered (declared so far).
     local_names: HashSet<String>,
     block_locals: Vec<String>,
+    /// The block's scalars that take one value per execution, their
+    /// types, and the values known so far (`defs.rs`).
+    single_valued: HashSet<String>,
+    local_types: HashMap<String, String>,
+    local_defs: HashMap<String, Result<Expr, String>>,
     loops: Vec<LoopScope>,
     guards: Vec<Formula>,
     prefix: Vec<ScheduleDim>,
@@ -176,6 +182,9 @@ pub(crate) fn lower(
         written_scalars,
         local_names: locals,
         block_locals: Vec::new(),
+        single_valued: HashSet::new(),
+        local_types: HashMap::new(),
+        local_defs: HashMap::new(),
         loops: Vec::new(),
         guards: Vec::new(),
         prefix: Vec::new(),

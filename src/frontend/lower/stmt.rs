@@ -81,6 +81,7 @@ impl Lowerer<'_> {
         }
         self.current_reads.clear();
         self.block_locals.clear();
+        self.single_valued = defs::single_valued(parts, &self.all_iterators);
         self.compound = Some(Compound {
             depth: self.loops.len(),
             guards: self.guards.len(),
@@ -90,6 +91,9 @@ impl Lowerer<'_> {
         let r = self.local_parts(parts);
         let mut c = self.compound.take().expect("set above");
         self.block_locals.clear();
+        self.single_valued.clear();
+        self.local_types.clear();
+        self.local_defs.clear();
         r?;
         let writes = std::mem::take(&mut c.writes);
         self.push_statement(id, span, writes, c);
@@ -147,6 +151,10 @@ impl Lowerer<'_> {
                         self.quantify_reads(mark);
                     }
                     self.block_locals.push(name.clone());
+                    self.local_types.insert(name.clone(), ty.clone());
+                    if let Some(e) = init {
+                        self.define_local(name, e);
+                    }
                 }
                 LocalPart::Assign { lhs, op, rhs, .. } => self.inner_assignment(lhs, *op, rhs)?,
                 LocalPart::Stmt(s) => self.stmt(s)?,
@@ -204,8 +212,10 @@ impl Lowerer<'_> {
         } else {
             subscripts
         };
+        // A block's scalar of one value reads as that value (`defs.rs`):
+        // a linearized subscript may hide in it (`int c = x + y * n;`).
         if let [s] = subscripts
-            && let Some(p) = self.linearized(s)?
+            && let Some(p) = self.linearized(&self.resolve_locals(s))?
         {
             // Split with the array's other accesses at the end.
             self.note_use(name, 1, span)?;

@@ -22,6 +22,9 @@ pub(super) struct Builder<'n> {
     /// The file's element macros (`#define A(i, j) a[...]`): a call reads
     /// memory.
     elements: &'n HashSet<String>,
+    /// Loop iterators declared at the head of an enclosing block, with
+    /// their types (see [`super::hoist`]).
+    hoisted: Vec<(String, String)>,
 }
 
 impl<'n> Builder<'n> {
@@ -37,6 +40,7 @@ impl<'n> Builder<'n> {
             in_local: 0,
             elements,
             level: 0,
+            hoisted: Vec::new(),
         }
     }
 
@@ -178,14 +182,22 @@ impl<'n> Builder<'n> {
     /// [`StmtKind::Local`] (a compound one when it holds loops or
     /// conditions).
     pub(super) fn block(&mut self, p: Pair<Rule>) -> Result<StmtKind, SpanError> {
-        let pairs: Vec<Pair<Rule>> = p.into_inner().collect();
+        let mut pairs: Vec<Pair<Rule>> = p.into_inner().collect();
+        // Iterators declared for the block's loops (`int x; for (x = 0;
+        // ...)`) are the loops' own: the block is a plain one.
+        let iterators = super::hoist::loop_iterators(&pairs);
+        if !iterators.is_empty() {
+            pairs.retain(|q| q.as_rule() != Rule::local_decl);
+        }
         if !pairs.iter().any(|q| q.as_rule() == Rule::local_decl) {
-            return Ok(StmtKind::Block(
-                pairs
-                    .into_iter()
-                    .map(|q| self.stmt(q))
-                    .collect::<Result<_, _>>()?,
-            ));
+            let depth = self.hoisted.len();
+            self.hoisted.extend(iterators);
+            let stmts = pairs
+                .into_iter()
+                .map(|q| self.stmt(q))
+                .collect::<Result<_, _>>();
+            self.hoisted.truncate(depth);
+            return Ok(StmtKind::Block(stmts?));
         }
         let first_id = *self.next_id;
         let mut parts = Vec::new();
@@ -217,17 +229,20 @@ impl<'n> Builder<'n> {
             if q.as_rule() == Rule::local_decl {
                 let mut it = q.into_inner();
                 let ty = normalize_type(it.next().expect("type").as_str());
-                let name = it.next().expect("name").as_str().to_string();
-                let init = match it.next() {
-                    Some(e) => Some(self.expr(e)?.0),
-                    None => None,
-                };
-                parts.push(LocalPart::Decl {
-                    ty,
-                    name,
-                    init,
-                    span,
-                });
+                for d in it {
+                    let mut d = d.into_inner();
+                    let name = d.next().expect("name").as_str().to_string();
+                    let init = match d.next() {
+                        Some(e) => Some(self.expr(e)?.0),
+                        None => None,
+                    };
+                    parts.push(LocalPart::Decl {
+                        ty: ty.clone(),
+                        name,
+                        init,
+                        span,
+                    });
+                }
                 continue;
             }
             let s = self.stmt(q)?;
@@ -263,6 +278,14 @@ impl<'n> Builder<'n> {
                 }
                 _ => init_expr = Some(self.expr(q)?.0),
             }
+        }
+        if declared_type.is_none() {
+            declared_type = self
+                .hoisted
+                .iter()
+                .rev()
+                .find(|(name, _)| *name == iterator)
+                .map(|(_, ty)| ty.clone());
         }
         let cond = self.expr(it.next().expect("for cond"))?.0;
         let step = self.step(it.next().expect("for step"))?;

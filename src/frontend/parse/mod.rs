@@ -7,6 +7,7 @@
 
 mod build;
 mod depth;
+mod hoist;
 
 use build::Builder;
 pub use depth::MAX_NESTING;
