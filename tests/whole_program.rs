@@ -6,8 +6,9 @@
 mod common;
 
 /// A matrix product in a program that also fills and sums its matrices:
-/// at N = 160 the region runs about 1 ms of a 12 ms program; at N = 64
-/// well under a millisecond.
+/// at N = 240 the region runs about 3 ms of a 12 ms program (at 160 it
+/// ran 0.9-1.0 ms, on either side of the 1 ms bound below which regions
+/// are no basis, and CI saw 0.91); at N = 64 well under a millisecond.
 fn product(n: usize) -> String {
     format!(
         r#"#include <stdio.h>
@@ -54,7 +55,7 @@ fn optimize(n: usize, budget: &str) -> (serde_json::Value, String, tempfile::Tem
 
 #[test]
 fn the_claim_is_the_whole_programs_with_the_regions_beside_it() {
-    let (v, text, _dir) = optimize(160, "3");
+    let (v, text, _dir) = optimize(240, "3");
     let h = &v["head_to_head"];
     assert_eq!(h["basis"], "regions", "{v}");
     let (po, pc) = (
@@ -70,7 +71,7 @@ fn the_claim_is_the_whole_programs_with_the_regions_beside_it() {
     let regions = choice["regions_speedup"].as_f64().unwrap();
     assert_eq!(Some(program), h["program_speedup"].as_f64());
     assert_eq!(Some(regions), h["confirmed"].as_f64());
-    // A region of a twelfth of the program cannot make it 2x faster.
+    // A region of a quarter of the program cannot make it 1.5x faster.
     assert!(program < regions && program < 1.5, "{v}");
     let first = text.lines().next().unwrap();
     assert!(
