@@ -75,6 +75,11 @@ pub struct ScopReport {
     /// The condition the transformed code checks at run time; `None`
     /// when it needs none, when not simplified, or when not transformable.
     pub run_time_check: Option<String>,
+    /// The run-time check that the arrays which may overlap (pointers
+    /// `--detect` cannot prove apart) do not, in C: the transformed code
+    /// runs only where it holds. `None` when there are no such arrays.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub alias_check: Option<String>,
     /// Why the engine cannot transform it (text only).
     #[serde(skip)]
     pub not_transformable: Option<String>,
@@ -156,6 +161,13 @@ fn scop(ctx: &isl::Ctx, src: &SourceFile, s: &Scop) -> Result<ScopReport, Error>
     } else {
         (None, None)
     };
+    let (alias_check, not_transformable) = match (isl.simplify, not_transformable) {
+        (true, None) => match crate::engine::codegen::alias_check_c(s) {
+            Ok(check) => (check, None),
+            Err(e) => (None, Some(e.to_string())),
+        },
+        (_, not) => (None, not),
+    };
     Ok(ScopReport {
         index: s.index,
         first_line: src.line_col(s.region.open.start).0,
@@ -188,6 +200,7 @@ fn scop(ctx: &isl::Ctx, src: &SourceFile, s: &Scop) -> Result<ScopReport, Error>
             .map(|c| isl::unmangle_text(&c.dividend.to_string()))
             .collect(),
         run_time_check,
+        alias_check,
         not_transformable,
         c: s.to_c(""),
     })
@@ -258,12 +271,28 @@ impl IslView<'_> {
 pub struct Detected {
     #[serde(serialize_with = "super::serial::path")]
     pub file: PathBuf,
-    pub regions: Vec<crate::frontend::detect::Region>,
+    pub regions: Vec<DetectedRegion>,
     pub rejected: Vec<crate::frontend::detect::Rejection>,
     /// The file with `#pragma scop` / `#pragma endscop` around the
     /// regions (for `--mark`; not in the report's JSON).
     #[serde(skip)]
     pub marked: String,
+}
+
+/// A region `scop --detect` found, with the run-time alias check its
+/// transformed code makes.
+#[cfg(feature = "detect")]
+#[derive(Debug, Clone, Serialize)]
+pub struct DetectedRegion {
+    #[serde(flatten)]
+    pub region: crate::frontend::detect::Region,
+    /// The pairs of its arrays that may overlap, one of them written.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub may_alias: Vec<crate::frontend::scop::AliasPair>,
+    /// The check of them (C), or why there is none (the engine cannot
+    /// transform the region).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub alias_check: Option<String>,
 }
 
 /// `scop --detect`: the file's regions found without pragmas.
@@ -273,9 +302,24 @@ pub fn detect(
     options: &crate::frontend::detect::DetectOptions,
 ) -> Result<Detected, Error> {
     let d = crate::frontend::detect::detect_file(file, options)?;
+    let scops = d.source.as_ref().map(|s| s.scops.as_slice()).unwrap_or(&[]);
+    let regions = d
+        .regions
+        .into_iter()
+        .zip(scops)
+        .map(|(region, scop)| DetectedRegion {
+            region,
+            may_alias: scop.alias_checks.clone(),
+            alias_check: match crate::engine::codegen::alias_check_c(scop) {
+                Ok(check) => check,
+                Err(e) => (!scop.alias_checks.is_empty())
+                    .then(|| format!("none: the region is not transformed ({e})")),
+            },
+        })
+        .collect();
     Ok(Detected {
         file: file.to_path_buf(),
-        regions: d.regions,
+        regions,
         rejected: d.rejected,
         marked: d.marked,
     })

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 pub const DETECT_MISSING: &str = "--detect needs libclang, and this polytune was built without the `detect` feature: rebuild it with `cargo build --release --features detect` (Debian/Ubuntu: apt install libclang-dev)";
 
 /// What `--assume-no-alias` prints on standard error.
-pub const ASSUME_NO_ALIAS_WARNING: &str = "polytune: warning: --assume-no-alias: polytune assumes that the arrays and pointers of the detected regions never overlap (pointer and array parameters included); if any of them do, the optimized program computes a wrong result";
+pub const ASSUME_NO_ALIAS_WARNING: &str = "polytune: warning: --assume-no-alias: polytune assumes that the arrays and pointers of the detected regions never overlap (pointer and array parameters included) and checks nothing at run time; if any of them do, the optimized program computes a wrong result";
 
 /// How the SCoPs of the input are found (`optimize`, `scop`).
 #[derive(clap::Args, Clone, Debug)]
@@ -25,8 +25,11 @@ pub(crate) struct SourceArgs {
     /// With --detect: assume that no two arrays or pointers of a region overlap
     /// (unsafe if they do).
     ///
-    /// Pointer and array parameters are otherwise taken to possibly alias. If
-    /// they do overlap, the result is wrong.
+    /// Pointer and array parameters are otherwise taken to possibly alias: a
+    /// region is versioned on a run-time check that the ranges it reaches in
+    /// them are disjoint (the original runs where they are not), or rejected
+    /// when no such check covers them (`double **a`). This drops the checks
+    /// and takes those regions; if the arrays do overlap, the result is wrong.
     #[arg(long, requires = "detect")]
     pub assume_no_alias: bool,
     #[command(flatten)]
@@ -121,13 +124,14 @@ fn detected_source(
     }
     match d.source {
         Some(src) => {
-            for r in &d.regions {
+            for (r, scop) in d.regions.iter().zip(&src.scops) {
                 ui.note(format!(
-                    "detected a SCoP in {} at {}:{}-{}",
+                    "detected a SCoP in {} at {}:{}-{}{}",
                     r.function,
                     file.display(),
                     r.first_line,
-                    r.last_line
+                    r.last_line,
+                    super::render::versioned_on_aliasing(&scop.alias_checks)
                 ));
             }
             Ok(src)

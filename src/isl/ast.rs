@@ -212,29 +212,57 @@ pub fn expr_from_set<'c>(set: &Set<'c>) -> Result<AstExpr, IslError> {
 /// parameters, valid wherever the set has a point (isl's `dim_max`);
 /// `None` when it has no greatest value for some parameters.
 pub fn max_of_dim<'c>(set: &Set<'c>, pos: usize) -> Result<Option<AstExpr>, IslError> {
+    extreme_of_dim(set, pos, Extreme::Max)
+}
+
+/// The least value of dimension `pos` of `set` as an expression of its
+/// parameters, valid wherever the set has a point (isl's `dim_min`);
+/// `None` when it has no least value for some parameters.
+pub fn min_of_dim<'c>(set: &Set<'c>, pos: usize) -> Result<Option<AstExpr>, IslError> {
+    extreme_of_dim(set, pos, Extreme::Min)
+}
+
+#[derive(Clone, Copy)]
+enum Extreme {
+    Min,
+    Max,
+}
+
+fn extreme_of_dim<'c>(
+    set: &Set<'c>,
+    pos: usize,
+    which: Extreme,
+) -> Result<Option<AstExpr>, IslError> {
     let ctx = set.ctx;
     assert!(pos < set.dims()?, "dimension {pos} out of the set's space");
-    // SAFETY: `dim_max` and `params` take fresh references of the set;
-    // the piecewise expression is checked, then consumed by the build's
-    // conversion (or freed), and the build freed once.
+    let what = match which {
+        Extreme::Min => "dimension minimum",
+        Extreme::Max => "dimension maximum",
+    };
+    // SAFETY: `dim_min`/`dim_max` and `params` take fresh references of
+    // the set; the piecewise expression is checked, then consumed by the
+    // build's conversion (or freed), and the build freed once.
     let e = unsafe {
-        let max = ffi::isl_set_dim_max(set.take(), pos as c_int);
-        if max.is_null() {
-            return Err(ctx.take_error("dimension maximum"));
+        let value = match which {
+            Extreme::Min => ffi::isl_set_dim_min(set.take(), pos as c_int),
+            Extreme::Max => ffi::isl_set_dim_max(set.take(), pos as c_int),
+        };
+        if value.is_null() {
+            return Err(ctx.take_error(what));
         }
-        match ffi::isl_pw_aff_involves_nan(max) {
+        match ffi::isl_pw_aff_involves_nan(value) {
             0 => {}
             1 => {
-                ffi::isl_pw_aff_free(max);
+                ffi::isl_pw_aff_free(value);
                 return Ok(None);
             }
             _ => {
-                ffi::isl_pw_aff_free(max);
-                return Err(ctx.take_error("dimension maximum"));
+                ffi::isl_pw_aff_free(value);
+                return Err(ctx.take_error(what));
             }
         }
         let build = ffi::isl_ast_build_from_context(ffi::isl_set_params(set.take()));
-        let e = ffi::isl_ast_build_expr_from_pw_aff(build, max);
+        let e = ffi::isl_ast_build_expr_from_pw_aff(build, value);
         ffi::isl_ast_build_free(build);
         e
     };

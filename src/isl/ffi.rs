@@ -383,6 +383,7 @@ unsafe extern "C" {
     pub(crate) fn isl_pw_aff_free(pa: *mut isl_pw_aff) -> *mut isl_pw_aff;
     pub(crate) fn isl_pw_aff_involves_nan(pa: *mut isl_pw_aff) -> c_int;
     pub(crate) fn isl_set_dim_max(s: *mut isl_set, pos: c_int) -> *mut isl_pw_aff;
+    pub(crate) fn isl_set_dim_min(s: *mut isl_set, pos: c_int) -> *mut isl_pw_aff;
     pub(crate) fn isl_pw_aff_foreach_piece(
         pa: *mut isl_pw_aff,
         f: unsafe extern "C" fn(set: *mut isl_set, aff: *mut isl_aff, user: *mut c_void) -> c_int,

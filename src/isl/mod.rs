@@ -14,7 +14,7 @@
 mod ast;
 mod ffi;
 
-pub use ast::{AstExpr, AstNode, AstOp, build_ast, expr_from_set, max_of_dim};
+pub use ast::{AstExpr, AstNode, AstOp, build_ast, expr_from_set, max_of_dim, min_of_dim};
 
 use std::ffi::{CStr, CString};
 use std::fmt;

@@ -36,6 +36,23 @@ pub(crate) fn rejection(path: &Path, r: &crate::frontend::detect::Rejection) -> 
     )
 }
 
+/// What a detected region's note adds when its arrays may overlap: the
+/// transformed code is versioned on a run-time check of them.
+#[cfg(feature = "detect")]
+pub(crate) fn versioned_on_aliasing(pairs: &[crate::frontend::scop::AliasPair]) -> String {
+    if pairs.is_empty() {
+        return String::new();
+    }
+    let names: Vec<String> = pairs
+        .iter()
+        .map(|p| format!("`{}` and `{}`", p.first, p.second))
+        .collect();
+    format!(
+        "; versioned on aliasing: the transformed code runs where a run-time check finds that {} do not overlap, the original elsewhere (--assume-no-alias drops the check)",
+        names.join(", ")
+    )
+}
+
 /// The regions `scop --detect` found and the nests it rejected.
 #[cfg(feature = "detect")]
 pub(crate) fn detection_text(d: &crate::app::scop::Detected) -> String {
@@ -46,10 +63,17 @@ pub(crate) fn detection_text(d: &crate::app::scop::Detected) -> String {
         d.regions.len()
     );
     for (k, r) in d.regions.iter().enumerate() {
+        let (alias, region) = (&r.alias_check, &r.region);
         o += &format!(
-            "  region {k}: {} lines {}-{}\n",
-            r.function, r.first_line, r.last_line
+            "  region {k}: {} lines {}-{}{}\n",
+            region.function,
+            region.first_line,
+            region.last_line,
+            versioned_on_aliasing(&r.may_alias)
         );
+        if let Some(check) = alias {
+            o += &format!("    run-time alias check: {check}\n");
+        }
     }
     for r in &d.rejected {
         o += &format!("  {}\n", rejection(file, r));
@@ -126,6 +150,12 @@ pub(crate) fn scop_text(r: &Report, with_c: bool) -> String {
         }
         if let Some(check) = &s.run_time_check {
             let _ = writeln!(o, "  run-time check: {check}");
+        }
+        if let Some(check) = &s.alias_check {
+            let _ = writeln!(
+                o,
+                "  run-time alias check (the original runs where it fails): {check}"
+            );
         }
         if let Some(e) = &s.not_transformable {
             let _ = writeln!(o, "  not transformable: {e}");

@@ -13,6 +13,7 @@
 //! SCoP writes privatized (`priv=1`), which drops their memory-based
 //! dependences and checks instead that their live ranges stay apart.
 
+mod alias;
 mod context;
 mod expand;
 mod private;
@@ -20,6 +21,7 @@ mod private;
 use crate::frontend::scop::ast::{Span, Stmt, StmtKind};
 use crate::frontend::scop::{Scop, isl_names};
 use crate::isl::{self, Ctx, IslError, MultiUnionPwAff, Schedule, Set, UnionMap, UnionSet};
+pub use alias::{AliasCheck, Reach};
 use context::contexts;
 pub use context::{default_context, run_time_check};
 pub(crate) use private::{Private, private_in};
@@ -89,6 +91,9 @@ pub struct Model<'c> {
     /// `context` when it is not every parameter value: the generated code
     /// must check it at run time and fall back to the original.
     pub guard: Option<Set<'c>>,
+    /// The run-time check that the arrays of `Scop::alias_checks` do not
+    /// overlap where the SCoP reaches them (empty without pairs).
+    pub alias: AliasCheck,
     pub domain: UnionSet<'c>,
     pub reads: UnionMap<'c>,
     pub writes: UnionMap<'c>,
@@ -123,6 +128,7 @@ impl<'c> Model<'c> {
             Some(may) => must.union(may)?,
             None => must,
         };
+        let alias = alias::alias_check(ctx, scop, &context, &reads, &writes)?;
         // For every write, the previous write of its element (output) and
         // the reads since that write (anti). These adjacent pairs imply all
         // the others by transitivity, so respecting them is enough for
@@ -146,6 +152,7 @@ impl<'c> Model<'c> {
             ctx,
             context,
             guard,
+            alias,
             domain,
             reads,
             writes,

@@ -245,6 +245,7 @@ impl<'c> Model<'c> {
             ctx,
             context: self.context.clone(),
             guard: self.guard.clone(),
+            alias: self.alias.clone(),
             domain: self.domain.clone(),
             reads: self.reads.clone(),
             writes: self.writes.clone(),

@@ -1,14 +1,18 @@
 //! Checks over a whole candidate run: the variables of loop bounds are not
-//! written in it, and no two of its arrays may alias (the rule of the
-//! module's documentation), with the `restrict` declaration that fixes a
-//! rejection.
+//! written in it, and which of its arrays may alias (the rule of the
+//! module's documentation): a pair whose elements each lie in one block
+//! of memory is checked at run time, any other is a rejection, with the
+//! `restrict` declaration that fixes it.
 
 use super::finder::{Finder, Why, base};
 use super::*;
 
 impl Finder<'_> {
-    /// Checks over a whole run: loop bounds not written, no aliasing.
-    pub(super) fn region_checks(&self, stmts: &[&Node]) -> Result<(), Why> {
+    /// Checks over a whole run: loop bounds not written, and the pairs of
+    /// arrays that may alias, to be checked at run time (a pair that
+    /// cannot be, because an array's rows are objects of their own, is
+    /// the rejection).
+    pub(super) fn region_checks(&self, stmts: &[&Node]) -> Result<Vec<(String, String)>, Why> {
         let mut written: BTreeSet<String> = BTreeSet::new();
         let mut accesses: Vec<(Node, bool)> = Vec::new();
         let mut bounds: Vec<(Node, HashSet<String>)> = Vec::new();
@@ -47,7 +51,19 @@ impl Finder<'_> {
                 ));
             }
         }
-        // Aliasing: one entry per array variable, written or not.
+        self.may_alias(stmts, accesses, &written)
+    }
+
+    /// The pairs of a run's arrays (and of the scalars a pointer can
+    /// reach) that may alias, one of them written: checked at run time,
+    /// or the rejection when an array's rows are objects of their own.
+    fn may_alias(
+        &self,
+        stmts: &[&Node],
+        accesses: Vec<(Node, bool)>,
+        written: &BTreeSet<String>,
+    ) -> Result<Vec<(String, String)>, Why> {
+        // One entry per array variable, written or not.
         let mut arrays: Vec<(Node, bool)> = Vec::new();
         for (b, w) in accesses {
             match arrays.iter_mut().find(|(x, _)| x.name == b.name) {
@@ -56,8 +72,26 @@ impl Finder<'_> {
             }
         }
         if self.assume_no_alias {
-            return Ok(());
+            return Ok(Vec::new());
         }
+        // Scalars a pointer can reach: globals, statics, locals whose
+        // address is taken (a write through `int *p` may change the
+        // global bound `n`, or the accumulator `total`).
+        let mut refs = Vec::new();
+        for s in stmts {
+            refs_of(s, &mut refs);
+        }
+        for r in refs {
+            let v = r.var.as_ref().expect("a reference has its declaration");
+            if v.array || v.pointer || (v.local && !self.addressed.contains(&r.name)) {
+                continue;
+            }
+            if !arrays.iter().any(|(x, _)| x.name == r.name) {
+                let w = written.contains(&r.name);
+                arrays.push((r, w));
+            }
+        }
+        let mut pairs: Vec<(String, String)> = Vec::new();
         for (p, pw) in &arrays {
             let pv = p.var.as_ref().expect("a reference has its declaration");
             if !pv.pointer || pv.restrict {
@@ -72,7 +106,25 @@ impl Finder<'_> {
                     || (qv.automatic
                         && (!self.escaping.contains(&q.name)
                             || (pv.parameter && !self.reassigned.contains(&p.name))))
+                    || (qv.local
+                        && !qv.array
+                        && !qv.pointer
+                        && pv.parameter
+                        && !self.reassigned.contains(&p.name))
                 {
+                    continue;
+                }
+                if pv.contiguous && qv.contiguous {
+                    // Checked at run time: the original runs where the
+                    // ranges the region reaches in them overlap.
+                    let pair = if p.name < q.name {
+                        (p.name.clone(), q.name.clone())
+                    } else {
+                        (q.name.clone(), p.name.clone())
+                    };
+                    if !pairs.contains(&pair) {
+                        pairs.push(pair);
+                    }
                     continue;
                 }
                 let what = if pv.parameter {
@@ -87,14 +139,21 @@ impl Finder<'_> {
                 return Err(Why::at(
                     p,
                     format!(
-                        "`{}` and `{}` may alias: `{}` is {what} that is not `restrict` and one of them is written (if they never overlap, {fix}, or vouch that no arrays alias)",
-                        p.name, q.name, p.name
+                        "`{}` and `{}` may alias: `{}` is {what} that is not `restrict` and one of them is written, and {} rows that are objects of their own, which no run-time check of an address range covers (if they never overlap, {fix}, or vouch that no arrays alias)",
+                        p.name,
+                        q.name,
+                        p.name,
+                        if pv.contiguous {
+                            format!("`{}` has", q.name)
+                        } else {
+                            format!("`{}` has", p.name)
+                        }
                     ),
                 )
                 .unless(Vouch::NoAlias));
             }
         }
-        Ok(())
+        Ok(pairs)
     }
 }
 

@@ -63,6 +63,12 @@ pub(crate) struct VarInfo {
     pub restrict: bool,
     /// The element type once every array and pointer level is removed.
     pub element: String,
+    /// Its elements lie in one block of memory, in row-major order: at
+    /// most one pointer level, the outermost (`double *x`, `double
+    /// A[N][M]`, `double (*p)[M]`, a global array), not `int **m1` nor
+    /// `double *rows[N]`, whose rows are objects of their own. The range
+    /// of addresses an access reaches is then known from its subscripts.
+    pub contiguous: bool,
     /// For a pointer: the tokens of its declaration as written (for the
     /// suggested fix).
     pub declaration: Vec<String>,
@@ -519,10 +525,15 @@ unsafe fn var_info(tu: CXTranslationUnit, decl: CXCursor) -> VarInfo {
             }
         }
         let mut t = canon;
+        let mut contiguous = true;
+        let mut level = 0;
         loop {
             if t.kind == CXType_Pointer {
+                contiguous &= level == 0;
+                level += 1;
                 t = clang_getCanonicalType(clang_getPointeeType(t));
             } else if is_array(t.kind) {
+                level += 1;
                 t = clang_getCanonicalType(clang_getArrayElementType(t));
             } else {
                 break;
@@ -540,6 +551,7 @@ unsafe fn var_info(tu: CXTranslationUnit, decl: CXCursor) -> VarInfo {
             parameter,
             restrict,
             element,
+            contiguous,
             declaration,
             local,
         }

@@ -41,7 +41,8 @@ pub(super) fn confirmed(
         let (marked, origin) = mark(&text, &regions);
         match frontend::parse_marked(path, marked.clone(), origin, &front) {
             Ok(source) if live_iterator(&source, (&text, &toks), &mut regions, &mut rejected) => {}
-            Ok(source) => {
+            Ok(mut source) => {
+                versioned(&mut source, &regions);
                 rejected.sort_by_key(|r| (r.first_line, r.line));
                 return Detection {
                     path: path.to_path_buf(),
@@ -54,6 +55,27 @@ pub(super) fn confirmed(
             }
             Err(e) => drop_rejected(&e, &text, &mut regions, &mut rejected),
         }
+    }
+}
+
+/// Each SCoP given the pairs of its region's arrays that may overlap and
+/// that it accesses (a region split from a larger one holds the larger
+/// one's pairs): the engine checks them at run time.
+fn versioned(source: &mut SourceFile, regions: &[Region]) {
+    for (scop, r) in source.scops.iter_mut().zip(regions) {
+        // A scalar the SCoP only reads may be one of its parameters.
+        let has = |name: &str| {
+            scop.arrays.iter().any(|a| a.name == name) || scop.parameters.iter().any(|p| p == name)
+        };
+        scop.alias_checks = r
+            .may_alias
+            .iter()
+            .filter(|(a, b)| has(a) && has(b))
+            .map(|(a, b)| crate::frontend::scop::AliasPair {
+                first: a.clone(),
+                second: b.clone(),
+            })
+            .collect();
     }
 }
 
@@ -136,8 +158,15 @@ fn split_rejected(
     };
     let mut reported = true;
     if let Some(b) = bad {
-        let before = Region::of(&r.function, r.stmts[..b].to_vec(), r.loops.clone());
-        let after = Region::of(&r.function, r.stmts[b + 1..].to_vec(), r.loops.clone());
+        let part = |stmts: &[Stmt]| {
+            Region::of(
+                &r.function,
+                stmts.to_vec(),
+                r.loops.clone(),
+                r.may_alias.clone(),
+            )
+        };
+        let (before, after) = (part(&r.stmts[..b]), part(&r.stmts[b + 1..]));
         let inside = &r.stmts[b].inside;
         // Tried again, a run inside the block says what is wrong with
         // it at its own lines.

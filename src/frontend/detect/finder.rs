@@ -3,6 +3,7 @@
 //! (see the module's documentation for the list).
 
 use super::invariant::{any_outside, candidate};
+pub(super) use super::why::Why;
 use super::*;
 
 /// Walks function bodies and collects candidate regions.
@@ -35,36 +36,6 @@ pub(super) struct Finder<'a> {
     /// The loop statements around the current point (byte ranges,
     /// outermost first).
     pub(super) loops: Vec<(usize, usize)>,
-}
-
-/// Why a construct disqualifies its statement, and where it is.
-pub(super) struct Why {
-    line: usize,
-    column: usize,
-    reason: String,
-    /// A user's pragma: reported once for the outermost nest it blocks,
-    /// not again for each nest inside.
-    pragma: bool,
-    /// What the user can vouch for to have the nest taken.
-    vouch: Option<Vouch>,
-}
-
-impl Why {
-    pub(super) fn at(n: &Node, reason: impl Into<String>) -> Why {
-        Why {
-            line: n.line,
-            column: n.column,
-            reason: reason.into(),
-            pragma: false,
-            vouch: None,
-        }
-    }
-
-    /// The reason, with what the user can vouch for to lift it.
-    pub(super) fn unless(mut self, vouch: Vouch) -> Why {
-        self.vouch = Some(vouch);
-        self
-    }
 }
 
 fn contains_loop(n: &Node) -> bool {
@@ -309,35 +280,42 @@ impl Finder<'_> {
         if !stmts.iter().any(|s| contains_loop(s)) {
             return;
         }
-        if let Err(why) = self.region_checks(&stmts) {
-            self.reject(&stmts, why);
-            // An inner block may still qualify (`rowstr[j]` is invariant
-            // in the loop over `k` inside the loop over `j`).
-            for s in &stmts {
-                if s.kind == Kind::Compound {
-                    self.block(s);
-                } else {
-                    self.descend(s);
+        let may_alias = match self.region_checks(&stmts) {
+            Ok(pairs) => pairs,
+            Err(why) => {
+                self.reject(&stmts, why);
+                // An inner block may still qualify (`rowstr[j]` is invariant
+                // in the loop over `k` inside the loop over `j`).
+                for s in &stmts {
+                    match s.kind {
+                        Kind::Compound => self.block(s),
+                        _ => self.descend(s),
+                    }
                 }
+                return;
             }
-            return;
-        }
+        };
         let parts = stmts
             .iter()
             .map(|s| {
                 let end = self.stmt_end(s);
+                let last_line = self.line_of(end.saturating_sub(1));
                 Stmt {
                     start: s.start,
                     end,
                     first_line: s.line,
-                    last_line: self.line_of(end.saturating_sub(1)),
+                    last_line,
                     has_loop: contains_loop(s),
                     inside: self.inside(s),
                 }
             })
             .collect();
-        self.regions
-            .extend(Region::of(&self.function, parts, self.loops.clone()));
+        self.regions.extend(Region::of(
+            &self.function,
+            parts,
+            self.loops.clone(),
+            may_alias,
+        ));
     }
 
     /// The regions inside a block statement on their own (nothing for

@@ -418,6 +418,7 @@ impl Lowerer<'_> {
             parameter_ranges,
             delinearized,
             invariant_loads: self.invariants,
+            alias_checks: Vec::new(),
             expanded: Vec::new(),
         })
     }

@@ -122,6 +122,14 @@ pub struct Array {
     pub written: bool,
 }
 
+/// Two arrays of a SCoP (names of [`Scop::arrays`]) that may overlap in
+/// memory, one of them written.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct AliasPair {
+    pub first: String,
+    pub second: String,
+}
+
 /// Where a SCoP sits in its file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct Region {
@@ -179,6 +187,14 @@ pub struct Scop {
     /// parameters (named so that they cannot clash with the file's
     /// names), loaded once before the transformed code.
     pub invariant_loads: Vec<InvariantLoad>,
+    /// Pairs of the SCoP's arrays that may overlap in memory, one of them
+    /// written (pointers `--detect` cannot prove apart): the transformed
+    /// code checks at run time that the address ranges the SCoP accesses
+    /// in each pair are disjoint, and the original runs where they are
+    /// not. Empty for `#pragma scop` regions (the user marks arrays that
+    /// do not overlap, as for Pluto) and under `--assume-no-alias`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub alias_checks: Vec<AliasPair>,
     /// Scalars the engine expanded into arrays (`exp=1`): empty as the
     /// front end writes a SCoP.
     #[serde(skip)]
