@@ -5,7 +5,8 @@
 //! called with overlapping ones (`shift(n, buf, buf + 1)`, a 2-D sweep in
 //! place or shifted by a row, a delinearized product whose output is an
 //! input, a pointer into the global it updates, a pointer to the global
-//! loop bound) the original runs and the
+//! loop bound, an output that holds the bound read from memory once) the
+//! original runs and the
 //! program prints what the original prints: every configuration, both
 //! compilers, one and two threads.
 #![cfg(feature = "detect")]
@@ -23,7 +24,7 @@ const CONFIGS: [&str; 4] = [
 ];
 
 /// Which path each kernel call of `overlap.c` takes, in call order.
-const PATHS: [&str; 11] = [
+const PATHS: [&str; 13] = [
     "transformed", // shift, apart
     "original",    // shift, y = x + 1
     "transformed", // smooth, apart
@@ -35,6 +36,8 @@ const PATHS: [&str; 11] = [
     "original",    // accumulate into the global itself
     "transformed", // clear, apart from the bound
     "original",    // clear the bound itself
+    "transformed", // scale, its count apart
+    "original",    // scale, the output its own count
 ];
 
 fn fixture() -> std::path::PathBuf {
@@ -93,7 +96,7 @@ fn probed(text: &str) -> String {
             out.push('\n');
         }
     }
-    assert_eq!(probes, 5, "one alias check per kernel:\n{text}");
+    assert_eq!(probes, 6, "one alias check per kernel:\n{text}");
     out
 }
 
@@ -107,7 +110,7 @@ fn overlapping_calls_run_the_original_and_apart_ones_the_transformed_code() {
         common::build_openmp(cc, &src, &exe, &[]);
         want.push((cc.to_string(), run(&exe, "1").0));
     }
-    assert_eq!(want[0].1.lines().count(), 11, "{}", want[0].1);
+    assert_eq!(want[0].1.lines().count(), 13, "{}", want[0].1);
     for (k, config) in CONFIGS.iter().enumerate() {
         let out = dir.path().join(format!("opt{k}.c"));
         let notes = optimize(&src, config, &out);

@@ -286,7 +286,8 @@ pub struct Detected {
 pub struct DetectedRegion {
     #[serde(flatten)]
     pub region: crate::frontend::detect::Region,
-    /// The pairs of its arrays that may overlap, one of them written.
+    /// The pairs of its arrays that may overlap, one of them written (a
+    /// value loaded once named by its expression).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub may_alias: Vec<crate::frontend::scop::AliasPair>,
     /// The check of them (C), or why there is none (the engine cannot
@@ -309,7 +310,7 @@ pub fn detect(
         .zip(scops)
         .map(|(region, scop)| DetectedRegion {
             region,
-            may_alias: scop.alias_checks.clone(),
+            may_alias: scop.spelled_alias_checks(),
             alias_check: match crate::engine::codegen::alias_check_c(scop) {
                 Ok(check) => check,
                 Err(e) => (!scop.alias_checks.is_empty())

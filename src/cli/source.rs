@@ -131,7 +131,7 @@ fn detected_source(
                     file.display(),
                     r.first_line,
                     r.last_line,
-                    super::render::versioned_on_aliasing(&scop.alias_checks)
+                    super::render::versioned_on_aliasing(&scop.spelled_alias_checks())
                 ));
             }
             Ok(src)

@@ -36,8 +36,9 @@ pub(crate) fn rejection(path: &Path, r: &crate::frontend::detect::Rejection) -> 
     )
 }
 
-/// What a detected region's note adds when its arrays may overlap: the
-/// transformed code is versioned on a run-time check of them.
+/// What a detected region's note adds when its arrays may overlap (pairs
+/// as the user spells them, [`crate::frontend::scop::Scop::spelled`]):
+/// the transformed code is versioned on a run-time check of them.
 #[cfg(feature = "detect")]
 pub(crate) fn versioned_on_aliasing(pairs: &[crate::frontend::scop::AliasPair]) -> String {
     if pairs.is_empty() {

@@ -50,6 +50,9 @@ fn pair_to_c(a: &Reach, b: &Reach, scop: &Scop) -> String {
 
 /// The address of the array's element at `subscripts` (C text).
 fn element(reach: &Reach, subscripts: &[AstExpr], scop: &Scop) -> String {
+    if let Some(load) = scop.invariant_loads.iter().find(|l| l.name == reach.array) {
+        return format!("&({})", load.expr);
+    }
     let subs: Vec<String> = subscripts.iter().map(guard_to_c).collect();
     match scop.delinearized.iter().find(|d| d.array == reach.array) {
         Some(d) => format!("&{}", d.element(&subs)),

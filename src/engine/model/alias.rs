@@ -108,7 +108,9 @@ fn reach<'c>(
     name: &str,
 ) -> Result<Option<Reach>, EngineError> {
     let Some(array) = scop.arrays.iter().find(|a| a.name == name) else {
-        // A scalar read as a parameter: its one element, always reached.
+        // A scalar read as a parameter, or a value loaded once (its
+        // address is that of the expression it is loaded from): one
+        // element, always reached.
         if scop.parameters.iter().any(|p| p == name) {
             return Ok(Some(Reach {
                 array: name.to_string(),

@@ -7,12 +7,22 @@
 use super::finder::{Finder, Why, base};
 use super::*;
 
+/// What a run's code must check at run time: the pairs of arrays (and
+/// scalars) that may overlap, one of them written; and the written arrays
+/// that may overlap a value read once before the run (an invariant load),
+/// with the value's text as written.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(super) struct Checked {
+    pub(super) arrays: Vec<(String, String)>,
+    pub(super) loads: Vec<(String, String)>,
+}
+
 impl Finder<'_> {
     /// Checks over a whole run: loop bounds not written, and the pairs of
     /// arrays that may alias, to be checked at run time (a pair that
     /// cannot be, because an array's rows are objects of their own, is
     /// the rejection).
-    pub(super) fn region_checks(&self, stmts: &[&Node]) -> Result<Vec<(String, String)>, Why> {
+    pub(super) fn region_checks(&self, stmts: &[&Node]) -> Result<Checked, Why> {
         let mut written: BTreeSet<String> = BTreeSet::new();
         let mut accesses: Vec<(Node, bool)> = Vec::new();
         let mut bounds: Vec<(Node, HashSet<String>)> = Vec::new();
@@ -42,7 +52,7 @@ impl Finder<'_> {
                 ));
             }
         }
-        self.invariant_checks(stmts, &written, &accesses)?;
+        let loads = self.invariant_checks(stmts, &written, &accesses)?;
         for (var, iterators) in &bounds {
             if !iterators.contains(&var.name) && written.contains(&var.name) {
                 return Err(Why::at(
@@ -51,7 +61,8 @@ impl Finder<'_> {
                 ));
             }
         }
-        self.may_alias(stmts, accesses, &written)
+        let arrays = self.may_alias(stmts, accesses, &written)?;
+        Ok(Checked { arrays, loads })
     }
 
     /// The pairs of a run's arrays (and of the scalars a pointer can

@@ -42,7 +42,11 @@ pub(super) fn confirmed(
         match frontend::parse_marked(path, marked.clone(), origin, &front) {
             Ok(source) if live_iterator(&source, (&text, &toks), &mut regions, &mut rejected) => {}
             Ok(mut source) => {
-                versioned(&mut source, &regions);
+                if let Some((k, reason)) = versioned(&mut source, &regions) {
+                    let at = (regions[k].first_line, 1);
+                    split_rejected(&mut regions, k, at, reason, &mut rejected);
+                    continue;
+                }
                 rejected.sort_by_key(|r| (r.first_line, r.line));
                 return Detection {
                     path: path.to_path_buf(),
@@ -60,15 +64,21 @@ pub(super) fn confirmed(
 
 /// Each SCoP given the pairs of its region's arrays that may overlap and
 /// that it accesses (a region split from a larger one holds the larger
-/// one's pairs): the engine checks them at run time.
-fn versioned(source: &mut SourceFile, regions: &[Region]) {
-    for (scop, r) in source.scops.iter_mut().zip(regions) {
+/// one's pairs), and of the written arrays that may overlap a value it
+/// loads once (the load's parameter in its place): the engine checks them
+/// at run time. A value the front end did not make one of its loads, so
+/// that no check can name it, is the region's rejection: its index and
+/// the reason.
+fn versioned(source: &mut SourceFile, regions: &[Region]) -> Option<(usize, String)> {
+    let squeeze = |t: &str| t.split_whitespace().collect::<String>();
+    for (k, (scop, r)) in source.scops.iter_mut().zip(regions).enumerate() {
         // A scalar the SCoP only reads may be one of its parameters.
         let has = |name: &str| {
             scop.arrays.iter().any(|a| a.name == name) || scop.parameters.iter().any(|p| p == name)
         };
-        scop.alias_checks = r
+        let mut pairs: Vec<crate::frontend::scop::AliasPair> = r
             .may_alias
+            .arrays
             .iter()
             .filter(|(a, b)| has(a) && has(b))
             .map(|(a, b)| crate::frontend::scop::AliasPair {
@@ -76,7 +86,33 @@ fn versioned(source: &mut SourceFile, regions: &[Region]) {
                 second: b.clone(),
             })
             .collect();
+        for (array, value) in &r.may_alias.loads {
+            if !has(array) {
+                continue;
+            }
+            let Some(load) = scop
+                .invariant_loads
+                .iter()
+                .find(|l| squeeze(&l.expr) == squeeze(value))
+            else {
+                return Some((
+                    k,
+                    format!(
+                        "`{array}` may overlap the value `{value}` the nest reads once, and no run-time check can name that value (if they never overlap, declare them `restrict`, or vouch that no arrays alias)"
+                    ),
+                ));
+            };
+            let pair = crate::frontend::scop::AliasPair {
+                first: array.clone(),
+                second: load.name.clone(),
+            };
+            if !pairs.contains(&pair) {
+                pairs.push(pair);
+            }
+        }
+        scop.alias_checks = pairs;
     }
+    None
 }
 
 /// The region of `regions` the front end's error `e` falls in (its

@@ -281,7 +281,7 @@ impl Finder<'_> {
             return;
         }
         let may_alias = match self.region_checks(&stmts) {
-            Ok(pairs) => pairs,
+            Ok(checked) => checked,
             Err(why) => {
                 self.reject(&stmts, why);
                 // An inner block may still qualify (`rowstr[j]` is invariant

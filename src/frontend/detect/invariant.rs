@@ -7,14 +7,17 @@
 //! The proof: the value is an integer (not `volatile`) reached from a
 //! variable by subscripts made of constants and variables, and member
 //! accesses; the region writes neither that variable nor any variable of
-//! the subscripts (loop iterators included); and nothing the region
-//! writes may overlap it. Overlap follows the module's aliasing rule,
+//! the subscripts (loop iterators included); and what the region writes
+//! that may overlap it is checked at run time: the value's address
+//! against the range written (a written array whose rows are objects of
+//! their own is a refusal). Overlap follows the module's aliasing rule,
 //! with the value's own type: a written pointer that is not `restrict`
 //! may point into any array, struct or scalar holding a value of a
 //! compatible type, and a read through a pointer that is not `restrict`
 //! may reach any written array of a compatible element type, or a
 //! written scalar that is not a local whose address is never taken.
-//! `--assume-no-alias` skips the overlap test, not the others.
+//! `--assume-no-alias` skips the overlap test and the check, not the
+//! others.
 
 use super::alias::{compatible, restrict_declaration};
 use super::finder::{Finder, Why};
@@ -170,12 +173,18 @@ impl Finder<'_> {
     /// write and cannot reach through a pointer; `written` are the
     /// variables the run assigns or writes elements of, `accesses` its
     /// array accesses (see `alias::collect`).
+    ///
+    /// A written array that may overlap a value (`int *out` and the bound
+    /// `count[0]`) is returned with the value's text: the value's address
+    /// is checked against the array's range at run time. One whose rows
+    /// are objects of their own is the rejection.
     pub(super) fn invariant_checks(
         &self,
         stmts: &[&Node],
         written: &BTreeSet<String>,
         accesses: &[(Node, bool)],
-    ) -> Result<(), Why> {
+    ) -> Result<Vec<(String, String)>, Why> {
+        let mut pairs: Vec<(String, String)> = Vec::new();
         let mut found = Vec::new();
         let mut named = Vec::new();
         let mut loops = HashSet::new();
@@ -245,6 +254,11 @@ impl Finder<'_> {
                 {
                     continue;
                 }
+                if wv.contiguous && bv.contiguous {
+                    let raw = self.text.get(read.start..read.end).unwrap_or("");
+                    pairs.push((w.name.clone(), raw.to_string()));
+                    continue;
+                }
                 return Err(refuse(self.overlap(w, b, ty)).unless(Vouch::NoAlias));
             }
             // Written scalars, through a pointer.
@@ -259,11 +273,16 @@ impl Finder<'_> {
                     {
                         continue;
                     }
+                    if bv.contiguous {
+                        let raw = self.text.get(read.start..read.end).unwrap_or("");
+                        pairs.push((w.name.clone(), raw.to_string()));
+                        continue;
+                    }
                     return Err(refuse(self.overlap(w, b, ty)).unless(Vouch::NoAlias));
                 }
             }
         }
-        Ok(())
+        Ok(pairs)
     }
 
     /// Why the written `w` may overlap a value of type `ty` read from

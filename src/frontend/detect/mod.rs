@@ -137,7 +137,7 @@ pub struct Region {
     /// reaches in them are disjoint (a region split from it keeps them,
     /// and the front end's SCoP those of its arrays).
     #[serde(skip)]
-    pub may_alias: Vec<(String, String)>,
+    may_alias: alias::Checked,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -165,7 +165,7 @@ impl Region {
         function: &str,
         stmts: Vec<Stmt>,
         loops: Vec<(usize, usize)>,
-        may_alias: Vec<(String, String)>,
+        may_alias: alias::Checked,
     ) -> Option<Region> {
         if !stmts.iter().any(|s| s.has_loop) {
             return None;

@@ -227,6 +227,27 @@ pub struct InvariantLoad {
 }
 
 impl Scop {
+    /// A name of the SCoP as the user wrote it: for the parameter of an
+    /// invariant load, the expression it is loaded from.
+    pub fn spelled<'a>(&'a self, name: &'a str) -> &'a str {
+        self.invariant_loads
+            .iter()
+            .find(|l| l.name == name)
+            .map(|l| l.expr.as_str())
+            .unwrap_or(name)
+    }
+
+    /// [`Scop::alias_checks`] as the user spells them.
+    pub fn spelled_alias_checks(&self) -> Vec<AliasPair> {
+        self.alias_checks
+            .iter()
+            .map(|p| AliasPair {
+                first: self.spelled(&p.first).to_string(),
+                second: self.spelled(&p.second).to_string(),
+            })
+            .collect()
+    }
+
     /// The declarations that load the invariant values, one per line
     /// (empty without them): what must precede code that names them.
     pub fn invariant_declarations(&self, indent: &str) -> String {
