@@ -254,3 +254,44 @@ fn iterators_read_after_a_nest_keep_it_unchanged() {
     }
     runs_like_the_original("live_iterators.c");
 }
+
+/// Struct members as arrays (`g->u[i][j]`, `c[i].real`) are refused with
+/// what to write instead; a small pure function of the file (`sq`, and
+/// `norm2` calling it) is taken as pure without `--pure`, one that reads
+/// a global (`bump`) is not.
+#[test]
+fn struct_members_are_refused_and_small_pure_helpers_taken() {
+    let name = "members_and_helpers.c";
+    let d = detect(name);
+    assert_eq!(regions(&d), [("squares", 38, 40)], "{:?}", d.rejected);
+    assert_eq!(d.inferred_pure, ["sq", "norm2"]);
+    let reason = |f: &str| rejected(&d, f)[0].4.to_string();
+    assert_eq!(
+        reason("relax"),
+        "struct member access `g->u`: polytune models arrays named by variables (before the nest, point a local pointer at it, as in `double (*u)[M] = g->u;`, and index that)"
+    );
+    assert_eq!(
+        reason("magnitude"),
+        "struct member access `c[i].real`: an array of structs is no array polytune models (keep each field in an array of its own)"
+    );
+    assert_eq!(
+        reason("shifted"),
+        "call to `bump`, which may have side effects"
+    );
+    let out = common::polytune(&[
+        "optimize",
+        fixture(name).to_str().unwrap(),
+        "--detect",
+        "--config",
+        CONFIGS[1],
+    ]);
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains(
+            "`sq`, `norm2` are pure by inspection (a body that returns an expression of its scalar parameters)"
+        ),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let texts = runs_like_the_original(name);
+    assert!(texts.iter().all(|t| t.contains("norm2(")));
+}

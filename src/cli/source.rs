@@ -122,6 +122,18 @@ fn detected_source(
     for r in &d.rejected {
         ui.note(format!("note: {}", super::render::rejection(&d.path, r)));
     }
+    if !d.inferred_pure.is_empty() {
+        let names: Vec<String> = d.inferred_pure.iter().map(|f| format!("`{f}`")).collect();
+        let (is, them) = match names.len() {
+            1 => ("is", "it"),
+            _ => ("are", "them"),
+        };
+        ui.note(format!(
+            "note: {}: {} {is} pure by inspection (a body that returns an expression of its scalar parameters): calls to {them} are taken as pure",
+            file.display(),
+            names.join(", ")
+        ));
+    }
     match d.source {
         Some(src) => {
             for (r, scop) in d.regions.iter().zip(&src.scops) {

@@ -36,6 +36,7 @@ pub(super) fn confirmed(
                 regions,
                 rejected,
                 source: None,
+                inferred_pure: Vec::new(),
             };
         }
         let (marked, origin) = mark(&text, &regions);
@@ -55,6 +56,7 @@ pub(super) fn confirmed(
                     rejected,
                     marked,
                     source: Some(source),
+                    inferred_pure: Vec::new(),
                 };
             }
             Err(e) => drop_rejected(&e, &text, &mut regions, &mut rejected),

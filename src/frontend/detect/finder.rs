@@ -511,10 +511,17 @@ impl Finder<'_> {
                 ));
             }
             Kind::Member => {
-                return Err(Why::at(
-                    e,
-                    format!("struct member access `{}`", self.snippet(e)),
-                ));
+                let what = self.snippet(e);
+                let fix = if e
+                    .children
+                    .first()
+                    .is_some_and(|c| c.kind == Kind::Subscript)
+                {
+                    "an array of structs is no array polytune models (keep each field in an array of its own)"
+                } else {
+                    "polytune models arrays named by variables (before the nest, point a local pointer at it, as in `double (*u)[M] = g->u;`, and index that)"
+                };
+                return Err(Why::at(e, format!("struct member access `{what}`: {fix}")));
             }
             Kind::Subscript => {
                 if let Some(idx) = e.children.get(1) {

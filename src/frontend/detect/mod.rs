@@ -66,6 +66,7 @@ mod confirm;
 mod finder;
 mod invariant;
 mod live;
+mod pure;
 mod why;
 
 use crate::frontend::pragmas::{self, Pragma};
@@ -224,13 +225,25 @@ pub struct Detection {
     pub marked: String,
     /// The marked text parsed by the front end (`None` without regions).
     pub source: Option<SourceFile>,
+    /// The file's functions found pure by inspection (`pure.rs`): calls
+    /// to them are taken as if named by `--pure`.
+    pub inferred_pure: Vec<String>,
 }
 
 /// Detects the SCoPs of a C file.
 pub fn detect_file(path: &Path, options: &DetectOptions) -> Result<Detection, DetectError> {
     let text = unmarked(path)?;
-    let (regions, rejected) = candidates(path, &text, options)?;
-    Ok(confirmed(path, text, regions, rejected, options))
+    let Candidates {
+        regions,
+        rejected,
+        inferred,
+    } = candidates(path, &text, options)?;
+    // The front end reads calls to the inferred pure functions as pure.
+    let mut options = options.clone();
+    options.pure_functions.extend(inferred.iter().cloned());
+    let mut d = confirmed(path, text, regions, rejected, &options);
+    d.inferred_pure = inferred;
+    Ok(d)
 }
 
 /// The file's text: an error when it is marked with `#pragma scop` already.
@@ -248,17 +261,25 @@ fn unmarked(path: &Path) -> Result<String, DetectError> {
     Ok(text)
 }
 
+/// What the walk over a file's functions finds.
+struct Candidates {
+    regions: Vec<Region>,
+    /// The statements rejected on the way.
+    rejected: Vec<Rejection>,
+    /// The file's functions found pure by inspection.
+    inferred: Vec<String>,
+}
+
 /// The candidate regions of every function of the file, as libclang
-/// parses it, and the statements rejected on the way.
-fn candidates(
-    path: &Path,
-    text: &str,
-    options: &DetectOptions,
-) -> Result<(Vec<Region>, Vec<Rejection>), DetectError> {
+/// parses it.
+fn candidates(path: &Path, text: &str, options: &DetectOptions) -> Result<Candidates, DetectError> {
     let unit = clang::functions(path, &options.clang_args)?;
     let functions = unit.functions;
     let mut pure: HashSet<String> = PURE_FUNCTIONS.iter().map(|s| s.to_string()).collect();
     pure.extend(options.pure_functions.iter().cloned());
+    // Small functions of the file that are pure by inspection.
+    let inferred = pure::inferred(&functions, &pure);
+    pure.extend(inferred.iter().cloned());
     let macros = frontend::macros::pure_macros(text, &pure);
     pure.extend(macros);
     let plain_macros = frontend::macros::plain_object_macros(text, &pure);
@@ -294,7 +315,11 @@ fn candidates(
     let Finder {
         regions, rejected, ..
     } = finder;
-    Ok((regions, rejected))
+    Ok(Candidates {
+        regions,
+        rejected,
+        inferred,
+    })
 }
 
 #[cfg(test)]
