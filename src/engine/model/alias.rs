@@ -119,9 +119,13 @@ fn reach<'c>(
                 greatest: Vec::new(),
             }));
         }
-        return Err(EngineError::Internal {
+        // A scalar that scalar expansion (`exp=1`) replaced by an array:
+        // its memory is no longer the one the check was asked for.
+        return Err(EngineError::Unsupported {
             scop: scop.index,
-            reason: format!("the alias check names `{name}`, which the SCoP does not access"),
+            reason: format!(
+                "`{name}` may overlap another array, and the rewritten SCoP no longer names it, so no run-time check can compare them"
+            ),
         });
     };
     let dims: Vec<String> = (0..array.rank).map(|k| format!("d{k}")).collect();

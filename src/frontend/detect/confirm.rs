@@ -78,6 +78,27 @@ fn versioned(source: &mut SourceFile, regions: &[Region]) -> Option<(usize, Stri
         let has = |name: &str| {
             scop.arrays.iter().any(|a| a.name == name) || scop.parameters.iter().any(|p| p == name)
         };
+        // A loop iterator is no memory a check can name: a pointer that
+        // may point at it (a global iterator) is the region's rejection.
+        let iterator = |name: &str| {
+            scop.statements
+                .iter()
+                .any(|s| s.iterators.iter().any(|i| i == name))
+        };
+        if let Some((a, b)) = r
+            .may_alias
+            .arrays
+            .iter()
+            .find(|(a, b)| (iterator(a) && has(b)) || (iterator(b) && has(a)))
+        {
+            let (it, other) = if iterator(a) { (a, b) } else { (b, a) };
+            return Some((
+                k,
+                format!(
+                    "`{other}` may point at the loop iterator `{it}`, a variable a pointer can reach, and no run-time check can compare them (declare the iterator in the loop, `for (int {it} = ...)`, or `{other}` `restrict`-qualified)"
+                ),
+            ));
+        }
         let mut pairs: Vec<crate::frontend::scop::AliasPair> = r
             .may_alias
             .arrays

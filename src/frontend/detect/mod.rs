@@ -388,6 +388,22 @@ mod tests {
             d.rejected
         );
         assert_eq!(d.rejected[0].vouch, Some(Vouch::NoAlias));
+        // A global the pointer may reach: its bound, checked; its loop
+        // iterator, which no check can name, refused.
+        let d = detect_text(
+            "int len;\nvoid f(int *p) {\n  int i;\n  for (i = 0; i < len; i++)\n    p[i] = 1;\n}\n",
+        );
+        assert_eq!(checked(&d), [vec![pair("len", "p")]]);
+        let d = detect_text(
+            "int k;\nvoid f(int n, int *p) {\n  for (k = 0; k < n; k++)\n    p[k] = 1;\n  k = 0;\n}\n",
+        );
+        assert!(
+            d.rejected[0]
+                .reason
+                .starts_with("`p` may point at the loop iterator `k`"),
+            "{:?}",
+            d.rejected
+        );
     }
 
     #[test]
