@@ -84,3 +84,62 @@ pub fn alias_check_c(scop: &Scop) -> Result<Option<String>, EngineError> {
     let model = Model::new(&ctx, scop, None)?;
     Ok(alias_to_c(&model.alias, scop))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::frontend::scop::AliasPair;
+    use crate::frontend::{Options, parse_source};
+    use std::path::Path;
+
+    /// The check of a marked SCoP given `pairs` (a marked region has none
+    /// of its own).
+    fn check(text: &str, pairs: &[(&str, &str)]) -> Option<String> {
+        let src = parse_source(Path::new("t.c"), text.to_string(), &Options::default()).unwrap();
+        let mut scop = src.scops[0].clone();
+        scop.alias_checks = pairs
+            .iter()
+            .map(|(a, b)| AliasPair {
+                first: a.to_string(),
+                second: b.to_string(),
+            })
+            .collect();
+        alias_check_c(&scop).unwrap()
+    }
+
+    #[test]
+    fn ranges_come_from_the_least_and_greatest_subscripts() {
+        // A triangle: row i reaches columns 0..i; B from row 1 on.
+        let text = "void f(int n, double A[100][100], double B[100][100]) {\n  int i, j;\n#pragma scop\n  for (i = 1; i < n; i++)\n    for (j = 0; j < i; j++)\n      B[i][j] = A[i - 1][j];\n#pragma endscop\n}\n";
+        assert_eq!(
+            check(text, &[("A", "B")]).as_deref(),
+            Some(
+                "(!((long)(n) >= 2) || (__UINTPTR_TYPE__)(&B[(long)(n) - 1][(long)(n) - 2] + 1) <= (__UINTPTR_TYPE__)(&A[0][0]) || (__UINTPTR_TYPE__)(&A[(long)(n) - 2][(long)(n) - 2] + 1) <= (__UINTPTR_TYPE__)(&B[1][0]))"
+            )
+        );
+        assert_eq!(check(text, &[]), None);
+    }
+
+    #[test]
+    fn a_scalar_parameter_is_its_own_address() {
+        let text = "int len;\nvoid f(int *p) {\n  int i;\n#pragma scop\n  for (i = 0; i < len; i++)\n    p[i] = 1;\n#pragma endscop\n}\n";
+        assert_eq!(
+            check(text, &[("len", "p")]).as_deref(),
+            Some(
+                "((__UINTPTR_TYPE__)(&p[(long)(len) - 1] + 1) <= (__UINTPTR_TYPE__)(&len) || (__UINTPTR_TYPE__)(&len + 1) <= (__UINTPTR_TYPE__)(&p[0]))"
+            )
+        );
+        // A name the SCoP does not have is no check it can make.
+        let e = {
+            let src =
+                parse_source(Path::new("t.c"), text.to_string(), &Options::default()).unwrap();
+            let mut scop = src.scops[0].clone();
+            scop.alias_checks = vec![AliasPair {
+                first: "gone".into(),
+                second: "p".into(),
+            }];
+            alias_check_c(&scop).unwrap_err()
+        };
+        assert!(e.to_string().contains("no longer names it"), "{e}");
+    }
+}
