@@ -625,12 +625,6 @@ const CONFIGS: [&str; 4] = [
     "fuse=smart,tile=32x32x1,wave=1,omp=1,prevec=0,simd=0,uj=1",
 ];
 
-/// Compiles `src` with OpenMP and runs it on two threads: its output.
-fn build_and_run(cc: &str, src: &Path, exe: &Path) -> String {
-    common::build_openmp(cc, src, exe, &[]);
-    common::run_two_threads(exe, &[])
-}
-
 /// `optimize --detect` under several configurations (OpenMP among them)
 /// on a copy of a reproducer: with gcc and clang, on two threads, the
 /// output is the original's; the protected function is left as written
@@ -669,8 +663,8 @@ fn runs_like_the_original(fixture: &str, protected: Option<(&str, &str)>) {
         let variant = dir.path().join(format!("v{k}.c"));
         std::fs::write(&variant, &text).unwrap();
         for cc in common::compilers() {
-            let want = build_and_run(cc, &src, &dir.path().join("orig"));
-            let got = build_and_run(cc, &variant, &dir.path().join(format!("v{k}")));
+            let want = common::build_and_run(cc, &src, &dir.path().join("orig"));
+            let got = common::build_and_run(cc, &variant, &dir.path().join(format!("v{k}")));
             assert_eq!(got, want, "{cc} {config}");
         }
     }

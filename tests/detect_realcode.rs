@@ -12,7 +12,7 @@ mod common;
 
 use common::root;
 use polytune::frontend::detect::{DetectOptions, Detection, detect_file};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 fn fixture(name: &str) -> PathBuf {
     root().join("tests/fixtures/detect").join(name)
@@ -56,11 +56,6 @@ const CONFIGS: [&str; 3] = [
     "fuse=smart,tile=32x32x1,wave=1,omp=1,prevec=0,simd=0,uj=1",
 ];
 
-fn build_and_run(cc: &str, src: &Path, exe: &Path) -> String {
-    common::build_openmp(cc, src, exe, &[]);
-    common::run_two_threads(exe, &[])
-}
-
 /// `optimize --detect` under [`CONFIGS`] on a copy of the fixture: every
 /// detected region transformed (nothing left unchanged), and the program
 /// prints what the original prints. The text of each configuration.
@@ -86,8 +81,8 @@ fn runs_like_the_original(name: &str) -> Vec<String> {
         let variant = dir.path().join(format!("v{k}.c"));
         std::fs::write(&variant, &text).unwrap();
         for cc in common::compilers() {
-            let want = build_and_run(cc, &src, &dir.path().join("orig"));
-            let got = build_and_run(cc, &variant, &dir.path().join(format!("v{k}")));
+            let want = common::build_and_run(cc, &src, &dir.path().join("orig"));
+            let got = common::build_and_run(cc, &variant, &dir.path().join(format!("v{k}")));
             assert_eq!(got, want, "{cc} {config}");
         }
         texts.push(text);

@@ -149,11 +149,6 @@ fn scalars_of_one_value_read_as_that_value() {
     );
 }
 
-fn build_and_run(cc: &str, src: &Path, exe: &Path) -> String {
-    common::build_openmp(cc, src, exe, &[]);
-    common::run_two_threads(exe, &[])
-}
-
 #[test]
 fn local_blocks_run_like_the_original() {
     runs_like_the_original("block_scalars.c");
@@ -216,7 +211,7 @@ fn runs_like_the_original(name: &str) {
         "fuse=max,tile=32x32x1,wave=0,omp=1,prevec=0,simd=1,uj=8",
     ];
     for cc in compilers() {
-        let want = build_and_run(cc, &marked, &dir.path().join("orig"));
+        let want = common::build_and_run(cc, &marked, &dir.path().join("orig"));
         for (k, config) in configs.iter().enumerate() {
             for (src, detect) in [(&marked, false), (&unmarked, true)] {
                 let variant = dir.path().join(format!("v{k}{detect}.c"));
@@ -230,7 +225,7 @@ fn runs_like_the_original(name: &str) {
                 let stderr = String::from_utf8_lossy(&out.stderr);
                 assert!(out.status.success(), "{config}: {stderr}");
                 assert!(!stderr.contains("left unchanged"), "{config}: {stderr}");
-                let got = build_and_run(cc, &variant, &dir.path().join(format!("v{k}")));
+                let got = common::build_and_run(cc, &variant, &dir.path().join(format!("v{k}")));
                 assert_eq!(got, want, "{cc} {config} detect={detect}");
             }
         }
@@ -396,8 +391,8 @@ fn inner_iterators_do_not_clash_with_generated_loops() {
     assert!(code.contains("for (long polytune_c0 = "), "{code}");
     assert!(code.contains("int c0;"), "{code}");
     for cc in compilers() {
-        let want = build_and_run(cc, &src, &dir.path().join("orig"));
-        let got = build_and_run(cc, &variant, &dir.path().join("var"));
+        let want = common::build_and_run(cc, &src, &dir.path().join("orig"));
+        let got = common::build_and_run(cc, &variant, &dir.path().join("var"));
         assert_eq!(got, want, "{cc}");
     }
 }

@@ -150,6 +150,13 @@ pub fn build_openmp(cc: &str, src: &Path, exe: &Path, extra: &[&str]) {
     );
 }
 
+/// Compiles `src` with OpenMP ([`build_openmp`]) and runs it on two
+/// threads ([`run_two_threads`]): its standard output.
+pub fn build_and_run(cc: &str, src: &Path, exe: &Path) -> String {
+    build_openmp(cc, src, exe, &[]);
+    run_two_threads(exe, &[])
+}
+
 /// Runs a test program on two OpenMP threads under a 60-second limit (a
 /// variant that loops for hours is a failure too); its standard output.
 pub fn run_two_threads(exe: &Path, args: &[&str]) -> String {
