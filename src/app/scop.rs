@@ -80,6 +80,14 @@ pub struct ScopReport {
     /// runs only where it holds. `None` when there are no such arrays.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub alias_check: Option<String>,
+    /// The user's OpenMP loop directives on its loops, and whether the
+    /// engine proves them; empty when there are none.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub directives: Vec<DirectiveReport>,
+    /// The user's `omp parallel` region around it, when its loop is a
+    /// work-shared one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub team: Option<String>,
     /// Why the engine cannot transform it (text only).
     #[serde(skip)]
     pub not_transformable: Option<String>,
@@ -142,6 +150,41 @@ pub fn report(src: &SourceFile) -> Result<Report, Error> {
     })
 }
 
+/// A user's OpenMP loop directive of a SCoP.
+#[derive(Debug, Clone, Serialize)]
+pub struct DirectiveReport {
+    pub line: usize,
+    pub text: String,
+    /// Why the engine does not prove it (the SCoP is then left as
+    /// written); absent when it does.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub not_proven: Option<String>,
+}
+
+/// Each directive of `s` and its proof (the first one that fails, and
+/// the rest unproven as well: the SCoP is left as written).
+fn directives(src: &SourceFile, s: &Scop) -> Vec<DirectiveReport> {
+    let proof = crate::engine::pipeline::prove_directives(src, s, None);
+    s.directives
+        .iter()
+        .map(|d| DirectiveReport {
+            line: src.line_col(d.span.start).0,
+            text: d.directive.text.clone(),
+            not_proven: match &proof {
+                Ok(()) => None,
+                Err((Some(at), why)) if *at == d.span => {
+                    let prefix = format!("the user's `{}` is not proven: ", d.directive.text);
+                    Some(format!(
+                        "not proven: {}",
+                        why.strip_prefix(&prefix).unwrap_or(why)
+                    ))
+                }
+                Err((_, why)) => Some(format!("the SCoP is left as written: {why}")),
+            },
+        })
+        .collect()
+}
+
 fn scop(ctx: &isl::Ctx, src: &SourceFile, s: &Scop) -> Result<ScopReport, Error> {
     let limits = crate::engine::pipeline::check_limits(s).err();
     let isl = IslView {
@@ -201,6 +244,8 @@ fn scop(ctx: &isl::Ctx, src: &SourceFile, s: &Scop) -> Result<ScopReport, Error>
             .collect(),
         run_time_check,
         alias_check,
+        directives: directives(src, s),
+        team: s.team.as_ref().map(|t| t.text.clone()),
         not_transformable,
         c: s.to_c(""),
     })
@@ -294,6 +339,10 @@ pub struct DetectedRegion {
     /// transform the region).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub alias_check: Option<String>,
+    /// The user's OpenMP loop directives in it, and whether the engine
+    /// proves them.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub directives: Vec<DirectiveReport>,
 }
 
 /// `scop --detect`: the file's regions found without pragmas.
@@ -309,6 +358,11 @@ pub fn detect(
         .into_iter()
         .zip(scops)
         .map(|(region, scop)| DetectedRegion {
+            directives: d
+                .source
+                .as_ref()
+                .map(|src| directives(src, scop))
+                .unwrap_or_default(),
             region,
             may_alias: scop.spelled_alias_checks(),
             alias_check: match crate::engine::codegen::alias_check_c(scop) {

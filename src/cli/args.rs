@@ -188,6 +188,7 @@ impl ProgramArgs {
         r.size = corpus_style(&src.text).then_some(size);
         r.include = include;
         r.extra = compile_line.to_vec();
+        r.openmp = crate::frontend::pragmas::uses_openmp(&src.text);
         let bare = !crate::engine::driver::has_main(&src.text)
             && self.build.is_none()
             && !crate::engine::driver::sources_define_main(compile_line);

@@ -158,6 +158,12 @@ pub(crate) fn with_lowered<R>(
     let ctx = Ctx::new();
     bounded(&ctx, scop, || {
         let model = Model::new(&ctx, scop, context)?;
+        // The user's OpenMP directives hold on the original program, or
+        // the SCoP stays as written.
+        if !scop.directives.is_empty() {
+            let dead = crate::frontend::liveness::dead_scalars(src, scop);
+            crate::engine::model::prove_directives(&model, scop, &dead)?;
+        }
         let mut notes = Vec::new();
         // With `exp=1`, the SCoP with its scalars expanded is modelled and
         // transformed instead.
@@ -231,8 +237,61 @@ pub(crate) fn expanded(
     if !config.expand {
         return Ok(None);
     }
+    if scop.team.is_some() {
+        // Every thread of the user's team would allocate its own arrays.
+        return Ok(Some(Err(
+            "exp=1 left out: the SCoP is a work-shared loop of the user's `omp parallel` region"
+                .into(),
+        )));
+    }
     let dead = crate::frontend::liveness::dead_scalars(src, scop);
     model.expanded(scop, &dead).map(Some)
+}
+
+/// The SCoPs of `src` whose user's OpenMP directives do not hold on the
+/// original program (`model/directive.rs`), each with the note that says
+/// why: every variant leaves them as written. A SCoP the engine cannot
+/// model is not among them (the transformation says why).
+pub fn unproven_directives(src: &SourceFile, context: Option<&str>) -> Vec<(usize, String)> {
+    let mut out = Vec::new();
+    for scop in src.scops.iter().filter(|s| !s.directives.is_empty()) {
+        if let Err((Some(span), reason)) = prove_directives(src, scop, context) {
+            let (line, col) = src.line_col(span.start);
+            out.push((
+                scop.index,
+                format!(
+                    "{}:{line}:{col}: SCoP {} left unchanged: {reason}",
+                    src.path.display(),
+                    scop.index
+                ),
+            ));
+        }
+    }
+    out
+}
+
+/// Whether `scop`'s user's OpenMP directives hold (see
+/// [`unproven_directives`]): the first that does not, with its position
+/// and why, or why the SCoP could not be modelled (no position).
+pub fn prove_directives(
+    src: &SourceFile,
+    scop: &Scop,
+    context: Option<&str>,
+) -> Result<(), (Option<crate::frontend::scop::ast::Span>, String)> {
+    if scop.directives.is_empty() {
+        return Ok(());
+    }
+    let ctx = Ctx::new();
+    let proven = bounded(&ctx, scop, || {
+        let model = Model::new(&ctx, scop, context)?;
+        let dead = crate::frontend::liveness::dead_scalars(src, scop);
+        crate::engine::model::prove_directives(&model, scop, &dead)
+    });
+    match proven {
+        Ok(Ok(())) => Ok(()),
+        Ok(Err(EngineError::Assumption { span, reason, .. })) => Err((Some(span), reason)),
+        Ok(Err(e)) | Err(e) => Err((None, e.reason())),
+    }
 }
 
 /// Applies `config` to every SCoP of the file.

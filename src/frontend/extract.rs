@@ -5,6 +5,7 @@
 
 use super::error::SpanError;
 use super::lex::{Tok, directive_words, tokens};
+use super::omp;
 use super::pragmas;
 use crate::frontend::scop::Region;
 use crate::frontend::scop::ast::Span;
@@ -17,6 +18,9 @@ enum Directive {
     EndScop,
     /// Any other pragma: the user's, with its text on one line.
     Pragma(String),
+    /// An OpenMP loop directive (`omp::parse`), or its text and why
+    /// polytune cannot check it.
+    Omp(Result<omp::Directive, (String, String)>),
     Other,
 }
 
@@ -50,6 +54,29 @@ pub enum Why {
 pub(crate) struct Regions {
     pub scops: Vec<Region>,
     pub written: Vec<Kept>,
+    /// The user's OpenMP loop directives inside the SCoPs, in order.
+    pub directives: Vec<Found>,
+    /// The SCoPs inside a user's `#pragma omp parallel` region around a
+    /// work-shared loop.
+    pub teams: Vec<TeamAround>,
+}
+
+/// A SCoP (its index into [`Regions::scops`]) inside a user's `#pragma
+/// omp parallel` region: the byte range of the region's statement, and
+/// what the directive says.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct TeamAround {
+    pub scop: usize,
+    pub statement: (usize, usize),
+    pub team: omp::Team,
+}
+
+/// A user's OpenMP loop directive inside a SCoP: its line (with its
+/// newline) and what it says. The engine must prove it (see `omp`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Found {
+    pub span: Span,
+    pub directive: omp::Directive,
 }
 
 /// The configuration named by polytune's header comment when the region
@@ -67,6 +94,7 @@ fn written_by_polytune(text: &str, body: usize) -> Option<String> {
 pub(crate) fn regions(text: &str) -> Result<Regions, SpanError> {
     let mut out = Vec::new();
     let mut written = Vec::new();
+    let mut found = Vec::new();
     // The open region, and the configuration when polytune wrote it.
     let mut open: Option<(Span, Option<String>)> = None;
     for (span, directive) in directives(text) {
@@ -106,7 +134,15 @@ pub(crate) fn regions(text: &str) -> Result<Regions, SpanError> {
                 )
                 .help("add `#pragma scop` before the loop nest, or remove this line"));
             }
-            (Directive::Pragma(_) | Directive::Other, Some((_, Some(_)))) => {}
+            (Directive::Pragma(_) | Directive::Omp(_) | Directive::Other, Some((_, Some(_)))) => {}
+            (Directive::Omp(Ok(directive)), Some(_)) => found.push(Found { span, directive }),
+            (Directive::Omp(Err((p, why))), Some(_)) => {
+                return Err(SpanError::new(
+                    span,
+                    format!("the user's `{p}` inside this SCoP: {why}, so polytune cannot prove it and does not transform the SCoP"),
+                )
+                .help(PRAGMA_HELP));
+            }
             (Directive::Pragma(p), Some(_)) => {
                 return Err(SpanError::new(
                     span,
@@ -121,18 +157,73 @@ pub(crate) fn regions(text: &str) -> Result<Regions, SpanError> {
                 )
                 .help("move it outside the `#pragma scop` ... `#pragma endscop` region"));
             }
-            (Directive::Pragma(_) | Directive::Other, None) => {}
+            (Directive::Pragma(_) | Directive::Omp(_) | Directive::Other, None) => {}
         }
     }
     if let Some((o, _)) = open {
         return Err(SpanError::new(o, "`#pragma scop` is never closed")
             .help("add `#pragma endscop` after the loop nest"));
     }
-    // Pragmas in front of a SCoP or of a statement that encloses it (an
-    // `omp parallel` block), and pragma operators inside it.
-    let foreign = pragmas::foreign(text);
-    for r in &out {
-        if let Some(p) = pragmas::blocking(&foreign, r.body.start, r.body.end) {
+    let teams = foreign_pragmas(text, &out, &found)?;
+    if out.is_empty() && written.is_empty() {
+        return Err(SpanError::new(
+            Span { start: 0, end: 0 },
+            "no SCoP found: the file has no `#pragma scop` ... `#pragma endscop` region",
+        )
+        .help("mark the loop nest to optimize with `#pragma scop` before it and `#pragma endscop` after it"));
+    }
+    Ok(Regions {
+        scops: out,
+        written,
+        directives: found,
+        teams,
+    })
+}
+
+/// The user's pragmas that bear on the SCoPs `out` (in front of one, of a
+/// statement that encloses it, or inside it), bar the OpenMP loop
+/// directives `found` inside them: an error for the first, unless it is a
+/// `#pragma omp parallel` region around a SCoP whose loop is work-shared
+/// (`omp::Team`), which is returned with the SCoP's index and the
+/// region's statement.
+fn foreign_pragmas(
+    text: &str,
+    out: &[Region],
+    found: &[Found],
+) -> Result<Vec<TeamAround>, SpanError> {
+    let mut foreign = pragmas::foreign(text);
+    foreign.retain(|p| {
+        !found
+            .iter()
+            .any(|f| f.span.start <= p.start && p.start < f.span.end)
+    });
+    let mut teams = Vec::new();
+    for (k, r) in out.iter().enumerate() {
+        let bearing = pragmas::bearing(&foreign, r.body.start, r.body.end);
+        // A `#pragma omp parallel` region around a work-shared loop: the
+        // engine proves the loop's `#pragma omp for` (`omp::Team`).
+        let team = bearing.first().and_then(|p| {
+            let (t0, t1) = p.target?;
+            let words = directive_words(&text[p.start..p.end])?;
+            let team = omp::parse_team(words.get(1..)?)?.ok()?;
+            let works = found.iter().any(|f| {
+                r.body.start <= f.span.start
+                    && f.span.start < r.body.end
+                    && f.directive.construct == omp::Construct::For
+            });
+            (bearing.len() == 1 && works && t0 < r.open.start && r.close.end <= t1).then_some(
+                TeamAround {
+                    scop: k,
+                    statement: (t0, t1),
+                    team,
+                },
+            )
+        });
+        if let Some(t) = team {
+            teams.push(t);
+            continue;
+        }
+        if let Some(p) = bearing.first() {
             let inside = r.body.start <= p.start && p.start < r.body.end;
             let (span, where_) = if inside {
                 (
@@ -152,17 +243,7 @@ pub(crate) fn regions(text: &str) -> Result<Regions, SpanError> {
             .help(PRAGMA_HELP));
         }
     }
-    if out.is_empty() && written.is_empty() {
-        return Err(SpanError::new(
-            Span { start: 0, end: 0 },
-            "no SCoP found: the file has no `#pragma scop` ... `#pragma endscop` region",
-        )
-        .help("mark the loop nest to optimize with `#pragma scop` before it and `#pragma endscop` after it"));
-    }
-    Ok(Regions {
-        scops: out,
-        written,
-    })
+    Ok(teams)
 }
 
 /// Why a SCoP under the user's pragma is not transformed.
@@ -198,7 +279,11 @@ fn classify(line: &str) -> Directive {
     match words.as_slice() {
         [p, s] if p == "pragma" && s == "scop" => Directive::Scop,
         [p, s] if p == "pragma" && s == "endscop" => Directive::EndScop,
-        [p, ..] if p == "pragma" => Directive::Pragma(format!("#{}", words.join(" "))),
+        [p, rest @ ..] if p == "pragma" => match omp::parse(rest) {
+            Some(Ok(d)) => Directive::Omp(Ok(d)),
+            Some(Err(why)) => Directive::Omp(Err((format!("#{}", words.join(" ")), why))),
+            None => Directive::Pragma(format!("#{}", words.join(" "))),
+        },
         _ => Directive::Other,
     }
 }
@@ -261,16 +346,34 @@ mod tests {
 
     #[test]
     fn the_users_pragmas_block_the_scop() {
-        let inside = "void f() {\n#pragma scop\nfor (i = 0; i < n; i++)\n#pragma omp \\\n  simd\n  a[i] = 0;\n#pragma endscop\n}\n";
+        let inside = "void f() {\n#pragma scop\nfor (i = 0; i < n; i++)\n#pragma GCC \\\n  ivdep\n  a[i] = 0;\n#pragma endscop\n}\n";
         let e = regions(inside).unwrap_err();
         assert!(
             e.message.starts_with(
-                "the user's `#pragma omp simd` inside this SCoP: polytune does not re-derive"
+                "the user's `#pragma GCC ivdep` inside this SCoP: polytune does not re-derive"
             ),
             "{}",
             e.message
         );
-        assert_eq!(&inside[e.span.start..e.span.start + 11], "#pragma omp");
+        assert_eq!(&inside[e.span.start..e.span.start + 11], "#pragma GCC");
+        // An OpenMP loop directive is read for the engine to prove, and
+        // one with a clause polytune does not check is refused by name.
+        let simd = inside.replace("GCC \\\n  ivdep", "omp \\\n  simd");
+        let r = regions(&simd).unwrap();
+        assert_eq!(r.directives.len(), 1);
+        assert_eq!(r.directives[0].directive.construct, omp::Construct::Simd);
+        assert_eq!(
+            &simd[r.directives[0].span.start..r.directives[0].span.start + 11],
+            "#pragma omp"
+        );
+        let aligned = inside.replace("GCC \\\n  ivdep", "omp simd aligned(a:32)");
+        let e = regions(&aligned).unwrap_err();
+        assert!(
+            e.message
+                .contains("its clause `aligned` makes a promise polytune does not check"),
+            "{}",
+            e.message
+        );
         let in_front = "void f() {\n#pragma omp parallel for\n#pragma scop\nfor (i = 0; i < n; i++)\n  a[i] = 0;\n#pragma endscop\n}\n";
         let e = regions(in_front).unwrap_err();
         assert_eq!(

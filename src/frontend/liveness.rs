@@ -64,7 +64,7 @@ fn dead_after(src: &SourceFile, scop: &Scop, names: &[&str]) -> Vec<String> {
     if toks[range.clone()].iter().any(|t| t.word == "goto") {
         return Vec::new();
     }
-    let types = type_names(src, &toks);
+    let types = type_names(&src.text, &toks);
     names
         .iter()
         .filter(|name| {
@@ -77,8 +77,18 @@ fn dead_after(src: &SourceFile, scop: &Scop, names: &[&str]) -> Vec<String> {
             };
             let after = uses.iter().any(|&k| toks[k].start >= close);
             // A macro could name it where the scan does not see it.
+            // (The user's OpenMP directives on the SCoP's loops name it
+            // in their clauses only: `omp.rs` reads them.)
+            // A pragma outside the function cannot name its local.
             let in_macro = toks.iter().any(|t| {
                 t.kind == Tok::Directive
+                    && (range.contains(&toks.partition_point(|u| u.start < t.start))
+                        || directive_words(&src.text[t.start..t.end])
+                            .is_some_and(|w| w.first().is_some_and(|d| d != "pragma")))
+                    && !scop
+                        .directives
+                        .iter()
+                        .any(|d| d.span.start <= t.start && t.start < d.span.end)
                     && src.text[t.start..t.end]
                         .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
                         .any(|w| w == **name)
@@ -125,6 +135,60 @@ pub(crate) fn function_start(toks: &[Token], body: usize) -> usize {
     }
 }
 
+/// The names declared by the declarations of the block that opens at
+/// `start`, up to `end` (their declarators only: `t` and `u` in `double
+/// t = x * 2, u[4];`, not `x`; not those of blocks inside it, which are
+/// out of scope at `end`).
+pub(crate) fn declared_in(text: &str, start: usize, end: usize) -> Vec<String> {
+    let toks = tokens(text);
+    let types = type_names(text, &toks);
+    let first = toks.partition_point(|t| t.start < start);
+    let last = toks.partition_point(|t| t.start < end);
+    let mut out = Vec::new();
+    let mut level = 0usize;
+    let mut k = first;
+    while k < last {
+        let w = toks[k].word.as_str();
+        match w {
+            "{" => level += 1,
+            "}" => level = level.saturating_sub(1),
+            _ => {}
+        }
+        let declares = level == 1
+            && (TYPE_WORDS.contains(&w) || types.contains(w))
+            && k > first
+            && matches!(toks[k - 1].word.as_str(), "{" | "}" | ";");
+        if !declares {
+            k += 1;
+            continue;
+        }
+        // The statement's declarators: a name after the type words, a
+        // `*` or a comma at the statement's own level.
+        let mut depth = 0usize;
+        let mut expect = true;
+        while k < last && toks[k].word != ";" {
+            let t = &toks[k];
+            match t.word.as_str() {
+                "(" | "[" | "{" => depth += 1,
+                ")" | "]" | "}" => depth = depth.saturating_sub(1),
+                "," if depth == 0 => expect = true,
+                "=" if depth == 0 => expect = false,
+                "*" | "const" | "restrict" | "volatile" => {}
+                w if TYPE_WORDS.contains(&w) || types.contains(w) => {}
+                _ if expect && depth == 0 && t.kind == Tok::Ident => {
+                    if toks.get(k + 1).is_none_or(|n| n.word != "(") {
+                        out.push(t.word.clone());
+                    }
+                    expect = false;
+                }
+                _ => {}
+            }
+            k += 1;
+        }
+    }
+    out
+}
+
 /// Whether the identifier at `at` is declared by the statement it is in:
 /// one that starts (after `{`, `}` or `;`) with a basic type word or one
 /// of the file's type names (`types`), and is neither `static` nor
@@ -144,13 +208,13 @@ pub(crate) fn declaration(toks: &[Token], types: &HashSet<String>, body: usize, 
 /// The names that stand for a plain type in `src`: PolyBench's
 /// `DATA_TYPE`, the object-like macros whose expansion is type words
 /// only, and the typedefs of type words (no storage class either way).
-fn type_names(src: &SourceFile, toks: &[Token]) -> HashSet<String> {
+fn type_names(text: &str, toks: &[Token]) -> HashSet<String> {
     let mut types: HashSet<String> = HashSet::from(["DATA_TYPE".to_string()]);
     let plain = |w: &str, types: &HashSet<String>| TYPE_WORDS.contains(&w) || types.contains(w);
     let name = |w: &str| w.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
     for (k, t) in toks.iter().enumerate() {
         if t.kind == Tok::Directive {
-            let words = directive_words(&src.text[t.start..t.end]).unwrap_or_default();
+            let words = directive_words(&text[t.start..t.end]).unwrap_or_default();
             if let [define, n, expansion @ ..] = words.as_slice()
                 && define == "define"
                 && name(n)
@@ -187,6 +251,16 @@ mod tests {
     }
 
     const BODY: &str = "#pragma scop\nfor (i = 0; i < n; i++) { t = x[i]; s = t; x[i] = t * s; }\n#pragma endscop\n";
+
+    #[test]
+    fn declared_names_are_the_declarators_only() {
+        let text = "{ double t = x * 2, u[4]; int *p, k = f(a, b); typedef_t z; m = 3;\n";
+        assert_eq!(declared_in(text, 0, text.len()), ["t", "u", "p", "k"]);
+        let typed =
+            "#define REAL double\n{ REAL s; const long n = 2; { int gone; } for (int i = 0;;) {}\n";
+        let open = typed.find('{').unwrap();
+        assert_eq!(declared_in(typed, open, typed.len()), ["s", "n"]);
+    }
 
     #[test]
     fn a_local_not_named_after_the_scop_is_dead() {

@@ -11,6 +11,7 @@ pub(crate) mod lex;
 pub mod liveness;
 mod lower;
 mod macros;
+pub mod omp;
 pub(crate) mod origin;
 mod parse;
 pub mod pragmas;
@@ -188,8 +189,27 @@ fn scops_of(text: &str, options: &Options) -> Result<(Vec<Scop>, Vec<Kept>), Spa
     let mut types: Option<lower::TypeScan> = None;
     let regions = extract::regions(text)?;
     let mut kept = regions.written;
-    for region in regions.scops {
-        let body_text = &text[region.body.start..region.body.end];
+    for (ri, region) in regions.scops.into_iter().enumerate() {
+        // The user's OpenMP directives are read apart (`omp::attach`):
+        // the parser sees blanks in their place.
+        let blanked;
+        let mut body_text = &text[region.body.start..region.body.end];
+        let inside = |f: &&extract::Found| {
+            region.body.start <= f.span.start && f.span.start < region.body.end
+        };
+        if regions.directives.iter().any(|f| inside(&f)) {
+            let mut b = body_text.as_bytes().to_vec();
+            for f in regions.directives.iter().filter(inside) {
+                for k in f.span.start..f.span.end.min(region.body.end) {
+                    let c = &mut b[k - region.body.start];
+                    if *c != b'\n' {
+                        *c = b' ';
+                    }
+                }
+            }
+            blanked = String::from_utf8(b).expect("blanks keep the text UTF-8");
+            body_text = &blanked;
+        }
         // A region far beyond the caller's limit is not parsed.
         if let Some(limit) = options.max_statements {
             let at_least = size::statements_at_least(body_text);
@@ -211,15 +231,21 @@ fn scops_of(text: &str, options: &Options) -> Result<(Vec<Scop>, Vec<Kept>), Spa
         let body = renumber(body, first_id);
         next_id = 0;
         let visible = types.visible_at(region.open.start);
-        out.push(lower::lower(
-            k,
-            region,
-            body,
-            &pure,
-            &expansions,
-            text,
-            visible,
-        )?);
+        let mut scop = lower::lower(k, region, body, &pure, &expansions, text, visible)?;
+        // Inside a user's `omp parallel` region, what the region's code
+        // declares before the SCoP is each thread's own.
+        let team = regions.teams.iter().find(|t| t.scop == ri).map(|t| {
+            let mut team = t.team.clone();
+            team.private.extend(liveness::declared_in(
+                text,
+                t.statement.0,
+                region.open.start,
+            ));
+            team
+        });
+        scop.directives = omp::attach(&scop, &regions.directives, text, team.as_ref())?;
+        scop.team = team;
+        out.push(scop);
     }
     kept.sort_by_key(|r| r.region.open.start);
     Ok((out, kept))

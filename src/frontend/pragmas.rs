@@ -36,7 +36,7 @@ pub(crate) struct Pragma {
     /// body (`None` at file scope or before a closing brace).
     pub target: Option<(usize, usize)>,
     /// The furthest end of the targets of this pragma and all before it
-    /// (for [`blocking`]).
+    /// (for [`bearing`]).
     reach: usize,
 }
 
@@ -151,17 +151,30 @@ pub(crate) fn foreign_with(text: &str, pragma_macros: &[String]) -> Vec<Pragma> 
     out
 }
 
-/// A pragma of `pragmas` (as [`foreign`] returns them, in order) that
-/// bears on `[start, end)`.
-pub(crate) fn blocking(pragmas: &[Pragma], start: usize, end: usize) -> Option<&Pragma> {
-    // Only pragmas that start before `end` can; going back from there,
-    // stop once no earlier target reaches `start`.
+/// Whether the program text uses OpenMP itself: an `omp` pragma (a
+/// directive or an operator) or `omp.h` included.
+pub fn uses_openmp(text: &str) -> bool {
+    foreign(text).iter().any(|p| {
+        p.text.starts_with("#pragma omp ") || p.text == "#pragma omp" || p.text.contains("(\"omp ")
+    }) || super::lex::tokens(text).iter().any(|t| {
+        t.kind == Tok::Directive
+            && directive_words(&text[t.start..t.end]).is_some_and(|w| {
+                w.first().is_some_and(|d| d == "include") && w.iter().any(|x| x.contains("omp.h"))
+            })
+    })
+}
+
+/// Every pragma of `pragmas` that bears on `[start, end)`, in order.
+pub(crate) fn bearing(pragmas: &[Pragma], start: usize, end: usize) -> Vec<&Pragma> {
     let before = pragmas.partition_point(|p| p.start < end);
-    pragmas[..before]
+    let mut out: Vec<&Pragma> = pragmas[..before]
         .iter()
         .rev()
         .take_while(|p| p.reach > start || p.start >= start)
-        .find(|p| p.applies_to(start, end))
+        .filter(|p| p.applies_to(start, end))
+        .collect();
+    out.reverse();
+    out
 }
 
 fn shorten(s: &str) -> String {
@@ -447,11 +460,11 @@ mod tests {
         let after = range("for (i = 0; i < n; i++) y[i] = 0;");
         let before = range("a = 0;");
         let block = range("{\n    for (i = 0; i < n; i++) x[i] = 0;\n  }");
-        assert!(blocking(&ps, inner.0, inner.1).is_some());
-        assert!(blocking(&ps, block.0, block.1).is_some());
-        assert!(blocking(&ps, before.0, after.1).is_some(), "inside");
-        assert!(blocking(&ps, after.0, after.1).is_none());
-        assert!(blocking(&ps, before.0, before.1).is_none());
+        assert!(!bearing(&ps, inner.0, inner.1).is_empty());
+        assert!(!bearing(&ps, block.0, block.1).is_empty());
+        assert!(!bearing(&ps, before.0, after.1).is_empty(), "inside");
+        assert!(bearing(&ps, after.0, after.1).is_empty());
+        assert!(bearing(&ps, before.0, before.1).is_empty());
     }
 
     #[test]
@@ -479,5 +492,19 @@ mod tests {
         // performance figure: generous, since debug builds on a loaded
         // 2-core machine took more than 10 s.
         assert!(started.elapsed().as_secs() < 60);
+    }
+
+    #[test]
+    fn a_program_uses_openmp_by_a_pragma_an_operator_or_its_header() {
+        assert!(uses_openmp("void f() {\n#pragma omp parallel\n{}\n}\n"));
+        assert!(uses_openmp(
+            "void f() { _Pragma(\"omp simd\") for (;;) {} }\n"
+        ));
+        assert!(uses_openmp(
+            "#include <omp.h>\nint main() { return omp_get_max_threads(); }\n"
+        ));
+        assert!(!uses_openmp(
+            "#pragma GCC ivdep\n/* #pragma omp parallel */\nint x;\n"
+        ));
     }
 }

@@ -42,6 +42,11 @@ pub struct Recipe {
     /// Files of the compile line that polytune wrote (a bare kernel's
     /// driver), with what they are: a description names them by file name.
     pub generated: Vec<(PathBuf, String)>,
+    /// The program uses OpenMP itself (`frontend::uses_openmp`): every
+    /// build, the original's included, gets `-fopenmp`, so that the
+    /// original runs as its author runs it and a variant competes with
+    /// that.
+    pub openmp: bool,
 }
 
 impl Recipe {
@@ -57,6 +62,7 @@ impl Recipe {
             run: None,
             run_args: Vec::new(),
             generated: Vec::new(),
+            openmp: false,
         }
     }
 
@@ -74,7 +80,7 @@ impl Recipe {
         if let Some(size) = self.size {
             args.push(size.define().into());
         }
-        if openmp {
+        if openmp || self.openmp {
             args.push("-fopenmp".into());
         }
         args.push("-iquote".into());
@@ -109,7 +115,7 @@ impl Recipe {
             Some(cmd) => {
                 let mut cflags: Vec<String> = self.compiler.flags.clone();
                 cflags.extend(extra_flags.iter().map(|s| s.to_string()));
-                if openmp {
+                if openmp || self.openmp {
                     cflags.push("-fopenmp".into());
                 }
                 cflags.push("-iquote".into());

@@ -143,6 +143,33 @@ pub fn select(
     if models.is_empty() {
         return Err(LearnError::Data("no models to rank with".into()).into());
     }
+    // A region whose user's OpenMP directive is not proven is left as
+    // written by every variant: it is no SCoP to the selection.
+    let mut refused = crate::engine::pipeline::unproven_directives(src, context);
+    // A work-shared loop of the user's `omp parallel` region runs on every
+    // thread of the team: the measurement build, which times and records
+    // each execution of a region on its own, cannot.
+    for s in src.scops.iter().filter(|s| s.team.is_some()) {
+        if !refused.iter().any(|(k, _)| *k == s.index) {
+            let (line, _) = src.line_col(s.region.open.start);
+            refused.push((
+                s.index,
+                format!(
+                    "{}:{line}: SCoP {} left unchanged: it is a work-shared loop of the user's `omp parallel` region, which every thread of the team runs, and the measurement build times and verifies a region only when one thread runs it (a configuration given by name transforms it)",
+                    src.path.display(),
+                    s.index
+                ),
+            ));
+        }
+    }
+    refused.sort_by_key(|(k, _)| *k);
+    let proven: SourceFile;
+    let src = if refused.is_empty() || refused.len() == src.scops.len() {
+        src
+    } else {
+        proven = src.without(&refused.iter().map(|(k, _)| *k).collect::<Vec<_>>());
+        &proven
+    };
     // A region the program never runs cannot be verified: it is left as
     // it is, and the others are tuned (an abort before).
     let reduced: SourceFile;
@@ -172,6 +199,9 @@ pub fn select(
     let mut ranked = s.rank(landscapes, &counted.features, params.as_ref())?;
     let mut report = s.report(&counted, &mut ranked);
     report.warnings.splice(0..0, unreached_notes);
+    report
+        .warnings
+        .splice(0..0, refused.into_iter().map(|(_, note)| note));
     if setup.no_run {
         return s.predict(&ranked, report);
     }

@@ -75,6 +75,14 @@ pub(crate) fn detection_text(d: &crate::app::scop::Detected) -> String {
         if let Some(check) = alias {
             o += &format!("    run-time alias check: {check}\n");
         }
+        for d in &r.directives {
+            o += &format!(
+                "    user's directive at line {}: `{}`: {}\n",
+                d.line,
+                d.text,
+                d.not_proven.as_deref().unwrap_or("proven")
+            );
+        }
     }
     for r in &d.rejected {
         o += &format!("  {}\n", rejection(file, r));
@@ -156,6 +164,21 @@ pub(crate) fn scop_text(r: &Report, with_c: bool) -> String {
             let _ = writeln!(
                 o,
                 "  run-time alias check (the original runs where it fails): {check}"
+            );
+        }
+        if let Some(team) = &s.team {
+            let _ = writeln!(
+                o,
+                "  a work-shared loop of the user's `{team}`: every thread of the team runs the SCoP"
+            );
+        }
+        for d in &s.directives {
+            let _ = writeln!(
+                o,
+                "  user's directive at line {}: `{}`: {}",
+                d.line,
+                d.text,
+                d.not_proven.as_deref().unwrap_or("proven")
             );
         }
         if let Some(e) = &s.not_transformable {

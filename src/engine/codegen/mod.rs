@@ -14,6 +14,7 @@
 mod alias;
 mod check;
 pub mod expr;
+mod frame;
 mod marks;
 mod print;
 mod reduce;
@@ -31,10 +32,11 @@ use std::cell::RefCell;
 use std::collections::HashMap;
 use std::fmt::Write;
 
+use frame::{allocate_expanded, free_expanded, guarded, team_prologue};
 pub(crate) use marks::{affine_of, compose};
 use marks::{mark_omp, mark_simd, mark_unroll};
 pub(crate) use print::c_name;
-use print::{Printer, collect_bodies, guard_to_c, identifiers};
+use print::{Printer, collect_bodies, identifiers};
 use tree::{Node, convert};
 
 /// What the dependences say about one generated loop, given the loops
@@ -313,6 +315,7 @@ pub fn emit(scop: &Scop, lowered: &Lowered<'_, '_>, config: &Config, indent: &st
     let (nodes, notes) = marked(scop, lowered, config);
     let mut p = printer(scop);
     let _ = writeln!(p.out, "{indent}/* polytune: {config} */");
+    let single = team_prologue(&mut p, scop, &nodes, indent);
     // Values the SCoP reads from memory it never writes are parameters,
     // loaded once here (the original in the fallback reads them itself).
     let loads = scop.invariant_declarations(&format!("{indent}  "));
@@ -334,7 +337,7 @@ pub fn emit(scop: &Scop, lowered: &Lowered<'_, '_>, config: &Config, indent: &st
         allocate_expanded(&mut p, scop, indent);
         &inner
     };
-    guarded(&mut p, scop, lowered, &nodes, indent);
+    guarded(&mut p, scop, lowered, &nodes, indent, single);
     if !expanded.is_empty() {
         free_expanded(&mut p, scop, outer);
     }
@@ -408,6 +411,7 @@ fn printer(scop: &Scop) -> Printer<'_> {
             "c".into()
         },
         out: String::new(),
+        team: false,
         openmp: false,
         acc: if ids.iter().any(|i| i.starts_with("acc")) {
             "polytune_acc".into()
@@ -415,95 +419,6 @@ fn printer(scop: &Scop) -> Printer<'_> {
             "acc".into()
         },
         renamed: HashMap::new(),
-    }
-}
-
-/// Allocates the expanded scalars' arrays and opens the test that they
-/// were.
-fn allocate_expanded(p: &mut Printer<'_>, scop: &Scop, indent: &str) {
-    let expanded = &scop.expanded;
-    let _ = writeln!(p.out, "{indent}{{");
-    for x in expanded {
-        // An extent where the loop runs; 1 where it does not.
-        let extent = |m: &AstExpr| {
-            let m = p.c(m);
-            format!("({m} >= 0 ? {m} + 1 : 1)")
-        };
-        let rows: String = x.max[1..]
-            .iter()
-            .map(|m| format!("[{}]", extent(m)))
-            .collect();
-        let n = extent(&x.max[0]);
-        let _ = writeln!(
-            p.out,
-            "{indent}  __typeof__({s}) (*{a}){rows} = __builtin_malloc(sizeof(*{a}) * (__SIZE_TYPE__){n});",
-            s = x.scalar,
-            a = x.array,
-        );
-    }
-    let all: Vec<&str> = expanded.iter().map(|x| x.array.as_str()).collect();
-    let _ = writeln!(p.out, "{indent}  if ({}) {{", all.join(" && "));
-}
-
-/// The new code, under the run-time check of the assumed context when
-/// there is one (the original runs elsewhere).
-fn guarded(
-    p: &mut Printer<'_>,
-    scop: &Scop,
-    lowered: &Lowered<'_, '_>,
-    nodes: &[Node],
-    indent: &str,
-) {
-    // The transformed code is proven for the parameter values of the
-    // assumed context only, and where the arrays that may overlap do
-    // not; elsewhere the original runs, as the user wrote it.
-    let conditions: Vec<String> = lowered
-        .guard
-        .as_ref()
-        .map(guard_to_c)
-        .into_iter()
-        .chain(alias::alias_to_c(&lowered.model.alias, scop))
-        .collect();
-    match conditions.is_empty() {
-        true => p.nodes(nodes, indent),
-        false => {
-            let mut cond = conditions.join(" && ");
-            if !lowered.model.alias.is_empty() {
-                // The transformed code is the likely side: without the
-                // hint gcc lays the original's loop (vectorized with its
-                // own alias check) in the hot path, and a kernel of 1024
-                // elements called 3 million times ran 1.3-1.4x slower than
-                // without the check (Zen 3, gcc 12, 2026-11-28); with it,
-                // within the noise (scripts/alias_overhead.py).
-                cond = format!("__builtin_expect({cond}, 1)");
-            }
-            let _ = writeln!(p.out, "{indent}if ({cond}) {{");
-            p.nodes(nodes, &format!("{indent}  "));
-            let _ = writeln!(p.out, "{indent}}} else {{");
-            push_original(&mut p.out, scop);
-            let _ = writeln!(p.out, "{indent}}}");
-        }
-    }
-}
-
-/// The original where the expanded arrays could not be allocated, then
-/// the arrays freed.
-fn free_expanded(p: &mut Printer<'_>, scop: &Scop, outer: &str) {
-    let expanded = &scop.expanded;
-    let _ = writeln!(p.out, "{outer}  }} else {{");
-    push_original(&mut p.out, scop);
-    let _ = writeln!(p.out, "{outer}  }}");
-    for x in expanded {
-        let _ = writeln!(p.out, "{outer}  __builtin_free({});", x.array);
-    }
-    let _ = writeln!(p.out, "{outer}}}");
-}
-
-/// The SCoP's original text, ended by a newline.
-fn push_original(out: &mut String, scop: &Scop) {
-    out.push_str(&scop.original);
-    if !scop.original.ends_with('\n') {
-        out.push('\n');
     }
 }
 

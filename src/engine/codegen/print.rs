@@ -24,6 +24,9 @@ pub(super) struct Printer<'a> {
     pub(super) out: String,
     /// Whether an OpenMP directive was written.
     pub(super) openmp: bool,
+    /// The next parallel loop is work-shared among the user's team
+    /// (`omp for`) rather than a team of its own (`omp parallel for`).
+    pub(super) team: bool,
     /// The prefix of register-blocking accumulators (`acc0_1`).
     pub(super) acc: String,
     /// Reduction statements printed with a private accumulator (inside a
@@ -139,16 +142,52 @@ impl<'a> Printer<'a> {
         let _ = writeln!(self.out, "{indent}{line};");
     }
 
+    /// The clauses of the user's directive that still apply to a
+    /// parallel loop over `body` (`schedule`, `num_threads`, `proc_bind`,
+    /// see `frontend/omp.rs`): those of the directive whose loop holds
+    /// every statement of `body`, with a leading space; empty without.
+    pub(super) fn user_clauses(&self, body: &[Node]) -> String {
+        fn ids(nodes: &[Node], out: &mut Vec<usize>) {
+            for n in nodes {
+                match n {
+                    Node::For(l) => ids(&l.body, out),
+                    Node::If { then, other, .. } => {
+                        ids(then, out);
+                        ids(other, out);
+                    }
+                    Node::Stmt { id, .. } => out.push(*id),
+                }
+            }
+        }
+        let mut under = Vec::new();
+        ids(body, &mut under);
+        self.scop
+            .directives
+            .iter()
+            .find(|d| !under.is_empty() && under.iter().all(|s| d.statements.contains(s)))
+            .map(|d| {
+                d.directive
+                    .kept
+                    .iter()
+                    .map(|c| format!(" {c}"))
+                    .collect::<String>()
+            })
+            .unwrap_or_default()
+    }
+
     pub(super) fn pragmas(&mut self, l: &Loop, indent: &str) {
         match (l.omp, l.simd) {
             // Nothing may stand between an OpenMP loop directive and its
             // loop, so a loop that is both gets the combined construct.
-            (true, true) => {
-                let _ = writeln!(self.out, "{indent}#pragma omp parallel for simd");
-                self.openmp = true;
-            }
-            (true, false) => {
-                let _ = writeln!(self.out, "{indent}#pragma omp parallel for");
+            (true, simd) => {
+                let kept = self.user_clauses(&l.body);
+                let construct = if std::mem::take(&mut self.team) {
+                    "for"
+                } else {
+                    "parallel for"
+                };
+                let simd = if simd { " simd" } else { "" };
+                let _ = writeln!(self.out, "{indent}#pragma omp {construct}{simd}{kept}");
                 self.openmp = true;
             }
             // Literal pragmas: GCC ignores an ivdep that comes from a macro.
@@ -309,6 +348,9 @@ impl Printer<'_> {
             Kind::Parallel => "parallel for",
             Kind::ParallelSimd => "parallel for simd",
         };
+        if r.kind != Kind::Simd {
+            clauses.push_str(&self.user_clauses(&l.body));
+        }
         let _ = writeln!(self.out, "{ind}#pragma omp {construct}{clauses}");
         self.openmp = true;
         let var = self.name(&l.var);

@@ -15,6 +15,7 @@
 
 mod alias;
 mod context;
+mod directive;
 mod expand;
 mod private;
 
@@ -24,6 +25,7 @@ use crate::isl::{self, Ctx, IslError, MultiUnionPwAff, Schedule, Set, UnionMap, 
 pub use alias::{AliasCheck, Reach};
 use context::contexts;
 pub use context::{default_context, run_time_check};
+pub(crate) use directive::prove as prove_directives;
 pub(crate) use private::{Private, private_in};
 
 /// Why the engine cannot handle a SCoP.

@@ -104,7 +104,7 @@ impl Finder<'_> {
 
     /// End of a statement, its `;` included (libclang's extents stop
     /// before it).
-    fn stmt_end(&self, n: &Node) -> usize {
+    pub(super) fn stmt_end(&self, n: &Node) -> usize {
         let b = self.text.as_bytes();
         if n.end == 0 || n.end > b.len() || b[n.end - 1] == b'}' || b[n.end - 1] == b';' {
             return n.end.min(b.len());
@@ -132,7 +132,20 @@ impl Finder<'_> {
         let mut run: Vec<&Node> = Vec::new();
         for s in &b.children {
             match self.pragma(s).and_then(|()| self.stmt(s)) {
+                // A work-shared loop of the user's `omp parallel` region is
+                // a region of its own.
+                Ok(()) if self.team_around(s) => {
+                    self.flush(&mut run);
+                    run.push(s);
+                    self.flush(&mut run);
+                }
                 Ok(()) => run.push(s),
+                // The block of the user's `omp parallel` region: its
+                // work-shared loops may be taken (`omp::Team`).
+                Err(_) if s.kind == Kind::Compound && self.team_on(s) => {
+                    self.flush(&mut run);
+                    self.block(s);
+                }
                 // A bare block (what is left of `#pragma omp parallel
                 // { ... }`) is searched like a function body: its
                 // statements say for themselves what is wrong.
@@ -246,35 +259,6 @@ impl Finder<'_> {
         (n > 0).then(|| &rest[..n])
     }
 
-    /// A statement the user's pragma bears on does not qualify: the
-    /// pragma is inside it, in front of it, or in front of a statement
-    /// that encloses it.
-    pub(super) fn pragma(&self, s: &Node) -> Result<(), Why> {
-        let end = self.stmt_end(s);
-        let Some(p) = pragmas::blocking(self.pragmas, s.start, end) else {
-            return Ok(());
-        };
-        let relation = if s.start <= p.start && p.start < end {
-            "is inside this loop nest"
-        } else if p.target.is_some_and(|(t, _)| t == s.start) {
-            "applies to this loop nest"
-        } else {
-            "applies to a statement that encloses this loop nest"
-        };
-        Err(Why {
-            line: p.line,
-            column: p.column,
-            reason: format!(
-                "left unchanged: the user's `{}` at {}:{} {relation}; polytune does not re-derive what it promises (remove the pragma to let polytune transform the nest)",
-                p.text,
-                self.path.display(),
-                p.line
-            ),
-            pragma: true,
-            vouch: None,
-        })
-    }
-
     fn flush(&mut self, run: &mut Vec<&Node>) {
         let stmts = std::mem::take(run);
         if !stmts.iter().any(|s| contains_loop(s)) {
@@ -300,10 +284,15 @@ impl Finder<'_> {
             .map(|s| {
                 let end = self.stmt_end(s);
                 let last_line = self.line_of(end.saturating_sub(1));
+                let start = self.start_with_directive(s);
                 Stmt {
-                    start: s.start,
+                    start,
                     end,
-                    first_line: s.line,
+                    first_line: if start < s.start {
+                        self.line_of(start)
+                    } else {
+                        s.line
+                    },
                     last_line,
                     has_loop: contains_loop(s),
                     inside: self.inside(s),

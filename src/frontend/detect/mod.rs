@@ -63,6 +63,7 @@
 mod alias;
 mod clang;
 mod confirm;
+mod directives;
 mod finder;
 mod invariant;
 mod live;

@@ -419,6 +419,8 @@ impl Lowerer<'_> {
             delinearized,
             invariant_loads: self.invariants,
             alias_checks: Vec::new(),
+            directives: Vec::new(),
+            team: None,
             expanded: Vec::new(),
         })
     }

@@ -195,6 +195,17 @@ pub struct Scop {
     /// do not overlap, as for Pluto) and under `--assume-no-alias`.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub alias_checks: Vec<AliasPair>,
+    /// The user's OpenMP loop directives on loops of the SCoP: promises
+    /// the engine proves before it transforms the SCoP (it leaves the
+    /// SCoP unchanged, with the reason, when it cannot).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub directives: Vec<UserDirective>,
+    /// The user's `#pragma omp parallel` region the SCoP lies in, when
+    /// its loop is a work-shared `#pragma omp for`: every thread of the
+    /// team runs the SCoP's code, and the transformed code shares its
+    /// work among them (`codegen`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub team: Option<crate::frontend::omp::Team>,
     /// Scalars the engine expanded into arrays (`exp=1`): empty as the
     /// front end writes a SCoP.
     #[serde(skip)]
@@ -213,6 +224,24 @@ pub struct Expanded {
     /// Per dimension, the greatest index as an expression of the
     /// parameters (the least is at least 0).
     pub max: Vec<crate::isl::AstExpr>,
+}
+
+/// A user's OpenMP loop directive on a loop of a SCoP (issue 40).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct UserDirective {
+    pub directive: crate::frontend::omp::Directive,
+    /// The directive's line in the text.
+    pub span: Span,
+    /// The loops it binds, outermost first (one, or `n` with
+    /// `collapse(n)`).
+    pub iterators: Vec<String>,
+    /// How many loops of the SCoP enclose the first of them.
+    pub depth: usize,
+    /// The statements inside the loop (ids).
+    pub statements: Vec<usize>,
+    /// Iterators of loops inside it that are declared outside it and
+    /// named in no private clause: every thread would share them.
+    pub shared_iterators: Vec<String>,
 }
 
 /// A parameter of a SCoP whose value is read from memory.

@@ -122,7 +122,8 @@ impl Printer<'_> {
         let _ = writeln!(self.out, "{ind}if ({} <= {}) {{", lb(r), ub(r));
         let i1 = format!("{ind}  ");
         if plan.omp {
-            let _ = writeln!(self.out, "{i1}#pragma omp parallel for");
+            let kept = self.user_clauses(&loops[0].body);
+            let _ = writeln!(self.out, "{i1}#pragma omp parallel for{kept}");
             self.openmp = true;
         }
         let (np, nq) = (&names[p], &names[q]);
