@@ -5,8 +5,9 @@
 //! called with overlapping ones (`shift(n, buf, buf + 1)`, a 2-D sweep in
 //! place or shifted by a row, a delinearized product whose output is an
 //! input, a pointer into the global it updates, a pointer to the global
-//! loop bound, an output that holds the bound read from memory once) the
-//! original runs and the
+//! loop bound, an output that holds the bound read from memory once,
+//! arrays the caller passes from a struct's fields) the original runs and
+//! the
 //! program prints what the original prints: every configuration, both
 //! compilers, one and two threads.
 #![cfg(feature = "detect")]
@@ -24,7 +25,7 @@ const CONFIGS: [&str; 4] = [
 ];
 
 /// Which path each kernel call of `overlap.c` takes, in call order.
-const PATHS: [&str; 13] = [
+const PATHS: [&str; 15] = [
     "transformed", // shift, apart
     "original",    // shift, y = x + 1
     "transformed", // smooth, apart
@@ -38,6 +39,8 @@ const PATHS: [&str; 13] = [
     "original",    // clear the bound itself
     "transformed", // scale, its count apart
     "original",    // scale, the output its own count
+    "transformed", // shift, struct fields apart
+    "original",    // shift, struct fields overlapping
 ];
 
 fn fixture() -> std::path::PathBuf {
@@ -110,7 +113,7 @@ fn overlapping_calls_run_the_original_and_apart_ones_the_transformed_code() {
         common::build_openmp(cc, &src, &exe, &[]);
         want.push((cc.to_string(), run(&exe, "1").0));
     }
-    assert_eq!(want[0].1.lines().count(), 13, "{}", want[0].1);
+    assert_eq!(want[0].1.lines().count(), 15, "{}", want[0].1);
     for (k, config) in CONFIGS.iter().enumerate() {
         let out = dir.path().join(format!("opt{k}.c"));
         let notes = optimize(&src, config, &out);
