@@ -248,6 +248,36 @@ fn a_short_alias_campaign_versions_regions_and_finds_no_wrong_program() {
     assert!(s.line().contains("versioned on aliasing"), "{}", s.line());
 }
 
+/// The first bug the alias mode found (seed 1, program 72, 2026-11-28):
+/// the transformed code ran under `context && alias check` joined
+/// without parentheses, and a context that is a disjunction (`n >= 3 &&
+/// ... || n >= 1 && n <= 2 && ...`) left the alias check guarding its
+/// last disjunct only: at n=8 the kernel called with two of its arrays
+/// in one buffer ran the transformed code, and went wrong, with gcc and
+/// clang.
+#[cfg(feature = "detect")]
+#[test]
+fn a_disjunctive_context_keeps_its_alias_check() {
+    let dir = tempfile::tempdir().unwrap();
+    let opts = Options {
+        seed: 1,
+        first: 72,
+        programs: 1,
+        configs: 4,
+        params: 3,
+        compilers: vec![Family::Gcc],
+        threads: vec![1],
+        alias: true,
+        polytune: Some(env!("CARGO_BIN_EXE_polytune").into()),
+        ..options(dir.path())
+    };
+    let s = fuzz::run(&opts).expect("the fuzzer runs");
+    let c = &s.counts;
+    assert_eq!(c.versioned, 1, "{}", s.line());
+    assert!(c.overlap_calls > 0 && c.transformed > 0, "{}", s.line());
+    assert_eq!(c.findings(), 0, "{}", s.line());
+}
+
 /// `optimize --detect --assume-no-alias`: the transformed code runs
 /// whatever the arrays, which is wrong where they overlap.
 #[cfg(feature = "detect")]
