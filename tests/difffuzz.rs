@@ -1,7 +1,10 @@
 //! The differential fuzzer end to end: a short deterministic campaign
 //! (random legal SCoPs, random configurations, gcc and clang, two thread
 //! counts) must find nothing, and a deliberately broken variant must be
-//! found. The long run is scripts/difffuzz.sh.
+//! found; so in the alias mode (kernels whose arrays are pointer
+//! parameters, detected and versioned on a run-time alias check, called
+//! with overlapping arrays), where dropping the check must be found. The
+//! long run is scripts/difffuzz.sh.
 
 use polytune::app::fuzz::{self, GenOptions, Options, Program};
 use polytune::lab::compiler::Family;
@@ -206,4 +209,124 @@ fn the_cli_runs_a_campaign_and_prints_json() {
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["counts"]["programs"], 2);
     assert_eq!(v["seed"], 3);
+}
+
+/// The alias mode: arrays as pointer parameters, no pragmas, the kernel
+/// called with its arrays apart and then overlapping (the same storage,
+/// then shifted). Detection must find and version regions, and every
+/// call must print what the original prints.
+#[cfg(feature = "detect")]
+#[test]
+fn a_short_alias_campaign_versions_regions_and_finds_no_wrong_program() {
+    let dir = tempfile::tempdir().unwrap();
+    let opts = Options {
+        seed: 2028,
+        programs: 8,
+        configs: 2,
+        params: 2,
+        compilers: vec![Family::Gcc, Family::Clang],
+        threads: vec![1, 2],
+        alias: true,
+        polytune: Some(env!("CARGO_BIN_EXE_polytune").into()),
+        ..options(dir.path())
+    };
+    let s = fuzz::run(&opts).expect("the fuzzer runs");
+    eprintln!("{}", s.line());
+    for f in &s.findings {
+        eprintln!("{} {} {}", f.kind, f.detail, f.dir.display());
+    }
+    let c = &s.counts;
+    assert_eq!(c.programs, 8);
+    assert_eq!(c.pairs, 16);
+    assert_eq!(c.gave_up, 0);
+    assert!(c.overlap_calls >= 8, "{}", s.line());
+    assert!(c.detected > 0 && c.regions >= c.detected, "{}", s.line());
+    assert!(c.versioned > 0, "no region was versioned: {}", s.line());
+    assert!(c.transformed > 0, "{}", s.line());
+    assert!(c.runs > 0);
+    assert_eq!(c.findings(), 0, "{}", s.line());
+    assert!(s.line().contains("versioned on aliasing"), "{}", s.line());
+}
+
+/// The first bug the alias mode found (seed 1, program 72, 2026-11-28):
+/// the transformed code ran under `context && alias check` joined
+/// without parentheses, and a context that is a disjunction (`n >= 3 &&
+/// ... || n >= 1 && n <= 2 && ...`) left the alias check guarding its
+/// last disjunct only: at n=8 the kernel called with two of its arrays
+/// in one buffer ran the transformed code, and went wrong, with gcc and
+/// clang.
+#[cfg(feature = "detect")]
+#[test]
+fn a_disjunctive_context_keeps_its_alias_check() {
+    let dir = tempfile::tempdir().unwrap();
+    let opts = Options {
+        seed: 1,
+        first: 72,
+        programs: 1,
+        configs: 4,
+        params: 3,
+        compilers: vec![Family::Gcc],
+        threads: vec![1],
+        alias: true,
+        polytune: Some(env!("CARGO_BIN_EXE_polytune").into()),
+        ..options(dir.path())
+    };
+    let s = fuzz::run(&opts).expect("the fuzzer runs");
+    let c = &s.counts;
+    assert_eq!(c.versioned, 1, "{}", s.line());
+    assert!(c.overlap_calls > 0 && c.transformed > 0, "{}", s.line());
+    assert_eq!(c.findings(), 0, "{}", s.line());
+}
+
+/// `optimize --detect --assume-no-alias`: the transformed code runs
+/// whatever the arrays, which is wrong where they overlap.
+#[cfg(feature = "detect")]
+fn optimize_assuming_no_alias(prog: &str, config: &str, out: &str, detect: bool) -> Vec<String> {
+    let mut v = polytune::cli::optimize_args(prog, config, out, detect);
+    v.push("--assume-no-alias".to_string());
+    v
+}
+
+/// The alias mode catches a variant without its run-time alias check:
+/// the calls with the arrays apart stay right, some overlapping call
+/// goes wrong, and the finding's script has the flag that dropped it.
+#[cfg(feature = "detect")]
+#[test]
+fn the_alias_mode_finds_a_variant_without_its_alias_check() {
+    let dir = tempfile::tempdir().unwrap();
+    let opts = Options {
+        seed: 2028,
+        programs: 6,
+        configs: 2,
+        params: 2,
+        compilers: vec![Family::Gcc],
+        threads: vec![1],
+        alias: true,
+        polytune: Some(env!("CARGO_BIN_EXE_polytune").into()),
+        optimize_args: optimize_assuming_no_alias,
+        ..options(dir.path())
+    };
+    let s = fuzz::run(&opts).expect("the fuzzer runs");
+    eprintln!("{}", s.line());
+    let c = &s.counts;
+    assert_eq!(c.versioned, 0, "--assume-no-alias versions nothing");
+    assert!(c.regions > 0, "{}", s.line());
+    assert!(c.wrong > 0, "{}", s.line());
+    assert_eq!(c.wrong_runs, c.wrong_overlap_runs, "{}", s.line());
+    assert_eq!(c.oracle + c.original_failed, 0, "{}", s.line());
+    let f = s
+        .findings
+        .iter()
+        .find(|f| f.kind == "wrong")
+        .expect("a wrong finding");
+    assert!(f.detail.starts_with("overlap"), "{}", f.detail);
+    assert!(f.suspects.contains(&"overlapping call".to_string()));
+    let repro = std::fs::read_to_string(f.dir.join("repro.sh")).unwrap();
+    assert!(
+        repro.contains("optimize prog.c --detect --config ") && repro.contains("--assume-no-alias"),
+        "{repro}"
+    );
+    let expected = std::fs::read_to_string(f.dir.join("expected.txt")).unwrap();
+    let actual = std::fs::read_to_string(f.dir.join("actual.txt")).unwrap();
+    assert!(fuzz::compare_outputs(&expected, &actual).is_err());
 }

@@ -84,17 +84,33 @@ pub(crate) struct Args {
     /// Parameter values >= 1 only (the default context).
     #[arg(long)]
     positive_params: bool,
+    /// Arrays as pointer parameters that may overlap: detection and its
+    /// run-time alias checks.
+    ///
+    /// Each kernel takes its arrays as pointer parameters and has no
+    /// `#pragma scop`: it is transformed as by `optimize --detect --config`,
+    /// which versions it on a run-time check that the arrays do not overlap.
+    /// `main` calls it with the arrays apart (checked against the
+    /// interpreter) and then with some of them sharing storage (the same
+    /// buffer twice, then one shifted by a few elements or a row), which
+    /// must print what the original prints so called. Needs the `detect`
+    /// feature.
+    #[arg(long)]
+    alias: bool,
     #[command(flatten)]
     output: super::args::OutputArgs,
 }
 
 /// The arguments with which polytune optimizes `prog` with `config` into
-/// `out` (the fuzzer runs them, and writes them into its findings'
-/// scripts).
-pub fn optimize_args(prog: &str, config: &str, out: &str) -> Vec<String> {
-    ["optimize", prog, "--config", config, "-o", out]
-        .map(str::to_string)
-        .to_vec()
+/// `out`, with `--detect` when `detect` (the fuzzer runs them, and writes
+/// them into its findings' scripts).
+pub fn optimize_args(prog: &str, config: &str, out: &str, detect: bool) -> Vec<String> {
+    let mut v: Vec<String> = ["optimize", prog].map(str::to_string).to_vec();
+    if detect {
+        v.push("--detect".to_string());
+    }
+    v.extend(["--config", config, "-o", out].map(str::to_string));
+    v
 }
 
 pub(crate) fn run(a: Args, ui: &Ui) -> Result<()> {
@@ -128,6 +144,7 @@ pub(crate) fn run(a: Args, ui: &Ui) -> Result<()> {
         polytune: Some(std::env::current_exe().context("cannot find the polytune binary")?),
         engine_timeout: std::time::Duration::from_secs(a.engine_timeout),
         optimize_args,
+        alias: a.alias,
     };
     let summary = crate::app::fuzz::run(&opts)?;
     super::out(&if a.output.json {

@@ -3,8 +3,8 @@
 //! bounds, and the output the interpreter computed; and the random
 //! configurations it is tried under.
 
-use super::program::{AExpr, Access, GenOptions, Lhs, Program, Stmt, VExpr};
-use super::{interp, program, program_seed};
+use super::program::{AExpr, Access, GenOptions, Layout, Lhs, Program, Stmt, VExpr};
+use super::{interp, overlap, program, program_seed};
 use crate::config::Config;
 use crate::lab::rng::SplitMix64;
 
@@ -56,6 +56,10 @@ pub struct Generated {
     pub program: Program,
     pub text: String,
     pub expected: Vec<String>,
+    /// `--alias`: the layouts of the kernel's calls with overlapping
+    /// arrays, after its call with them apart (their dumps follow that
+    /// call's in `expected`).
+    pub overlaps: Vec<Layout>,
 }
 
 fn for_each_access(body: &mut [Stmt], f: &mut dyn FnMut(&mut Access)) {
@@ -156,12 +160,16 @@ fn size_arrays(p: &mut Program) -> Option<()> {
 }
 
 /// Program `index` of a run seeded with `seed`, with `sets` parameter
-/// sets (None if no legal one was found in 100 draws).
+/// sets (None if no legal one was found in 100 draws). With `alias`, the
+/// same program printed for `--alias` (arrays as pointer parameters, no
+/// pragmas) with its overlapping calls, drawn from a stream of their own
+/// (the program and the random stream returned are those without).
 pub fn generate(
     seed: u64,
     index: usize,
     sets: usize,
     gopts: GenOptions,
+    alias: bool,
 ) -> Option<(Generated, SplitMix64)> {
     let mut rng = SplitMix64::new(program_seed(seed, index));
     for _ in 0..100 {
@@ -196,15 +204,34 @@ pub fn generate(
         if expected.len() < sets {
             continue;
         }
-        let text = program::print_program(&p);
-        return Some((
-            Generated {
+        if !alias {
+            let text = program::print_program(&p);
+            let generated = Generated {
                 program: p,
                 text,
                 expected,
-            },
-            rng,
-        ));
+                overlaps: Vec::new(),
+            };
+            return Some((generated, rng));
+        }
+        let mut own = SplitMix64::new(program_seed(seed, index) ^ 0xA11A_5ED0_0F5E_7CA1);
+        let overlaps = overlap::overlaps(&p, &mut own);
+        for (set, out) in p.param_sets.iter().zip(expected.iter_mut()) {
+            for l in &overlaps {
+                let mut m = interp::Machine::overlapping(&p, set, l);
+                // `overlaps` ran each at every set.
+                m.run().ok()?;
+                out.push_str(&m.dump());
+            }
+        }
+        let text = program::print_alias_program(&p, &overlaps);
+        let generated = Generated {
+            program: p,
+            text,
+            expected,
+            overlaps,
+        };
+        return Some((generated, rng));
     }
     None
 }
@@ -242,19 +269,19 @@ mod tests {
     #[test]
     fn some_programs_square_an_iterator_through_a_pasting_macro() {
         let with = (0..200)
-            .filter_map(|i| generate(3, i, 2, GenOptions::default()))
+            .filter_map(|i| generate(3, i, 2, GenOptions::default(), false))
             .filter(|(g, _)| g.text.contains("PT_SQ(") && g.text.contains("#define PT_SQ(x) x*x"))
             .count();
         assert!(with >= 5, "{with} of 200 programs");
         // Element and index macros, as libraries write them.
         let macros = (0..50)
-            .filter_map(|i| generate(3, i, 2, GenOptions::default()))
+            .filter_map(|i| generate(3, i, 2, GenOptions::default(), false))
             .filter(|(g, _)| g.text.contains("PT_AT") && g.text.contains("[PT_IX("))
             .count();
         assert!(macros >= 5, "{macros} of 50 programs");
         // Conditions on data (`if (B[i] > 0) { ... }`).
         let data = (0..50)
-            .filter_map(|i| generate(3, i, 2, GenOptions::default()))
+            .filter_map(|i| generate(3, i, 2, GenOptions::default(), false))
             .filter(|(g, _)| g.text.contains("] > 0) {") || g.text.contains(") > 0) {"))
             .count();
         assert!(data >= 5, "{data} of 50 programs");
@@ -263,8 +290,8 @@ mod tests {
     #[test]
     fn generation_is_deterministic_and_legal() {
         for i in 0..30 {
-            let (a, _) = generate(7, i, 3, GenOptions::default()).expect("a legal program");
-            let (b, _) = generate(7, i, 3, GenOptions::default()).expect("a legal program");
+            let (a, _) = generate(7, i, 3, GenOptions::default(), false).expect("a legal program");
+            let (b, _) = generate(7, i, 3, GenOptions::default(), false).expect("a legal program");
             assert_eq!(a.text, b.text);
             assert_eq!(a.expected, b.expected);
             let src = frontend::parse_source(
@@ -282,7 +309,7 @@ mod tests {
         // unsigned comparisons, min/max bounds, negative steps.
         let (mut zero, mut negative, mut unsigned_cmp, mut minmax, mut down) = (0, 0, 0, 0, 0);
         for i in 0..80 {
-            let Some((g, _)) = generate(11, i, 3, GenOptions::default()) else {
+            let Some((g, _)) = generate(11, i, 3, GenOptions::default(), false) else {
                 continue;
             };
             let sets = &g.program.param_sets;
@@ -311,10 +338,10 @@ mod tests {
         };
         let mut unsigned_seen = 0;
         for i in 0..30 {
-            let (g, _) = generate(3, i, 2, signed).expect("a legal program");
+            let (g, _) = generate(3, i, 2, signed, false).expect("a legal program");
             assert!(!uses_unsigned(&g.program), "{}", g.text);
             assert!(g.program.param_sets.iter().flatten().all(|&v| v >= 1));
-            let (d, _) = generate(3, i, 2, GenOptions::default()).expect("a legal program");
+            let (d, _) = generate(3, i, 2, GenOptions::default(), false).expect("a legal program");
             unsigned_seen += uses_unsigned(&d.program) as usize;
         }
         assert!(unsigned_seen >= 5, "{unsigned_seen}");

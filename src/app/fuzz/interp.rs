@@ -5,9 +5,10 @@
 //! the output the compiled original must print.
 
 use super::program::{
-    AExpr, Access, CmpOp, Cond, Elem, IntTy, Lhs, Program, Stmt, VExpr, init_value, lhs_elem,
-    scalar_init,
+    AExpr, Access, CmpOp, Cond, Elem, IntTy, Layout, Lhs, Program, Stmt, VExpr, init_value,
+    lhs_elem, scalar_init,
 };
+use std::collections::HashMap;
 use std::fmt::Write;
 
 /// An integer value of a C type, kept within the type's range.
@@ -103,14 +104,15 @@ fn compare(op: CmpOp, a: CInt, b: CInt) -> bool {
     }
 }
 
-/// Storage of one array: discovery mode (unbounded, recording the range
-/// of every subscript) or checked mode (fixed extents).
+/// One array: in discovery mode its storage (unbounded, recording the
+/// range of every subscript); in checked mode its extents (its elements
+/// are in the layout's buffers).
 struct Store {
     name: String,
     elem: Elem,
     id: usize,
     extents: Vec<usize>,
-    data: std::collections::HashMap<Vec<i128>, Val>,
+    data: HashMap<Vec<i128>, Val>,
     /// Per dimension, the smallest and largest subscript seen (unsigned
     /// values read as two's complement, so `0UL - 1` counts as -1).
     seen: Vec<Option<(i128, i128)>>,
@@ -124,15 +126,31 @@ pub(crate) struct Machine<'p> {
     scalars: Vec<Val>,
     checked: bool,
     budget: usize,
+    /// Checked mode: where the arrays are, and the elements each buffer
+    /// holds that the run wrote (by position).
+    layout: Layout,
+    mem: Vec<HashMap<u64, Val>>,
 }
 
 /// Statement instances and loop iterations one run may take.
 pub(crate) const BUDGET: usize = 30_000;
 
 impl<'p> Machine<'p> {
-    /// `checked`: the arrays have their extents and every access is
-    /// bounds-checked; otherwise subscript ranges are recorded.
+    /// `checked`: the arrays have their extents, each in a buffer of its
+    /// own, and every access is bounds-checked; otherwise subscript ranges
+    /// are recorded.
     pub(crate) fn new(p: &'p Program, params: &[i64], checked: bool) -> Machine<'p> {
+        Self::with_layout(p, params, checked, Layout::apart(p))
+    }
+
+    /// Checked mode with the arrays where `layout` puts them (overlapping
+    /// where it puts two in one buffer: a write through one is read
+    /// through the other).
+    pub(crate) fn overlapping(p: &'p Program, params: &[i64], layout: &Layout) -> Machine<'p> {
+        Self::with_layout(p, params, true, layout.clone())
+    }
+
+    fn with_layout(p: &'p Program, params: &[i64], checked: bool, layout: Layout) -> Machine<'p> {
         let mut vars: Vec<CInt> = p.vars.iter().map(|v| CInt { v: 0, ty: v.ty }).collect();
         for (&v, &x) in p.params().iter().zip(params) {
             vars[v] = convert(
@@ -167,6 +185,8 @@ impl<'p> Machine<'p> {
                 .collect(),
             checked,
             budget: BUDGET,
+            mem: vec![HashMap::new(); layout.buffers.len()],
+            layout,
         }
     }
 
@@ -289,20 +309,36 @@ impl<'p> Machine<'p> {
         k as u64
     }
 
+    /// Checked mode: the buffer and position of an element.
+    fn position(&self, array: usize, key: &[i128]) -> (usize, u64) {
+        let (b, off) = self.layout.place[array];
+        (b, off as u64 + Self::flat(&self.arrays[array], key))
+    }
+
     fn load(&mut self, acc: &Access) -> R<Val> {
         let key = self.locate(acc)?;
+        if self.checked {
+            let (b, k) = self.position(acc.array, &key);
+            let buf = &self.layout.buffers[b];
+            return Ok(match self.mem[b].get(&k) {
+                Some(v) => *v,
+                None => init_value(buf.elem, buf.id, k),
+            });
+        }
         let st = &self.arrays[acc.array];
         Ok(match st.data.get(&key) {
             Some(v) => *v,
-            None => {
-                let k = if self.checked {
-                    Self::flat(st, &key)
-                } else {
-                    0
-                };
-                init_value(st.elem, st.id, k)
-            }
+            None => init_value(st.elem, st.id, 0),
         })
+    }
+
+    fn store(&mut self, array: usize, key: Vec<i128>, v: Val) {
+        if self.checked {
+            let (b, k) = self.position(array, &key);
+            self.mem[b].insert(k, v);
+        } else {
+            self.arrays[array].data.insert(key, v);
+        }
     }
 
     fn v(&mut self, e: &VExpr, elem: Elem) -> R<Val> {
@@ -422,7 +458,7 @@ impl<'p> Machine<'p> {
                             value
                         };
                         let key = self.locate(acc)?;
-                        self.arrays[acc.array].data.insert(key, new);
+                        self.store(acc.array, key, new);
                     }
                 }
                 Ok(())
@@ -435,7 +471,9 @@ impl<'p> Machine<'p> {
         self.arrays.iter().map(|a| a.seen.clone()).collect()
     }
 
-    /// What the compiled program prints (checked mode).
+    /// What the compiled program prints after the call (checked mode):
+    /// each buffer of the layout, then the global scalars (with the
+    /// layout's prefix).
     pub(crate) fn dump(&self) -> String {
         let mut out = String::new();
         let line = |out: &mut String, v: Val| {
@@ -452,27 +490,25 @@ impl<'p> Machine<'p> {
                 if elem == Elem::Double { " bits" } else { "" }
             );
         };
-        for st in &self.arrays {
-            let n: usize = st.extents.iter().product();
-            header(&mut out, &st.name, n, st.elem);
-            let mut vals: Vec<Val> = (0..n as u64)
-                .map(|k| init_value(st.elem, st.id, k))
-                .collect();
-            for (key, v) in &st.data {
-                vals[Self::flat(st, key) as usize] = *v;
-            }
-            for v in vals {
+        for (buf, mem) in self.layout.buffers.iter().zip(&self.mem) {
+            header(&mut out, &buf.name, buf.len, buf.elem);
+            for k in 0..buf.len as u64 {
+                let v = match mem.get(&k) {
+                    Some(v) => *v,
+                    None => init_value(buf.elem, buf.id, k),
+                };
                 line(&mut out, v);
             }
-            let _ = writeln!(out, "end {}", st.name);
+            let _ = writeln!(out, "end {}", buf.name);
         }
         for (s, v) in self.p.scalars.iter().zip(&self.scalars) {
             if s.local {
                 continue;
             }
-            header(&mut out, &s.name, 1, s.elem);
+            let name = format!("{}{}", self.layout.prefix, s.name);
+            header(&mut out, &name, 1, s.elem);
             line(&mut out, *v);
-            let _ = writeln!(out, "end {}", s.name);
+            let _ = writeln!(out, "end {name}");
         }
         out
     }

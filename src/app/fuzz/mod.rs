@@ -13,10 +13,18 @@
 //! long a run is drawn again. The interpreter's output is also the
 //! expected output of the compiled original (a check of the fuzzer
 //! itself, reported as `oracle`).
+//!
+//! With [`Options::alias`] the kernel takes its arrays as pointer
+//! parameters and has no pragmas: it is transformed through detection
+//! (`optimize --detect`), which versions it on a run-time check that the
+//! arrays it writes do not overlap the others, and `main` calls it with
+//! the arrays apart and then with some of them sharing storage
+//! ([`overlap`]); every call's dump is compared with the original's.
 
 mod check;
 mod generate;
 pub mod interp;
+mod overlap;
 pub mod program;
 
 use crate::lab::compiler::{Compiler, Family};
@@ -112,14 +120,23 @@ pub struct Options {
     pub polytune: Option<PathBuf>,
     pub engine_timeout: Duration,
     /// The arguments with which polytune optimizes a file `prog` with a
-    /// configuration `config` into `out`: the command line's words, for
-    /// the binary above and for each finding's script.
-    pub optimize_args: fn(prog: &str, config: &str, out: &str) -> Vec<String>,
+    /// configuration `config` into `out`, its SCoPs found by detection
+    /// (`detect`: the alias mode) or by their pragmas: the command line's
+    /// words, for the binary above and for each finding's script.
+    pub optimize_args: OptimizeArgs,
+    /// The alias mode: arrays as pointer parameters, no pragmas (the
+    /// SCoPs are detected), and the kernel also called with arrays that
+    /// overlap, compared with the original so called. Needs the `detect`
+    /// feature and [`Self::polytune`].
+    pub alias: bool,
 }
+
+/// The words of one `optimize` run: `(prog, config, out, detect)`.
+pub type OptimizeArgs = fn(prog: &str, config: &str, out: &str, detect: bool) -> Vec<String>;
 
 impl Options {
     /// The defaults, with the command line's `optimize_args`.
-    pub fn new(optimize_args: fn(&str, &str, &str) -> Vec<String>) -> Self {
+    pub fn new(optimize_args: OptimizeArgs) -> Self {
         Options {
             seed: 1,
             first: 0,
@@ -140,6 +157,7 @@ impl Options {
             polytune: None,
             engine_timeout: Duration::from_secs(60),
             optimize_args,
+            alias: false,
         }
     }
 }
@@ -168,6 +186,17 @@ pub struct Counts {
     /// Variant runs compared.
     pub runs: usize,
     pub wrong_runs: usize,
+    /// The alias mode: the kernel's calls with overlapping arrays (beside
+    /// its call with them apart, one per program).
+    pub overlap_calls: usize,
+    /// Wrong runs whose first difference is in an overlapping call.
+    pub wrong_overlap_runs: usize,
+    /// The alias mode: programs in whose kernel detection found a region,
+    /// the regions it found there and how many of them it versioned on a
+    /// run-time alias check.
+    pub detected: usize,
+    pub regions: usize,
+    pub versioned: usize,
 }
 
 impl Counts {
@@ -186,6 +215,11 @@ impl Counts {
         self.original_failed += o.original_failed;
         self.runs += o.runs;
         self.wrong_runs += o.wrong_runs;
+        self.overlap_calls += o.overlap_calls;
+        self.wrong_overlap_runs += o.wrong_overlap_runs;
+        self.detected += o.detected;
+        self.regions += o.regions;
+        self.versioned += o.versioned;
     }
 
     /// Anything that is a finding.
@@ -228,6 +262,11 @@ pub struct Summary {
     pub counts: Counts,
     /// Why pairs were left unchanged, with how often.
     pub unchanged_reasons: BTreeMap<String, usize>,
+    /// The alias mode.
+    pub alias: bool,
+    /// The alias mode: why detection did not take a loop nest of a
+    /// kernel, with in how many programs.
+    pub rejected_nests: BTreeMap<String, usize>,
     pub findings: Vec<Finding>,
 }
 
@@ -249,8 +288,16 @@ impl Summary {
     /// The final line.
     pub fn line(&self) -> String {
         let c = &self.counts;
+        let alias = if self.alias {
+            format!(
+                "; alias mode: {} kernel calls with overlapping arrays ({} wrong runs there), {} regions detected in {} of the kernels, {} of them versioned on aliasing",
+                c.overlap_calls, c.wrong_overlap_runs, c.regions, c.detected, c.versioned
+            )
+        } else {
+            String::new()
+        };
         format!(
-            "fuzz: {} program×configuration pairs ({} programs x {} configurations; x{} compilers x{} thread counts x{} parameter sets = {} runs), {} wrong, {} crashed, {} compile errors, {} engine errors, {} unchanged, {} rejected by the front end, {} oracle mismatches, {} originals failed, {} programs given up",
+            "fuzz: {} program×configuration pairs ({} programs x {} configurations; x{} compilers x{} thread counts x{} parameter sets = {} runs), {} wrong, {} crashed, {} compile errors, {} engine errors, {} unchanged, {} rejected by the front end, {} oracle mismatches, {} originals failed, {} programs given up{alias}",
             c.pairs,
             c.programs,
             self.configs,
@@ -292,6 +339,11 @@ pub fn run(opts: &Options) -> Result<Summary, FuzzError> {
     if opts.threads.is_empty() || opts.compilers.is_empty() || opts.params == 0 {
         return Err(FuzzError::Options(
             "need at least one compiler, one thread count and one parameter set".into(),
+        ));
+    }
+    if opts.alias && (!cfg!(feature = "detect") || opts.polytune.is_none()) {
+        return Err(FuzzError::Options(
+            "the alias mode transforms through detection, in a polytune binary built with the `detect` feature".into(),
         ));
     }
     let compilers = opts
@@ -338,11 +390,15 @@ pub fn run(opts: &Options) -> Result<Summary, FuzzError> {
     results.sort_by_key(|(k, _)| *k);
     let mut counts = Counts::default();
     let mut unchanged_reasons = BTreeMap::new();
+    let mut rejected_nests = BTreeMap::new();
     let mut findings = Vec::new();
     for (_, r) in results {
         counts.add(&r.counts);
         for (k, v) in r.unchanged {
             *unchanged_reasons.entry(k).or_default() += v;
+        }
+        for k in r.rejected_nests {
+            *rejected_nests.entry(k).or_default() += 1;
         }
         findings.extend(r.findings);
     }
@@ -355,6 +411,8 @@ pub fn run(opts: &Options) -> Result<Summary, FuzzError> {
         threads: opts.threads.clone(),
         counts,
         unchanged_reasons,
+        alias: opts.alias,
+        rejected_nests,
         findings,
     })
 }

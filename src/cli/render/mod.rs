@@ -271,6 +271,9 @@ pub(crate) fn fuzz_text(summary: &crate::app::fuzz::Summary) -> String {
     for (why, n) in &summary.unchanged_reasons {
         o += &format!("unchanged x{n}: {why}\n");
     }
+    for (why, n) in &summary.rejected_nests {
+        o += &format!("a kernel's nest not detected, in {n} program(s): {why}\n");
+    }
     for (label, n, dir) in summary.classes() {
         o += &format!("{label}: {n} finding(s), e.g. {}\n", dir.display());
     }

@@ -103,7 +103,18 @@ pub(super) fn guarded(
     match conditions.is_empty() {
         true => transformed(p, indent),
         false => {
-            let mut cond = conditions.join(" && ");
+            // Each in parentheses: the context's check may be a
+            // disjunction (`n >= 3 || n >= 1 && m >= 1`), which `&&`
+            // would otherwise split (the alias check then guarded only
+            // its last disjunct: found by `fuzz --alias`).
+            let mut cond = match conditions.as_slice() {
+                [one] => one.clone(),
+                all => all
+                    .iter()
+                    .map(|c| format!("({c})"))
+                    .collect::<Vec<_>>()
+                    .join(" && "),
+            };
             if !lowered.model.alias.is_empty() {
                 // The transformed code is the likely side: without the
                 // hint gcc lays the original's loop (vectorized with its

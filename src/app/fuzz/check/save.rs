@@ -46,7 +46,8 @@ impl Ctx<'_> {
         sh.push_str("set -x\ncd \"$(dirname \"$0\")\"\nP=${POLYTUNE:-polytune}\n");
         if let Some((cfg, variant)) = config {
             let _ = std::fs::write(dir.join("variant.c"), variant);
-            let args = (self.opts.optimize_args)("prog.c", &cfg.to_string(), "variant.c");
+            let args =
+                (self.opts.optimize_args)("prog.c", &cfg.to_string(), "variant.c", self.opts.alias);
             sh.push_str(&format!("\"$P\" {}\n", shell_words::join(&args)));
         }
         if let Some(c) = compiler {

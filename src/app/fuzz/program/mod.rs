@@ -2,11 +2,15 @@
 //! generator and the printer to a complete C program (parameters from
 //! `argv`, deterministic initialization, the SCoP in a function, every
 //! array printed in the `lab::dump` format). The tree is here; the
-//! printer is `print.rs`, the generator `random.rs`.
+//! printer is `print.rs` (`alias.rs` for `--alias`: arrays as pointer
+//! parameters, the kernel called with some of them overlapping), the
+//! generator `random.rs`.
 
+mod alias;
 mod print;
 mod random;
 
+pub(crate) use alias::print_alias_program;
 pub(crate) use print::{init_value, lhs_elem, print_program, scalar_init};
 pub use random::{GenOptions, generate, random_params};
 
@@ -263,5 +267,63 @@ impl Program {
             .map(|(&v, x)| format!("{}={x}", self.vars[v].name))
             .collect::<Vec<_>>()
             .join(" ")
+    }
+}
+
+/// A block of memory one call of the kernel passes its arrays in (`--alias`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Buffer {
+    /// Its C name, which is also its name in the dump.
+    pub name: String,
+    pub elem: Elem,
+    /// Which initial values it holds (`init_value`'s `id`).
+    pub id: usize,
+    /// Elements.
+    pub len: usize,
+}
+
+/// Where one call of the kernel finds its arrays: each array at an offset
+/// in one of the call's buffers; a buffer that holds two arrays makes them
+/// overlap.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Layout {
+    /// What the call's dump names begin with (`""` for the call with the
+    /// arrays apart, whose dump is the normal mode's).
+    pub prefix: String,
+    pub buffers: Vec<Buffer>,
+    /// Per array: its buffer and its offset there, in elements.
+    pub place: Vec<(usize, usize)>,
+}
+
+impl Layout {
+    /// Every array in its own buffer, named and initialized as the array.
+    pub fn apart(p: &Program) -> Layout {
+        Layout {
+            prefix: String::new(),
+            buffers: p
+                .arrays
+                .iter()
+                .enumerate()
+                .map(|(id, a)| Buffer {
+                    name: a.name.clone(),
+                    elem: a.elem,
+                    id,
+                    len: a.extents.iter().product(),
+                })
+                .collect(),
+            place: (0..p.arrays.len()).map(|a| (a, 0)).collect(),
+        }
+    }
+
+    /// The arrays that share a buffer with another, grouped by buffer.
+    pub fn shared(&self) -> Vec<Vec<usize>> {
+        (0..self.buffers.len())
+            .map(|b| {
+                (0..self.place.len())
+                    .filter(|&a| self.place[a].0 == b)
+                    .collect::<Vec<_>>()
+            })
+            .filter(|g| g.len() > 1)
+            .collect()
     }
 }
