@@ -248,6 +248,42 @@ fn a_short_alias_campaign_versions_regions_and_finds_no_wrong_program() {
     assert!(s.line().contains("versioned on aliasing"), "{}", s.line());
 }
 
+/// The directive mode (issue 40): every program carries a user's OpenMP
+/// directive on one loop of its SCoP, right or wrong. The interpreter
+/// shows some wrong (the loop run in reverse prints otherwise); polytune
+/// must take none of those where its code runs, and the correct ones it
+/// takes must print what the original prints.
+#[test]
+fn a_short_directive_campaign_takes_no_wrong_directive() {
+    let dir = tempfile::tempdir().unwrap();
+    let opts = Options {
+        seed: 3,
+        programs: 16,
+        configs: 2,
+        params: 3,
+        compilers: vec![Family::Gcc, Family::Clang],
+        threads: vec![1, 2],
+        directives: true,
+        ..options(dir.path())
+    };
+    let s = fuzz::run(&opts).expect("the fuzzer runs");
+    eprintln!("{}", s.line());
+    for f in &s.findings {
+        eprintln!("{} {} {}", f.kind, f.detail, f.dir.display());
+    }
+    let c = &s.counts;
+    assert_eq!(c.programs, 16);
+    assert!(c.directives >= 10, "{}", s.line());
+    assert!(
+        c.wrong_directives > 0,
+        "no wrong directive drawn: {}",
+        s.line()
+    );
+    assert!(c.directive_taken > 0, "no directive taken: {}", s.line());
+    assert_eq!(c.wrong_directive_taken, 0, "{}", s.line());
+    assert_eq!(c.findings(), 0, "{}", s.line());
+}
+
 /// The first bug the alias mode found (seed 1, program 72, 2026-11-28):
 /// the transformed code ran under `context && alias check` joined
 /// without parentheses, and a context that is a disjunction (`n >= 3 &&

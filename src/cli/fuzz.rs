@@ -97,6 +97,15 @@ pub(crate) struct Args {
     /// feature.
     #[arg(long)]
     alias: bool,
+    /// A user's OpenMP directive on one loop of each SCoP, right or wrong.
+    ///
+    /// Each program carries `#pragma omp parallel for` or `simd` on one
+    /// loop, with its written scalars drawn into `private` or
+    /// `reduction(+:...)` clauses or left shared. The interpreter runs the
+    /// loop's iterations in reverse: when that prints otherwise, the
+    /// directive is wrong and transforming the SCoP under it is a finding.
+    #[arg(long, conflicts_with = "alias")]
+    omp_directives: bool,
     #[command(flatten)]
     output: super::args::OutputArgs,
 }
@@ -145,6 +154,7 @@ pub(crate) fn run(a: Args, ui: &Ui) -> Result<()> {
         engine_timeout: std::time::Duration::from_secs(a.engine_timeout),
         optimize_args,
         alias: a.alias,
+        directives: a.omp_directives,
     };
     let summary = crate::app::fuzz::run(&opts)?;
     super::out(&if a.output.json {

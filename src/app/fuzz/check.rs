@@ -17,6 +17,7 @@ use std::process::Command;
 use std::time::Duration;
 
 mod save;
+mod transform;
 
 /// A run's limits: its deadline and the default memory limit.
 fn limits(timeout: Duration) -> confine::Limits {
@@ -49,86 +50,6 @@ pub(super) struct ProgramResult {
     /// reason once).
     pub(super) rejected_nests: Vec<String>,
     pub(super) findings: Vec<Finding>,
-}
-
-/// What detection said of the kernel (the alias mode), read from the
-/// child's notes: the regions it found there, how many of them are
-/// versioned on a run-time alias check, and why it took no nest it left.
-#[derive(Debug, Default, PartialEq)]
-struct Detection {
-    regions: usize,
-    versioned: usize,
-    rejected: Vec<String>,
-    /// The kernel's regions' first and last lines.
-    lines: Vec<(usize, usize)>,
-}
-
-/// The words of the command line's notes that [`Detection`] reads.
-const DETECTED_IN_KERNEL: &str = "detected a SCoP in kernel at ";
-const VERSIONED: &str = "; versioned on aliasing";
-const REJECTED_IN_KERNEL: &str = "rejected loop nest in kernel ";
-const NOTHING_DETECTED: &str = "no static control part detected";
-/// Why a pair is unchanged when detection found no region in the kernel.
-const NO_KERNEL_REGION: &str = "detection found no region in the kernel";
-
-/// The line of a note `path:line[:col]: ...` whose message starts with
-/// `what`.
-fn note_line(note: &str, what: &str) -> Option<usize> {
-    let head = &note[..note.find(what)?];
-    let mut parts = head.trim_end_matches(": ").rsplit(':');
-    let (last, before) = (parts.next()?, parts.next()?);
-    before.parse().or_else(|_| last.parse()).ok()
-}
-
-impl Detection {
-    fn read(stderr: &str) -> Detection {
-        let mut d = Detection::default();
-        for line in stderr.lines() {
-            if let Some((_, at)) = line.split_once(DETECTED_IN_KERNEL) {
-                d.regions += 1;
-                d.versioned += line.contains(VERSIONED) as usize;
-                // `path:first-last[; versioned ...]`
-                let span = at.split(';').next().unwrap_or(at);
-                let span = span.rsplit(':').next().unwrap_or(span);
-                if let Some((a, b)) = span.split_once('-')
-                    && let (Ok(a), Ok(b)) = (a.trim().parse(), b.trim().parse())
-                {
-                    d.lines.push((a, b));
-                }
-            } else if let Some((_, rest)) = line.split_once(REJECTED_IN_KERNEL) {
-                // `(lines a-b): file:l:c: reason`: the reason, by class.
-                let why = rest.splitn(3, ": ").nth(2).unwrap_or(rest);
-                let class = reason_class(why);
-                if !d.rejected.contains(&class) {
-                    d.rejected.push(class);
-                }
-            }
-        }
-        d
-    }
-
-    /// What a pair left unchanged, as the alias mode counts it: nothing
-    /// when some region of the kernel was transformed (the variant is
-    /// checked; what detection found elsewhere, in `init` say, does not
-    /// count), else why the kernel's regions were not.
-    fn kernel_skips(&self, skipped: &[String]) -> Vec<String> {
-        if self.regions == 0 {
-            return vec![NO_KERNEL_REGION.to_string()];
-        }
-        let in_kernel: Vec<String> = skipped
-            .iter()
-            .filter(|s| {
-                note_line(s, ": SCoP ")
-                    .is_some_and(|l| self.lines.iter().any(|&(a, b)| a <= l && l <= b))
-            })
-            .cloned()
-            .collect();
-        if in_kernel.len() < self.regions {
-            Vec::new()
-        } else {
-            in_kernel
-        }
-    }
 }
 
 pub(super) fn compile(
@@ -173,12 +94,25 @@ impl Ctx<'_> {
         let opts = self.opts;
         let mut res = ProgramResult::default();
         res.counts.programs = 1;
-        let Some((generated, mut rng)) =
+        let Some((mut generated, mut rng)) =
             generate(opts.seed, index, opts.params, opts.generator, opts.alias)
         else {
             res.counts.gave_up = 1;
             return res;
         };
+        // The directive's draws have their own stream: the program and
+        // its configurations are those of the mode without directives.
+        let drawn = match opts.directives {
+            true => {
+                let mut own = crate::lab::rng::SplitMix64::new(
+                    super::program_seed(opts.seed, index) ^ 0x0D1E_C71F_E5EE_D5A1,
+                );
+                super::directive::add(&mut generated, &mut own)
+            }
+            false => None,
+        };
+        res.counts.directives = drawn.is_some() as usize;
+        res.counts.wrong_directives = drawn.as_ref().is_some_and(|d| d.racy == Some(true)) as usize;
         let work = opts.out.join("work").join(format!("p{index:05}"));
         if std::fs::create_dir_all(&work).is_err() {
             res.counts.original_failed = 1;
@@ -189,6 +123,7 @@ impl Ctx<'_> {
         let subject = Subject {
             index,
             generated: &generated,
+            directive: drawn.as_ref(),
             work: &work,
             prog: &prog,
         };
@@ -224,7 +159,17 @@ impl Ctx<'_> {
         let mut verdicts = Verdicts::new(configs.len());
         for comp in &self.compilers {
             let orig_exe = work.join(format!("orig-{}", comp.name()));
-            if let Err(e) = compile(comp, &opts.cflags, &prog, &orig_exe) {
+            // The directive mode's original is built without its directive
+            // (`directive::Drawn::plain`).
+            let original = match &drawn {
+                Some(d) => {
+                    let plain = work.join("plain.c");
+                    let _ = std::fs::write(&plain, &d.plain);
+                    plain
+                }
+                None => prog.clone(),
+            };
+            if let Err(e) = compile(comp, &opts.cflags, &original, &orig_exe) {
                 verdicts.original_failed = true;
                 res.findings
                     .extend(self.original_failed(&subject, comp, &e));
@@ -256,119 +201,6 @@ impl Ctx<'_> {
         res.counts.original_failed = verdicts.original_failed as usize;
         self.cleanup(&work);
         res
-    }
-
-    /// The program transformed under each configuration: `Some(text)`
-    /// when transformed; an engine's error or panic is a finding.
-    fn transform(
-        &self,
-        subject: &Subject<'_>,
-        src: Option<&frontend::SourceFile>,
-        configs: &[Config],
-        res: &mut ProgramResult,
-    ) -> Vec<Option<String>> {
-        let (opts, index, generated) = (self.opts, subject.index, subject.generated);
-        let mut variants: Vec<Option<String>> = Vec::new();
-        let mut detection: Option<Detection> = None;
-        for (k, cfg) in configs.iter().enumerate() {
-            let r = match (&opts.polytune, src) {
-                (None, None) => Ok(Err((
-                    "engine-error",
-                    "the alias mode needs the polytune binary".to_string(),
-                ))),
-                (None, Some(src)) => std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                    crate::engine::pipeline::optimize(src, cfg, None)
-                }))
-                .map(|r| r.map_err(|e| ("engine-error", e.to_string())))
-                .map_err(|panic| {
-                    panic
-                        .downcast_ref::<String>()
-                        .cloned()
-                        .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
-                        .unwrap_or_default()
-                }),
-                (Some(bin), _) => Ok(self
-                    .optimize_with(
-                        bin,
-                        subject.prog,
-                        &subject.work.join(format!("v{k}.c")),
-                        cfg,
-                    )
-                    .map(|(mut outcome, d)| {
-                        if let Some(d) = &d {
-                            outcome.skipped = d.kernel_skips(&outcome.skipped);
-                        }
-                        // Detection does not depend on the configuration:
-                        // the first run's is the program's.
-                        if detection.is_none() {
-                            detection = d;
-                        }
-                        outcome
-                    })),
-            };
-            // An internal error is a finding, whether seen in-process or as
-            // the child's exit code 3.
-            let r = r.map(|o| {
-                o.and_then(|o| match o.internal.is_empty() {
-                    true => Ok(o),
-                    false => Err(("engine-error", o.internal.join("\n"))),
-                })
-            });
-            match r {
-                Ok(Ok(outcome)) if outcome.skipped.is_empty() => {
-                    res.counts.transformed += 1;
-                    let text = match opts.tamper {
-                        Some(t) => t(&generated.program, &outcome.text),
-                        None => outcome.text,
-                    };
-                    variants.push(Some(text));
-                }
-                Ok(Ok(outcome)) => {
-                    res.counts.unchanged += 1;
-                    for s in &outcome.skipped {
-                        let why = s
-                            .split_once("left unchanged: ")
-                            .map(|(_, w)| w)
-                            .unwrap_or(s);
-                        *res.unchanged.entry(reason_class(why)).or_default() += 1;
-                    }
-                    variants.push(None);
-                }
-                Ok(Err((kind, e))) => {
-                    res.counts.engine_errors += 1;
-                    res.findings.extend(self.save(
-                        kind,
-                        index,
-                        generated,
-                        Some((cfg, "")),
-                        None,
-                        &e,
-                        None,
-                    ));
-                    variants.push(None);
-                }
-                Err(msg) => {
-                    res.counts.engine_errors += 1;
-                    res.findings.extend(self.save(
-                        "engine-panic",
-                        index,
-                        generated,
-                        Some((cfg, "")),
-                        None,
-                        &msg,
-                        None,
-                    ));
-                    variants.push(None);
-                }
-            }
-        }
-        if let Some(d) = detection {
-            res.counts.detected = (d.regions > 0) as usize;
-            res.counts.regions = d.regions;
-            res.counts.versioned = d.versioned;
-            res.rejected_nests = d.rejected;
-        }
-        variants
     }
 
     /// A finding against the original program built by `comp`.
@@ -478,7 +310,11 @@ impl Ctx<'_> {
             let Some(refer) = refer else { continue };
             let args = generated.program.args(s);
             let argv: Vec<&str> = args.iter().map(String::as_str).collect();
-            for &t in &opts.threads {
+            // A directive that may not hold races in the original the
+            // transformed code falls back to: one thread only (whether
+            // polytune took it is `wrong-directive-taken`'s matter).
+            let sure = subject.directive.is_none_or(|d| d.racy == Some(false));
+            for &t in opts.threads.iter().filter(|&&t| sure || t == 1) {
                 res.counts.runs += 1;
                 let Some(f) = run_variant(&vexe, &argv, (s, t), refer, opts.timeout) else {
                     continue;
@@ -518,73 +354,6 @@ impl Ctx<'_> {
                 }
                 x
             }));
-        }
-    }
-
-    /// polytune optimizing `prog` with `cfg` into `out`, as a child
-    /// process; in the alias mode, with what its detection said.
-    fn optimize_with(
-        &self,
-        bin: &Path,
-        prog: &Path,
-        out: &Path,
-        cfg: &Config,
-    ) -> Result<(crate::engine::pipeline::Outcome, Option<Detection>), (&'static str, String)> {
-        let (p, o, c) = (
-            prog.to_string_lossy().into_owned(),
-            out.to_string_lossy().into_owned(),
-            cfg.to_string(),
-        );
-        let alias = self.opts.alias;
-        let args = (self.opts.optimize_args)(&p, &c, &o, alias);
-        let args: Vec<&str> = args.iter().map(String::as_str).collect();
-        let unchanged = |text: String, why: &str| crate::engine::pipeline::Outcome {
-            text,
-            skipped: vec![why.to_string()],
-            internal: Vec::new(),
-            openmp: false,
-            notes: Vec::new(),
-        };
-        let detection = |stderr: &str| alias.then(|| Detection::read(stderr));
-        match runner::run(bin, &args, 1, &limits(self.opts.engine_timeout)) {
-            // Nothing detected in the whole file: the program unchanged.
-            Ok(r) if alias && r.exit == Exit::Code(1) && r.stderr.contains(NOTHING_DETECTED) => {
-                let text =
-                    std::fs::read_to_string(prog).map_err(|e| ("engine-error", e.to_string()))?;
-                Ok((unchanged(text, NOTHING_DETECTED), detection(&r.stderr)))
-            }
-            Ok(r) if r.ok() => {
-                let text =
-                    std::fs::read_to_string(out).map_err(|e| ("engine-error", e.to_string()))?;
-                let skipped = r
-                    .stderr
-                    .lines()
-                    .filter(|l| l.contains("left unchanged"))
-                    .map(|l| l.trim_start_matches("polytune: warning: ").to_string())
-                    .collect();
-                let outcome = crate::engine::pipeline::Outcome {
-                    text,
-                    skipped,
-                    internal: Vec::new(),
-                    // The child does not say; the configuration asked for
-                    // it (the fuzzer builds every program with OpenMP).
-                    openmp: cfg.omp,
-                    notes: Vec::new(),
-                };
-                Ok((outcome, detection(&r.stderr)))
-            }
-            Ok(r) if r.exit == Exit::Timeout => Err((
-                "engine-timeout",
-                format!(
-                    "optimize took more than {} s",
-                    self.opts.engine_timeout.as_secs()
-                ),
-            )),
-            Ok(r) if r.exit == Exit::Code(101) || matches!(r.exit, Exit::Signal(_)) => {
-                Err(("engine-panic", format!("{:?}: {}", r.exit, r.stderr.trim())))
-            }
-            Ok(r) => Err(("engine-error", format!("{:?}: {}", r.exit, r.stderr.trim()))),
-            Err(e) => Err(("engine-error", format!("cannot run {}: {e}", bin.display()))),
         }
     }
 
@@ -640,6 +409,8 @@ fn run_variant(
 struct Subject<'g> {
     index: usize,
     generated: &'g Generated,
+    /// The directive mode: the program's directive.
+    directive: Option<&'g super::directive::Drawn>,
     /// Its work directory and its source there.
     work: &'g Path,
     prog: &'g Path,
@@ -695,61 +466,4 @@ fn reason_class(why: &str) -> String {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    const STDERR: &str = "polytune: note: rejected loop nest in kernel (lines 27-47): /w/prog.c:42:11: data-dependent `if` condition: `A[i1]` reads memory that changes with the loop iterator `i1`
-polytune: note: rejected loop nest in dump_long (lines 75-75): /w/prog.c:75:41: call to `printf`, which may have side effects
-polytune: detected a SCoP in init at /w/prog.c:52-52
-polytune: detected a SCoP in kernel at /w/prog.c:30-34
-polytune: detected a SCoP in kernel at /w/prog.c:39-41; versioned on aliasing: the transformed code runs where a run-time check finds that `A` and `B` do not overlap, the original elsewhere (--assume-no-alias drops the check)
-";
-
-    #[test]
-    fn detection_is_read_from_the_notes_of_the_kernel_only() {
-        let d = Detection::read(STDERR);
-        assert_eq!(d.regions, 2);
-        assert_eq!(d.versioned, 1);
-        assert_eq!(d.lines, vec![(30, 34), (39, 41)]);
-        assert_eq!(
-            d.rejected,
-            vec![
-                "data-dependent `if` condition: `A[i#]` reads memory that changes with the loop iterator `i#`"
-                    .to_string()
-            ]
-        );
-        assert_eq!(
-            Detection::read("polytune: detected a SCoP in init at x.c:1-2\n").regions,
-            0
-        );
-    }
-
-    #[test]
-    fn a_pair_is_unchanged_only_when_every_region_of_the_kernel_is() {
-        let d = Detection::read(STDERR);
-        let skip = |line: usize| format!("/w/prog.c:{line}:3: SCoP 1 left unchanged: why {line}");
-        // A region of init left unchanged: the kernel's were transformed.
-        assert!(d.kernel_skips(&[skip(52)]).is_empty());
-        // One of the kernel's two: the other was transformed.
-        assert!(d.kernel_skips(&[skip(31)]).is_empty());
-        let both = [skip(31), skip(40), skip(52)];
-        assert_eq!(d.kernel_skips(&both), both[..2].to_vec());
-        // No column in the note.
-        assert_eq!(
-            note_line("/w/p.c:40: SCoP 2 left unchanged: x", ": SCoP "),
-            Some(40)
-        );
-        assert_eq!(
-            Detection::default().kernel_skips(&[]),
-            vec![NO_KERNEL_REGION.to_string()]
-        );
-    }
-
-    #[test]
-    fn a_difference_in_an_overlapping_call_is_told_apart() {
-        assert!(in_overlap(
-            "overlap2_A_B[3]: expected 1, got 2 (1 value(s) differ)"
-        ));
-        assert!(!in_overlap("A[3]: expected 1, got 2 (1 value(s) differ)"));
-    }
-}
+mod tests;

@@ -5,7 +5,7 @@
 //! the output the compiled original must print.
 
 use super::program::{
-    AExpr, Access, CmpOp, Cond, Elem, IntTy, Layout, Lhs, Program, Stmt, VExpr, init_value,
+    AExpr, Access, CmpOp, Cond, Elem, IntTy, Layout, Lhs, Loop, Program, Stmt, VExpr, init_value,
     lhs_elem, scalar_init,
 };
 use std::collections::HashMap;
@@ -130,6 +130,9 @@ pub(crate) struct Machine<'p> {
     /// holds that the run wrote (by position).
     layout: Layout,
     mem: Vec<HashMap<u64, Val>>,
+    /// The address of the loop whose iterations run in reverse order
+    /// (the directive mode's test that they commute, `directive.rs`).
+    reversed: Option<usize>,
 }
 
 /// Statement instances and loop iterations one run may take.
@@ -187,7 +190,13 @@ impl<'p> Machine<'p> {
             budget: BUDGET,
             mem: vec![HashMap::new(); layout.buffers.len()],
             layout,
+            reversed: None,
         }
+    }
+
+    /// Runs `l`'s iterations (a loop of the program) in reverse order.
+    pub(crate) fn reverse(&mut self, l: &Loop) {
+        self.reversed = Some(l as *const Loop as usize);
     }
 
     fn tick(&mut self) -> R<()> {
@@ -399,12 +408,19 @@ impl<'p> Machine<'p> {
             Stmt::For(l) => {
                 let ty = self.p.vars[l.var].ty;
                 self.vars[l.var] = convert(self.a(&l.init)?, ty);
+                // Reversed: the iterator's values first (the bounds read
+                // no array), then the bodies from the last.
+                let reversed = self.reversed == Some(l as *const Loop as usize);
+                let mut values = Vec::new();
                 loop {
                     self.tick()?;
                     if !self.cond(&l.cond)? {
                         break;
                     }
-                    self.stmts(&l.body)?;
+                    match reversed {
+                        true => values.push(self.vars[l.var]),
+                        false => self.stmts(&l.body)?,
+                    }
                     // `i++`, `i--`, `i += c`, `i -= c`: i = i op c.
                     let cur = self.vars[l.var];
                     let c = CInt {
@@ -418,6 +434,12 @@ impl<'p> Machine<'p> {
                     // `int op int` stays `int`.
                     self.vars[l.var] = convert(next, ty);
                 }
+                let after = self.vars[l.var];
+                for v in values.into_iter().rev() {
+                    self.vars[l.var] = v;
+                    self.stmts(&l.body)?;
+                }
+                self.vars[l.var] = after;
                 Ok(())
             }
             Stmt::If { cond, then, other } => {
@@ -555,57 +577,4 @@ pub(crate) fn type_of(p: &Program, e: &AExpr) -> IntTy {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::super::program;
-    use super::*;
-
-    #[test]
-    fn interpreter_follows_unsigned_comparison() {
-        // for (long i = -n; i < 5UL; i++): zero trips when n > 0.
-        use program::*;
-        let p = Program {
-            vars: vec![
-                Var {
-                    name: "n".into(),
-                    ty: IntTy::Long,
-                    param: true,
-                },
-                Var {
-                    name: "i".into(),
-                    ty: IntTy::Long,
-                    param: false,
-                },
-            ],
-            arrays: vec![],
-            scalars: vec![Scalar {
-                name: "s0".into(),
-                elem: Elem::Long,
-                local: false,
-            }],
-            body: vec![Stmt::For(Loop {
-                var: 1,
-                init: AExpr::Neg(Box::new(AExpr::Var(0))),
-                cond: Cond::Cmp(CmpOp::Lt, AExpr::Var(1), AExpr::Lit(5, IntTy::ULong)),
-                step: 1,
-                body: vec![Stmt::Assign {
-                    lhs: Lhs::Scalar(0),
-                    add: true,
-                    rhs: VExpr::Int(1),
-                }],
-            })],
-            param_sets: vec![],
-            depth: 1,
-        };
-        let count = |n: i64| {
-            let mut m = Machine::new(&p, &[n], true);
-            m.run().unwrap();
-            m.dump()
-        };
-        let init = match program::scalar_init(Elem::Long, 0) {
-            Val::Long(x) => x,
-            _ => unreachable!(),
-        };
-        assert_eq!(count(3), format!("begin s0 1\n{init}\nend s0\n"));
-        assert_eq!(count(-3), format!("begin s0 1\n{}\nend s0\n", init + 2));
-    }
-}
+mod tests;

@@ -22,6 +22,7 @@
 //! ([`overlap`]); every call's dump is compared with the original's.
 
 mod check;
+mod directive;
 mod generate;
 pub mod interp;
 mod overlap;
@@ -129,6 +130,10 @@ pub struct Options {
     /// overlap, compared with the original so called. Needs the `detect`
     /// feature and [`Self::polytune`].
     pub alias: bool,
+    /// The directive mode (`directive.rs`): each program carries a user's
+    /// OpenMP directive on one loop of its SCoP, correct or not; one the
+    /// interpreter shows wrong must never be taken.
+    pub directives: bool,
 }
 
 /// The words of one `optimize` run: `(prog, config, out, detect)`.
@@ -158,6 +163,7 @@ impl Options {
             engine_timeout: Duration::from_secs(60),
             optimize_args,
             alias: false,
+            directives: false,
         }
     }
 }
@@ -197,6 +203,14 @@ pub struct Counts {
     pub detected: usize,
     pub regions: usize,
     pub versioned: usize,
+    /// The directive mode: programs with a directive, those whose
+    /// directive the reversed run shows wrong, the pairs that took a
+    /// correct one (transformed) and those that took a wrong one (each a
+    /// finding).
+    pub directives: usize,
+    pub wrong_directives: usize,
+    pub directive_taken: usize,
+    pub wrong_directive_taken: usize,
 }
 
 impl Counts {
@@ -217,6 +231,10 @@ impl Counts {
         self.wrong_runs += o.wrong_runs;
         self.overlap_calls += o.overlap_calls;
         self.wrong_overlap_runs += o.wrong_overlap_runs;
+        self.directives += o.directives;
+        self.wrong_directives += o.wrong_directives;
+        self.directive_taken += o.directive_taken;
+        self.wrong_directive_taken += o.wrong_directive_taken;
         self.detected += o.detected;
         self.regions += o.regions;
         self.versioned += o.versioned;
@@ -264,6 +282,8 @@ pub struct Summary {
     pub unchanged_reasons: BTreeMap<String, usize>,
     /// The alias mode.
     pub alias: bool,
+    /// The directive mode.
+    pub directives: bool,
     /// The alias mode: why detection did not take a loop nest of a
     /// kernel, with in how many programs.
     pub rejected_nests: BTreeMap<String, usize>,
@@ -296,8 +316,16 @@ impl Summary {
         } else {
             String::new()
         };
+        let directives = if self.directives {
+            format!(
+                "; directive mode: {} programs with a directive, {} of them wrong (the reversed loop prints otherwise), {} pairs took a correct one, {} took a wrong one",
+                c.directives, c.wrong_directives, c.directive_taken, c.wrong_directive_taken
+            )
+        } else {
+            String::new()
+        };
         format!(
-            "fuzz: {} program×configuration pairs ({} programs x {} configurations; x{} compilers x{} thread counts x{} parameter sets = {} runs), {} wrong, {} crashed, {} compile errors, {} engine errors, {} unchanged, {} rejected by the front end, {} oracle mismatches, {} originals failed, {} programs given up{alias}",
+            "fuzz: {} program×configuration pairs ({} programs x {} configurations; x{} compilers x{} thread counts x{} parameter sets = {} runs), {} wrong, {} crashed, {} compile errors, {} engine errors, {} unchanged, {} rejected by the front end, {} oracle mismatches, {} originals failed, {} programs given up{alias}{directives}",
             c.pairs,
             c.programs,
             self.configs,
@@ -339,6 +367,11 @@ pub fn run(opts: &Options) -> Result<Summary, FuzzError> {
     if opts.threads.is_empty() || opts.compilers.is_empty() || opts.params == 0 {
         return Err(FuzzError::Options(
             "need at least one compiler, one thread count and one parameter set".into(),
+        ));
+    }
+    if opts.alias && opts.directives {
+        return Err(FuzzError::Options(
+            "the alias mode and the directive mode are separate campaigns".into(),
         ));
     }
     if opts.alias && (!cfg!(feature = "detect") || opts.polytune.is_none()) {
@@ -412,6 +445,7 @@ pub fn run(opts: &Options) -> Result<Summary, FuzzError> {
         counts,
         unchanged_reasons,
         alias: opts.alias,
+        directives: opts.directives,
         rejected_nests,
         findings,
     })

@@ -32,7 +32,7 @@ fn placed_arg(p: &Program, a: usize, buffer: &str, offset: usize) -> String {
 /// The complete C program of the alias mode: the kernel called with the
 /// arrays apart, then in each of `overlaps`.
 pub(crate) fn print_alias_program(p: &Program, overlaps: &[Layout]) -> String {
-    let mut out = prelude(" --alias");
+    let mut out = prelude(" (alias mode)");
     for (a, arr) in p.arrays.iter().enumerate() {
         let dims: String = arr.extents.iter().map(|e| format!("[{e}]")).collect();
         let _ = writeln!(
