@@ -47,24 +47,6 @@ fn fixture() -> std::path::PathBuf {
     common::root().join("tests/fixtures/alias/overlap.c")
 }
 
-fn optimize(src: &Path, config: &str, out: &Path) -> String {
-    let o = common::polytune(&[
-        "optimize",
-        src.to_str().unwrap(),
-        "--detect",
-        "--config",
-        config,
-        "-o",
-        out.to_str().unwrap(),
-    ]);
-    assert!(
-        o.status.success(),
-        "{config}: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
 /// Runs `exe` on `threads` OpenMP threads: stdout and stderr.
 fn run(exe: &Path, threads: &str) -> (String, String) {
     let out = Command::new("timeout")
@@ -116,7 +98,7 @@ fn overlapping_calls_run_the_original_and_apart_ones_the_transformed_code() {
     assert_eq!(want[0].1.lines().count(), 15, "{}", want[0].1);
     for (k, config) in CONFIGS.iter().enumerate() {
         let out = dir.path().join(format!("opt{k}.c"));
-        let notes = optimize(&src, config, &out);
+        let notes = common::optimize_detected(&src, config, &out);
         assert!(notes.contains("versioned on aliasing"), "{config}: {notes}");
         let text = std::fs::read_to_string(&out).unwrap();
         assert!(

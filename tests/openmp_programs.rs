@@ -27,22 +27,6 @@ fn fixture(name: &str) -> PathBuf {
     common::root().join("tests/fixtures/openmp").join(name)
 }
 
-/// `optimize --detect --config` on `src`: its stderr.
-fn optimize(src: &Path, config: &str, out: &Path) -> String {
-    let o = common::polytune(&[
-        "optimize",
-        src.to_str().unwrap(),
-        "--detect",
-        "--config",
-        config,
-        "-o",
-        out.to_str().unwrap(),
-    ]);
-    let stderr = String::from_utf8_lossy(&o.stderr).into_owned();
-    assert!(o.status.success(), "{config}: {stderr}");
-    stderr
-}
-
 /// Builds `src` with OpenMP.
 fn build(cc: &str, src: &Path, exe: &Path) {
     let o = Command::new(cc)
@@ -93,7 +77,7 @@ fn every_variant_matches(name: &str, threads: &[usize]) -> Vec<String> {
     let mut texts = Vec::new();
     for (k, config) in CONFIGS.iter().enumerate() {
         let out = dir.path().join(format!("v{k}.c"));
-        let stderr = optimize(&src, config, &out);
+        let stderr = common::optimize_detected(&src, config, &out);
         if name != "wrong.c" {
             assert!(unproven(&stderr).is_empty(), "{config}: {stderr}");
         }
@@ -175,7 +159,7 @@ fn directives_that_do_not_hold_are_left_as_written_with_the_reason() {
     every_variant_matches("wrong.c", &[1]);
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("w.c");
-    let stderr = optimize(&fixture("wrong.c"), CONFIGS[0], &out);
+    let stderr = common::optimize_detected(&fixture("wrong.c"), CONFIGS[0], &out);
     let lines: Vec<String> = unproven(&stderr)
         .into_iter()
         .chain(stderr.lines().filter(|l| l.contains("lastprivate")))

@@ -288,3 +288,20 @@ pub fn same_output(original: &Path, transformed: &Path, sources: &[&Path]) {
     };
     assert_eq!(run(transformed, "transformed"), run(original, "original"));
 }
+
+/// `optimize --detect --config CONFIG -o OUT` on `src`, which must
+/// succeed: its stderr.
+pub fn optimize_detected(src: &Path, config: &str, out: &Path) -> String {
+    let o = polytune(&[
+        "optimize",
+        src.to_str().unwrap(),
+        "--detect",
+        "--config",
+        config,
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    let stderr = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert!(o.status.success(), "{config}: {stderr}");
+    stderr
+}
