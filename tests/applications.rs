@@ -109,15 +109,9 @@ fn an_npb_style_solver_with_its_own_openmp_and_timer() {
     for c in candidates {
         assert_eq!(c["run"]["status"], "ok", "{c}");
     }
-    // The user's OpenMP loops are theirs: left as written.
-    let original = std::fs::read_to_string(&src).unwrap();
-    let text = std::fs::read_to_string(&out).unwrap();
-    for (from, to) in [
-        ("static void initialize", "  /* (1 + 2 lam)"),
-        ("static void norms", "int main"),
-    ] {
-        assert!(text.contains(between(&original, from, to)), "{text}");
-    }
+    // The user's OpenMP loops (set-up and norms) are taken only where the
+    // engine proves their directives (issue 40, tests/openmp_programs.rs):
+    // whichever variant won, it prints what the original prints.
     let keep = ["norm of the solution", "Verification"];
     assert_eq!(
         results(&[&out], &line, &[], &keep),
