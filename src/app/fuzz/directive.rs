@@ -281,25 +281,14 @@ pub(super) fn insert(text: &str, loop_index: usize, pragma: &str) -> Option<Stri
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::app::fuzz::program::{AExpr, Access, Array, CmpOp, Cond, Elem, IntTy, Var};
+    use crate::app::fuzz::program::{AExpr, Access, Array, CmpOp, Cond, Elem, IntTy, n_and_i};
 
     /// `for (long i = 1; i < n; i++) A[i] = A[i - 1];` at n = 5, and at
     /// n = 0 (outside the default context).
     fn recurrence() -> Program {
         let i = AExpr::Var(1);
         Program {
-            vars: vec![
-                Var {
-                    name: "n".into(),
-                    ty: IntTy::Long,
-                    param: true,
-                },
-                Var {
-                    name: "i".into(),
-                    ty: IntTy::Long,
-                    param: false,
-                },
-            ],
+            vars: n_and_i(),
             arrays: vec![Array {
                 name: "A".into(),
                 elem: Elem::Long,

@@ -202,18 +202,7 @@ mod tests {
         use super::super::program::*;
         let i = AExpr::Var(1);
         let p = Program {
-            vars: vec![
-                Var {
-                    name: "n".into(),
-                    ty: IntTy::Long,
-                    param: true,
-                },
-                Var {
-                    name: "i".into(),
-                    ty: IntTy::Long,
-                    param: false,
-                },
-            ],
+            vars: n_and_i(),
             arrays: ["A", "B"]
                 .map(|name| Array {
                     name: name.into(),

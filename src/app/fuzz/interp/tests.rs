@@ -8,18 +8,7 @@ fn interpreter_follows_unsigned_comparison() {
     // for (long i = -n; i < 5UL; i++): zero trips when n > 0.
     use program::*;
     let p = Program {
-        vars: vec![
-            Var {
-                name: "n".into(),
-                ty: IntTy::Long,
-                param: true,
-            },
-            Var {
-                name: "i".into(),
-                ty: IntTy::Long,
-                param: false,
-            },
-        ],
+        vars: n_and_i(),
         arrays: vec![],
         scalars: vec![Scalar {
             name: "s0".into(),

@@ -233,6 +233,19 @@ pub struct Scalar {
     pub local: bool,
 }
 
+/// A parameter `n` and an iterator `i`, both `long`: the variables of
+/// the programs the unit tests build by hand.
+#[cfg(test)]
+pub(crate) fn n_and_i() -> Vec<Var> {
+    ["n", "i"]
+        .map(|name| Var {
+            name: name.into(),
+            ty: IntTy::Long,
+            param: name == "n",
+        })
+        .to_vec()
+}
+
 /// A generated program and the parameter values it is legal at.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Program {
