@@ -8,7 +8,7 @@ any compile error, crash, timeout or wrong output. `--keep DIR` writes
 the failing variants there.
 
     scripts/verify_space.py [--size mini] [--compilers gcc,clang] [--jobs 2]
-                            [--keep DIR] [--json FILE] [KERNEL ...]
+                            [--threads 2] [--tt] [--keep DIR] [--json FILE] [KERNEL ...]
 """
 import argparse
 import json
@@ -31,6 +31,9 @@ def main():
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
     ap.add_argument("--keep", help="write the failing variants to this directory")
     ap.add_argument("--json", help="write the per-kernel figures to this file")
+    ap.add_argument("--threads", type=int, default=2, help="OpenMP threads of every run")
+    ap.add_argument("--tt", action="store_true",
+                    help="every configuration with tt=diamond added (polytune space --tt)")
     ap.add_argument("--polytune", default=os.path.join(ROOT, "target", "release", "polytune"))
     ap.add_argument("names", nargs="*")
     a = ap.parse_args()
@@ -41,7 +44,9 @@ def main():
     for src in kernels(a.names):
         name = os.path.basename(src)[:-2]
         cmd = [a.polytune, "-q", "space", src, "--verify", "--json", "--size", a.size,
-               "--compiler", a.compilers, "--jobs", str(a.jobs)]
+               "--compiler", a.compilers, "--jobs", str(a.jobs), "--threads", str(a.threads)]
+        if a.tt:
+            cmd.append("--tt")
         emitted = tempfile.mkdtemp(prefix="polytune-verify-") if a.keep else None
         if emitted:
             cmd += ["--emit", emitted]

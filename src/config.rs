@@ -64,6 +64,14 @@ pub struct Config {
     /// its memory-based dependences between iterations. Beyond the
     /// paper's space: no bit string has it.
     pub expand: bool,
+    /// Diamond tiling of time-iterated loops (`tt=diamond`): the
+    /// outermost permutable band whose first loop carries dependences
+    /// (a time loop) is tiled along two hyperplanes that meet in a
+    /// diamond, so that a whole row of tiles starts at once (concurrent
+    /// start) and runs in parallel with `omp`, the points of a tile in
+    /// the band's own order. Its first two tile sizes are the diamond's
+    /// sides. Beyond the paper's space: no bit string has it.
+    pub diamond: bool,
 }
 
 /// Number of typed attributes beyond the paper's bits
@@ -113,6 +121,7 @@ impl Default for Config {
             reduce: false,
             privatize: false,
             expand: false,
+            diamond: false,
         }
     }
 }
@@ -129,7 +138,8 @@ impl Default for Config {
      loop separately (`uj=OxI`, each 1 to 16, e.g. uj=4x2), `red=1` (loops run as reductions, \
      reassociating floating point), `priv=1` (scalars privatized: their live ranges reordered, \
      private in parallel loops), `exp=1` (scalars expanded into arrays, an element per \
-     iteration), `rb=MRxNR` (register blocking of contractions, e.g. rb=4x8) and, with it, `pack=1` (row operands packed, a vector micro-kernel)"
+     iteration), `rb=MRxNR` (register blocking of contractions, e.g. rb=4x8) and, with it, `pack=1` (row operands packed, a vector micro-kernel), \
+     and `tt=diamond` (time-iterated loops tiled in diamonds: concurrent start)"
 )]
 pub struct ConfigError {
     pub text: String,
@@ -171,6 +181,7 @@ impl Config {
                                         reduce: false,
                                         privatize: false,
                                         expand: false,
+                                        diamond: false,
                                     });
                                 }
                             }
@@ -190,6 +201,7 @@ impl Config {
             && self.unroll.is_paper()
             && !self.privatize
             && !self.expand
+            && !self.diamond
             && self
                 .tile
                 .iter()
@@ -333,6 +345,7 @@ impl Config {
             reduce: false,
             privatize: false,
             expand: false,
+            diamond: false,
         })
     }
 
@@ -372,6 +385,7 @@ impl Config {
                 "pack" => pack = flag(v)?,
                 "priv" | "privatize" => c.privatize = flag(v)?,
                 "exp" | "expand" => c.expand = flag(v)?,
+                "tt" | "time-tiling" => c.diamond = parse_time_tiling(v)?,
                 other => return Err(format!("unknown key `{}`", clip(other))),
             }
         }
@@ -421,6 +435,15 @@ pub fn parse_tile(v: &str) -> Result<[u16; 3], String> {
     Ok(t)
 }
 
+/// `tt=`: `diamond` (also `1`) or `0` (also `no`, `none`).
+fn parse_time_tiling(v: &str) -> Result<bool, String> {
+    match v {
+        "diamond" | "1" => Ok(true),
+        "0" | "no" | "none" => Ok(false),
+        _ => Err(format!("tt must be diamond or 0, not `{}`", clip(v))),
+    }
+}
+
 /// The one name of a key of the readable form (`fusion` is `fuse`).
 fn canonical_key(k: &str) -> Option<&'static str> {
     Some(match k {
@@ -436,6 +459,7 @@ fn canonical_key(k: &str) -> Option<&'static str> {
         "pack" => "pack",
         "priv" | "privatize" => "priv",
         "exp" | "expand" => "exp",
+        "tt" | "time-tiling" => "tt",
         _ => return None,
     })
 }
@@ -519,6 +543,9 @@ impl fmt::Display for Config {
         }
         if self.expand {
             f.write_str(",exp=1")?;
+        }
+        if self.diamond {
+            f.write_str(",tt=diamond")?;
         }
         match self.regblock {
             Some(rb) if rb.pack => write!(f, ",rb={rb},pack=1"),

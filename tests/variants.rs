@@ -26,6 +26,7 @@ fn sample() -> Vec<Config> {
             reduce: false,
             privatize: false,
             expand: false,
+            diamond: false,
         });
         out.push(Config {
             fusion,

@@ -40,18 +40,30 @@ pub struct Row {
     pub index: usize,
 }
 
+/// Fields beyond the paper's space added to every configuration of it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Added {
+    /// `priv=1`.
+    pub privatize: bool,
+    /// `exp=1`.
+    pub expand: bool,
+    /// `tt=diamond`.
+    pub diamond: bool,
+}
+
 /// The distinct programs of every configuration of the paper's space,
-/// with `priv=1` and `exp=1` added when asked, and the SCoPs skipped.
+/// with the fields of `added` set, and the SCoPs skipped.
 pub fn enumerate(
     src: &SourceFile,
     context: Option<&str>,
-    (privatize, expand): (bool, bool),
+    added: Added,
     progress: &(dyn Fn(Enumerated) + Sync),
 ) -> Result<(Vec<Variant>, Vec<String>), EngineError> {
     let mut configs = Config::all();
     for c in &mut configs {
-        c.privatize |= privatize;
-        c.expand |= expand;
+        c.privatize |= added.privatize;
+        c.expand |= added.expand;
+        c.diamond |= added.diamond;
     }
     crate::engine::space::distinct_variants_of(src, context, &configs, progress)
 }

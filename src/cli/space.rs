@@ -64,6 +64,12 @@ pub(crate) struct Args {
     /// Beyond the paper's space; with --priv, both.
     #[arg(long = "exp")]
     expand: bool,
+    /// Every configuration with diamond tiling of time loops added
+    /// (tt=diamond).
+    ///
+    /// Beyond the paper's space; combines with --priv and --exp.
+    #[arg(long = "tt")]
+    diamond: bool,
     /// Builds and runs at once with --verify [default: the cores].
     #[arg(long, value_name = "N")]
     jobs: Option<usize>,
@@ -86,7 +92,12 @@ pub(crate) fn run(a: Args, ui: &Ui) -> Result<()> {
         ui.warn(note);
     }
     let (variants, skipped) = counting(ui, "schedules computed and emitted", |progress| {
-        space::enumerate(&src, a.context.as_deref(), (a.privatize, a.expand), &|e| {
+        let added = space::Added {
+            privatize: a.privatize,
+            expand: a.expand,
+            diamond: a.diamond,
+        };
+        space::enumerate(&src, a.context.as_deref(), added, &|e| {
             progress(e.done, e.total)
         })
     })?;

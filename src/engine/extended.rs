@@ -28,6 +28,10 @@ pub struct Extended {
     pub reduce: Vec<bool>,
     pub privatize: Vec<bool>,
     pub expand: Vec<bool>,
+    /// Diamond tiling of time loops (`tt=diamond`): the least significant
+    /// digit, so that a draw's other fields are the draw of the space
+    /// without it.
+    pub diamond: Vec<bool>,
     pub regblock: Vec<Option<RegisterTile>>,
 }
 
@@ -55,6 +59,7 @@ impl Default for Extended {
             reduce: vec![false, true],
             privatize: vec![false, true],
             expand: vec![false, true],
+            diamond: vec![false, true],
             regblock: vec![
                 None,
                 rb(4, 8, false),
@@ -80,7 +85,7 @@ pub enum SampleError {
 impl Extended {
     /// The number of choices of each field, in numbering order (the
     /// three tile dimensions separately, the first most significant).
-    fn radices(&self) -> [u64; 13] {
+    fn radices(&self) -> [u64; 14] {
         let t = self.tile.len() as u64;
         [
             self.fusion.len() as u64,
@@ -96,6 +101,7 @@ impl Extended {
             self.regblock.len() as u64,
             self.privatize.len() as u64,
             self.expand.len() as u64,
+            self.diamond.len() as u64,
         ]
     }
 
@@ -111,7 +117,7 @@ impl Extended {
 
     /// Configuration number `index` (below [`Extended::len`]).
     pub fn config(&self, index: u64) -> Config {
-        let mut digits = [0usize; 13];
+        let mut digits = [0usize; 14];
         let mut rest = index;
         for (d, r) in digits.iter_mut().zip(self.radices()).rev() {
             *d = (rest % r) as usize;
@@ -133,6 +139,7 @@ impl Extended {
             regblock: self.regblock[digits[10]],
             privatize: self.privatize[digits[11]],
             expand: self.expand[digits[12]],
+            diamond: self.diamond[digits[13]],
         }
     }
 
@@ -155,6 +162,7 @@ impl Extended {
             at(&self.regblock, &c.regblock)?,
             at(&self.privatize, &c.privatize)?,
             at(&self.expand, &c.expand)?,
+            at(&self.diamond, &c.diamond)?,
         ];
         Some(
             digits
@@ -210,7 +218,10 @@ mod tests {
     #[test]
     fn numbers_and_configurations_correspond() {
         let e = Extended::default();
-        assert_eq!(e.len(), 3 * 7 * 7 * 7 * 2 * 2 * 2 * 2 * 8 * 2 * 7 * 2 * 2);
+        assert_eq!(
+            e.len(),
+            3 * 7 * 7 * 7 * 2 * 2 * 2 * 2 * 8 * 2 * 7 * 2 * 2 * 2
+        );
         assert_eq!(e.config(0), Config::default());
         assert_eq!(e.index(&Config::default()), Some(0));
         for i in (0..e.len()).step_by(997).chain([e.len() - 1]) {
@@ -222,7 +233,7 @@ mod tests {
         let last = e.config(e.len() - 1);
         assert_eq!(
             last.to_string(),
-            "fuse=max,tile=256x256x256,wave=1,omp=1,prevec=1,simd=1,uj=8x2,red=1,priv=1,exp=1,rb=8x16,pack=1"
+            "fuse=max,tile=256x256x256,wave=1,omp=1,prevec=1,simd=1,uj=8x2,red=1,priv=1,exp=1,tt=diamond,rb=8x16,pack=1"
         );
         // The paper's space lies inside it.
         assert!(Config::all().iter().all(|c| e.index(c).is_some()));
@@ -270,6 +281,7 @@ mod tests {
             reduce: vec![false],
             privatize: vec![false],
             expand: vec![false],
+            diamond: vec![false],
             regblock: vec![None],
             ..Extended::default()
         };

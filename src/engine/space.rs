@@ -107,8 +107,15 @@ fn shares(keys: &[Config], pieces: usize) -> Vec<std::ops::Range<usize>> {
 }
 
 /// A fusion's hyperplanes, once computed: for the model and (with
-/// `priv=1` keys) for the privatized one.
-type Cached<'c> = [Option<Result<Schedule<'c>, String>>; 2];
+/// `priv=1` keys) for the privatized one, each without and with time
+/// bands (`tt=diamond` keys: [`transform::hyperplanes`]).
+type Cached<'c> = [[Option<Result<Schedule<'c>, String>>; 2]; 2];
+
+/// The keys that share hyperplanes: one fusion, with or without time
+/// bands.
+fn group(key: &Config) -> (crate::config::Fusion, bool) {
+    (key.fusion, key.diamond)
+}
 
 /// The code of key `p` (on the worker's context). Once one key hits the
 /// work limit, the later ones are not tried: each would run into it
@@ -132,7 +139,8 @@ fn lower<'m, 'c>(
     let key = keys[p];
     let with = |m: &'m Model<'c>, cache: &mut Option<Result<Schedule<'c>, String>>| {
         let base = cache.get_or_insert_with(|| {
-            transform::hyperplanes(m, scop.index, key.fusion).map_err(|e| e.to_string())
+            transform::hyperplanes(m, scop.index, key.fusion, key.diamond)
+                .map_err(|e| e.to_string())
         });
         // The message, and whether isl failed (rather than the schedule).
         match base {
@@ -145,7 +153,7 @@ fn lower<'m, 'c>(
     // Each key gets the whole work limit (the model's work was bounded
     // before).
     let l = bounded(ctx, scop, || {
-        let [plain, privatized] = hyperplanes;
+        let [plain, privatized] = &mut hyperplanes[usize::from(key.diamond)];
         if let Some(pm) = private.filter(|_| key.privatize) {
             match with(pm, privatized) {
                 Err((true, e)) => return Err(e),
@@ -158,7 +166,7 @@ fn lower<'m, 'c>(
     l.unwrap_or_else(|e| {
         *exhausted = Some((p, e.to_string()));
         // A schedule cached while isl refused work is not trusted either.
-        *hyperplanes = [None, None];
+        *hyperplanes = Default::default();
         Err(e.to_string())
     })
 }
@@ -197,8 +205,15 @@ fn part(
             };
         }
     };
-    let fusion = keys[share.start].fusion;
-    let first = keys.iter().position(|k| k.fusion == fusion).unwrap_or(0);
+    // The first key of each group of the share's keys that lies before
+    // the share: each computed its group's hyperplanes.
+    let mut firsts: Vec<usize> = share
+        .clone()
+        .filter_map(|p| keys.iter().position(|k| group(k) == group(&keys[p])))
+        .filter(|&f| f < share.start)
+        .collect();
+    firsts.sort_unstable();
+    firsts.dedup();
     // With `priv=1` keys: the model with the scalars privatized (none
     // when it has none, or isl refused the work: those keys then fall
     // back to the model, as the pipeline does).
@@ -210,10 +225,10 @@ fn part(
     } else {
         None
     };
-    let mut hyperplanes: Cached = [None, None];
+    let mut hyperplanes: Cached = Default::default();
     let mut exhausted: Option<(usize, String)> = None;
-    if share.start != first {
-        // The fusion's first key computes its hyperplanes within its own
+    for first in firsts {
+        // The group's first key computes its hyperplanes within its own
         // limit; only its effect on the cache and the limit matter here.
         drop(lower(
             &ctx,

@@ -16,22 +16,33 @@ use crate::engine::model::{EngineError, Model};
 use crate::frontend::scop::Scop;
 use crate::isl::{self, Clustering, IslError, NodeKind, Schedule, ScheduleNode};
 
+mod diamond;
+
 /// The schedule tree for `config`.
 pub fn schedule<'c>(
     model: &Model<'c>,
     scop_index: usize,
     config: &Config,
 ) -> Result<Schedule<'c>, EngineError> {
-    let base = hyperplanes(model, scop_index, config.fusion)?;
+    let base = hyperplanes(model, scop_index, config.fusion, config.diamond)?;
     refine(model, scop_index, &base, config)
 }
 
 /// The tiling-hyperplane schedule for a fusion choice: the expensive
-/// step, shared by every configuration with that fusion.
+/// step, shared by every configuration with that fusion (and the same
+/// `time_bands`).
+///
+/// With `time_bands` (`tt=diamond`) the scheduler does not insist on a
+/// parallel outermost member in each band: a time loop's statements
+/// then stay in one band with their space loops, skewed, which diamond
+/// tiling needs (with it on, isl splits a stencil's band after the time
+/// loop to make the space loops parallel, and there is nothing to tile
+/// in time).
 pub(crate) fn hyperplanes<'c>(
     model: &Model<'c>,
     scop_index: usize,
     fusion: Fusion,
+    time_bands: bool,
 ) -> Result<Schedule<'c>, EngineError> {
     let ctx = model.ctx;
     ctx.set_clustering(match fusion {
@@ -43,11 +54,14 @@ pub(crate) fn hyperplanes<'c>(
     // Privatized scalars: their memory dependences bind the scheduler only
     // where it would not keep their live ranges inside one iteration.
     let conditional = model.private.as_ref().map(|p| (&p.live, &p.dropped));
-    let s = isl::compute_schedule(&model.domain, &model.context, deps, deps, deps, conditional)
-        .map_err(|e| EngineError::Unsupported {
-            scop: scop_index,
-            reason: format!("the scheduler found no legal schedule ({})", e.message),
-        })?;
+    ctx.set_outer_coincidence(!time_bands);
+    let computed =
+        isl::compute_schedule(&model.domain, &model.context, deps, deps, deps, conditional);
+    ctx.set_outer_coincidence(true);
+    let s = computed.map_err(|e| EngineError::Unsupported {
+        scop: scop_index,
+        reason: format!("the scheduler found no legal schedule ({})", e.message),
+    })?;
     let mut largest = 0.0f64;
     walk(&s.root()?, &mut |n| {
         if n.kind()? == NodeKind::Band {
@@ -95,9 +109,14 @@ pub(crate) fn refine<'c>(
     if config.prevector {
         root = walk(&root, &mut |n| sink_parallel_member(n))?;
     }
-    let sizes = config.tile_sizes();
-    if sizes.iter().any(|&s| s > 1) {
-        root = tile(&root, &sizes, config.wavefront)?;
+    let tiling = Tiling {
+        model,
+        sizes: config.tile_sizes(),
+        wavefront: config.wavefront,
+        diamond: config.diamond,
+    };
+    if tiling.sizes.iter().any(|&s| s > 1) {
+        root = tile(&root, &tiling)?;
     }
     let result = root.schedule()?;
     if !model.respects(&result.map()?)? {
@@ -195,33 +214,52 @@ fn permute_band<'c>(
     Ok(band)
 }
 
+/// What tiling does to each permutable band.
+struct Tiling<'m, 'c> {
+    model: &'m Model<'c>,
+    sizes: [i64; 3],
+    wavefront: bool,
+    /// Diamond tiles for time bands (`tt=diamond`), where they are legal.
+    diamond: bool,
+}
+
 /// Tiles every permutable band (first three members by the configured
 /// sizes, deeper members by 1), and wavefronts the tile band when asked
-/// and its outermost tile loop is not parallel.
-fn tile<'c>(
-    node: &ScheduleNode<'c>,
-    sizes: &[i64; 3],
-    wavefront: bool,
-) -> Result<ScheduleNode<'c>, IslError> {
+/// and its outermost tile loop is not parallel. With `tt=diamond`, a
+/// time band whose first two members are tiled gets diamond tiles
+/// ([`diamond`]) instead, wavefronted always.
+fn tile<'c>(node: &ScheduleNode<'c>, t: &Tiling<'_, 'c>) -> Result<ScheduleNode<'c>, IslError> {
     if node.kind()? == NodeKind::Band && node.band_permutable()? {
         let n = node.band_n_member()?;
-        let band_sizes: Vec<i64> = (0..n).map(|k| sizes.get(k).copied().unwrap_or(1)).collect();
+        let band_sizes: Vec<i64> = (0..n)
+            .map(|k| t.sizes.get(k).copied().unwrap_or(1))
+            .collect();
         if band_sizes.iter().any(|&s| s > 1) {
-            let mut tiles = node.band_tile(&band_sizes)?;
-            if wavefront && n >= 2 && !tiles.band_coincident(0)? {
-                tiles = skew_outer(tiles)?;
-            }
-            // Descend below the point band (the tile's only child).
-            let mut point = tiles.child(0)?;
+            let slopes = if t.diamond && band_sizes[..2.min(n)].iter().all(|&s| s > 1) {
+                diamond::slopes(t.model, node)?
+            } else {
+                None
+            };
+            // The point band (the tile's only child).
+            let mut point = match slopes {
+                Some(ab) => diamond::tile(node.clone(), &band_sizes, ab)?,
+                None => {
+                    let mut tiles = node.band_tile(&band_sizes)?;
+                    if t.wavefront && n >= 2 && !tiles.band_coincident(0)? {
+                        tiles = skew_outer(tiles)?;
+                    }
+                    tiles.child(0)?
+                }
+            };
             for i in 0..point.n_children()? {
-                point = tile(&point.child(i)?, sizes, wavefront)?.parent()?;
+                point = tile(&point.child(i)?, t)?.parent()?;
             }
             return point.parent();
         }
     }
     let mut node = node.clone();
     for i in 0..node.n_children()? {
-        node = tile(&node.child(i)?, sizes, wavefront)?.parent()?;
+        node = tile(&node.child(i)?, t)?.parent()?;
     }
     Ok(node)
 }

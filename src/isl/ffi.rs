@@ -226,6 +226,9 @@ unsafe extern "C" {
     ) -> *mut isl_union_map;
     pub(crate) fn isl_union_map_coalesce(a: *mut isl_union_map) -> *mut isl_union_map;
     pub(crate) fn isl_union_map_deltas(a: *mut isl_union_map) -> *mut isl_union_set;
+    pub(crate) fn isl_union_map_from_multi_union_pw_aff(
+        m: *mut isl_multi_union_pw_aff,
+    ) -> *mut isl_union_map;
     pub(crate) fn isl_union_map_domain(a: *mut isl_union_map) -> *mut isl_union_set;
     pub(crate) fn isl_union_map_range(a: *mut isl_union_map) -> *mut isl_union_set;
     pub(crate) fn isl_union_map_lex_lt_union_map(
@@ -328,6 +331,11 @@ unsafe extern "C" {
         n: *mut isl_schedule_node,
         pos: c_int,
     ) -> c_int;
+    pub(crate) fn isl_schedule_node_band_member_set_ast_loop_type(
+        n: *mut isl_schedule_node,
+        pos: c_int,
+        t: c_int,
+    ) -> *mut isl_schedule_node;
     pub(crate) fn isl_schedule_node_band_member_set_coincident(
         n: *mut isl_schedule_node,
         pos: c_int,
@@ -374,6 +382,10 @@ unsafe extern "C" {
         a: *mut isl_union_pw_aff,
         b: *mut isl_union_pw_aff,
     ) -> *mut isl_union_pw_aff;
+    pub(crate) fn isl_union_pw_aff_sub(
+        a: *mut isl_union_pw_aff,
+        b: *mut isl_union_pw_aff,
+    ) -> *mut isl_union_pw_aff;
     pub(crate) fn isl_union_pw_aff_to_str(u: *mut isl_union_pw_aff) -> *mut c_char;
     pub(crate) fn isl_union_pw_aff_foreach_pw_aff(
         u: *mut isl_union_pw_aff,
@@ -390,6 +402,15 @@ unsafe extern "C" {
         user: *mut c_void,
     ) -> c_int;
     pub(crate) fn isl_aff_free(aff: *mut isl_aff) -> *mut isl_aff;
+    pub(crate) fn isl_aff_neg(aff: *mut isl_aff) -> *mut isl_aff;
+    pub(crate) fn isl_aff_get_constant_val(aff: *mut isl_aff) -> *mut isl_val;
+    pub(crate) fn isl_aff_set_constant_val(aff: *mut isl_aff, v: *mut isl_val) -> *mut isl_aff;
+    pub(crate) fn isl_pw_aff_alloc(set: *mut isl_set, aff: *mut isl_aff) -> *mut isl_pw_aff;
+    pub(crate) fn isl_union_pw_aff_from_pw_aff(pa: *mut isl_pw_aff) -> *mut isl_union_pw_aff;
+    pub(crate) fn isl_union_pw_aff_union_add(
+        a: *mut isl_union_pw_aff,
+        b: *mut isl_union_pw_aff,
+    ) -> *mut isl_union_pw_aff;
     pub(crate) fn isl_aff_dim(aff: *mut isl_aff, t: c_int) -> c_int;
     pub(crate) fn isl_aff_get_coefficient_val(
         aff: *mut isl_aff,

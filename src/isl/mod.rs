@@ -104,6 +104,17 @@ impl Ctx {
         }
     }
 
+    /// Whether the next [`compute_schedule`] makes the outermost member
+    /// of each band coincident where it can (the default, on): off, it
+    /// keeps the statements of a time loop in one band, skewed where it
+    /// must, so that the band can be tiled in time.
+    pub fn set_outer_coincidence(&self, on: bool) {
+        // SAFETY: the context is live.
+        unsafe {
+            ffi::isl_options_set_schedule_outer_coincidence(self.ptr(), on as c_int);
+        }
+    }
+
     /// Bounds the work of everything isl does from now on in this context
     /// to `limit` operations (isl counts allocations and the steps of its
     /// solvers); past it every isl call fails. The count starts at 0.
@@ -761,6 +772,17 @@ impl<'c> ScheduleNode<'c> {
         ScheduleNode::wrap(self.ctx, r, "set permutable")
     }
 
+    /// Asks isl to generate member `pos`'s loop separately for the
+    /// iterations where every statement of the band runs and for the
+    /// rest (`isl_ast_loop_separate`): the full part's body has no guard.
+    pub fn band_separate(&self, pos: usize) -> Result<Self, IslError> {
+        // SAFETY: takes a fresh reference; 3 is isl_ast_loop_separate.
+        let r = unsafe {
+            ffi::isl_schedule_node_band_member_set_ast_loop_type(self.take(), pos as c_int, 3)
+        };
+        ScheduleNode::wrap(self.ctx, r, "separate loop")
+    }
+
     pub fn band_set_coincident(&self, pos: usize, c: bool) -> Result<Self, IslError> {
         // SAFETY: takes a fresh reference.
         let r = unsafe {
@@ -813,6 +835,13 @@ impl<'c> ScheduleNode<'c> {
 }
 
 impl<'c> MultiUnionPwAff<'c> {
+    /// The relation from each domain element to its tuple of values.
+    pub fn to_union_map(&self) -> Result<UnionMap<'c>, IslError> {
+        // SAFETY: takes a fresh reference.
+        let r = unsafe { ffi::isl_union_map_from_multi_union_pw_aff(self.take()) };
+        UnionMap::wrap(self.ctx, r, "relation of a partial schedule")
+    }
+
     pub fn size(&self) -> Result<usize, IslError> {
         // SAFETY: isl only reads.
         let n = unsafe { ffi::isl_multi_union_pw_aff_size(self.keep()) };
@@ -834,7 +863,64 @@ impl<'c> MultiUnionPwAff<'c> {
     }
 }
 
-impl UnionPwAff<'_> {
+impl<'c> UnionPwAff<'c> {
+    /// Every piece's affine expression with its coefficients (of the
+    /// input dimensions and the parameters) negated and its constant
+    /// term kept: `x + 2t + 1` becomes `−x − 2t + 1`. A schedule member
+    /// mirrored this way keeps each statement's shift.
+    pub fn reflect_linear(&self) -> Result<UnionPwAff<'c>, IslError> {
+        unsafe extern "C" fn piece(
+            set: *mut ffi::isl_set,
+            aff: *mut ffi::isl_aff,
+            user: *mut std::os::raw::c_void,
+        ) -> c_int {
+            // SAFETY: isl passes ownership of both; `user` is the
+            // accumulator below. Every call takes its arguments, and a
+            // NULL propagates to the accumulator, which is checked.
+            unsafe {
+                let out = &mut *(user as *mut *mut ffi::isl_union_pw_aff);
+                let c = ffi::isl_aff_get_constant_val(aff);
+                let mirrored = ffi::isl_aff_set_constant_val(ffi::isl_aff_neg(aff), c);
+                let upa = ffi::isl_union_pw_aff_from_pw_aff(ffi::isl_pw_aff_alloc(set, mirrored));
+                *out = if out.is_null() {
+                    upa
+                } else {
+                    ffi::isl_union_pw_aff_union_add(*out, upa)
+                };
+                if out.is_null() { -1 } else { 0 }
+            }
+        }
+        unsafe extern "C" fn pw(
+            pa: *mut ffi::isl_pw_aff,
+            user: *mut std::os::raw::c_void,
+        ) -> c_int {
+            // SAFETY: isl passes ownership of `pa`; `user` goes on to `piece`.
+            unsafe {
+                let r = ffi::isl_pw_aff_foreach_piece(pa, piece, user);
+                ffi::isl_pw_aff_free(pa);
+                r
+            }
+        }
+        let mut out: *mut ffi::isl_union_pw_aff = std::ptr::null_mut();
+        // SAFETY: isl only reads the union; the callbacks own what they
+        // are given and write only `out`, which outlives the call.
+        let r = unsafe {
+            ffi::isl_union_pw_aff_foreach_pw_aff(
+                self.keep(),
+                pw,
+                &mut out as *mut *mut ffi::isl_union_pw_aff as *mut std::os::raw::c_void,
+            )
+        };
+        if r < 0 {
+            if !out.is_null() {
+                // SAFETY: `out` is ours.
+                unsafe { ffi::isl_union_pw_aff_free(out) };
+            }
+            return Err(self.ctx.take_error("mirrored expression"));
+        }
+        UnionPwAff::wrap(self.ctx, out, "mirrored expression")
+    }
+
     /// The largest absolute value of a coefficient of a parameter or of
     /// an input dimension in any piece (constant terms and integer
     /// divisions aside), as a float: schedules straight from the
@@ -901,6 +987,7 @@ impl UnionPwAff<'_> {
 
 isl_ops!(UnionPwAff {
     fn add(other: UnionPwAff) -> UnionPwAff = isl_union_pw_aff_add;
+    fn sub(other: UnionPwAff) -> UnionPwAff = isl_union_pw_aff_sub;
 });
 
 /// Words isl's parser reads as keywords whatever their case (isl_stream.c):
