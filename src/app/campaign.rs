@@ -8,7 +8,9 @@
 //! A campaign may be one shard of a larger one (`shard.rs`): it measures
 //! its share of the units only, into its own store, to be merged. The two
 //! ways of measuring a kernel live in `lab.rs`; `ahead.rs` builds variants
-//! several at a time (`--jobs`) while they are timed one at a time.
+//! several at a time (`--jobs`) while they are timed one at a time;
+//! `learn.rs` appends each kernel's verified measurements to the user's
+//! store of this machine's runs ([`crate::app::ranker`]).
 //!
 //! [`run`] prints nothing: it reports progress as [`Event`]s and returns
 //! a [`Summary`].
