@@ -230,3 +230,30 @@ impl Learning {
         Ok(p)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::lab::store::StoreError;
+
+    #[test]
+    fn only_the_store_or_the_machine_stops_learning() {
+        let store = NotLearned::Ranker(RankerError::Store {
+            path: PathBuf::from("mine.sqlite"),
+            source: StoreError::Io("damaged".into()),
+        });
+        assert!(store.stops());
+        assert!(
+            store
+                .to_string()
+                .starts_with("the store of what this machine measured, mine.sqlite: "),
+            "{store}"
+        );
+        assert!(!NotLearned::NoFeatures.stops());
+        let params = NotLearned::Parameters(VariantsError::Source(
+            PathBuf::from("k.c"),
+            "no scop".into(),
+        ));
+        assert!(!params.stops(), "another kernel may still be appended");
+    }
+}
