@@ -109,6 +109,8 @@ fn learned_mode_options_are_refused_beside_a_configuration() {
         &["--config", "000000000000", "--model", "models/gcc"],
         &["--config", "000000000000", "--strategy", "diverse"],
         &["--config", "000000000000", "--no-run"],
+        &["--config", "000000000000", "--no-learn"],
+        &["--config", "000000000000", "--store", "mine.sqlite"],
         &["--omp", "--no-run"],
         &["--tile", "32x32x1", "--size", "mini"],
         // The program's and the runs' arguments, by their groups.

@@ -1,6 +1,8 @@
 //! Campaigns end to end: a small campaign into a temporary database, then
 //! one killed with SIGKILL in the middle and resumed: row counts prove that
-//! nothing measured was lost or measured twice.
+//! nothing measured was lost or measured twice. Then what a campaign
+//! appends to the store of this machine's runs (`--store`, `--no-learn`,
+//! a damaged store).
 
 mod common;
 
@@ -474,4 +476,243 @@ fn confirm_top_times_the_fastest_again_and_resumes_without_repeating() {
     assert!(!String::from_utf8_lossy(&out.stderr).contains("confirmed"));
     assert!(String::from_utf8_lossy(&out.stdout).contains(", 0 confirmed;"));
     assert_eq!(confirmed(), first);
+}
+
+/// `collect` of one small kernel with learning on (the variable the
+/// project's cargo runs set cleared), its cache in `cache`: (exit
+/// status, stdout, stderr).
+fn collect_learning(
+    cache: &std::path::Path,
+    db: &std::path::Path,
+    args: &[&str],
+) -> (bool, String, String) {
+    let out = polytune()
+        .args([
+            "collect",
+            "--json",
+            "--size",
+            "mini",
+            "--max-variants",
+            "2",
+            "--runs",
+            "2",
+            "--db",
+        ])
+        .arg(db)
+        .arg(root().join("polybench/linear-algebra/atax.c"))
+        .args(args)
+        .env("POLYTUNE_CACHE_DIR", cache)
+        .env_remove("POLYTUNE_NO_LEARN")
+        .output()
+        .unwrap();
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// Learning on the user's machine from campaigns (issue 38): each
+/// kernel's verified measurements are appended to the store of this
+/// machine's runs with the variant's features, as the learned `optimize`
+/// appends its own; `models status` shows them; the campaign's own store
+/// holds its measurements only.
+#[test]
+fn collect_appends_what_it_measured_to_the_store_of_this_machines_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("runs.sqlite");
+    let store = dir.path().join("mine.sqlite");
+    let (ok, stdout, stderr) =
+        collect_learning(dir.path(), &db, &["--store", store.to_str().unwrap()]);
+    assert!(ok, "{stderr}");
+    let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(v["measured"], 3, "{v}");
+    assert_eq!(v["failed"], 0, "{v}");
+    // The original and its two variants, verified and timed.
+    assert_eq!(v["learned"]["rows"], 3, "{v}");
+    assert_eq!(v["learned"]["store"], store.to_str().unwrap());
+    let conn = rusqlite::Connection::open(&store).unwrap();
+    let rows: Vec<(bool, String, f64, f64, String, String)> = conn
+        .prepare(
+            "SELECT v.original, k.name, m.median, m.baseline, f.names, f.x
+             FROM measurements m JOIN variants v ON v.id = m.variant_id
+             JOIN kernels k ON k.id = v.kernel_id
+             JOIN variant_features f ON f.variant_id = v.id AND f.machine_id = m.machine_id
+             WHERE m.status = 'ok' AND m.size = 'mini' ORDER BY v.id",
+        )
+        .unwrap()
+        .query_map([], |r| {
+            Ok((
+                r.get(0)?,
+                r.get(1)?,
+                r.get(2)?,
+                r.get(3)?,
+                r.get(4)?,
+                r.get(5)?,
+            ))
+        })
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    assert_eq!(rows.len(), 3, "{rows:?}");
+    let names = polytune::app::variants::variant_feature_names();
+    assert_eq!(rows.iter().filter(|r| r.0).count(), 1, "one original");
+    for (_, kernel, median, baseline, stored_names, x) in &rows {
+        assert_eq!(
+            kernel, "atax.c",
+            "known by its file's name, as optimize knows it"
+        );
+        assert!(*median > 0.0 && *baseline > 0.0);
+        assert_eq!(stored_names, &names.join(","));
+        let x: Vec<f64> = serde_json::from_str(x).unwrap();
+        assert_eq!(x.len(), names.len());
+        assert!(x.iter().all(|v| v.is_finite()), "{x:?}");
+    }
+    // What `optimize` learns from: the store as `models status` reads it.
+    let status = polytune()
+        .args(["models", "status", "--json", "--store"])
+        .arg(&store)
+        .env("POLYTUNE_CACHE_DIR", dir.path())
+        .output()
+        .unwrap();
+    assert!(
+        status.status.success(),
+        "{}",
+        String::from_utf8_lossy(&status.stderr)
+    );
+    let status: serde_json::Value = serde_json::from_slice(&status.stdout).unwrap();
+    assert_eq!(
+        (
+            status["rows"].as_u64(),
+            status["programs"].as_u64(),
+            status["this_machine"].as_u64()
+        ),
+        (Some(3), Some(1), Some(3)),
+        "{status}"
+    );
+    assert_eq!(status["programs_ranked"][0]["program"], "atax.c");
+    // The campaign's store holds its measurements, no feature of a variant.
+    let campaign = rusqlite::Connection::open(&db).unwrap();
+    let count = |sql: &str| -> i64 { campaign.query_row(sql, [], |r| r.get(0)).unwrap() };
+    assert_eq!(count("SELECT COUNT(*) FROM measurements"), 3);
+    assert_eq!(count("SELECT COUNT(*) FROM variant_features"), 0);
+    drop(campaign);
+    // Resumed, nothing is measured, so nothing is appended.
+    let (ok, stdout, stderr) =
+        collect_learning(dir.path(), &db, &["--store", store.to_str().unwrap()]);
+    assert!(ok, "{stderr}");
+    let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(
+        (v["measured"].as_u64(), v["learned"]["rows"].as_u64()),
+        (Some(0), Some(0))
+    );
+    let count: i64 = conn
+        .query_row("SELECT COUNT(*) FROM measurements", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(count, 3);
+}
+
+/// `--no-learn`, or POLYTUNE_NO_LEARN, appends nothing: no store is made,
+/// not even in the cache directory.
+#[test]
+fn collect_with_no_learn_appends_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let cache = dir.path().join("cache");
+    let store = dir.path().join("mine.sqlite");
+    let (ok, stdout, stderr) = collect_learning(
+        &cache,
+        &dir.path().join("runs.sqlite"),
+        &["--no-learn", "--store", store.to_str().unwrap()],
+    );
+    assert!(ok, "{stderr}");
+    let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(v["measured"], 3);
+    assert!(v["learned"].is_null(), "{v}");
+    assert!(!store.exists());
+    // The variable, without the option, and the default store.
+    let out = polytune()
+        .args([
+            "collect",
+            "--size",
+            "mini",
+            "--max-variants",
+            "1",
+            "--runs",
+            "2",
+            "--db",
+        ])
+        .arg(dir.path().join("runs2.sqlite"))
+        .arg(root().join("polybench/linear-algebra/atax.c"))
+        .env("POLYTUNE_CACHE_DIR", &cache)
+        .env("POLYTUNE_NO_LEARN", "1")
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!said.contains("appended"), "{said}");
+    assert!(!cache.join("learned.sqlite").exists());
+}
+
+/// A store of this machine's runs that is no store (garbage bytes) is a
+/// warning, said once: the campaign measures everything into its own
+/// store, and the file is left as it was.
+#[test]
+fn collect_with_a_damaged_store_warns_once_and_measures_all_the_same() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("runs.sqlite");
+    let store = dir.path().join("mine.sqlite");
+    let garbage = b"\x00\x01not an SQLite database\xff\xfe, only bytes".to_vec();
+    std::fs::write(&store, &garbage).unwrap();
+    let out = polytune()
+        .args([
+            "collect",
+            "--size",
+            "mini",
+            "--max-variants",
+            "1",
+            "--runs",
+            "2",
+            "--compiler",
+            "gcc,clang",
+            "--db",
+        ])
+        .arg(&db)
+        .arg(root().join("polybench/linear-algebra/atax.c"))
+        .arg("--store")
+        .arg(&store)
+        .env("POLYTUNE_CACHE_DIR", dir.path())
+        .env_remove("POLYTUNE_NO_LEARN")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        said.contains("4 measured, 0 already stored, 0 failed"),
+        "{said}"
+    );
+    assert!(!said.contains("appended"), "{said}");
+    let warning = format!(
+        "warning: the store of what this machine measured, {}",
+        store.display()
+    );
+    assert_eq!(stderr.matches(&warning).count(), 1, "once: {stderr}");
+    assert!(
+        stderr.contains("not a polytune store")
+            && stderr
+                .contains("the campaign goes on without appending to it (--db is not affected)"),
+        "{stderr}"
+    );
+    assert_eq!(std::fs::read(&store).unwrap(), garbage, "left as it was");
+    assert_eq!(
+        Store::open_read_only(&db)
+            .unwrap()
+            .count("measurements")
+            .unwrap(),
+        4
+    );
 }

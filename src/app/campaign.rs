@@ -8,7 +8,9 @@
 //! A campaign may be one shard of a larger one (`shard.rs`): it measures
 //! its share of the units only, into its own store, to be merged. The two
 //! ways of measuring a kernel live in `lab.rs`; `ahead.rs` builds variants
-//! several at a time (`--jobs`) while they are timed one at a time.
+//! several at a time (`--jobs`) while they are timed one at a time;
+//! `learn.rs` appends each kernel's verified measurements to the user's
+//! store of this machine's runs ([`crate::app::ranker`]).
 //!
 //! [`run`] prints nothing: it reports progress as [`Event`]s and returns
 //! a [`Summary`].
@@ -16,11 +18,13 @@
 mod ahead;
 mod confirm;
 mod lab;
+mod learn;
 mod sample;
 mod shard;
 mod stages;
 
 pub use confirm::Confirm;
+pub use learn::{Learned, NotLearned};
 pub use sample::Space;
 pub(crate) use sample::{add_draws, draws};
 pub use shard::Shard;
@@ -80,6 +84,10 @@ pub struct Campaign {
     /// Time each kernel's fastest variants again, interleaved with the
     /// original, once its variants are measured (`confirm.rs`).
     pub confirm: Option<Confirm>,
+    /// The user's store of this machine's runs, which each kernel's
+    /// verified measurements are appended to as it is done (`learn.rs`);
+    /// `None`: not appended.
+    pub learn: Option<PathBuf>,
 }
 
 /// How a campaign builds and runs the programs outside the corpus style
@@ -139,6 +147,9 @@ pub struct Report {
     pub summary: Summary,
     /// Measurements in the store in all.
     pub measurements: i64,
+    /// What was appended to the user's store of this machine's runs
+    /// (`None`: nothing asked, or the store failed before anything was).
+    pub learned: Option<Learned>,
 }
 
 /// Counts of a campaign so far.
@@ -277,6 +288,16 @@ pub enum Event<'a> {
         compiler: Family,
         detail: &'a str,
     },
+    /// A kernel's measurements with a compiler could not be appended to
+    /// the user's store of this machine's runs; with `stops`, the store
+    /// itself failed and nothing more is appended (the campaign goes on,
+    /// its own store untouched).
+    NotLearned {
+        name: &'a str,
+        compiler: Family,
+        error: &'a str,
+        stops: bool,
+    },
     /// Waiting while this file exists.
     Paused {
         file: &'a Path,
@@ -336,11 +357,13 @@ pub fn run(
         }
     }
     let summary = run.summary();
+    let learned = run.learned();
     drop(scratch);
     Ok(Report {
         db: store_path(store),
         summary,
         measurements: store.count("measurements")?,
+        learned,
     })
 }
 

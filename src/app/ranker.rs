@@ -17,8 +17,10 @@
 //! what it measured — each run variant's features, configuration, time
 //! and baseline, status, machine and compiler — to a store of the
 //! campaign's schema in the user's cache directory ([`default_store`]),
-//! and the next one fits the ranker to the shipped table plus those
-//! rows, this machine's weighing [`LOCAL_WEIGHT`] times a shipped row.
+//! and so does every campaign (`collect`: each kernel's verified
+//! measurements, as its kernel is done); the next `optimize` fits the
+//! ranker to the shipped table plus those rows, this machine's weighing
+//! [`LOCAL_WEIGHT`] times a shipped row.
 
 use crate::app::variants::VariantRow;
 use crate::app::variants::{VariantTable, feature_rows, machine_caches, variant_feature_names};
@@ -437,6 +439,24 @@ pub struct Predicted {
     pub rows: Vec<Option<Vec<f64>>>,
 }
 
+/// The feature row of each of `configs` (what the ranker ranks and the
+/// store keeps of a run), at the program's parameter values on this
+/// machine's caches and measured peaks; `None` where the engine does not
+/// transform under the configuration. The plain schedule's row,
+/// `Config::default()`'s, is the original's.
+pub fn features_here(
+    src: &SourceFile,
+    context: Option<&str>,
+    configs: &[Config],
+    at: &Where<'_>,
+) -> Result<Vec<Option<Vec<f64>>>, RankerError> {
+    let peaks = Peaks::measured_or_cached(at.compiler, at.threads, at.cache)?;
+    let machine = machine_caches(&Caches::this(), at.threads);
+    Ok(feature_rows(
+        src, context, configs, at.params, &machine, &peaks,
+    ))
+}
+
 /// Ranks the variants whose representative configurations are `configs`.
 pub fn predict(
     fitted: &Fitted,
@@ -445,9 +465,7 @@ pub fn predict(
     configs: &[Config],
     at: &Where<'_>,
 ) -> Result<Predicted, RankerError> {
-    let peaks = Peaks::measured_or_cached(at.compiler, at.threads, at.cache)?;
-    let machine = machine_caches(&Caches::this(), at.threads);
-    let rows = feature_rows(src, context, configs, at.params, &machine, &peaks);
+    let rows = features_here(src, context, configs, at)?;
     let featured: Vec<Vec<f64>> = rows.iter().flatten().cloned().collect();
     let scored = fitted.scores(&featured);
     let log = calibrated(&scored, fitted.scale);

@@ -243,22 +243,45 @@ fn parameters(
     d: &Dataset,
     setup: &Setup<'_>,
 ) -> Result<ParamValues, VariantsError> {
+    corpus_parameters(
+        src,
+        file,
+        setup.compiler,
+        d.selection.size,
+        vec![
+            crate::lab::build::source_dir(file),
+            setup.corpus.join("include"),
+        ],
+        setup.threads,
+    )
+}
+
+/// The values of the SCoP parameters of `file`, a corpus-style kernel
+/// (its source `src`), when it runs at `size`: one native run of its
+/// instrumented original, built by `compiler` with `include` (what the
+/// corpus' protocol, which records none, cannot say; a program measured
+/// through the instrumentation records them as it is measured).
+pub fn corpus_parameters(
+    src: &SourceFile,
+    file: &Path,
+    compiler: &Compiler,
+    size: crate::lab::size::Size,
+    include: Vec<PathBuf>,
+    threads: usize,
+) -> Result<ParamValues, VariantsError> {
     let work = Scratch::new("variants")?;
     let text = crate::engine::pipeline::instrumented(src, None, None)
         .map_err(|e| VariantsError::Source(file.to_path_buf(), e.to_string()))?
         .text;
     let instrumented = work.path().join(file.file_name().unwrap_or_default());
     std::fs::write(&instrumented, text)?;
-    let mut recipe = Recipe::new(setup.compiler.clone(), file);
-    recipe.size = Some(d.selection.size);
-    recipe.include = vec![
-        crate::lab::build::source_dir(file),
-        setup.corpus.join("include"),
-    ];
+    let mut recipe = Recipe::new(compiler.clone(), file);
+    recipe.size = Some(size);
+    recipe.include = include;
     let harness = Harness {
         recipe,
         protocol: Protocol {
-            threads: setup.threads,
+            threads,
             ..Protocol::default()
         },
         tolerance: Default::default(),

@@ -326,6 +326,59 @@ pub(crate) struct OutputArgs {
     pub json: bool,
 }
 
+/// The store of this machine's runs (`optimize`, `collect`): where what
+/// they measure is appended, and what the learned `optimize` learns from.
+#[derive(clap::Args, Clone, Debug)]
+pub(crate) struct LearnArgs {
+    /// The store this machine's runs are appended to and the ranker learns
+    /// from [default: learned.sqlite in polytune's cache directory]
+    ///
+    /// Every learned `optimize` and every `collect` appends what it measured
+    /// (each run variant's features, configuration, time, baseline and status,
+    /// the machine and the compiler; `collect` the verified ones, each kernel's
+    /// once it is done with a compiler) to this SQLite store of the campaign's
+    /// schema, and the learned `optimize` fits its variant ranker to the shipped
+    /// variants plus the store's, this machine's weighing 3 times a shipped one.
+    /// A store that cannot be written is a warning: the run goes on without it
+    /// (`collect`'s --db is never affected). The cache directory is
+    /// $POLYTUNE_CACHE_DIR, else $XDG_CACHE_HOME/polytune, else
+    /// ~/.cache/polytune. `polytune models status` says what it holds.
+    #[arg(long, value_name = "FILE")]
+    pub store: Option<PathBuf>,
+    /// Neither learn from nor append to the store of this machine's runs.
+    ///
+    /// The environment variable POLYTUNE_NO_LEARN=1 does the same (the
+    /// project's own test runs set it, so that they leave no store behind).
+    #[arg(long)]
+    pub no_learn: bool,
+}
+
+impl LearnArgs {
+    /// The store to learn from and append to: `None` with --no-learn or
+    /// POLYTUNE_NO_LEARN, or when there is no cache directory for the
+    /// default one.
+    pub(crate) fn store(&self) -> Option<PathBuf> {
+        if self.no_learn || no_learn_in_environment() {
+            None
+        } else {
+            self.store
+                .clone()
+                .or_else(crate::app::ranker::default_store)
+        }
+    }
+}
+
+/// Whether POLYTUNE_NO_LEARN says not to learn (set, and not `0`,
+/// `false` or empty).
+fn no_learn_in_environment() -> bool {
+    std::env::var("POLYTUNE_NO_LEARN").is_ok_and(|v| {
+        !matches!(
+            v.trim().to_ascii_lowercase().as_str(),
+            "" | "0" | "false" | "no" | "off"
+        )
+    })
+}
+
 /// The measurements of a store a model learns from.
 #[derive(clap::Args, Clone, Debug)]
 pub(crate) struct DataArgs {

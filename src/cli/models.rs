@@ -22,8 +22,9 @@ enum Command {
 
 /// What the store of this machine's runs holds, and how the ranker does on it.
 ///
-/// The store the learned `optimize` appends its runs to (each run variant
-/// with its features) and fits the variant ranker to, beside the shipped
+/// The store the learned `optimize` and `collect` append their runs to
+/// (each run variant with its features) and the learned `optimize` fits
+/// the variant ranker to, beside the shipped
 /// variants: how many variants of how many programs it holds, how many of
 /// this machine, and how the ranker of the shipped variants alone orders
 /// each program's measured variants (Spearman's rank correlation with the

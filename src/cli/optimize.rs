@@ -3,7 +3,8 @@
 
 use super::Ui;
 use super::args::{
-    BuildArgs, ConfigArgs, ProgramArgs, RunArgs, models_to_read, refuse_overwrite, write_output,
+    BuildArgs, ConfigArgs, LearnArgs, ProgramArgs, RunArgs, models_to_read, refuse_overwrite,
+    write_output,
 };
 use super::progress::Progress;
 use super::source::SourceArgs;
@@ -41,7 +42,7 @@ use std::path::{Path, PathBuf};
 // flattened struct's group is named after it): refused beside a
 // configuration. `-I` and the compile line serve both modes.
 #[command(mut_group("configuration", |g| g.conflicts_with_all(
-    ["LearnedArgs", "RunArgs", "ProgramArgs", "compiler", "cflags"]
+    ["LearnedArgs", "LearnArgs", "RunArgs", "ProgramArgs", "compiler", "cflags"]
 )))]
 pub(crate) struct Args {
     /// C source file (never modified unless --in-place).
@@ -64,6 +65,10 @@ pub(crate) struct Args {
     mark: bool,
     #[command(flatten, next_help_heading = "Learned selection")]
     learned: LearnedArgs,
+    // Apart from `LearnedArgs` (shared with `collect`): a flattened
+    // struct with a flattened field has no argument group of its own.
+    #[command(flatten, next_help_heading = "Learned selection")]
+    learn: LearnArgs,
     #[command(flatten, next_help_heading = "Build and run")]
     build: BuildArgs,
     #[command(flatten)]
@@ -162,24 +167,6 @@ struct LearnedArgs {
     /// the six models (the ranker needs one run of the program).
     #[arg(long, value_enum)]
     ranking: Option<RankingBy>,
-    /// The store this machine's runs are appended to and the ranker learns
-    /// from [default: learned.sqlite in polytune's cache directory]
-    ///
-    /// Every learned run appends what it measured (each run variant's
-    /// features, configuration, time, baseline and status, the machine and
-    /// the compiler) to this SQLite store of the campaign's schema, and the
-    /// variant ranker is fitted to the shipped variants plus the store's,
-    /// this machine's weighing 3 times a shipped one. The cache directory is
-    /// $POLYTUNE_CACHE_DIR, else $XDG_CACHE_HOME/polytune, else
-    /// ~/.cache/polytune. `polytune models status` says what it holds.
-    #[arg(long, value_name = "FILE")]
-    store: Option<PathBuf>,
-    /// Neither learn from nor append to the store of this machine's runs.
-    ///
-    /// The environment variable POLYTUNE_NO_LEARN=1 does the same (the
-    /// project's own test runs set it, so that they leave no store behind).
-    #[arg(long)]
-    no_learn: bool,
     /// Do not run anything: emit the top prediction (1-shot).
     #[arg(long)]
     no_run: bool,
@@ -189,17 +176,6 @@ struct LearnedArgs {
     /// goes to --output, and into the report's `program` without one.
     #[arg(long)]
     json: bool,
-}
-
-/// Whether POLYTUNE_NO_LEARN says not to learn (set, and not `0`,
-/// `false` or empty).
-fn no_learn_in_environment() -> bool {
-    std::env::var("POLYTUNE_NO_LEARN").is_ok_and(|v| {
-        !matches!(
-            v.trim().to_ascii_lowercase().as_str(),
-            "" | "0" | "false" | "no" | "off"
-        )
-    })
 }
 
 /// Which model ranks the variants (--ranking).
@@ -424,14 +400,7 @@ fn setup(a: &Args, src: &SourceFile, sample: usize, drivers: &Path, ui: &Ui) -> 
         decision: crate::lab::decide::Rule::default(),
         bound: crate::lab::characterize::Bound::default(),
         ranker: None,
-        store: if a.learned.no_learn || no_learn_in_environment() {
-            None
-        } else {
-            a.learned
-                .store
-                .clone()
-                .or_else(crate::app::ranker::default_store)
-        },
+        store: a.learn.store(),
     })
 }
 

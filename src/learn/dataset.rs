@@ -139,6 +139,17 @@ pub fn representative(configs: &[Config]) -> Option<&Config> {
         .min_by_key(|c| (c.ones(), c.bits()))
 }
 
+/// The configuration a variant of `configs` is known by (the one its
+/// features are computed and its predictions made for): its
+/// [`representative`], else, for a variant only draws beyond the paper's
+/// space produce, its least such configuration, as the dataset knows it.
+pub fn known_by(configs: &[Config]) -> Config {
+    representative(configs)
+        .or_else(|| representative_beyond(configs))
+        .copied()
+        .unwrap_or_default()
+}
+
 /// The least configuration of a variant measured only beyond the paper's
 /// space: fewest bits set, then fewest typed attributes away from the
 /// paper's space, then the smallest readable form.

@@ -104,6 +104,22 @@ impl Lab {
         }
     }
 
+    /// The parameters' values the original's measured runs recorded
+    /// (through the instrumentation only: the corpus' protocol records
+    /// none).
+    pub(super) fn recorded_params(&self) -> Option<crate::engine::features::ParamValues> {
+        match self {
+            Lab::Corpus { .. } => None,
+            Lab::Instrumented { reference, .. } => reference.as_ref().as_ref().map(|r| {
+                r.side
+                    .params
+                    .iter()
+                    .map(|(_, name, value)| (name.clone(), *value))
+                    .collect()
+            }),
+        }
+    }
+
     pub(super) fn set_slow_cutoff(&mut self, cutoff: Option<f64>) {
         match self {
             Lab::Corpus { bench, .. } => bench.protocol.slow_cutoff = cutoff,

@@ -4,6 +4,7 @@
 
 use super::lab::{Lab, recipe_for};
 use super::*;
+use crate::lab::verify::Measurement;
 
 /// Stage 1: every kernel parsed, its distinct variants picked (and, in
 /// the extended space, its draws added), what is skipped reported.
@@ -131,6 +132,8 @@ pub(super) struct Collecting<'a> {
     machine: i64,
     mode: ahead::Mode,
     tally: Tally,
+    /// Appending to the user's store, when the campaign does.
+    learning: Option<super::learn::Learning>,
 }
 
 impl<'a> Collecting<'a> {
@@ -157,11 +160,17 @@ impl<'a> Collecting<'a> {
                 spent: 0.0,
                 measured: 0,
             },
+            learning: c.learn.clone().map(super::learn::Learning::new),
         }
     }
 
     pub(crate) fn summary(&self) -> Summary {
         self.tally.summary
+    }
+
+    /// What the campaign appended to the user's store.
+    pub(crate) fn learned(&self) -> Option<super::learn::Learned> {
+        self.learning.as_ref().and_then(|l| l.learned())
     }
 
     /// Stage 3: the kernel's ids in the store; outside the corpus style,
@@ -286,10 +295,12 @@ impl<'a> Collecting<'a> {
 
     /// Stage 5: one compiler's share of the kernel: the original first,
     /// in the same batch as its variants (its dump is the reference),
-    /// then every variant not stored yet, then the confirmation of the
-    /// top ones when asked. When resuming with variants still to measure,
-    /// the original is timed again for this batch (stored once; each
-    /// variant records the baseline it was timed with).
+    /// then every variant not stored yet, then what was verified and
+    /// timed appended to the user's store (when the campaign learns),
+    /// then the confirmation of the top ones when asked. When resuming
+    /// with variants still to measure, the original is timed again for
+    /// this batch (stored once; each variant records the baseline it was
+    /// timed with).
     pub(crate) fn compiler(
         &mut self,
         k: &Prepared,
@@ -329,12 +340,33 @@ impl<'a> Collecting<'a> {
             name: &k.name,
             compiler: compiler.family,
         });
-        let Some(baseline) = self.original(k, path, compiler, &mut lab, &original, stored)? else {
+        let Some((baseline, measured)) =
+            self.original(k, path, compiler, &mut lab, &original, stored)?
+        else {
             self.tally.done += variants.len();
             return Ok(());
         };
         let todo = self.stored_variants(k, compiler, variants, &key)?;
-        self.variants(k, src, compiler, &lab, &todo, &key, baseline)?;
+        let verified = self.variants(k, src, compiler, &lab, &todo, &key, baseline)?;
+        if let (Some(learning), Some(baseline)) = (&mut self.learning, baseline) {
+            let verified: Vec<(&Variant, Measurement)> =
+                verified.into_iter().map(|(i, m)| (todo[i].0, m)).collect();
+            learning.kernel(
+                c,
+                &super::learn::Kernel {
+                    prepared: k,
+                    path,
+                    src,
+                    compiler,
+                    original: &measured,
+                    baseline,
+                    variants: &verified,
+                },
+                &lab,
+                &self.work,
+                &mut *self.progress,
+            );
+        }
         self.confirm(&confirmation, &mut lab)
     }
 
@@ -387,8 +419,9 @@ impl<'a> Collecting<'a> {
     }
 
     /// The original measured (stored unless it already was) and the slow
-    /// cutoff set from it: its median seconds, or `None` when it failed
-    /// (reported; its variants are not measured).
+    /// cutoff set from it: its median seconds (with this measurement of
+    /// it), or `None` when it failed (reported; its variants are not
+    /// measured).
     fn original(
         &mut self,
         k: &Prepared,
@@ -397,7 +430,7 @@ impl<'a> Collecting<'a> {
         lab: &mut Lab,
         key: &Key,
         stored: bool,
-    ) -> Result<Option<Option<f64>>, CollectError> {
+    ) -> Result<Option<(Option<f64>, Measurement)>, CollectError> {
         let (m, detail) = lab.original(path, k.instrumented.as_deref());
         if !stored {
             not_interrupted()?;
@@ -422,7 +455,7 @@ impl<'a> Collecting<'a> {
             self.tally.summary.failed += 1;
             return Ok(None);
         }
-        Ok(Some(baseline))
+        Ok(Some((baseline, m)))
     }
 
     /// Stored variants counted as found (and reported); the others, with
@@ -459,7 +492,8 @@ impl<'a> Collecting<'a> {
     }
 
     /// The variants to measure, built ahead (`--jobs`) and measured in
-    /// order against `baseline`, each stored as it arrives.
+    /// order against `baseline`, each stored as it arrives; those
+    /// verified and timed, by their place in `todo`.
     #[allow(clippy::too_many_arguments)] // the stage's inputs, each of another kind
     fn variants(
         &mut self,
@@ -470,7 +504,7 @@ impl<'a> Collecting<'a> {
         todo: &[(&Variant, i64)],
         key: &impl Fn(i64) -> Key,
         baseline: Option<f64>,
-    ) -> Result<(), CollectError> {
+    ) -> Result<Vec<(usize, Measurement)>, CollectError> {
         let c = self.c;
         let jobs = if lab.parallel_builds() { c.jobs } else { 1 };
         let (work, name) = (&self.work, k.name.as_str());
@@ -481,6 +515,7 @@ impl<'a> Collecting<'a> {
             (built, dir, t.elapsed().as_secs_f64())
         };
         let (store, progress, tally) = (&mut *self.store, &mut *self.progress, &mut self.tally);
+        let mut verified = Vec::new();
         let mut step = |s: ahead::Step<(Result<lab::Built, CollectError>, PathBuf, f64)>| {
             let (i, (built, dir, build_seconds)) = match s {
                 ahead::Step::Wait => {
@@ -512,6 +547,9 @@ impl<'a> Collecting<'a> {
                 each: tally.each(),
                 eta: tally.eta(),
             });
+            if m.status == Status::Ok && m.timing.is_some() {
+                verified.push((i, m));
+            }
             Ok::<(), CollectError>(())
         };
         ahead::in_order(
@@ -521,7 +559,8 @@ impl<'a> Collecting<'a> {
             c.pause_file.as_deref(),
             &build,
             &mut step,
-        )
+        )?;
+        Ok(verified)
     }
 
     /// The top variants confirmed when the campaign asks for it.

@@ -4,7 +4,7 @@
 use super::Strategy;
 use crate::config::Config;
 use crate::engine::space::Variant;
-use crate::learn::dataset::{representative, representative_beyond};
+use crate::learn::dataset::known_by;
 use crate::learn::saved::SavedModel;
 use crate::learn::search::Space;
 use crate::learn::search::transfer::Landscapes;
@@ -33,18 +33,9 @@ pub(crate) fn rank(
     features: &[(String, f64)],
     variants: &[Variant],
 ) -> Result<Ranking, LearnError> {
-    let configs: Vec<Config> = variants
-        .iter()
-        .map(|v| {
-            // A variant that only draws beyond the paper's space produce
-            // (`--sample`) is known by its least such configuration, as
-            // the dataset knows it.
-            representative(&v.configs)
-                .or_else(|| representative_beyond(&v.configs))
-                .copied()
-                .unwrap_or_default()
-        })
-        .collect();
+    // A variant that only draws beyond the paper's space produce
+    // (`--sample`) is known by its least such configuration.
+    let configs: Vec<Config> = variants.iter().map(|v| known_by(&v.configs)).collect();
     let mut predicted = Vec::new();
     for m in models {
         predicted.push(
