@@ -41,6 +41,18 @@ fn gemm_tiled_parallel_vector_jammed() {
     ));
 }
 
+/// Diamond tiles in time (`tt=diamond`, beyond the paper's space):
+/// jacobi-1d's two statements in one time band, tiled along `2t + i`
+/// and `2t - i`, the tiles of a wavefront in parallel, the points in
+/// the band's own order with the innermost loop separated.
+#[test]
+fn jacobi_1d_diamond_tiles() {
+    insta::assert_snapshot!(generated(
+        "stencils/jacobi-1d-imper.c",
+        "fuse=max,tile=32x32,omp=1,tt=diamond"
+    ));
+}
+
 #[test]
 fn gemm_maxfuse_wavefront() {
     insta::assert_snapshot!(generated(

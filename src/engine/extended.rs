@@ -274,6 +274,7 @@ mod tests {
         assert!(fields(&|c| c.tile[0].to_string()) > 3);
         assert!(fields(&|c| c.reduce.to_string()) > 1);
         assert!(fields(&|c| format!("{:?}", c.regblock)) > 2);
+        assert!(fields(&|c| c.diamond.to_string()) > 1);
         // A space with nothing beyond the paper's refuses a sample.
         let paper = Extended {
             tile: vec![1, 32],

@@ -109,7 +109,10 @@ fn shares(keys: &[Config], pieces: usize) -> Vec<std::ops::Range<usize>> {
 /// A fusion's hyperplanes, once computed: for the model and (with
 /// `priv=1` keys) for the privatized one, each without and with time
 /// bands (`tt=diamond` keys: [`transform::hyperplanes`]).
-type Cached<'c> = [[Option<Result<Schedule<'c>, String>>; 2]; 2];
+type Cached<'c> = [Slots<'c>; 2];
+
+/// One model's hyperplanes without and with time bands.
+type Slots<'c> = [Option<Result<Schedule<'c>, String>>; 2];
 
 /// The keys that share hyperplanes: one fusion, with or without time
 /// bands.
@@ -137,23 +140,39 @@ fn lower<'m, 'c>(
         return Err(e.clone());
     }
     let key = keys[p];
-    let with = |m: &'m Model<'c>, cache: &mut Option<Result<Schedule<'c>, String>>| {
-        let base = cache.get_or_insert_with(|| {
-            transform::hyperplanes(m, scop.index, key.fusion, key.diamond)
-                .map_err(|e| e.to_string())
+    // The message, and whether isl failed (rather than the schedule).
+    let failed = |e: EngineError| (matches!(e, EngineError::Isl(_)), e.to_string());
+    // A `tt=diamond` key where no band takes diamond tiles (or without
+    // time bands) is the key without it, as in `transform::schedule`.
+    let with = |m: &'m Model<'c>, slots: &mut Slots<'c>| {
+        if key.diamond {
+            let base = slots[1].get_or_insert_with(|| {
+                transform::hyperplanes(m, scop.index, key.fusion, true).map_err(|e| e.to_string())
+            });
+            if let Ok(base) = base
+                && let Some(s) = transform::diamonds(m, scop.index, base, &key).map_err(failed)?
+            {
+                return codegen::lower(m, scop.index, &s).map_err(failed);
+            }
+        }
+        let plain = Config {
+            diamond: false,
+            ..key
+        };
+        let base = slots[0].get_or_insert_with(|| {
+            transform::hyperplanes(m, scop.index, key.fusion, false).map_err(|e| e.to_string())
         });
-        // The message, and whether isl failed (rather than the schedule).
         match base {
-            Ok(base) => transform::refine(m, scop.index, base, &key)
+            Ok(base) => transform::refine(m, scop.index, base, &plain)
                 .and_then(|s| codegen::lower(m, scop.index, &s))
-                .map_err(|e| (matches!(e, EngineError::Isl(_)), e.to_string())),
+                .map_err(failed),
             Err(e) => Err((false, e.clone())),
         }
     };
     // Each key gets the whole work limit (the model's work was bounded
     // before).
     let l = bounded(ctx, scop, || {
-        let [plain, privatized] = &mut hyperplanes[usize::from(key.diamond)];
+        let [plain, privatized] = hyperplanes;
         if let Some(pm) = private.filter(|_| key.privatize) {
             match with(pm, privatized) {
                 Err((true, e)) => return Err(e),

@@ -18,14 +18,41 @@ use crate::isl::{self, Clustering, IslError, NodeKind, Schedule, ScheduleNode};
 
 mod diamond;
 
-/// The schedule tree for `config`.
+/// The schedule tree for `config`. With `tt=diamond`, where no band
+/// takes diamond tiles (no time loop, a Gauss-Seidel dependence, tiles
+/// of size 1) or there is no schedule with time bands, the schedule
+/// without it: `tt=diamond` then writes the same program as without.
 pub fn schedule<'c>(
     model: &Model<'c>,
     scop_index: usize,
     config: &Config,
 ) -> Result<Schedule<'c>, EngineError> {
-    let base = hyperplanes(model, scop_index, config.fusion, config.diamond)?;
+    if config.diamond {
+        if let Ok(base) = hyperplanes(model, scop_index, config.fusion, true)
+            && let Some(s) = diamonds(model, scop_index, &base, config)?
+        {
+            return Ok(s);
+        }
+        let plain = Config {
+            diamond: false,
+            ..*config
+        };
+        return schedule(model, scop_index, &plain);
+    }
+    let base = hyperplanes(model, scop_index, config.fusion, false)?;
     refine(model, scop_index, &base, config)
+}
+
+/// [`refine`] of a `tt=diamond` configuration over hyperplanes with time
+/// bands; `None` when no band took diamond tiles.
+pub(crate) fn diamonds<'c>(
+    model: &Model<'c>,
+    scop_index: usize,
+    s: &Schedule<'c>,
+    config: &Config,
+) -> Result<Option<Schedule<'c>>, EngineError> {
+    let (result, tiled) = refine_counting(model, scop_index, s, config)?;
+    Ok((tiled > 0).then_some(result))
 }
 
 /// The tiling-hyperplane schedule for a fusion choice: the expensive
@@ -105,6 +132,16 @@ pub(crate) fn refine<'c>(
     s: &Schedule<'c>,
     config: &Config,
 ) -> Result<Schedule<'c>, EngineError> {
+    refine_counting(model, scop_index, s, config).map(|(s, _)| s)
+}
+
+/// [`refine`], and how many bands took diamond tiles.
+fn refine_counting<'c>(
+    model: &Model<'c>,
+    scop_index: usize,
+    s: &Schedule<'c>,
+    config: &Config,
+) -> Result<(Schedule<'c>, usize), EngineError> {
     let mut root = s.root()?;
     if config.prevector {
         root = walk(&root, &mut |n| sink_parallel_member(n))?;
@@ -114,6 +151,7 @@ pub(crate) fn refine<'c>(
         sizes: config.tile_sizes(),
         wavefront: config.wavefront,
         diamond: config.diamond,
+        diamonds: std::cell::Cell::new(0),
     };
     if tiling.sizes.iter().any(|&s| s > 1) {
         root = tile(&root, &tiling)?;
@@ -125,7 +163,7 @@ pub(crate) fn refine<'c>(
             reason: format!("the schedule for {config} violates a dependence; refusing to emit it"),
         });
     }
-    Ok(result)
+    Ok((result, tiling.diamonds.get()))
 }
 
 /// With `priv=1`: the model with the SCoP's scalars privatized (`dead`:
@@ -221,6 +259,8 @@ struct Tiling<'m, 'c> {
     wavefront: bool,
     /// Diamond tiles for time bands (`tt=diamond`), where they are legal.
     diamond: bool,
+    /// How many bands took them.
+    diamonds: std::cell::Cell<usize>,
 }
 
 /// Tiles every permutable band (first three members by the configured
@@ -242,7 +282,10 @@ fn tile<'c>(node: &ScheduleNode<'c>, t: &Tiling<'_, 'c>) -> Result<ScheduleNode<
             };
             // The point band (the tile's only child).
             let mut point = match slopes {
-                Some(ab) => diamond::tile(node.clone(), &band_sizes, ab)?,
+                Some(ab) => {
+                    t.diamonds.set(t.diamonds.get() + 1);
+                    diamond::tile(node.clone(), &band_sizes, ab)?
+                }
                 None => {
                     let mut tiles = node.band_tile(&band_sizes)?;
                     if t.wavefront && n >= 2 && !tiles.band_coincident(0)? {

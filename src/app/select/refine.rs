@@ -1,8 +1,9 @@
 //! Refinement, mostly beyond the paper's space: after the learned search,
 //! a greedy local search from the fastest candidate over the primitives
 //! the models were never trained on — register tiles with and without packed
-//! operands, tile sizes other than 32, loops run as reductions, privatized
-//! or expanded scalars, separate unroll factors (issue 20).
+//! operands, diamond tiles in time, tile sizes other than 32, loops run as
+//! reductions, privatized or expanded scalars, separate unroll factors
+//! (issues 20 and 41).
 //!
 //! Each [`Step`] changes one field of the fastest configuration so far;
 //! the steps are tried in a fixed order, most valuable first (on the
@@ -27,6 +28,9 @@ pub enum Step {
     PackedRegisterTile,
     /// `rb=4x16`: scalar accumulators.
     RegisterTile,
+    /// `tt=diamond`: time loops tiled in diamonds (untiled dimensions
+    /// get the paper's size), also with maximal fusion.
+    DiamondTiles,
     /// Every tiled dimension twice as large (at most 256).
     LargerTiles,
     /// Every tiled dimension half as large (at least 8).
@@ -45,9 +49,10 @@ pub enum Step {
 
 impl Step {
     /// In the order they are tried.
-    pub(crate) const ALL: [Step; 9] = [
+    pub(crate) const ALL: [Step; 10] = [
         Step::PackedRegisterTile,
         Step::RegisterTile,
+        Step::DiamondTiles,
         Step::LargerTiles,
         Step::SmallerTiles,
         Step::Reductions,
@@ -87,6 +92,21 @@ impl Step {
                 forms.retain(|x| x != c);
                 return forms;
             }
+            Step::DiamondTiles => {
+                n.diamond = true;
+                n.tile = tiled(c.tile);
+                // A stencil's statements share its time band only when
+                // fused; smart fusion may keep them apart.
+                let mut forms = vec![n];
+                if n.fusion != Fusion::Max {
+                    forms.push(Config {
+                        fusion: Fusion::Max,
+                        ..n
+                    });
+                }
+                forms.retain(|x| x != c);
+                return forms;
+            }
             Step::LargerTiles => n.tile = scaled(c.tile, &|s| (s * 2).min(256)),
             Step::SmallerTiles => n.tile = scaled(c.tile, &|s| (s / 2).max(8)),
             Step::Reductions => n.reduce = true,
@@ -114,6 +134,7 @@ impl Step {
         let mut b = *c;
         match self {
             Step::PackedRegisterTile | Step::RegisterTile => b.regblock = None,
+            Step::DiamondTiles => b.diamond = false,
             Step::Reductions => b.reduce = false,
             Step::PrivatizedScalars => b.privatize = false,
             Step::ExpandedScalars => b.expand = false,
@@ -127,6 +148,7 @@ impl Step {
         match self {
             Step::PackedRegisterTile => "packed register tile 8x16",
             Step::RegisterTile => "register tile 4x16",
+            Step::DiamondTiles => "diamond tiles in time",
             Step::LargerTiles => "larger tiles",
             Step::SmallerTiles => "smaller tiles",
             Step::Reductions => "reductions",
@@ -227,6 +249,19 @@ mod tests {
             ]
         );
         assert_eq!(Step::RegisterTile.apply(&cfg("tile=64x64x64")).len(), 1);
+        // Diamond tiles: the untiled dimension tiled, also fused.
+        assert_eq!(
+            Step::DiamondTiles.apply(&c),
+            [
+                cfg("fuse=smart,tile=32x32x32,omp=1,tt=diamond"),
+                cfg("fuse=max,tile=32x32x32,omp=1,tt=diamond")
+            ]
+        );
+        assert!(
+            Step::DiamondTiles
+                .apply(&cfg("fuse=max,tile=32x32x32,tt=diamond"))
+                .is_empty()
+        );
         assert_eq!(Step::LargerTiles.apply(&c)[0].tile, [64, 64, 1]);
         assert_eq!(Step::SmallerTiles.apply(&c)[0].tile, [16, 16, 1]);
         // Nothing to scale, nothing already on: no step.
@@ -243,8 +278,9 @@ mod tests {
 
     /// A fake engine and lab: the code is the configuration's text, except
     /// that register tiles are refused unless the first tile size is 32
-    /// (then the code is the one without them); runs are faster the more
-    /// of `faster` the configuration has.
+    /// (then the code is the one without them) and diamond tiles always
+    /// (a kernel without a time loop); runs are faster the more of
+    /// `faster` the configuration has.
     fn climb(start: &str, budget: usize, seen: &[&str]) -> Vec<(Config, Step)> {
         let mut seen: HashSet<String> = seen.iter().map(|s| cfg(s).to_string()).collect();
         let mut ran = Vec::new();
@@ -253,6 +289,7 @@ mod tests {
             if c.tile[0] != 32 {
                 c.regblock = None;
             }
+            c.diamond = false;
             c.to_string()
         };
         refine::<()>(

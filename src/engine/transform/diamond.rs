@@ -209,6 +209,11 @@ mod tests {
         let tt = refine(&m, 0, &base, &config("fuse=max,tile=16x16,tt=diamond")).unwrap();
         let plain = refine(&m, 0, &base, &config("fuse=max,tile=16x16")).unwrap();
         assert!(tt.map().unwrap().is_equal(&plain.map().unwrap()).unwrap());
+        // And the whole schedule of tt=diamond is the one without it:
+        // the same program.
+        let tt = super::super::schedule(&m, 0, &config("fuse=max,tile=16x16,tt=diamond")).unwrap();
+        let plain = super::super::schedule(&m, 0, &config("fuse=max,tile=16x16")).unwrap();
+        assert!(tt.map().unwrap().is_equal(&plain.map().unwrap()).unwrap());
     }
 
     /// The wavefronts (the schedule's first dimension) that the first
