@@ -38,6 +38,9 @@ pub(crate) struct Args {
     /// register tiles with and without `pack=1`.
     #[arg(long)]
     extended: bool,
+    /// Add diamond tiles in time (tt=diamond) to every configuration drawn.
+    #[arg(long = "tt")]
+    diamond: bool,
     /// Parameter sets per program.
     #[arg(long, default_value_t = 3)]
     params: usize,
@@ -129,6 +132,7 @@ pub(crate) fn run(a: Args, ui: &Ui) -> Result<()> {
         programs: a.programs,
         configs: a.configs,
         extended: a.extended,
+        diamond: a.diamond,
         params: a.params,
         compilers: a.compilers.clone(),
         threads: a.threads,

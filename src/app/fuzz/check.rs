@@ -153,7 +153,10 @@ impl Ctx<'_> {
                 return res;
             }
         };
-        let configs = pick_configs(&mut rng, opts.configs, opts.extended);
+        let mut configs = pick_configs(&mut rng, opts.configs, opts.extended);
+        for c in &mut configs {
+            c.diamond |= opts.diamond;
+        }
         res.counts.pairs = configs.len();
         let variants = self.transform(&subject, src.as_ref(), &configs, &mut res);
         let mut verdicts = Verdicts::new(configs.len());

@@ -98,6 +98,9 @@ pub struct Options {
     /// sizes, separate unroll factors, reductions, register tiles with
     /// and without packing) instead of the paper's.
     pub extended: bool,
+    /// Diamond tiles in time (`tt=diamond`) added to every configuration
+    /// drawn.
+    pub diamond: bool,
     /// Parameter sets per program.
     pub params: usize,
     pub compilers: Vec<Family>,
@@ -148,6 +151,7 @@ impl Options {
             programs: 50,
             configs: 4,
             extended: false,
+            diamond: false,
             params: 3,
             compilers: vec![Family::Gcc, Family::Clang],
             threads: vec![1, 2],
