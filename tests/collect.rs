@@ -12,6 +12,27 @@ use polytune::lab::verify::Status;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+/// `collect --json` of atax at MINI, two variants, two runs each, into
+/// `db` (global options such as `-q` go in `before`).
+fn collect_atax(before: &[&str], db: &std::path::Path) -> Command {
+    let mut c = polytune();
+    c.args(before)
+        .args([
+            "collect",
+            "--json",
+            "--size",
+            "mini",
+            "--max-variants",
+            "2",
+            "--runs",
+            "2",
+            "--db",
+        ])
+        .arg(db)
+        .arg(root().join("polybench/linear-algebra/atax.c"));
+    c
+}
+
 fn polytune() -> Command {
     Command::new(env!("CARGO_BIN_EXE_polytune"))
 }
@@ -263,28 +284,11 @@ fn progress_to_a_file_is_plain_lines_and_quiet_is_silent() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("runs.sqlite");
     let log = dir.path().join("progress.log");
-    let atax = root().join("polybench/linear-algebra/atax.c");
     let collect = |quiet: bool, db: &std::path::Path| {
-        let mut c = polytune();
-        if quiet {
-            c.arg("-q");
-        }
-        c.args([
-            "collect",
-            "--json",
-            "--size",
-            "mini",
-            "--max-variants",
-            "2",
-            "--runs",
-            "2",
-            "--db",
-        ])
-        .arg(db)
-        .arg(&atax)
-        .stderr(std::fs::File::create(&log).unwrap())
-        .output()
-        .unwrap()
+        collect_atax(if quiet { &["-q"] } else { &[] }, db)
+            .stderr(std::fs::File::create(&log).unwrap())
+            .output()
+            .unwrap()
     };
     let out = collect(false, &db);
     let text = std::fs::read_to_string(&log).unwrap();
@@ -486,20 +490,7 @@ fn collect_learning(
     db: &std::path::Path,
     args: &[&str],
 ) -> (bool, String, String) {
-    let out = polytune()
-        .args([
-            "collect",
-            "--json",
-            "--size",
-            "mini",
-            "--max-variants",
-            "2",
-            "--runs",
-            "2",
-            "--db",
-        ])
-        .arg(db)
-        .arg(root().join("polybench/linear-algebra/atax.c"))
+    let out = collect_atax(&[], db)
         .args(args)
         .env("POLYTUNE_CACHE_DIR", cache)
         .env_remove("POLYTUNE_NO_LEARN")

@@ -863,32 +863,23 @@ impl<'c> MultiUnionPwAff<'c> {
     }
 }
 
+/// What [`UnionPwAff::each_piece`] hands every piece to.
+type Visit<'a> = &'a mut dyn FnMut(*mut ffi::isl_set, *mut ffi::isl_aff) -> bool;
+
 impl<'c> UnionPwAff<'c> {
-    /// Every piece's affine expression with its coefficients (of the
-    /// input dimensions and the parameters) negated and its constant
-    /// term kept: `x + 2t + 1` becomes `−x − 2t + 1`. A schedule member
-    /// mirrored this way keeps each statement's shift.
-    pub fn reflect_linear(&self) -> Result<UnionPwAff<'c>, IslError> {
+    /// Hands every piece of every piecewise expression to `f`, its domain
+    /// and its expression both owned by `f`; `f` returns false when an
+    /// isl call failed, which ends the walk with isl's error.
+    fn each_piece(&self, f: Visit<'_>, what: &str) -> Result<(), IslError> {
         unsafe extern "C" fn piece(
             set: *mut ffi::isl_set,
             aff: *mut ffi::isl_aff,
             user: *mut std::os::raw::c_void,
         ) -> c_int {
-            // SAFETY: isl passes ownership of both; `user` is the
-            // accumulator below. Every call takes its arguments, and a
-            // NULL propagates to the accumulator, which is checked.
-            unsafe {
-                let out = &mut *(user as *mut *mut ffi::isl_union_pw_aff);
-                let c = ffi::isl_aff_get_constant_val(aff);
-                let mirrored = ffi::isl_aff_set_constant_val(ffi::isl_aff_neg(aff), c);
-                let upa = ffi::isl_union_pw_aff_from_pw_aff(ffi::isl_pw_aff_alloc(set, mirrored));
-                *out = if out.is_null() {
-                    upa
-                } else {
-                    ffi::isl_union_pw_aff_union_add(*out, upa)
-                };
-                if out.is_null() { -1 } else { 0 }
-            }
+            // SAFETY: `user` is the `Visit` of `each_piece`, alive for the
+            // walk; isl passes ownership of `set` and `aff` on to it.
+            let f = unsafe { &mut *(user as *mut Visit<'_>) };
+            if f(set, aff) { 0 } else { -1 }
         }
         unsafe extern "C" fn pw(
             pa: *mut ffi::isl_pw_aff,
@@ -901,22 +892,52 @@ impl<'c> UnionPwAff<'c> {
                 r
             }
         }
-        let mut out: *mut ffi::isl_union_pw_aff = std::ptr::null_mut();
-        // SAFETY: isl only reads the union; the callbacks own what they
-        // are given and write only `out`, which outlives the call.
+        let mut visit = f;
+        // SAFETY: isl only reads the union; `visit` outlives the call.
         let r = unsafe {
             ffi::isl_union_pw_aff_foreach_pw_aff(
                 self.keep(),
                 pw,
-                &mut out as *mut *mut ffi::isl_union_pw_aff as *mut std::os::raw::c_void,
+                &mut visit as *mut Visit<'_> as *mut std::os::raw::c_void,
             )
         };
         if r < 0 {
+            return Err(self.ctx.take_error(what));
+        }
+        Ok(())
+    }
+
+    /// Every piece's affine expression with its coefficients (of the
+    /// input dimensions and the parameters) negated and its constant
+    /// term kept: `x + 2t + 1` becomes `−x − 2t + 1`. A schedule member
+    /// mirrored this way keeps each statement's shift.
+    pub fn reflect_linear(&self) -> Result<UnionPwAff<'c>, IslError> {
+        let mut out: *mut ffi::isl_union_pw_aff = std::ptr::null_mut();
+        let walked = self.each_piece(
+            &mut |set, aff| {
+                // SAFETY: `set` and `aff` are ours; every call takes its
+                // arguments, and a NULL propagates to `out`, checked.
+                unsafe {
+                    let c = ffi::isl_aff_get_constant_val(aff);
+                    let mirrored = ffi::isl_aff_set_constant_val(ffi::isl_aff_neg(aff), c);
+                    let upa =
+                        ffi::isl_union_pw_aff_from_pw_aff(ffi::isl_pw_aff_alloc(set, mirrored));
+                    out = if out.is_null() {
+                        upa
+                    } else {
+                        ffi::isl_union_pw_aff_union_add(out, upa)
+                    };
+                }
+                !out.is_null()
+            },
+            "mirrored expression",
+        );
+        if let Err(e) = walked {
             if !out.is_null() {
                 // SAFETY: `out` is ours.
                 unsafe { ffi::isl_union_pw_aff_free(out) };
             }
-            return Err(self.ctx.take_error("mirrored expression"));
+            return Err(e);
         }
         UnionPwAff::wrap(self.ctx, out, "mirrored expression")
     }
@@ -926,61 +947,37 @@ impl<'c> UnionPwAff<'c> {
     /// divisions aside), as a float: schedules straight from the
     /// scheduler have no divisions, and a float holds any magnitude.
     pub fn max_abs_coefficient(&self) -> Result<f64, IslError> {
-        unsafe extern "C" fn piece(
-            set: *mut ffi::isl_set,
-            aff: *mut ffi::isl_aff,
-            user: *mut std::os::raw::c_void,
-        ) -> c_int {
-            // SAFETY: isl passes ownership of both; `user` is the f64 below.
-            unsafe {
-                ffi::isl_set_free(set);
-                let max = &mut *(user as *mut f64);
-                let mut ok = 0;
-                // 1 is isl_dim_param, 2 is isl_dim_in.
-                for t in [1, 2] {
-                    let n = ffi::isl_aff_dim(aff, t);
-                    if n < 0 {
-                        ok = -1;
-                        break;
-                    }
-                    for pos in 0..n {
-                        let v = ffi::isl_aff_get_coefficient_val(aff, t, pos);
-                        if v.is_null() {
-                            ok = -1;
+        let mut max = 0.0f64;
+        self.each_piece(
+            &mut |set, aff| {
+                // SAFETY: `set` and `aff` are ours and freed here; isl
+                // only reads `aff` in between.
+                unsafe {
+                    ffi::isl_set_free(set);
+                    let mut ok = true;
+                    // 1 is isl_dim_param, 2 is isl_dim_in.
+                    'types: for t in [1, 2] {
+                        let n = ffi::isl_aff_dim(aff, t);
+                        if n < 0 {
+                            ok = false;
                             break;
                         }
-                        *max = max.max(ffi::isl_val_get_d(v).abs());
-                        ffi::isl_val_free(v);
+                        for pos in 0..n {
+                            let v = ffi::isl_aff_get_coefficient_val(aff, t, pos);
+                            if v.is_null() {
+                                ok = false;
+                                break 'types;
+                            }
+                            max = max.max(ffi::isl_val_get_d(v).abs());
+                            ffi::isl_val_free(v);
+                        }
                     }
+                    ffi::isl_aff_free(aff);
+                    ok
                 }
-                ffi::isl_aff_free(aff);
-                ok
-            }
-        }
-        unsafe extern "C" fn pw(
-            pa: *mut ffi::isl_pw_aff,
-            user: *mut std::os::raw::c_void,
-        ) -> c_int {
-            // SAFETY: isl passes ownership of `pa`; `user` goes on to `piece`.
-            unsafe {
-                let r = ffi::isl_pw_aff_foreach_piece(pa, piece, user);
-                ffi::isl_pw_aff_free(pa);
-                r
-            }
-        }
-        let mut max = 0.0f64;
-        // SAFETY: isl only reads the union; the callbacks free what they
-        // are given and write only `max`, which outlives the call.
-        let r = unsafe {
-            ffi::isl_union_pw_aff_foreach_pw_aff(
-                self.keep(),
-                pw,
-                &mut max as *mut f64 as *mut std::os::raw::c_void,
-            )
-        };
-        if r < 0 {
-            return Err(self.ctx.take_error("coefficients"));
-        }
+            },
+            "coefficients",
+        )?;
         Ok(max)
     }
 }
