@@ -12,18 +12,18 @@ use polytune::lab::verify::Status;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-/// `collect --json` of atax at MINI, two variants, two runs each, into
-/// `db` (global options such as `-q` go in `before`).
-fn collect_atax(before: &[&str], db: &std::path::Path) -> Command {
+/// `collect` of atax at MINI, `variants` variants, two runs each, into
+/// `db` (global options such as `-q` go in `before`; the command's own
+/// after it).
+fn collect_atax(before: &[&str], db: &std::path::Path, variants: &str) -> Command {
     let mut c = polytune();
     c.args(before)
         .args([
             "collect",
-            "--json",
             "--size",
             "mini",
             "--max-variants",
-            "2",
+            variants,
             "--runs",
             "2",
             "--db",
@@ -285,7 +285,8 @@ fn progress_to_a_file_is_plain_lines_and_quiet_is_silent() {
     let db = dir.path().join("runs.sqlite");
     let log = dir.path().join("progress.log");
     let collect = |quiet: bool, db: &std::path::Path| {
-        collect_atax(if quiet { &["-q"] } else { &[] }, db)
+        collect_atax(if quiet { &["-q"] } else { &[] }, db, "2")
+            .arg("--json")
             .stderr(std::fs::File::create(&log).unwrap())
             .output()
             .unwrap()
@@ -490,7 +491,8 @@ fn collect_learning(
     db: &std::path::Path,
     args: &[&str],
 ) -> (bool, String, String) {
-    let out = collect_atax(&[], db)
+    let out = collect_atax(&[], db, "2")
+        .arg("--json")
         .args(args)
         .env("POLYTUNE_CACHE_DIR", cache)
         .env_remove("POLYTUNE_NO_LEARN")
@@ -621,19 +623,7 @@ fn collect_with_no_learn_appends_nothing() {
     assert!(v["learned"].is_null(), "{v}");
     assert!(!store.exists());
     // The variable, without the option, and the default store.
-    let out = polytune()
-        .args([
-            "collect",
-            "--size",
-            "mini",
-            "--max-variants",
-            "1",
-            "--runs",
-            "2",
-            "--db",
-        ])
-        .arg(dir.path().join("runs2.sqlite"))
-        .arg(root().join("polybench/linear-algebra/atax.c"))
+    let out = collect_atax(&[], &dir.path().join("runs2.sqlite"), "1")
         .env("POLYTUNE_CACHE_DIR", &cache)
         .env("POLYTUNE_NO_LEARN", "1")
         .output()
@@ -658,21 +648,8 @@ fn collect_with_a_damaged_store_warns_once_and_measures_all_the_same() {
     let store = dir.path().join("mine.sqlite");
     let garbage = b"\x00\x01not an SQLite database\xff\xfe, only bytes".to_vec();
     std::fs::write(&store, &garbage).unwrap();
-    let out = polytune()
-        .args([
-            "collect",
-            "--size",
-            "mini",
-            "--max-variants",
-            "1",
-            "--runs",
-            "2",
-            "--compiler",
-            "gcc,clang",
-            "--db",
-        ])
-        .arg(&db)
-        .arg(root().join("polybench/linear-algebra/atax.c"))
+    let out = collect_atax(&[], &db, "1")
+        .args(["--compiler", "gcc,clang"])
         .arg("--store")
         .arg(&store)
         .env("POLYTUNE_CACHE_DIR", dir.path())
