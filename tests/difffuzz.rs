@@ -17,6 +17,23 @@ fn options(out: &std::path::Path) -> Options {
     }
 }
 
+/// Runs the campaign and says what it found on stderr: its summary line
+/// and every finding with its reproduction script.
+fn run(opts: &Options) -> fuzz::Summary {
+    let s = fuzz::run(opts).expect("the fuzzer runs");
+    eprintln!("{}", s.line());
+    for f in &s.findings {
+        eprintln!(
+            "{} {} {}\n{}",
+            f.kind,
+            f.detail,
+            f.dir.display(),
+            std::fs::read_to_string(f.dir.join("repro.sh")).unwrap_or_default()
+        );
+    }
+    s
+}
+
 /// The whole generator: signed and unsigned types, parameters 0, 1 and
 /// negative (outside the default context, where the run-time check must
 /// send them to the original code).
@@ -34,16 +51,7 @@ fn a_short_campaign_finds_no_wrong_program() {
         polytune: Some(env!("CARGO_BIN_EXE_polytune").into()),
         ..options(dir.path())
     };
-    let s = fuzz::run(&opts).expect("the fuzzer runs");
-    eprintln!("{}", s.line());
-    for f in &s.findings {
-        eprintln!(
-            "{} {}\n{}",
-            f.kind,
-            f.dir.display(),
-            std::fs::read_to_string(f.dir.join("repro.sh")).unwrap_or_default()
-        );
-    }
+    let s = run(&opts);
     let c = &s.counts;
     assert_eq!(c.programs, 8);
     assert_eq!(c.pairs, 24);
@@ -72,10 +80,7 @@ fn a_short_campaign_over_the_extended_space_finds_no_wrong_program() {
         polytune: Some(env!("CARGO_BIN_EXE_polytune").into()),
         ..options(dir.path())
     };
-    let s = fuzz::run(&opts).expect("the fuzzer runs");
-    for f in &s.findings {
-        eprintln!("{} {}", f.kind, f.dir.display());
-    }
+    let s = run(&opts);
     let c = &s.counts;
     assert_eq!(c.pairs, 15);
     assert!(c.transformed > 0, "{}", s.line());
@@ -110,7 +115,7 @@ fn a_broken_variant_is_reported_with_a_reproducer() {
         },
         ..options(dir.path())
     };
-    let s = fuzz::run(&opts).expect("the fuzzer runs");
+    let s = run(&opts);
     let c = &s.counts;
     assert!(c.transformed > 0, "{}", s.line());
     assert_eq!(c.wrong, c.transformed, "{}", s.line());
@@ -230,11 +235,7 @@ fn a_short_alias_campaign_versions_regions_and_finds_no_wrong_program() {
         polytune: Some(env!("CARGO_BIN_EXE_polytune").into()),
         ..options(dir.path())
     };
-    let s = fuzz::run(&opts).expect("the fuzzer runs");
-    eprintln!("{}", s.line());
-    for f in &s.findings {
-        eprintln!("{} {} {}", f.kind, f.detail, f.dir.display());
-    }
+    let s = run(&opts);
     let c = &s.counts;
     assert_eq!(c.programs, 8);
     assert_eq!(c.pairs, 16);
@@ -266,11 +267,7 @@ fn a_short_directive_campaign_takes_no_wrong_directive() {
         directives: true,
         ..options(dir.path())
     };
-    let s = fuzz::run(&opts).expect("the fuzzer runs");
-    eprintln!("{}", s.line());
-    for f in &s.findings {
-        eprintln!("{} {} {}", f.kind, f.detail, f.dir.display());
-    }
+    let s = run(&opts);
     let c = &s.counts;
     assert_eq!(c.programs, 16);
     assert!(c.directives >= 10, "{}", s.line());
@@ -307,7 +304,7 @@ fn a_disjunctive_context_keeps_its_alias_check() {
         polytune: Some(env!("CARGO_BIN_EXE_polytune").into()),
         ..options(dir.path())
     };
-    let s = fuzz::run(&opts).expect("the fuzzer runs");
+    let s = run(&opts);
     let c = &s.counts;
     assert_eq!(c.versioned, 1, "{}", s.line());
     assert!(c.overlap_calls > 0 && c.transformed > 0, "{}", s.line());
@@ -342,8 +339,7 @@ fn the_alias_mode_finds_a_variant_without_its_alias_check() {
         optimize_args: optimize_assuming_no_alias,
         ..options(dir.path())
     };
-    let s = fuzz::run(&opts).expect("the fuzzer runs");
-    eprintln!("{}", s.line());
+    let s = run(&opts);
     let c = &s.counts;
     assert_eq!(c.versioned, 0, "--assume-no-alias versions nothing");
     assert!(c.regions > 0, "{}", s.line());
