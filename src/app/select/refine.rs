@@ -84,15 +84,7 @@ impl Step {
                 // A contraction fused with the statements around it (gemm's
                 // `C *= beta` under `fuse=smart`) is no longer three
                 // perfectly nested loops: then distributed.
-                let mut forms = vec![n];
-                if n.fusion != Fusion::No {
-                    forms.push(Config {
-                        fusion: Fusion::No,
-                        ..n
-                    });
-                }
-                forms.retain(|x| x != c);
-                return forms;
+                return also_fused(n, Fusion::No, c);
             }
             Step::DiamondTiles => {
                 n.diamond = true;
@@ -101,15 +93,7 @@ impl Step {
                 n.unroll = UnrollJam::NONE;
                 // A stencil's statements share its time band only when
                 // fused; smart fusion may keep them apart.
-                let mut forms = vec![n];
-                if n.fusion != Fusion::Max {
-                    forms.push(Config {
-                        fusion: Fusion::Max,
-                        ..n
-                    });
-                }
-                forms.retain(|x| x != c);
-                return forms;
+                return also_fused(n, Fusion::Max, c);
             }
             Step::LargerTiles => n.tile = scaled(c.tile, &|s| (s * 2).min(256)),
             Step::SmallerTiles => n.tile = scaled(c.tile, &|s| (s / 2).max(8)),
@@ -162,6 +146,16 @@ impl Step {
             Step::OuterUnroll => "more unroll-and-jam",
         }
     }
+}
+
+/// `n`, then `n` with `fusion` when that differs; neither if it is `c`.
+fn also_fused(n: Config, fusion: Fusion, c: &Config) -> Vec<Config> {
+    let mut forms = vec![n];
+    if n.fusion != fusion {
+        forms.push(Config { fusion, ..n });
+    }
+    forms.retain(|x| x != c);
+    forms
 }
 
 impl fmt::Display for Step {
