@@ -125,15 +125,30 @@ def polly_clang():
     return None
 
 
-def openblas_core():
-    """The kernel set OpenBLAS should use here. Its run-time detection
-    reads the CPU model, and a virtual machine that reports a generic one
-    ("Intel(R) Xeon(R) Processor") gets the SSE3 `Prescott` kernels, 4-5x
-    slower than what the CPU can do (measured on this machine type: 0.80
-    s against 0.16 s for LARGE). The instruction sets the CPU reports
-    choose it instead; OPENBLAS_CORETYPE in the environment wins."""
-    if os.environ.get("OPENBLAS_CORETYPE"):
-        return os.environ["OPENBLAS_CORETYPE"]
+# Kernel sets of OpenBLAS's run-time detection that use no AVX: what a
+# virtual machine reporting a generic CPU model gets.
+SSE_ONLY_CORES = {"Prescott", "Core2", "Penryn", "Dunnington", "Nehalem",
+                  "Katmai", "Coppermine", "Northwood", "Banias", "Atom",
+                  "Opteron", "Opteron(SSE3)", "Barcelona", "Nano", "Unknown"}
+
+OPENBLAS_ENV = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
+
+CORENAME_C = r"""
+#include <stdio.h>
+char *openblas_get_corename(void);
+int main(void) { printf("%s\n", openblas_get_corename()); return 0; }
+"""
+
+
+def native_env():
+    """The environment without the OpenBLAS overrides (this workplace sets
+    OPENBLAS_CORETYPE=Haswell and OPENBLAS_L2_SIZE, which force the AVX2
+    kernel on an AVX-512 machine): OpenBLAS's own detection decides."""
+    return {k: v for k, v in os.environ.items() if k not in OPENBLAS_ENV}
+
+
+def flags_core():
+    """The kernel set the CPU's instruction sets call for."""
     try:
         flags = set()
         with open("/proc/cpuinfo") as f:
@@ -152,10 +167,33 @@ def openblas_core():
     return ""
 
 
-def time_of(exe, threads):
-    env = dict(os.environ, OMP_NUM_THREADS=str(threads),
+def openblas_core(cc, tmp, requested):
+    """The kernel set OpenBLAS runs with: `requested` if given; else its
+    own run-time detection (the environment's overrides removed), except
+    where that detection falls to an SSE-only set although the CPU has
+    AVX (a virtual machine that reports a generic model gets `Prescott`,
+    4-5x slower: measured on a Zen 3 guest, 0.80 s against 0.16 s for
+    LARGE); then the set the CPU's flags call for. Returns (name, how)."""
+    if requested:
+        return requested, "as asked"
+    src = os.path.join(tmp, "corename.c")
+    exe = os.path.join(tmp, "corename")
+    with open(src, "w") as f:
+        f.write(CORENAME_C)
+    r = subprocess.run([cc, src, "-o", exe, "-lopenblas"],
+                       capture_output=True, text=True)
+    if r.returncode != 0:
+        return "", "not built"
+    detected = run([exe], env=native_env()).stdout.strip()
+    fallback = flags_core()
+    if detected in SSE_ONLY_CORES and fallback:
+        return fallback, f"CPU flags (detection gave {detected})"
+    return detected, "OpenBLAS's detection"
+
+
+def time_of(exe, threads, core=""):
+    env = dict(native_env(), OMP_NUM_THREADS=str(threads),
                OPENBLAS_NUM_THREADS=str(threads))
-    core = openblas_core()
     if core:
         env["OPENBLAS_CORETYPE"] = core
     r = run([exe], env=env)
@@ -173,6 +211,8 @@ def main():
     ap.add_argument("--cc", default="gcc")
     ap.add_argument("--variant", action="append", default=[],
                     metavar="NAME=CONFIG")
+    ap.add_argument("--openblas-core", default="",
+                    help="OpenBLAS kernel set (OPENBLAS_CORETYPE); default: its own detection")
     ap.add_argument("--polytune",
                     default=os.path.join(ROOT, "target", "release", "polytune"))
     a = ap.parse_args()
@@ -187,6 +227,7 @@ def main():
             for line in r.stderr.splitlines():
                 print(f"# {name}: {line}", file=sys.stderr)
             sources.append((name, out))
+        core, how = openblas_core(a.cc, tmp, a.openblas_core)
         blas_src = os.path.join(tmp, "openblas.c")
         with open(blas_src, "w") as f:
             f.write(OPENBLAS_C)
@@ -218,11 +259,12 @@ def main():
             times = {name: [] for name, _ in exes}
             for _ in range(a.rounds):
                 for name, exe in exes:
-                    times[name].append(time_of(exe, a.threads))
+                    times[name].append(time_of(exe, a.threads,
+                                               core if name == "openblas" else ""))
             base = statistics.median(times["original"])
             print(f"gemm {size.upper()} ({ni}x{nj}x{nk}), {a.cc} -O3 -march=native, "
                   f"{a.threads} threads, median of {a.rounds} interleaved runs, "
-                  f"OpenBLAS kernels {openblas_core() or 'as detected'}, "
+                  f"OpenBLAS kernels {core or '?'} ({how}), "
                   f"load {os.getloadavg()[0]:.2f}")
             blas = statistics.median(times["openblas"]) if "openblas" in times else None
             print(f"  {'program':<14} {'seconds':>9} {'GFLOP/s':>8} {'speedup':>8}  spread"

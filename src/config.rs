@@ -12,7 +12,7 @@ use std::str::FromStr;
 
 mod regblock;
 mod unroll;
-pub use regblock::{RegisterTile, parse_regblock};
+pub use regblock::{RegisterTile, VectorTarget, parse_regblock};
 pub use unroll::{UnrollJam, parse_unroll};
 
 /// Fusion / distribution structure.
@@ -729,7 +729,7 @@ mod tests {
             assert!(none.parse::<Config>().unwrap().is_paper(), "{none}");
         }
         assert!(Config::all().iter().all(Config::is_paper));
-        for bad in ["rb=4", "rb=0x4", "rb=17x2", "rb=16x16", "rb=axb"] {
+        for bad in ["rb=4", "rb=0x4", "rb=33x2", "rb=16x17", "rb=axb"] {
             let e = bad.parse::<Config>().unwrap_err().to_string();
             assert!(e.contains("rb must be MRxNR"), "{e}");
             assert!(e.contains("no bit string"), "{e}");

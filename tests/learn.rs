@@ -764,6 +764,18 @@ fn refinement_steps_beyond_the_papers_space_verified() {
     assert_eq!(first["from"], v["candidates"][0]["config"], "{json}");
     let config: polytune::config::Config = first["config"].as_str().unwrap().parse().unwrap();
     assert!(!config.is_paper() && config.regblock.is_some_and(|r| r.pack));
+    // Shaped for this machine's vectors (gcc -march=native).
+    let macros = std::process::Command::new("gcc")
+        .args(["-O3", "-march=native", "-dM", "-E", "-x", "c", "/dev/null"])
+        .output()
+        .unwrap();
+    let target =
+        polytune::config::VectorTarget::from_macros(&String::from_utf8_lossy(&macros.stdout));
+    assert_eq!(
+        config.regblock,
+        target.packed_tiles().first().copied(),
+        "{target:?}: {json}"
+    );
     for r in refined {
         assert_eq!(r["run"]["status"], "ok", "verified: {json}");
     }
@@ -774,7 +786,7 @@ fn refinement_steps_beyond_the_papers_space_verified() {
     }
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
-        stderr.contains("refinement: packed register tile 8x16 from "),
+        stderr.contains("refinement: packed register tile from "),
         "{stderr}"
     );
     let text = std::fs::read_to_string(&out_c).unwrap();

@@ -29,7 +29,10 @@ const KERNELS: [(&str, bool); 7] = [
     ("datamining/correlation.c", true),
 ];
 
-const SHAPES: [&str; 3] = ["4x8", "8x16", "2x6"];
+/// The AVX2-era shapes and the targets' own (`VectorTarget::packed_tiles`:
+/// 6x32 and 8x24 for AVX-512, 4x12 for AVX2), each run on all three
+/// targets' branches.
+const SHAPES: [&str; 6] = ["4x8", "8x16", "2x6", "6x32", "8x24", "4x12"];
 const BASES: [&str; 2] = [
     "fuse=no,tile=32x32x32,omp=1,prevec=1",
     "fuse=no,tile=16x64x8,omp=1",

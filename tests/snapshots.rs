@@ -100,6 +100,27 @@ fn gemm_packed_vector_micro_kernel() {
     ));
 }
 
+/// The AVX-512 micro-kernel of the shape `VectorTarget::AVX512` puts
+/// first in the refinement: gemm's `rb=8x24,pack=1`, three vectors of 8
+/// doubles per row (24 accumulators, 3 column vectors and one broadcast:
+/// 28 of the 32 registers). Only its AVX-512 branch (the 4- and 2-lane
+/// branches of the same nest are the kernel for other targets).
+#[test]
+fn gemm_avx512_micro_kernel_8x24() {
+    let text = generated(
+        "linear-algebra/gemm.c",
+        "fuse=no,tile=96x256x192,omp=1,prevec=1,rb=8x24,pack=1",
+    );
+    let start = text
+        .find("#if defined(__AVX512F__)")
+        .expect("an AVX-512 branch");
+    let end = start
+        + text[start..]
+            .find("#elif")
+            .expect("another branch after it");
+    insta::assert_snapshot!(&text[start..end]);
+}
+
 /// Separate unroll-and-jam factors (beyond the paper's space): gemm's
 /// outer point loop jammed by 4, the innermost loop unrolled by 2, each
 /// with its remainder (no SIMD marks: a loop marked for SIMD is left to

@@ -11,7 +11,7 @@
 //! it keeps configurations beyond the paper's space by their readable
 //! form.
 
-use crate::config::{Config, Fusion, RegisterTile, UnrollJam};
+use crate::config::{Config, Fusion, RegisterTile, UnrollJam, VectorTarget};
 
 /// The choices of each field.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -70,6 +70,36 @@ impl Default for Extended {
                 rb(8, 16, true),
             ],
         }
+    }
+}
+
+impl Extended {
+    /// The space with the packed register tiles shaped for `target`: its
+    /// two best shapes ([`VectorTarget::packed_tiles`]) in place of the
+    /// AVX2-era 4×16 and 8×16, so that every other digit of a draw keeps
+    /// its meaning.
+    pub fn for_target(target: VectorTarget) -> Extended {
+        let mut e = Extended::default();
+        e.regblock.retain(|r| !r.is_some_and(|r| r.pack));
+        e.regblock
+            .extend(target.packed_tiles().into_iter().take(2).map(Some));
+        e
+    }
+
+    /// The space with the packed register tiles of every target added
+    /// (AVX-512's, AVX2's and SSE2's): the fuzzer's, so that every shape
+    /// any machine draws is checked on every machine (each shape's
+    /// micro-kernel has a branch per lane count, chosen when compiled).
+    pub fn every_target() -> Extended {
+        let mut e = Extended::default();
+        for t in [VectorTarget::AVX512, VectorTarget::AVX2, VectorTarget::SSE2] {
+            for r in t.packed_tiles().into_iter().take(2) {
+                if !e.regblock.contains(&Some(r)) {
+                    e.regblock.push(Some(r));
+                }
+            }
+        }
+        e
     }
 }
 
@@ -240,6 +270,44 @@ mod tests {
         assert_eq!(e.beyond_paper(), e.len() - 1536);
         let outside: Config = "tile=12".parse().unwrap();
         assert_eq!(e.index(&outside), None);
+    }
+
+    #[test]
+    fn a_targets_space_draws_its_packed_shapes_and_keeps_the_other_digits() {
+        let (e, t) = (
+            Extended::default(),
+            Extended::for_target(VectorTarget::AVX512),
+        );
+        assert_eq!(t.len(), e.len());
+        let last = t.config(t.len() - 1);
+        assert!(
+            last.to_string().ends_with("tt=diamond,rb=8x24,pack=1"),
+            "{last}"
+        );
+        for i in (0..e.len()).step_by(7919) {
+            let (a, b) = (e.config(i), t.config(i));
+            assert_eq!(
+                Config {
+                    regblock: None,
+                    ..a
+                },
+                Config {
+                    regblock: None,
+                    ..b
+                }
+            );
+            if !a.regblock.is_some_and(|r| r.pack) {
+                assert_eq!(a, b);
+            }
+        }
+        let shapes: Vec<String> = Extended::for_target(VectorTarget::AVX2)
+            .regblock
+            .iter()
+            .flatten()
+            .filter(|r| r.pack)
+            .map(|r| r.to_string())
+            .collect();
+        assert_eq!(shapes, ["4x12", "6x8"]);
     }
 
     #[test]

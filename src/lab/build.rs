@@ -12,6 +12,8 @@
 //! paths (`utilities/polybench.c`) mean what they meant.
 
 use super::compiler::{Compilation, Compiler};
+use super::confine::{self, Ending, Limits};
+use crate::config::VectorTarget;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
@@ -98,6 +100,30 @@ impl Recipe {
             args.push("-lm".into());
         }
         args
+    }
+
+    /// The vector registers this recipe's builds target: the compiler's
+    /// predefined macros under its flags and the user's `-m` options
+    /// (`-march=native`, `-mno-avx512f`, ...), read by preprocessing an
+    /// empty file. SSE2 when the compiler cannot say (a `--build` command
+    /// may use other flags: the micro-kernel still selects its lanes when
+    /// it is compiled, only the shapes tried would be another target's).
+    pub fn vector_target(&self) -> VectorTarget {
+        let mut args: Vec<OsString> = self
+            .compiler
+            .flags
+            .iter()
+            .chain(&self.extra)
+            .filter(|f| f.starts_with("-m"))
+            .map(OsString::from)
+            .collect();
+        args.extend(["-dM", "-E", "-x", "c", "/dev/null"].map(OsString::from));
+        match confine::run(&self.compiler.program, &args, &[], &Limits::tool()) {
+            Ok(o) if o.ending == Ending::Code(0) => {
+                VectorTarget::from_macros(&o.stdout.into_text())
+            }
+            _ => VectorTarget::SSE2,
+        }
     }
 
     /// Builds `src` into `exe`.

@@ -237,11 +237,12 @@ pub fn generate(
 }
 
 /// Distinct random configurations of the paper's space, or drawn
-/// uniformly from the extended space.
+/// uniformly from the extended space with every target's packed register
+/// tiles ([`crate::engine::extended::Extended::every_target`]).
 pub fn pick_configs(rng: &mut SplitMix64, k: usize, extended: bool) -> Vec<Config> {
     let mut out = Vec::new();
     if extended {
-        let space = crate::engine::extended::Extended::default();
+        let space = crate::engine::extended::Extended::every_target();
         let n = space.len() as usize;
         while out.len() < k.min(n) {
             let c = space.config(rng.below(n) as u64);

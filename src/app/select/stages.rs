@@ -320,7 +320,7 @@ impl<'a> Selection<'a> {
                 return Err(SelectionError::PaperModels);
             }
             let drawn = crate::app::campaign::draws(
-                &crate::engine::extended::Extended::default(),
+                &crate::engine::extended::Extended::for_target(self.setup.recipe.vector_target()),
                 d.n,
                 d.seed,
                 &crate::app::campaign::kernel_name(self.file),

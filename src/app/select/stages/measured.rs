@@ -222,8 +222,10 @@ impl Selection<'_> {
         let started = trials.started;
         let (src, context) = (self.src, self.context);
         let mut k = 0;
+        let target = setup.recipe.vector_target();
         refine::refine(
             start,
+            target,
             speedup,
             setup.refine,
             &mut trials.seen,
