@@ -233,3 +233,78 @@ fn ranking_of_new_kernels_improves_as_the_local_store_grows() {
     assert!(grown[2] > grown[0], "{grown:?}");
     assert!(grown[1] >= grown[0] - 0.05, "{grown:?}");
 }
+
+/// `models status --held-out`'s evaluation: each program of the store
+/// ranked new to both rankers. Three corpus kernels play this machine's
+/// store (named as files, `gemm.c`); each is left out of the store's rows
+/// and, by name, of the shipped table, so the figure equals that of fits
+/// made by hand without it (every eighth variant, so that the fits take
+/// seconds).
+#[test]
+fn held_out_programs_are_new_to_both_rankers() {
+    use polytune::app::ranker::{LOCAL_WEIGHT, Local, Shipped, fit, held_out, load};
+    use polytune::app::variants::{VariantRow, VariantTable};
+    use polytune::learn::rank::metrics::rank_correlation;
+    let all = load(&common::root().join("models/gcc"))
+        .unwrap()
+        .unwrap()
+        .table;
+    let table = VariantTable {
+        rows: all.rows.iter().step_by(8).cloned().collect(),
+        ..all.clone()
+    };
+    let mine = [1usize, 4, 7];
+    let rows: Vec<VariantRow> = table
+        .rows
+        .iter()
+        .filter_map(|r| {
+            let k = mine.iter().position(|&m| m == r.kernel)?;
+            Some(VariantRow {
+                kernel: k,
+                ..r.clone()
+            })
+        })
+        .collect();
+    let local = Local {
+        kernels: mine
+            .iter()
+            .map(|&k| format!("{}.c", all.kernels[k]))
+            .collect(),
+        weight: vec![LOCAL_WEIGHT; rows.len()],
+        this_machine: rows.len(),
+        rows,
+    };
+    let shipped = Shipped {
+        table: table.clone(),
+        fitted: None,
+    };
+    let held = held_out(&shipped, &local).unwrap();
+    assert_eq!(held.len(), 3);
+    for (h, &k) in held.iter().zip(&mine) {
+        let (x, label): (Vec<Vec<f64>>, Vec<f64>) = table
+            .rows
+            .iter()
+            .filter(|r| r.kernel == k)
+            .map(|r| (r.x.clone(), r.speedup.ln()))
+            .unzip();
+        assert_eq!(h.variants, x.len());
+        let without = Shipped {
+            table: VariantTable {
+                rows: table
+                    .rows
+                    .iter()
+                    .filter(|r| r.kernel != k)
+                    .cloned()
+                    .collect(),
+                ..table.clone()
+            },
+            fitted: None,
+        };
+        let alone = rank_correlation(&fit(&without, None, None).unwrap().scores(&x), &label);
+        assert_eq!(h.shipped, alone, "{}", h.program);
+        assert!(h.refit.is_some(), "{}", h.program);
+        // Not the fit that has seen the kernel's own rows.
+        let seen = rank_correlation(&fit(&shipped, None, None).unwrap().scores(&x), &label);
+        assert_ne!(h.shipped, seen, "{}", h.program);
+    }
+}

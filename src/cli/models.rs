@@ -42,6 +42,15 @@ struct StatusArgs {
     /// shipped models].
     #[arg(long, value_name = "DIR")]
     model: Option<PathBuf>,
+    /// Also rank each program of the store as a new one: left out of two
+    /// fits, the shipped variants alone and with the store's other programs.
+    ///
+    /// Leave one program out on this machine's runs: the shipped variants of
+    /// a corpus kernel of the same name are left out too. Tells whether what
+    /// the store learned of this machine ranks new programs better (two fits
+    /// per program, seconds each).
+    #[arg(long)]
+    held_out: bool,
     #[command(flatten)]
     json: OutputArgs,
 }
@@ -66,7 +75,7 @@ fn status(a: StatusArgs, _ui: &Ui) -> Result<()> {
             "no cache directory (neither POLYTUNE_CACHE_DIR, XDG_CACHE_HOME nor HOME is set): name the store with --store"
         );
     };
-    let s = crate::app::ranker::status(&shipped, &store, a.compiler)?;
+    let s = crate::app::ranker::status(&shipped, &store, a.compiler, a.held_out)?;
     super::out(&if a.json.json {
         super::render::json_text(&s)?
     } else {
@@ -131,6 +140,29 @@ fn status_text(s: &crate::app::ranker::Status) -> String {
     }
     if let Some(m) = s.median_rank_correlation {
         let _ = writeln!(t, "median rho {m:.2}");
+    }
+    if let Some(held) = &s.held_out {
+        let f = |x: Option<f64>| x.map_or("-".to_string(), |r| format!("{r:.2}"));
+        let pc = |x: Option<f64>| x.map_or("-".to_string(), |r| format!("{:.0}%", 100.0 * r));
+        let _ = writeln!(
+            t,
+            "each program new to both rankers (its runs and the shipped kernel of its name left out): rho and first choice, shipped alone -> refit with this store's other programs:"
+        );
+        for p in held {
+            let _ = writeln!(
+                t,
+                "  {:<24} {:>3} variants  rho {:>5} -> {:>5}  first choice {:>4} -> {:>4}",
+                p.program,
+                p.variants,
+                f(p.shipped),
+                f(p.refit),
+                pc(p.top1_shipped),
+                pc(p.top1_refit)
+            );
+        }
+        if let Some((a, b)) = s.held_out_median {
+            let _ = writeln!(t, "median rho held out: {} -> {}", f(a), f(b));
+        }
     }
     t
 }
