@@ -42,10 +42,10 @@ struct StatusArgs {
     /// shipped models].
     #[arg(long, value_name = "DIR")]
     model: Option<PathBuf>,
-    /// Also rank each program of the store as a new one: left out of two
-    /// fits, the shipped variants alone and with the store's other programs.
+    /// Also rank each program of the store as a program new to the ranker.
     ///
-    /// Leave one program out on this machine's runs: the shipped variants of
+    /// It is left out of two fits, to the shipped variants alone and with the
+    /// store's other programs. Leave one program out on this machine's runs: the shipped variants of
     /// a corpus kernel of the same name are left out too. Tells whether what
     /// the store learned of this machine ranks new programs better (two fits
     /// per program, seconds each).
