@@ -800,6 +800,39 @@ fn refinement_steps_beyond_the_papers_space_verified() {
     common::matches_reference("gcc", &out_c, &exe, "mini", &[], &reference).unwrap();
 }
 
+/// At the size the program runs with, the packed register tile's first
+/// form takes each thread's share of the rows in one cache tile (gemm
+/// MEDIUM: 1000 rows, 500 per thread on 2, rounded up to the shape's
+/// rows), the parameters' values recorded by the instrumented original.
+#[test]
+fn the_packed_tiles_rows_are_each_threads_share_at_the_run_size() {
+    let gemm = root().join("polybench/linear-algebra/gemm.c");
+    let models = root().join("models/gcc");
+    let out = polytune(&[
+        "optimize",
+        gemm.to_str().unwrap(),
+        "--model",
+        models.to_str().unwrap(),
+        "--size",
+        "medium",
+        "--threads",
+        "2",
+        "--budget",
+        "1",
+        "--refine",
+        "1",
+        "--json",
+    ]);
+    let json = ok(&out);
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let first = &v["refinement"][0];
+    assert_eq!(first["step"], "packed-register-tile", "{json}");
+    assert_eq!(first["run"]["status"], "ok", "verified: {json}");
+    let config: polytune::config::Config = first["config"].as_str().unwrap().parse().unwrap();
+    let mr = u16::from(config.regblock.unwrap().mr);
+    assert_eq!(config.tile[0], 500u16.div_ceil(mr) * mr, "{json}");
+}
+
 /// `--time-budget 0`: the original is measured, no candidate is, the
 /// original is kept and the report says the time ran out.
 #[test]

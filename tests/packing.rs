@@ -33,9 +33,12 @@ const KERNELS: [(&str, bool); 7] = [
 /// 6x32 and 8x24 for AVX-512, 4x12 for AVX2), each run on all three
 /// targets' branches.
 const SHAPES: [&str; 6] = ["4x8", "8x16", "2x6", "6x32", "8x24", "4x12"];
-const BASES: [&str; 2] = [
+/// The third: the refinement's tall tiles, each thread's share of the
+/// rows at SMALL in one tile (and a row count no shape's rows divide).
+const BASES: [&str; 3] = [
     "fuse=no,tile=32x32x32,omp=1,prevec=1",
     "fuse=no,tile=16x64x8,omp=1",
+    "fuse=no,tile=30x128x64,omp=1,prevec=1",
 ];
 /// Flags after `-march=native` that select each branch of the kernel.
 const TARGETS: [&[&str]; 3] = [&[], &["-mno-avx512f"], &["-mno-avx"]];

@@ -209,7 +209,13 @@ pub fn select(
     let prebuilt = s.build(&harness, &ranked, &mut report)?;
     let baseline = s.original(&harness, &counted, &mut report)?;
     let mut trials = s.search(&harness, &ranked, &baseline, prebuilt, &mut report)?;
-    s.refine(&harness, &baseline, &mut trials, &mut report)?;
+    s.refine(
+        &harness,
+        &baseline,
+        &mut trials,
+        params.as_ref(),
+        &mut report,
+    )?;
     trials.account(&mut report);
     let best = s.pick(
         &harness,

@@ -15,7 +15,10 @@
 //! When a step's program is faster than the fastest so far, the search
 //! moves there and starts again from the first step.
 
-use crate::config::{Config, Fusion, RegisterTile, UnrollJam, VectorTarget};
+use crate::config::{Config, Fusion, MAX_TILE_SIZE, RegisterTile, UnrollJam, VectorTarget};
+use crate::engine::features::ParamValues;
+use crate::frontend::SourceFile;
+use crate::frontend::scop::{Formula, Term};
 use serde::Serialize;
 use std::collections::{HashMap, HashSet};
 use std::fmt;
@@ -68,8 +71,9 @@ impl Step {
     ];
 
     /// `c` changed by this step, in the forms to try in turn; none when it
-    /// changes nothing.
-    pub(crate) fn apply(self, c: &Config, target: VectorTarget) -> Vec<Config> {
+    /// changes nothing. `rows`: the rows each thread runs of the program's
+    /// contractions at the sizes it runs with ([`rows_per_thread`]).
+    pub(crate) fn apply(self, c: &Config, target: VectorTarget, rows: Option<u16>) -> Vec<Config> {
         let mut n = *c;
         // A register tile's reduction loop must be a tile's point loop for
         // the operands to be packed, and the tiles bound the packed
@@ -78,17 +82,39 @@ impl Step {
         let scaled = |t: [u16; 3], f: &dyn Fn(u16) -> u16| t.map(|s| if s == 1 { 1 } else { f(s) });
         match self {
             Step::PackedRegisterTile => {
-                // Cache tiles of the shape's own: 8 blocks of rows, 256
-                // steps of the reduction, 8 blocks of columns (a band
-                // ordered rows, reduction, columns, as gemm's is; the tile
-                // steps then scale it). gemm LARGE, gcc, 2 threads, Zen 5
-                // guest, 5 interleaved runs: 8x24 in 64x256x192 tiles 170
-                // GFLOP/s (84% of OpenBLAS), in the 32x256x64 tiles a
-                // search left 6x32 with, 109.
+                // Cache tiles of the shape's own: 256 steps of the
+                // reduction, 8 blocks of columns, and along the rows (the
+                // parallel tile loop of a band ordered rows, reduction,
+                // columns, as gemm's is) first each thread's share of the
+                // rows in one tile, then 8 blocks of rows. Every row tile
+                // streams the whole columns' operand from memory, and a
+                // tile is what a thread takes, so tall tiles split evenly
+                // over the threads read it the fewest times without
+                // leaving a thread idle. gemm LARGE, gcc, 2 threads, Zen 5
+                // guest, median of 5: 8x24 in 64x256x192 tiles 0.145 s,
+                // in 1000x256x192 0.116 s, in 384x256x192 (six tiles, one
+                // of 80 rows: three and three) 0.132 s.
                 let mut forms = Vec::new();
-                for shape in target.packed_tiles().into_iter().take(2) {
+                let shapes: Vec<RegisterTile> = target.packed_tiles().into_iter().take(2).collect();
+                let rows_tile = |shape: &RegisterTile, rows: Option<u16>| {
+                    let mr = u32::from(shape.mr);
+                    let t = rows.map_or(8 * mr, |r| u32::from(r).div_ceil(mr) * mr);
+                    t.clamp(8 * mr, u32::from(MAX_TILE_SIZE) / mr * mr) as u16
+                };
+                let tall = rows
+                    .into_iter()
+                    .flat_map(|_| shapes.iter().map(|s| (s, rows)));
+                let short = shapes.iter().map(|s| (s, None));
+                let mut sizes: Vec<(RegisterTile, [u16; 3])> = Vec::new();
+                for (shape, r) in tall.chain(short) {
+                    let tile = [rows_tile(shape, r), 256, 8 * shape.nr as u16];
+                    if !sizes.contains(&(*shape, tile)) {
+                        sizes.push((*shape, tile));
+                    }
+                }
+                for (shape, tile) in sizes {
                     n.regblock = Some(shape);
-                    n.tile = [8 * shape.mr as u16, 256, 8 * shape.nr as u16];
+                    n.tile = tile;
                     forms.extend(also_fused(n, Fusion::No, c));
                 }
                 return forms;
@@ -167,6 +193,83 @@ impl Step {
     }
 }
 
+/// The rows each of `threads` threads runs when the rows of the file's
+/// largest nest of three or more loops are split evenly among them: the
+/// extent of its outermost loop (a statement's first iterator, bounded by
+/// its domain's constraints on that iterator and the parameters alone) at
+/// the parameters' values. `None`: no such nest, a parameter without a
+/// value, or bounds that depend on other iterators only.
+pub(crate) fn rows_per_thread(
+    src: &SourceFile,
+    params: &ParamValues,
+    threads: usize,
+) -> Option<u16> {
+    let rows = src
+        .scops
+        .iter()
+        .flat_map(|s| &s.statements)
+        .filter(|s| s.iterators.len() >= 3)
+        .filter_map(|s| first_extent(&s.domain, &s.iterators[0], params))
+        .max()?;
+    let threads = threads.max(1) as i64;
+    let share = (rows + threads - 1) / threads;
+    u16::try_from(share.clamp(1, i64::from(u16::MAX))).ok()
+}
+
+/// The number of values of `it` in `domain` at `params`, from the
+/// conjunction's constraints on `it` and the parameters alone.
+fn first_extent(domain: &Formula, it: &str, params: &ParamValues) -> Option<i64> {
+    let atoms: Vec<&crate::frontend::scop::Constraint> = match domain {
+        Formula::Atom(c) => vec![c],
+        Formula::And(fs) => fs
+            .iter()
+            .filter_map(|f| match f {
+                Formula::Atom(c) => Some(c),
+                _ => None,
+            })
+            .collect(),
+        Formula::Or(_) => return None,
+    };
+    let (mut lo, mut hi): (Option<i64>, Option<i64>) = (None, None);
+    for c in atoms {
+        let mut a = 0;
+        let mut rest = c.expr.constant;
+        let mut only_params = true;
+        for (term, &k) in &c.expr.terms {
+            match term {
+                Term::Var(v) if v == it => a = k,
+                Term::Var(v) => match params.get(v) {
+                    Some(&x) => rest = rest.checked_add(k.checked_mul(x)?)?,
+                    None => only_params = false,
+                },
+                Term::FloorDiv(..) => only_params = false,
+            }
+        }
+        if a == 0 || !only_params {
+            continue;
+        }
+        // a * it + rest >= 0 (or == 0): a bound on one side (both).
+        let (least, most) = (lo.get_or_insert(i64::MIN), hi.get_or_insert(i64::MAX));
+        if a > 0 {
+            *least = (*least).max(-rest.div_euclid(a));
+            if c.equality {
+                *most = (*most).min(-rest.div_euclid(a));
+            }
+        } else {
+            *most = (*most).min(rest.div_euclid(-a));
+            if c.equality {
+                *least = (*least).max(rest.div_euclid(-a));
+            }
+        }
+    }
+    let (lo, hi) = (lo?, hi?);
+    if lo == i64::MIN || hi == i64::MAX {
+        return None;
+    }
+    let n = hi.checked_sub(lo)?.checked_add(1)?;
+    (n > 0).then_some(n)
+}
+
 /// `n`, then `n` with `fusion` when that differs; neither if it is `c`.
 fn also_fused(n: Config, fusion: Fusion, c: &Config) -> Vec<Config> {
     let mut forms = vec![n];
@@ -205,6 +308,7 @@ pub(super) struct Written {
 pub(super) fn refine<E>(
     start: Config,
     target: VectorTarget,
+    rows: Option<u16>,
     speedup: f64,
     budget: usize,
     seen: &mut HashSet<String>,
@@ -219,7 +323,7 @@ pub(super) fn refine<E>(
     let mut spent = 0;
     'climb: while spent < budget && !out_of_time() {
         for (step, next) in Step::ALL.into_iter().flat_map(|step| {
-            step.apply(&best, target)
+            step.apply(&best, target, rows)
                 .into_iter()
                 .map(move |n| (step, n))
         }) {
@@ -263,7 +367,7 @@ mod tests {
         // The target's two best shapes, each as fused as before, else
         // distributed.
         assert_eq!(
-            Step::PackedRegisterTile.apply(&c, VectorTarget::AVX512),
+            Step::PackedRegisterTile.apply(&c, VectorTarget::AVX512, None),
             [
                 cfg("fuse=smart,tile=48x256x256,omp=1,rb=6x32,pack=1"),
                 cfg("fuse=no,tile=48x256x256,omp=1,rb=6x32,pack=1"),
@@ -272,7 +376,7 @@ mod tests {
             ]
         );
         assert_eq!(
-            Step::PackedRegisterTile.apply(&cfg("tile=64x64x64"), VectorTarget::AVX2),
+            Step::PackedRegisterTile.apply(&cfg("tile=64x64x64"), VectorTarget::AVX2, None),
             [
                 cfg("tile=32x256x96,rb=4x12,pack=1"),
                 cfg("tile=48x256x64,rb=6x8,pack=1")
@@ -280,11 +384,14 @@ mod tests {
         );
         // From one of them, only the other.
         assert_eq!(
-            Step::PackedRegisterTile
-                .apply(&cfg("tile=32x256x96,rb=4x12,pack=1"), VectorTarget::AVX2),
+            Step::PackedRegisterTile.apply(
+                &cfg("tile=32x256x96,rb=4x12,pack=1"),
+                VectorTarget::AVX2,
+                None
+            ),
             [cfg("tile=48x256x64,rb=6x8,pack=1")]
         );
-        let apply = |s: Step, c: &Config| s.apply(c, VectorTarget::AVX2);
+        let apply = |s: Step, c: &Config| s.apply(c, VectorTarget::AVX2, None);
         assert_eq!(apply(Step::RegisterTile, &cfg("tile=64x64x64")).len(), 1);
         // Diamond tiles of their own shape, without register tile or
         // unroll-and-jam, also fused.
@@ -326,6 +433,15 @@ mod tests {
     /// (a kernel without a time loop); runs are faster the more of
     /// `faster` the configuration has.
     fn climb(start: &str, budget: usize, seen: &[&str]) -> Vec<(Config, Step)> {
+        climb_rows(start, budget, seen, None)
+    }
+
+    fn climb_rows(
+        start: &str,
+        budget: usize,
+        seen: &[&str],
+        rows: Option<u16>,
+    ) -> Vec<(Config, Step)> {
         let mut seen: HashSet<String> = seen.iter().map(|s| cfg(s).to_string()).collect();
         let mut ran = Vec::new();
         let code = |c: &Config| {
@@ -339,6 +455,7 @@ mod tests {
         refine::<()>(
             cfg(start),
             VectorTarget::AVX512,
+            rows,
             1.0,
             budget,
             &mut seen,
@@ -408,5 +525,67 @@ mod tests {
         assert_eq!(steps, vec![Step::LargerTiles, Step::Reductions]);
         // A budget of 0 runs nothing.
         assert!(climb("tile=32x32x32", 0, &[]).is_empty());
+    }
+
+    #[test]
+    fn with_the_rows_known_packed_tiles_are_first_each_threads_share_of_them() {
+        let c = cfg("fuse=no,tile=32x32x32,omp=1");
+        // 1000 rows per thread: 6x32 in 1002 (167 blocks of six), 8x24 in
+        // 1000, then the tiles of 8 blocks of rows.
+        assert_eq!(
+            Step::PackedRegisterTile.apply(&c, VectorTarget::AVX512, Some(1000)),
+            [
+                cfg("fuse=no,tile=1002x256x256,omp=1,rb=6x32,pack=1"),
+                cfg("fuse=no,tile=1000x256x192,omp=1,rb=8x24,pack=1"),
+                cfg("fuse=no,tile=48x256x256,omp=1,rb=6x32,pack=1"),
+                cfg("fuse=no,tile=64x256x192,omp=1,rb=8x24,pack=1"),
+            ]
+        );
+        // Fewer rows than 8 blocks: the tiles of 8 blocks, once.
+        assert_eq!(
+            Step::PackedRegisterTile.apply(&c, VectorTarget::AVX512, Some(20)),
+            [
+                cfg("fuse=no,tile=48x256x256,omp=1,rb=6x32,pack=1"),
+                cfg("fuse=no,tile=64x256x192,omp=1,rb=8x24,pack=1"),
+            ]
+        );
+        // Never beyond the largest tile size.
+        let huge = Step::PackedRegisterTile.apply(&c, VectorTarget::AVX512, Some(60000));
+        assert_eq!(huge[0].tile[0], 4092);
+        assert_eq!(huge[1].tile[0], 4096);
+        // The climb runs the tall 8x24 first (the fake refuses 6x32).
+        let ran = climb_rows("tile=32x32x32", 1, &[], Some(1000));
+        assert_eq!(ran[0].0, cfg("tile=1000x256x192,rb=8x24,pack=1"));
+    }
+
+    fn rows_of(text: &str, params: &[(&str, i64)], threads: usize) -> Option<u16> {
+        let src = crate::frontend::parse_source(
+            std::path::Path::new("k.c"),
+            text.to_string(),
+            &crate::frontend::Options::default(),
+        )
+        .unwrap();
+        let params: ParamValues = params.iter().map(|(n, v)| (n.to_string(), *v)).collect();
+        rows_per_thread(&src, &params, threads)
+    }
+
+    #[test]
+    fn rows_per_thread_is_the_largest_nests_outer_extent_split_evenly() {
+        let gemm = "void k(int ni, int nj, int nk, double C[ni][nj], double A[ni][nk], \
+                    double B[nk][nj]) {\n#pragma scop\n\
+                    for (int i = 1; i < ni; i++)\n for (int j = 0; j < nj; j++)\n\
+                    for (int k = 0; k < nk; k++)\n C[i][j] += A[i][k] * B[k][j];\n\
+                    #pragma endscop\n}\n";
+        // i in [1, 1999): 1999 rows, over 2 threads 1000, over 3 667.
+        let p = [("ni", 2000), ("nj", 2300), ("nk", 2600)];
+        assert_eq!(rows_of(gemm, &p, 2), Some(1000));
+        assert_eq!(rows_of(gemm, &p, 3), Some(667));
+        // A parameter without a value: unknown.
+        assert_eq!(rows_of(gemm, &[("nj", 2300), ("nk", 2600)], 2), None);
+        // Two loops only: no contraction to size.
+        let axpy = "void k(int n, double x[n], double y[n][n]) {\n#pragma scop\n\
+                    for (int i = 0; i < n; i++)\n for (int j = 0; j < n; j++)\n\
+                    y[i][j] += x[j];\n#pragma endscop\n}\n";
+        assert_eq!(rows_of(axpy, &[("n", 100)], 2), None);
     }
 }

@@ -208,6 +208,7 @@ impl Selection<'_> {
         harness: &Harness,
         baseline: &Baseline,
         trials: &mut Trials,
+        params: Option<&ParamValues>,
         report: &mut Report,
     ) -> Result<(), SelectionError> {
         let setup = self.setup;
@@ -223,9 +224,11 @@ impl Selection<'_> {
         let (src, context) = (self.src, self.context);
         let mut k = 0;
         let target = setup.recipe.vector_target();
+        let rows = params.and_then(|p| refine::rows_per_thread(src, p, setup.protocol.threads));
         refine::refine(
             start,
             target,
+            rows,
             speedup,
             setup.refine,
             &mut trials.seen,
