@@ -14,10 +14,22 @@ polytune. `--shipped` uses them instead.
                      [--shots 6] [--strategy multi-model|diverse|...] [--compiler gcc|clang]
                      [--sample N]
                      [--db models/dataset.sqlite | --shipped]
+                     [--each DIR] [--openblas]
                      [--json FILE] [--markdown] [KERNEL ...]
+
+--each DIR runs one comparison per kernel and keeps each report in DIR
+(KERNEL.json); a kernel whose report is there is not run again, so an
+interrupted sweep resumes where it stopped. The reports are then merged
+into one (the geometric means over all of DIR's kernels asked for).
+
+--openblas: after gemm's comparison, scripts/bench_gemm.py times
+polytune's chosen program beside OpenBLAS's cblas_dgemm with its native
+kernel (and the original and Polly-parallel), interleaved, and its table
+is printed and kept in the report (`openblas`).
 """
 import argparse
 import json
+import math
 import os
 import subprocess
 import sys
@@ -45,23 +57,34 @@ def main():
                     help="use the shipped models (trained on every kernel)")
     ap.add_argument("--json", help="also write compare's report to this file")
     ap.add_argument("--markdown", action="store_true")
+    ap.add_argument("--each", metavar="DIR",
+                    help="one comparison per kernel, each report kept in DIR (resumable)")
+    ap.add_argument("--openblas", action="store_true",
+                    help="also time gemm's chosen program beside OpenBLAS (bench_gemm.py)")
     ap.add_argument("names", nargs="*")
     a = ap.parse_args()
-    cmd = [a.polytune, "compare", *kernels(a.names), "--size", a.size, "--rounds", str(a.reps),
-           "--threads", str(a.threads), "--shots", str(a.shots), "--strategy", a.strategy,
-           "--compiler", a.compiler, "--json"]
-    if a.sample is not None:
-        cmd += ["--sample", str(a.sample)]
-    if not a.shipped:
-        cmd += ["--db", a.db]
-    # Progress goes to standard error as it comes; the report to stdout.
-    r = subprocess.run(cmd, stdout=subprocess.PIPE, text=True)
-    if r.returncode:
-        sys.exit(r.returncode)
-    report = json.loads(r.stdout)
+    files = kernels(a.names)
+    if a.each:
+        os.makedirs(a.each, exist_ok=True)
+        reports = []
+        for path in files:
+            name = os.path.basename(path)[:-2]
+            out = os.path.join(a.each, f"{name}.json")
+            if not os.path.exists(out):
+                report = compare(a, [path])
+                with open(out + ".part", "w") as f:
+                    json.dump(report, f, indent=1)
+                os.replace(out + ".part", out)
+            with open(out) as f:
+                reports.append(json.load(f))
+        report = merge(reports)
+    else:
+        report = compare(a, files)
+    if a.openblas and any(k["kernel"] == "gemm" for k in report["kernels"]):
+        report["openblas"] = openblas(a, report)
     if a.json:
         with open(a.json, "w") as f:
-            f.write(r.stdout)
+            json.dump(report, f, indent=1)
     names = [c["name"] for c in report["contenders"]]
     means = [m["speedup"] for m in report["geomean"]]
     show = lambda x: "n/a" if x is None else f"{x:.2f}"  # noqa: E731
@@ -86,6 +109,66 @@ def main():
             if e["verdict"] not in ("ok", "not-available"):
                 print(f"    {k['kernel']}: {e['contender']}: {e['verdict']}: {e['detail']}",
                       file=sys.stderr)
+    if "openblas" in report:
+        print()
+        print(report["openblas"])
+
+
+def compare(a, files):
+    """One `polytune compare` over `files`: its JSON report."""
+    cmd = [a.polytune, "compare", *files, "--size", a.size, "--rounds", str(a.reps),
+           "--threads", str(a.threads), "--shots", str(a.shots), "--strategy", a.strategy,
+           "--compiler", a.compiler, "--json"]
+    if a.sample is not None:
+        cmd += ["--sample", str(a.sample)]
+    if not a.shipped:
+        cmd += ["--db", a.db]
+    # Progress goes to standard error as it comes; the report to stdout.
+    r = subprocess.run(cmd, stdout=subprocess.PIPE, text=True)
+    if r.returncode:
+        sys.exit(r.returncode)
+    return json.loads(r.stdout)
+
+
+def merge(reports):
+    """One report of several comparisons' kernels, with the geometric
+    means recomputed over all of them as compare computes them (a failed
+    or wrong contender counts as 1.0)."""
+    if not reports:
+        sys.exit("no kernel to compare")
+    out = {k: v for k, v in reports[0].items() if k not in ("kernels", "geomean")}
+    names = [c["name"] for c in out["contenders"]]
+    for r in reports[1:]:
+        if [c["name"] for c in r["contenders"]] != names or r["size"] != out["size"]:
+            sys.exit("the reports compare different contenders or sizes")
+    out["kernels"] = [k for r in reports for k in r["kernels"]]
+    geomean = []
+    for i, n in enumerate(names):
+        entries = [k["entries"][i] for k in out["kernels"]]
+        if all(e["verdict"] == "not-available" for e in entries):
+            geomean.append({"contender": n, "speedup": None})
+            continue
+        logs = [math.log(e["speedup"]) if e["verdict"] == "ok" and e["speedup"] else 0.0
+                for e in entries]
+        geomean.append({"contender": n, "speedup": math.exp(sum(logs) / len(logs))})
+    out["geomean"] = geomean
+    return out
+
+
+def openblas(a, report):
+    """bench_gemm.py's table: gemm's chosen program beside OpenBLAS."""
+    gemm = next(k for k in report["kernels"] if k["kernel"] == "gemm")
+    config = (gemm.get("choice") or {}).get("config")
+    if not config:
+        return "gemm: polytune kept the original; OpenBLAS not timed"
+    cc = {"gcc": "gcc", "clang": "clang-19"}[a.compiler]
+    cmd = [sys.executable, os.path.join(ROOT, "scripts", "bench_gemm.py"), "--sizes", a.size,
+           "--rounds", str(a.reps), "--threads", str(a.threads), "--cc", cc,
+           "--polytune", a.polytune, "--variant", f"polytune={config}"]
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if r.returncode:
+        return f"gemm beside OpenBLAS failed: {r.stderr.strip()}"
+    return r.stdout.strip()
 
 
 if __name__ == "__main__":
