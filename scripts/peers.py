@@ -89,8 +89,8 @@ def main():
     means = [m["speedup"] for m in report["geomean"]]
     show = lambda x: "n/a" if x is None else f"{x:.2f}"  # noqa: E731
     if a.markdown:
-        print("| kernel | " + " | ".join(names) + " |")
-        print("|---|" + "---:|" * len(names))
+        print("| kernel | gcc -O3 (s) | " + " | ".join(names) + " | polytune's choice |")
+        print("|---|---:|" + "---:|" * len(names) + "---|")
         for k in report["kernels"]:
             cells = []
             for e in k["entries"]:
@@ -98,8 +98,12 @@ def main():
                 cells.append(show(e["speedup"]) if v == "ok" else
                              "**wrong**" if v == "wrong-output" else
                              "n/a" if v == "not-available" else "fail")
-            print(f"| {k['kernel']} | " + " | ".join(cells) + " |")
-        print("| **geomean** | " + " | ".join(show(m) for m in means) + " |")
+            config = (k.get("choice") or {}).get("config")
+            choice = f"`{config}`" if config else "original kept"
+            base = k.get("baseline_seconds")
+            base = f"{base:.3g}" if base else ""
+            print(f"| {k['kernel']} | {base} | " + " | ".join(cells) + f" | {choice} |")
+        print("| **geomean** | | " + " | ".join(show(m) for m in means) + " | |")
     else:
         print(f"{'contender':16} {'geomean speedup':>16}")
         for n, m in zip(names, means):
