@@ -46,6 +46,9 @@ pub(super) struct Selection<'a> {
     /// Per variant, its features, when the variant ranker ranked: what
     /// the store keeps of a run.
     feature_rows: Vec<Option<Vec<f64>>>,
+    /// The compile target's vector registers, asked of the compiler once
+    /// (the draws' shapes and the refinement's need it).
+    target: std::cell::OnceCell<crate::config::VectorTarget>,
 }
 
 /// The programs a selection builds, as instrumented sources in its
@@ -233,7 +236,15 @@ impl<'a> Selection<'a> {
             },
             begun: Instant::now(),
             feature_rows: Vec::new(),
+            target: std::cell::OnceCell::new(),
         })
+    }
+
+    /// The compile target's vector registers ([`Recipe::vector_target`]).
+    fn vector_target(&self) -> crate::config::VectorTarget {
+        *self
+            .target
+            .get_or_init(|| self.setup.recipe.vector_target())
     }
 
     fn first(&self) -> &'a SavedModel {
@@ -320,7 +331,7 @@ impl<'a> Selection<'a> {
                 return Err(SelectionError::PaperModels);
             }
             let drawn = crate::app::campaign::draws(
-                &crate::engine::extended::Extended::for_target(self.setup.recipe.vector_target()),
+                &crate::engine::extended::Extended::for_target(self.vector_target()),
                 d.n,
                 d.seed,
                 &crate::app::campaign::kernel_name(self.file),

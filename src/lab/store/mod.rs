@@ -97,15 +97,8 @@ pub struct Machine {
 impl Machine {
     /// This machine, from /proc and uname.
     pub fn this() -> Machine {
-        let cpu = std::fs::read_to_string("/proc/cpuinfo")
-            .ok()
-            .and_then(|t| {
-                t.lines()
-                    .find(|l| l.starts_with("model name"))
-                    .and_then(|l| l.split(':').nth(1))
-                    .map(|s| s.trim().to_string())
-            })
-            .unwrap_or_else(|| "unknown".into());
+        let info = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+        let cpu = cpu_key(&info);
         let cores = std::thread::available_parallelism()
             .map(|n| n.get() as i64)
             .unwrap_or(1);
@@ -113,6 +106,29 @@ impl Machine {
             .map(|s| format!("Linux {}", s.trim()))
             .unwrap_or_else(|_| std::env::consts::OS.to_string());
         Machine { cpu, cores, os }
+    }
+}
+
+/// The processor of `/proc/cpuinfo`'s text: its model name, with its
+/// family and model numbers when the file gives them
+/// (`AMD EPYC (family 26, model 2)`). A virtual machine's name may be the
+/// same on machines of different generations (`AMD EPYC` on a Zen 3 and a
+/// Zen 5 guest): the numbers tell them apart. `unknown` without a name.
+pub(crate) fn cpu_key(cpuinfo: &str) -> String {
+    let field = |name: &str| {
+        cpuinfo
+            .lines()
+            .filter_map(|l| l.split_once(':'))
+            .find(|(k, _)| k.trim() == name)
+            .map(|(_, v)| v.trim().to_string())
+            .filter(|v| !v.is_empty())
+    };
+    let Some(name) = field("model name") else {
+        return "unknown".into();
+    };
+    match (field("cpu family"), field("model")) {
+        (Some(family), Some(model)) => format!("{name} (family {family}, model {model})"),
+        _ => name,
     }
 }
 
@@ -206,4 +222,25 @@ pub struct Key {
     pub compiler: i64,
     pub size: Size,
     pub threads: i64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::cpu_key;
+
+    #[test]
+    fn the_cpu_key_tells_generations_with_the_same_name_apart() {
+        let zen = |family: u32, model: u32| {
+            format!(
+                "processor\t: 0\nvendor_id\t: AuthenticAMD\ncpu family\t: {family}\n\
+                 model\t\t: {model}\nmodel name\t: AMD EPYC\nstepping\t: 0\n"
+            )
+        };
+        assert_eq!(cpu_key(&zen(25, 1)), "AMD EPYC (family 25, model 1)");
+        assert_eq!(cpu_key(&zen(26, 2)), "AMD EPYC (family 26, model 2)");
+        // Without the numbers, the name; without a name, unknown.
+        assert_eq!(cpu_key("model name\t: Some CPU\n"), "Some CPU");
+        assert_eq!(cpu_key("processor\t: 0\nCPU part\t: 0xd0c\n"), "unknown");
+        assert_eq!(cpu_key(""), "unknown");
+    }
 }

@@ -223,7 +223,7 @@ impl Selection<'_> {
         let started = trials.started;
         let (src, context) = (self.src, self.context);
         let mut k = 0;
-        let target = setup.recipe.vector_target();
+        let target = self.vector_target();
         let rows = params.and_then(|p| refine::rows_per_thread(src, p, setup.protocol.threads));
         refine::refine(
             start,
