@@ -800,31 +800,42 @@ fn refinement_steps_beyond_the_papers_space_verified() {
     common::matches_reference("gcc", &out_c, &exe, "mini", &[], &reference).unwrap();
 }
 
+/// The learned `optimize --json` of a corpus kernel with the shipped gcc
+/// models and `args`: its report, parsed and as text.
+fn learned_json(kernel: &str, args: &[&str]) -> (serde_json::Value, String) {
+    let file = root().join("polybench").join(kernel);
+    let models = root().join("models/gcc");
+    let mut all = vec![
+        "optimize",
+        file.to_str().unwrap(),
+        "--model",
+        models.to_str().unwrap(),
+        "--json",
+    ];
+    all.extend_from_slice(args);
+    let json = ok(&polytune(&all));
+    (serde_json::from_str(&json).unwrap(), json)
+}
+
 /// At the size the program runs with, the packed register tile's first
 /// form takes each thread's share of the rows in one cache tile (gemm
 /// MEDIUM: 1000 rows, 500 per thread on 2, rounded up to the shape's
 /// rows), the parameters' values recorded by the instrumented original.
 #[test]
 fn the_packed_tiles_rows_are_each_threads_share_at_the_run_size() {
-    let gemm = root().join("polybench/linear-algebra/gemm.c");
-    let models = root().join("models/gcc");
-    let out = polytune(&[
-        "optimize",
-        gemm.to_str().unwrap(),
-        "--model",
-        models.to_str().unwrap(),
-        "--size",
-        "medium",
-        "--threads",
-        "2",
-        "--budget",
-        "1",
-        "--refine",
-        "1",
-        "--json",
-    ]);
-    let json = ok(&out);
-    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let (v, json) = learned_json(
+        "linear-algebra/gemm.c",
+        &[
+            "--size",
+            "medium",
+            "--threads",
+            "2",
+            "--budget",
+            "1",
+            "--refine",
+            "1",
+        ],
+    );
     let first = &v["refinement"][0];
     assert_eq!(first["step"], "packed-register-tile", "{json}");
     assert_eq!(first["run"]["status"], "ok", "verified: {json}");
@@ -837,23 +848,10 @@ fn the_packed_tiles_rows_are_each_threads_share_at_the_run_size() {
 /// original is kept and the report says the time ran out.
 #[test]
 fn a_spent_time_budget_keeps_the_original() {
-    let mvt = root().join("polybench/linear-algebra/mvt.c");
-    let models = root().join("models/gcc");
-    let out = polytune(&[
-        "optimize",
-        mvt.to_str().unwrap(),
-        "--model",
-        models.to_str().unwrap(),
-        "--size",
-        "mini",
-        "--budget",
-        "12",
-        "--time-budget",
-        "0",
-        "--json",
-    ]);
-    let json = ok(&out);
-    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let (v, json) = learned_json(
+        "linear-algebra/mvt.c",
+        &["--size", "mini", "--budget", "12", "--time-budget", "0"],
+    );
     assert_eq!(v["original"]["status"], "ok", "{json}");
     assert_eq!(v["candidates"].as_array().unwrap().len(), 0, "{json}");
     // With a budget of 12 the default strategy is Bayesian optimization.
