@@ -230,7 +230,7 @@ fn first_extent(domain: &Formula, it: &str, params: &ParamValues) -> Option<i64>
             .collect(),
         Formula::Or(_) => return None,
     };
-    let (mut lo, mut hi): (Option<i64>, Option<i64>) = (None, None);
+    let (mut lo, mut hi) = (i64::MIN, i64::MAX);
     for c in atoms {
         let mut a = 0;
         let mut rest = c.expr.constant;
@@ -249,20 +249,18 @@ fn first_extent(domain: &Formula, it: &str, params: &ParamValues) -> Option<i64>
             continue;
         }
         // a * it + rest >= 0 (or == 0): a bound on one side (both).
-        let (least, most) = (lo.get_or_insert(i64::MIN), hi.get_or_insert(i64::MAX));
-        if a > 0 {
-            *least = (*least).max(-rest.div_euclid(a));
-            if c.equality {
-                *most = (*most).min(-rest.div_euclid(a));
-            }
+        let bound = if a > 0 {
+            -rest.div_euclid(a)
         } else {
-            *most = (*most).min(rest.div_euclid(-a));
-            if c.equality {
-                *least = (*least).max(rest.div_euclid(-a));
-            }
+            rest.div_euclid(-a)
+        };
+        if a > 0 || c.equality {
+            lo = lo.max(bound);
+        }
+        if a < 0 || c.equality {
+            hi = hi.min(bound);
         }
     }
-    let (lo, hi) = (lo?, hi?);
     if lo == i64::MIN || hi == i64::MAX {
         return None;
     }
