@@ -8,7 +8,8 @@ any compile error, crash, timeout or wrong output. `--keep DIR` writes
 the failing variants there.
 
     scripts/verify_space.py [--size mini] [--compilers gcc,clang] [--jobs 2]
-                            [--threads 2] [--tt] [--keep DIR] [--json FILE] [KERNEL ...]
+                            [--threads 2] [--tt] [--red 1|2] [--keep DIR] [--json FILE]
+                            [KERNEL ...]
 """
 import argparse
 import json
@@ -34,6 +35,8 @@ def main():
     ap.add_argument("--threads", type=int, default=2, help="OpenMP threads of every run")
     ap.add_argument("--tt", action="store_true",
                     help="every configuration with tt=diamond added (polytune space --tt)")
+    ap.add_argument("--red", choices=["1", "2"],
+                    help="every configuration with red=1 or red=2 added (polytune space --red)")
     ap.add_argument("--polytune", default=os.path.join(ROOT, "target", "release", "polytune"))
     ap.add_argument("names", nargs="*")
     a = ap.parse_args()
@@ -47,6 +50,8 @@ def main():
                "--compiler", a.compilers, "--jobs", str(a.jobs), "--threads", str(a.threads)]
         if a.tt:
             cmd.append("--tt")
+        if a.red:
+            cmd += ["--red", a.red]
         emitted = tempfile.mkdtemp(prefix="polytune-verify-") if a.keep else None
         if emitted:
             cmd += ["--emit", emitted]

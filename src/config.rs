@@ -26,6 +26,55 @@ pub enum Fusion {
     Max,
 }
 
+/// How reductions may run (`red=`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+pub enum Reductions {
+    /// `red=0`: as written.
+    #[default]
+    Off,
+    /// `red=1`: the code generator runs a loop whose only carried
+    /// dependences are reductions' own as a reduction.
+    Loops,
+    /// `red=2`: also the scheduler sets the reductions' own dependences
+    /// aside when it looks for parallel loops, so that a reduction loop
+    /// may stay outermost, fused with the statements around it (atax's
+    /// `y[j] += A[i][j] * tmp[i]` in the loop over `i` that computes
+    /// `tmp[i]`: one pass over `A`).
+    Scheduled,
+}
+
+impl Reductions {
+    /// Whether loops run as reductions at all.
+    pub fn on(self) -> bool {
+        self != Reductions::Off
+    }
+}
+
+impl FromStr for Reductions {
+    type Err = String;
+
+    /// `0`, `1` or `2`.
+    fn from_str(v: &str) -> Result<Reductions, String> {
+        match v.trim() {
+            "0" => Ok(Reductions::Off),
+            "1" => Ok(Reductions::Loops),
+            "2" => Ok(Reductions::Scheduled),
+            _ => Err(format!("red must be 0, 1 or 2, not `{}`", clip(v))),
+        }
+    }
+}
+
+impl fmt::Display for Reductions {
+    /// `0`, `1` or `2`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Reductions::Off => "0",
+            Reductions::Loops => "1",
+            Reductions::Scheduled => "2",
+        })
+    }
+}
+
 /// One point of the space.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 pub struct Config {
@@ -44,10 +93,11 @@ pub struct Config {
     pub unroll: UnrollJam,
     /// Run loops whose only carried dependences are reductions' own
     /// (`X += e`) as reductions: `omp simd reduction` on innermost loops,
-    /// `omp parallel for reduction` on outermost ones with `omp`. It
-    /// reassociates floating-point sums (verified with a tolerance).
+    /// `omp parallel for reduction` on outermost ones with `omp` (`red=1`),
+    /// and also let the scheduler count such loops as parallel (`red=2`).
+    /// It reassociates floating-point sums (verified with a tolerance).
     /// Beyond the paper's space: no bit string has it.
-    pub reduce: bool,
+    pub reduce: Reductions,
     /// Register blocking of contractions (`rb=MRxNR`): beyond the paper's
     /// space, so outside the 12-bit encoding; `None` in every
     /// configuration the bit strings describe.
@@ -118,7 +168,7 @@ impl Default for Config {
             simd: false,
             unroll: UnrollJam::NONE,
             regblock: None,
-            reduce: false,
+            reduce: Reductions::Off,
             privatize: false,
             expand: false,
             diamond: false,
@@ -136,7 +186,7 @@ impl Default for Config {
      beyond the paper's space, with no bit string, the readable form also takes tile sizes other than \
      1 and 32 (up to 4096, e.g. tile=64x256x8), unroll-and-jam factors of the outer and inner \
      loop separately (`uj=OxI`, each 1 to 16, e.g. uj=4x2), `red=1` (loops run as reductions, \
-     reassociating floating point), `priv=1` (scalars privatized: their live ranges reordered, \
+     reassociating floating point; `red=2`: the scheduler also free to keep them outermost), `priv=1` (scalars privatized: their live ranges reordered, \
      private in parallel loops), `exp=1` (scalars expanded into arrays, an element per \
      iteration), `rb=MRxNR` (register blocking of contractions, e.g. rb=4x8) and, with it, `pack=1` (row operands packed, a vector micro-kernel), \
      and `tt=diamond` (time-iterated loops tiled in diamonds: concurrent start)"
@@ -178,7 +228,7 @@ impl Config {
                                         simd,
                                         unroll: UnrollJam::jam(unroll),
                                         regblock: None,
-                                        reduce: false,
+                                        reduce: Reductions::Off,
                                         privatize: false,
                                         expand: false,
                                         diamond: false,
@@ -197,7 +247,7 @@ impl Config {
     /// bit strings encode): no primitive beyond it is asked for.
     pub fn is_paper(&self) -> bool {
         self.regblock.is_none()
-            && !self.reduce
+            && !self.reduce.on()
             && self.unroll.is_paper()
             && !self.privatize
             && !self.expand
@@ -294,7 +344,7 @@ impl Config {
             tile(self.tile[2]),
             log2(self.unroll.outer) - level,
             log2(self.unroll.inner),
-            b(self.reduce),
+            b(self.reduce.on()),
             b(self.privatize),
             b(self.expand),
             mr,
@@ -342,7 +392,7 @@ impl Config {
             simd: bit(8),
             unroll: UnrollJam::jam([1, 2, 4, 8][unroll]),
             regblock: None,
-            reduce: false,
+            reduce: Reductions::Off,
             privatize: false,
             expand: false,
             diamond: false,
@@ -381,7 +431,20 @@ impl Config {
                 "simd" => c.simd = flag(v)?,
                 "uj" | "unroll" => c.unroll = parse_unroll(v)?,
                 "rb" | "regblock" => c.regblock = parse_regblock(v)?,
-                "red" | "reduce" => c.reduce = flag(v)?,
+                "red" | "reduce" => {
+                    c.reduce = match (v, flag(v)) {
+                        ("2", _) => Reductions::Scheduled,
+                        (_, Ok(true)) => Reductions::Loops,
+                        (_, Ok(false)) => Reductions::Off,
+                        (_, Err(_)) => {
+                            return Err(format!(
+                                "`{}` must be 0, 1 or 2, not `{}`",
+                                clip(k),
+                                clip(v)
+                            ));
+                        }
+                    }
+                }
                 "pack" => pack = flag(v)?,
                 "priv" | "privatize" => c.privatize = flag(v)?,
                 "exp" | "expand" => c.expand = flag(v)?,
@@ -535,8 +598,8 @@ impl fmt::Display for Config {
         )?;
         // Only when asked: the paper's configurations keep their text
         // (it is in every generated file's header).
-        if self.reduce {
-            f.write_str(",red=1")?;
+        if self.reduce.on() {
+            write!(f, ",red={}", self.reduce)?;
         }
         if self.privatize {
             f.write_str(",priv=1")?;
@@ -648,6 +711,32 @@ mod tests {
                 .collect();
             assert!(seen.insert(key), "{c}");
         }
+    }
+
+    #[test]
+    fn reductions_read_and_write_as_red_0_1_2() {
+        for (text, r) in [
+            ("red=0", Reductions::Off),
+            ("red=1", Reductions::Loops),
+            ("red=on", Reductions::Loops),
+            ("red=2", Reductions::Scheduled),
+        ] {
+            let c: Config = format!("fuse=max,omp=1,{text}").parse().unwrap();
+            assert_eq!(c.reduce, r, "{text}");
+            assert_eq!(c.to_string().parse::<Config>().unwrap(), c);
+            assert_eq!(c.is_paper(), r == Reductions::Off);
+        }
+        let c: Config = "red=2".parse().unwrap();
+        assert!(c.to_string().ends_with(",red=2"), "{c}");
+        // Like red=1 to the models: the same attribute.
+        assert_eq!(
+            c.extended_attributes(),
+            "red=1".parse::<Config>().unwrap().extended_attributes()
+        );
+        let e = "red=3".parse::<Config>().unwrap_err();
+        assert!(e.reason.contains("`red` must be 0, 1 or 2, not `3`"), "{e}");
+        assert_eq!("2".parse::<Reductions>(), Ok(Reductions::Scheduled));
+        assert!("x".parse::<Reductions>().is_err());
     }
 
     #[test]

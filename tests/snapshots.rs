@@ -140,3 +140,11 @@ fn gemm_unroll_and_jam_4x2() {
 fn durbin_scalar_expanded() {
     insta::assert_snapshot!(generated("solvers/durbin.c", "fuse=no,exp=1"));
 }
+
+/// `red=2`: atax in one pass over `A`, the loop over `i` parallel with
+/// `y` reduced as an array section (and the loop as written where the
+/// section would not fit a thread's stack).
+#[test]
+fn atax_reduced_array_section() {
+    insta::assert_snapshot!(generated("linear-algebra/atax.c", "fuse=max,omp=1,red=2"));
+}

@@ -23,7 +23,7 @@ fn sample() -> Vec<Config> {
             simd: true,
             unroll: UnrollJam::jam(8),
             regblock: None,
-            reduce: false,
+            reduce: polytune::config::Reductions::Off,
             privatize: false,
             expand: false,
             diamond: false,
@@ -67,6 +67,10 @@ fn sample() -> Vec<Config> {
         "fuse=no,exp=1",
         "fuse=max,tile=32x32x1,omp=1,simd=1,priv=1,exp=1",
         "fuse=smart,omp=1,red=1,exp=1",
+        // Reductions the scheduler may keep outermost (red=2): parallel
+        // loops over array sections (atax's y), with tiles around them.
+        "fuse=max,omp=1,red=2",
+        "fuse=smart,tile=32x64x1,omp=1,simd=1,uj=2,red=2",
     ] {
         out.push(text.parse().unwrap());
     }

@@ -2,7 +2,7 @@
 //! that the command line prints as a table or JSON (with `--verify`, the
 //! verification of `verify_space` inside it).
 
-use crate::config::Config;
+use crate::config::{Config, Reductions};
 use crate::engine::model::EngineError;
 use crate::engine::space::{Enumerated, Variant};
 use crate::frontend::SourceFile;
@@ -49,6 +49,8 @@ pub struct Added {
     pub expand: bool,
     /// `tt=diamond`.
     pub diamond: bool,
+    /// `red=1` or `red=2` (`Off`: as in the paper's space).
+    pub reduce: Reductions,
 }
 
 /// The distinct programs of every configuration of the paper's space,
@@ -64,6 +66,9 @@ pub fn enumerate(
         c.privatize |= added.privatize;
         c.expand |= added.expand;
         c.diamond |= added.diamond;
+        if added.reduce.on() {
+            c.reduce = added.reduce;
+        }
     }
     crate::engine::space::distinct_variants_of(src, context, &configs, progress)
 }

@@ -8,6 +8,7 @@ use super::render::{json_text, space_text, verification_text};
 use super::{ExitStatus, Reported, Ui};
 use crate::app::space;
 use crate::app::verify_space::{self, Event};
+use crate::config::Reductions;
 use crate::frontend::{self, Options};
 use anyhow::{Context, Result};
 use std::path::PathBuf;
@@ -70,6 +71,12 @@ pub(crate) struct Args {
     /// Beyond the paper's space; combines with --priv and --exp.
     #[arg(long = "tt")]
     diamond: bool,
+    /// Every configuration with loops run as reductions added (red=1 or red=2).
+    ///
+    /// With red=2 the scheduler is also free to keep them outermost. Beyond
+    /// the paper's space; combines with --priv, --exp and --tt.
+    #[arg(long = "red", value_name = "1|2")]
+    reduce: Option<Reductions>,
     /// Builds and runs at once with --verify [default: the cores].
     #[arg(long, value_name = "N")]
     jobs: Option<usize>,
@@ -96,6 +103,7 @@ pub(crate) fn run(a: Args, ui: &Ui) -> Result<()> {
             privatize: a.privatize,
             expand: a.expand,
             diamond: a.diamond,
+            reduce: a.reduce.unwrap_or_default(),
         };
         space::enumerate(&src, a.context.as_deref(), added, &|e| {
             progress(e.done, e.total)

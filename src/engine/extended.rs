@@ -11,7 +11,7 @@
 //! it keeps configurations beyond the paper's space by their readable
 //! form.
 
-use crate::config::{Config, Fusion, RegisterTile, UnrollJam, VectorTarget};
+use crate::config::{Config, Fusion, Reductions, RegisterTile, UnrollJam, VectorTarget};
 
 /// The choices of each field.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -25,7 +25,7 @@ pub struct Extended {
     pub prevector: Vec<bool>,
     pub simd: Vec<bool>,
     pub unroll: Vec<UnrollJam>,
-    pub reduce: Vec<bool>,
+    pub reduce: Vec<Reductions>,
     pub privatize: Vec<bool>,
     pub expand: Vec<bool>,
     /// Diamond tiling of time loops (`tt=diamond`): the least significant
@@ -56,7 +56,7 @@ impl Default for Extended {
                 .into_iter()
                 .flat_map(|inner| [1, 2, 4, 8].map(|outer| UnrollJam { outer, inner }))
                 .collect(),
-            reduce: vec![false, true],
+            reduce: vec![Reductions::Off, Reductions::Loops],
             privatize: vec![false, true],
             expand: vec![false, true],
             diamond: vec![false, true],
@@ -89,9 +89,11 @@ impl Extended {
     /// The space with the packed register tiles of every target added
     /// (AVX-512's, AVX2's and SSE2's): the fuzzer's, so that every shape
     /// any machine draws is checked on every machine (each shape's
-    /// micro-kernel has a branch per lane count, chosen when compiled).
+    /// micro-kernel has a branch per lane count, chosen when compiled),
+    /// and `red=2`, which only the refinement tries.
     pub fn every_target() -> Extended {
         let mut e = Extended::default();
+        e.reduce.push(Reductions::Scheduled);
         for t in [VectorTarget::AVX512, VectorTarget::AVX2, VectorTarget::SSE2] {
             for r in t.packed_tiles().into_iter().take(2) {
                 if !e.regblock.contains(&Some(r)) {
@@ -347,7 +349,7 @@ mod tests {
         let paper = Extended {
             tile: vec![1, 32],
             unroll: [1, 2, 4, 8].map(UnrollJam::jam).to_vec(),
-            reduce: vec![false],
+            reduce: vec![Reductions::Off],
             privatize: vec![false],
             expand: vec![false],
             diamond: vec![false],

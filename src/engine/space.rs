@@ -5,7 +5,7 @@
 //! wavefront (96 combinations), so each is computed and lowered once and
 //! the 16 post-pass combinations are emitted from it.
 
-use crate::config::Config;
+use crate::config::{Config, Reductions};
 use crate::engine::codegen;
 use crate::engine::model::{EngineError, Model};
 use crate::engine::pipeline::bounded;
@@ -52,7 +52,11 @@ fn schedule_key(c: &Config) -> Config {
         simd: false,
         unroll: crate::config::UnrollJam::NONE,
         regblock: None,
-        reduce: false,
+        // `red=2` changes the schedule; `red=1` only the code.
+        reduce: match c.reduce {
+            Reductions::Scheduled => Reductions::Scheduled,
+            _ => Reductions::Off,
+        },
         ..*c
     }
 }
@@ -108,16 +112,22 @@ fn shares(keys: &[Config], pieces: usize) -> Vec<std::ops::Range<usize>> {
 
 /// A fusion's hyperplanes, once computed: for the model and (with
 /// `priv=1` keys) for the privatized one, each without and with time
-/// bands (`tt=diamond` keys: [`transform::hyperplanes`]).
-type Cached<'c> = [Slots<'c>; 2];
+/// bands (`tt=diamond` keys: [`transform::hyperplanes`]); the second
+/// pair with the reductions set aside (`red=2` keys).
+type Cached<'c> = [Slots<'c>; 4];
 
 /// One model's hyperplanes without and with time bands.
 type Slots<'c> = [Option<Result<Schedule<'c>, String>>; 2];
 
 /// The keys that share hyperplanes: one fusion, with or without time
-/// bands.
-fn group(key: &Config) -> (crate::config::Fusion, bool) {
-    (key.fusion, key.diamond)
+/// bands, with or without the reductions set aside.
+fn group(key: &Config) -> (crate::config::Fusion, bool, bool) {
+    (key.fusion, key.diamond, scheduled(key))
+}
+
+/// Whether a key's hyperplanes set the reductions aside (`red=2`).
+fn scheduled(key: &Config) -> bool {
+    key.reduce == Reductions::Scheduled
 }
 
 /// The code of key `p` (on the worker's context). Once one key hits the
@@ -147,7 +157,8 @@ fn lower<'m, 'c>(
     let with = |m: &'m Model<'c>, slots: &mut Slots<'c>| {
         if key.diamond {
             let base = slots[1].get_or_insert_with(|| {
-                transform::hyperplanes(m, scop.index, key.fusion, true).map_err(|e| e.to_string())
+                transform::hyperplanes(m, scop.index, key.fusion, true, scheduled(&key))
+                    .map_err(|e| e.to_string())
             });
             if let Ok(base) = base
                 && let Some(s) = transform::diamonds(m, scop.index, base, &key).map_err(failed)?
@@ -160,7 +171,8 @@ fn lower<'m, 'c>(
             ..key
         };
         let base = slots[0].get_or_insert_with(|| {
-            transform::hyperplanes(m, scop.index, key.fusion, false).map_err(|e| e.to_string())
+            transform::hyperplanes(m, scop.index, key.fusion, false, scheduled(&key))
+                .map_err(|e| e.to_string())
         });
         match base {
             Ok(base) => transform::refine(m, scop.index, base, &plain)
@@ -172,7 +184,12 @@ fn lower<'m, 'c>(
     // Each key gets the whole work limit (the model's work was bounded
     // before).
     let l = bounded(ctx, scop, || {
-        let [plain, privatized] = hyperplanes;
+        let [plain, privatized, plain_scheduled, privatized_scheduled] = hyperplanes;
+        let (plain, privatized) = if scheduled(&key) {
+            (plain_scheduled, privatized_scheduled)
+        } else {
+            (plain, privatized)
+        };
         if let Some(pm) = private.filter(|_| key.privatize) {
             match with(pm, privatized) {
                 Err((true, e)) => return Err(e),

@@ -11,7 +11,7 @@
 //! skews inside permutable bands, tiling of permutable bands), and the
 //! final schedule is still checked against every dependence.
 
-use crate::config::{Config, Fusion};
+use crate::config::{Config, Fusion, Reductions};
 use crate::engine::model::{EngineError, Model};
 use crate::frontend::scop::Scop;
 use crate::isl::{self, Clustering, IslError, NodeKind, Schedule, ScheduleNode};
@@ -27,8 +27,9 @@ pub fn schedule<'c>(
     scop_index: usize,
     config: &Config,
 ) -> Result<Schedule<'c>, EngineError> {
+    let scheduled = config.reduce == Reductions::Scheduled;
     if config.diamond {
-        if let Ok(base) = hyperplanes(model, scop_index, config.fusion, true)
+        if let Ok(base) = hyperplanes(model, scop_index, config.fusion, true, scheduled)
             && let Some(s) = diamonds(model, scop_index, &base, config)?
         {
             return Ok(s);
@@ -39,7 +40,7 @@ pub fn schedule<'c>(
         };
         return schedule(model, scop_index, &plain);
     }
-    let base = hyperplanes(model, scop_index, config.fusion, false)?;
+    let base = hyperplanes(model, scop_index, config.fusion, false, scheduled)?;
     refine(model, scop_index, &base, config)
 }
 
@@ -65,11 +66,17 @@ pub(crate) fn diamonds<'c>(
 /// tiling needs (with it on, isl splits a stencil's band after the time
 /// loop to make the space loops parallel, and there is nothing to tile
 /// in time).
+///
+/// With `reductions` (`red=2`) a loop that carries only the reductions'
+/// own dependences counts as parallel (coincident) for the scheduler: they
+/// still order the schedule (validity) and draw it (proximity), and the
+/// code generator runs such a loop as a reduction.
 pub(crate) fn hyperplanes<'c>(
     model: &Model<'c>,
     scop_index: usize,
     fusion: Fusion,
     time_bands: bool,
+    reductions: bool,
 ) -> Result<Schedule<'c>, EngineError> {
     let ctx = model.ctx;
     ctx.set_clustering(match fusion {
@@ -81,9 +88,22 @@ pub(crate) fn hyperplanes<'c>(
     // Privatized scalars: their memory dependences bind the scheduler only
     // where it would not keep their live ranges inside one iteration.
     let conditional = model.private.as_ref().map(|p| (&p.live, &p.dropped));
+    let (validity, coincidence) = if reductions {
+        let validity = deps.union(&accumulator_order(model)?)?.coalesce()?;
+        let coincidence = validity.subtract(&model.deps.reduction)?;
+        (validity, coincidence)
+    } else {
+        (deps.clone(), deps.clone())
+    };
     ctx.set_outer_coincidence(!time_bands);
-    let computed =
-        isl::compute_schedule(&model.domain, &model.context, deps, deps, deps, conditional);
+    let computed = isl::compute_schedule(
+        &model.domain,
+        &model.context,
+        &validity,
+        &coincidence,
+        &validity,
+        conditional,
+    );
     ctx.set_outer_coincidence(true);
     let s = computed.map_err(|e| EngineError::Unsupported {
         scop: scop_index,
@@ -110,6 +130,31 @@ pub(crate) fn hyperplanes<'c>(
         });
     }
     Ok(s)
+}
+
+/// For `red=2`: every access to a reduction's accumulator by another
+/// statement ordered before or after every update of that element, as in
+/// the original program. The dependences order such an access only
+/// before the first update of its element or after the last (they are
+/// value-based); once the updates may run in any order, any of them can
+/// be the first or the last (atax: `y[j] = 0` must come before every
+/// `y[j] += A[i][j] * tmp[i]`, not only the one with `i = 0`, for the
+/// loop over `i` to run as a reduction).
+fn accumulator_order<'c>(model: &Model<'c>) -> Result<isl::UnionMap<'c>, IslError> {
+    let d = &model.deps;
+    if d.updates.is_empty()? {
+        return Ok(d.updates.clone());
+    }
+    let touches = model
+        .reads
+        .union(&model.writes)?
+        .apply_range(&d.updates.reverse()?)?
+        .subtract(&d.same_updates)?;
+    // The tree's map puts every statement in one time space (the
+    // original's relation gives each nest depth its own).
+    let original = model.original_tree.map()?;
+    let before = original.lex_lt_union_map(&original)?;
+    touches.union(&touches.reverse()?)?.intersect(&before)
 }
 
 /// The largest schedule coefficient polytune accepts (isl's

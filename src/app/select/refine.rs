@@ -15,7 +15,9 @@
 //! When a step's program is faster than the fastest so far, the search
 //! moves there and starts again from the first step.
 
-use crate::config::{Config, Fusion, MAX_TILE_SIZE, RegisterTile, UnrollJam, VectorTarget};
+use crate::config::{
+    Config, Fusion, MAX_TILE_SIZE, Reductions, RegisterTile, UnrollJam, VectorTarget,
+};
 use crate::engine::features::ParamValues;
 use crate::frontend::SourceFile;
 use crate::frontend::scop::{Formula, Term};
@@ -43,7 +45,7 @@ pub enum Step {
     LargerTiles,
     /// Every tiled dimension half as large (at least 8).
     SmallerTiles,
-    /// `red=1`.
+    /// `red=1`, then `red=2` (also with maximal fusion).
     Reductions,
     /// `priv=1`.
     PrivatizedScalars,
@@ -142,7 +144,22 @@ impl Step {
             }
             Step::LargerTiles => n.tile = scaled(c.tile, &|s| (s * 2).min(256)),
             Step::SmallerTiles => n.tile = scaled(c.tile, &|s| (s / 2).max(8)),
-            Step::Reductions => n.reduce = true,
+            Step::Reductions => {
+                // `red=1`; then `red=2`, the scheduler free to keep a
+                // reduction loop outermost, also with maximal fusion
+                // (atax: `y[j] += A[i][j] * tmp[i]` fused into the loop
+                // over `i` that computes `tmp[i]`, one pass over `A`).
+                let mut forms = Vec::new();
+                if !c.reduce.on() {
+                    n.reduce = Reductions::Loops;
+                    forms.push(n);
+                }
+                if c.reduce != Reductions::Scheduled {
+                    n.reduce = Reductions::Scheduled;
+                    forms.extend(also_fused(n, Fusion::Max, c));
+                }
+                return forms;
+            }
             Step::PrivatizedScalars => n.privatize = true,
             Step::ExpandedScalars => n.expand = true,
             Step::InnerUnroll => {
@@ -168,7 +185,7 @@ impl Step {
         match self {
             Step::PackedRegisterTile | Step::RegisterTile => b.regblock = None,
             Step::DiamondTiles => b.diamond = false,
-            Step::Reductions => b.reduce = false,
+            Step::Reductions => b.reduce = Reductions::Off,
             Step::PrivatizedScalars => b.privatize = false,
             Step::ExpandedScalars => b.expand = false,
             Step::InnerUnroll => b.unroll.inner = 1,
@@ -414,7 +431,20 @@ mod tests {
         assert_eq!(apply(Step::SmallerTiles, &c)[0].tile, [16, 16, 1]);
         // Nothing to scale, nothing already on: no step.
         assert!(apply(Step::LargerTiles, &cfg("fuse=max")).is_empty());
-        assert!(apply(Step::Reductions, &cfg("red=1")).is_empty());
+        assert!(apply(Step::Reductions, &cfg("red=2")).is_empty());
+        // red=1, then red=2 as fused as before and fused maximally.
+        assert_eq!(
+            apply(Step::Reductions, &cfg("fuse=smart,omp=1")),
+            [
+                cfg("fuse=smart,omp=1,red=1"),
+                cfg("fuse=smart,omp=1,red=2"),
+                cfg("fuse=max,omp=1,red=2")
+            ]
+        );
+        assert_eq!(
+            apply(Step::Reductions, &cfg("fuse=max,red=1")),
+            [cfg("fuse=max,red=2")]
+        );
         assert!(apply(Step::OuterUnroll, &cfg("uj=8")).is_empty());
         assert!(apply(Step::SmallerTiles, &cfg("tile=8x8x8")).is_empty());
         assert_eq!(apply(Step::OuterUnroll, &cfg("uj=2"))[0].unroll.outer, 4);

@@ -386,8 +386,9 @@ fn marked(scop: &Scop, lowered: &Lowered<'_, '_>, config: &Config) -> (Vec<Node>
             notes.extend(why);
         }
     }
-    if config.reduce {
-        reduce::mark_reductions(&mut nodes, scop, lowered, config.omp);
+    if config.reduce.on() {
+        let scheduled = config.reduce == crate::config::Reductions::Scheduled;
+        reduce::mark_reductions(&mut nodes, scop, lowered, config.omp, scheduled);
     }
     (nodes, notes)
 }

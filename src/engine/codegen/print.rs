@@ -333,12 +333,38 @@ impl Printer<'_> {
             copies.push((x, name, *combine));
         }
         let mut clauses = String::new();
+        // Per array section: its first element and length in C.
+        let sections: Vec<(String, String, String)> = r
+            .sections
+            .iter()
+            .map(|x| {
+                let lo = self.c(&x.lo);
+                // hi + 1 - lo, folded where isl wrote `n - 1`.
+                let end = match &x.hi {
+                    AstExpr::Op(AstOp::Sub, a) => match a[1] {
+                        AstExpr::Int(v) => expr::plus(&a[0], 1 - v),
+                        _ => expr::plus(&x.hi, 1),
+                    },
+                    hi => expr::plus(hi, 1),
+                };
+                let len = match x.lo {
+                    AstExpr::Int(k) => self.c(&expr::plus(&end, -k)),
+                    _ => format!("({}) - ({lo})", self.c(&end)),
+                };
+                (x.array.clone(), lo, len)
+            })
+            .collect();
         for c in [Combine::Add, Combine::Mul] {
-            let names: Vec<&str> = copies
+            let mut names: Vec<String> = copies
                 .iter()
                 .filter(|x| x.2 == c)
-                .map(|x| x.1.as_str())
+                .map(|x| x.1.clone())
                 .collect();
+            for (x, (array, lo, len)) in r.sections.iter().zip(&sections) {
+                if x.combine == c {
+                    names.push(format!("{array}[{lo}:{len}]"));
+                }
+            }
             if !names.is_empty() {
                 let _ = write!(clauses, " reduction({}:{})", c.omp(), names.join(", "));
             }
@@ -351,12 +377,44 @@ impl Printer<'_> {
         if r.kind != Kind::Simd {
             clauses.push_str(&self.user_clauses(&l.body));
         }
-        let _ = writeln!(self.out, "{ind}#pragma omp {construct}{clauses}");
-        self.openmp = true;
+        let directive = format!("#pragma omp {construct}{clauses}");
+        if sections.is_empty() {
+            self.reduced_loop(l, Some(&directive), &ind);
+        } else {
+            // The sections' copies fit the threads' stacks, or the loop
+            // runs as written.
+            let bytes: Vec<String> = sections
+                .iter()
+                .map(|(array, _, len)| format!("({len}) * (long)sizeof({array}[0])"))
+                .collect();
+            let max = super::reduce::MAX_SECTION_BYTES;
+            let _ = writeln!(self.out, "{ind}if ({} <= {max}) {{", bytes.join(" + "));
+            self.reduced_loop(l, Some(&directive), &format!("{ind}  "));
+            let _ = writeln!(self.out, "{ind}}} else {{");
+            self.reduced_loop(l, None, &format!("{ind}  "));
+            let _ = writeln!(self.out, "{ind}}}");
+        }
+        for (id, _, _) in &r.accumulators {
+            self.renamed.remove(id);
+        }
+        for (x, name, _) in copies {
+            let _ = writeln!(self.out, "{ind}{x} = {name};");
+        }
+        let _ = writeln!(self.out, "{indent}}}");
+    }
+}
+
+impl Printer<'_> {
+    /// The loop of a reduction, under `directive` (none: as written).
+    fn reduced_loop(&mut self, l: &Loop, directive: Option<&str>, ind: &str) {
+        if let Some(d) = directive {
+            let _ = writeln!(self.out, "{ind}{d}");
+            self.openmp = true;
+        }
         let var = self.name(&l.var);
         let ub = upper_bound(l).expect("a reduction loop has an upper bound");
         self.open_for(
-            &ind,
+            ind,
             &var,
             &self.c(&l.init),
             &format!("{var} <= {}", self.c(&ub)),
@@ -365,13 +423,6 @@ impl Printer<'_> {
         self.declare_private(l, &format!("{ind}  "));
         self.nodes(&l.body, &format!("{ind}  "));
         let _ = writeln!(self.out, "{ind}}}");
-        for (id, _, _) in &r.accumulators {
-            self.renamed.remove(id);
-        }
-        for (x, name, _) in copies {
-            let _ = writeln!(self.out, "{ind}{x} = {name};");
-        }
-        let _ = writeln!(self.out, "{indent}}}");
     }
 }
 

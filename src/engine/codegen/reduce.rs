@@ -8,10 +8,22 @@
 //! on a loop with no OpenMP loop around or inside it when `omp` is on.
 //! It reassociates the updates, which changes floating-point rounding: a
 //! variant with it is verified with a tolerance.
+//!
+//! An accumulator that moves along the loops inside but not along the
+//! loop itself (atax's `y[j] += A[i][j] * tmp[i]` under a parallel `i`) is
+//! an array section: every iteration of the loop updates the same
+//! elements. OpenMP then gives each thread a copy of the section
+//! (`reduction(+:y[lo:len])`, the bounds those of every element the
+//! statement writes, from isl) and adds the copies at the end. The copies
+//! live on the threads' stacks: a section of more than
+//! [`MAX_SECTION_BYTES`] runs the loop as written (a run-time check).
 
+use crate::engine::model::Model;
+use crate::frontend::scop::ast::{ExprKind, StmtKind};
 use crate::frontend::scop::reduction::{Combine, Reduction};
-use crate::frontend::scop::{Affine, Scop};
-use crate::isl::AstExpr;
+use crate::frontend::scop::{Affine, Scop, Statement};
+use crate::isl::{self, AstExpr, UnionMap};
+use std::collections::HashMap;
 
 use super::marks::{affine_of, compose, divides};
 use super::tree::{Loop, Node, contains_loop, for_each_stmt};
@@ -30,54 +42,143 @@ pub(super) enum Kind {
 
 /// A loop's reduction: its kind and, per accumulator, the statement that
 /// updates it, that statement's arguments at one of its places under the
-/// loop (they give the accumulator's element) and how it combines.
+/// loop (they give the accumulator's element) and how it combines; and
+/// the array sections it reduces.
 #[derive(Debug, Clone)]
 pub(super) struct Reduce {
     pub(super) kind: Kind,
     pub(super) accumulators: Vec<(usize, Vec<AstExpr>, Combine)>,
+    pub(super) sections: Vec<Section>,
 }
 
-/// Marks the loops that run as reductions.
-pub(super) fn mark_reductions(nodes: &mut [Node], scop: &Scop, lw: &Lowered<'_, '_>, omp: bool) {
-    let reductions = scop.reductions();
-    if !reductions.is_empty() {
-        walk(nodes, scop, lw, omp, &reductions, false, false);
-    }
+/// The largest array section, per thread, a loop reduces in parallel:
+/// each thread's copy is on its stack (libgomp's threads get the process's
+/// stack limit, 8 MiB by default, or `OMP_STACKSIZE`).
+pub(super) const MAX_SECTION_BYTES: usize = 1 << 20;
+
+/// An array of rank 1 that a loop reduces as a whole section: the
+/// elements `lo..=hi` (expressions of the parameters) of `array`, a C
+/// name.
+#[derive(Debug, Clone)]
+pub(super) struct Section {
+    pub(super) stmt: usize,
+    pub(super) array: String,
+    pub(super) lo: AstExpr,
+    pub(super) hi: AstExpr,
+    pub(super) combine: Combine,
 }
 
-fn walk(
+/// How a reduction statement's accumulator moves under a loop.
+enum Moves {
+    /// The same element all along the loop and the loops inside.
+    Fixed(Vec<Affine>),
+    /// A different element in each iteration of the loop: the loop does
+    /// not carry its updates.
+    Own,
+    /// Along the loops inside only: an array section.
+    Section,
+    /// Otherwise: the loop does not run as a reduction.
+    Other,
+}
+
+/// Marks the loops that run as reductions. With `scheduled` (`red=2`,
+/// whose schedule may keep a reduction loop outermost for that reason) a
+/// loop that can run as a parallel reduction does, in place of the
+/// parallel loops inside it.
+pub(super) fn mark_reductions(
     nodes: &mut [Node],
     scop: &Scop,
     lw: &Lowered<'_, '_>,
     omp: bool,
-    reductions: &[Reduction],
-    in_omp: bool,
-    jammed: bool,
+    scheduled: bool,
 ) {
-    for n in nodes {
-        match n {
-            // A register-blocked nest prints its statements itself (on
-            // scalar accumulators): no loop in or around it runs as a
-            // reduction.
-            Node::For(l) if l.regblock.is_some() => {}
-            Node::For(l) => {
-                let may_parallel = omp && !in_omp && !l.omp && !omp_inside(&l.body);
-                l.reduce = if regblocked(&l.body) {
-                    None
-                } else {
-                    reduction_of(l, scop, lw, reductions, may_parallel, jammed)
-                };
-                if l.reduce.is_some() {
-                    l.private = lw.private_names(l.info);
-                } else {
-                    let inner_omp = in_omp || l.omp;
-                    let jam = l.jam > 1;
-                    walk(&mut l.body, scop, lw, omp, reductions, inner_omp, jam);
+    let reductions = scop.reductions();
+    if !reductions.is_empty() {
+        let pass = Pass {
+            scop,
+            lw,
+            omp,
+            scheduled,
+            reductions: &reductions,
+        };
+        pass.walk(nodes, false, false);
+    }
+}
+
+/// What the walk over the loops knows throughout.
+struct Pass<'a, 'm, 'c> {
+    scop: &'a Scop,
+    lw: &'a Lowered<'m, 'c>,
+    omp: bool,
+    scheduled: bool,
+    reductions: &'a [Reduction],
+}
+
+impl Pass<'_, '_, '_> {
+    fn walk(&self, nodes: &mut [Node], in_omp: bool, jammed: bool) {
+        for n in nodes {
+            match n {
+                // A register-blocked nest prints its statements itself (on
+                // scalar accumulators): no loop in or around it runs as a
+                // reduction.
+                Node::For(l) if l.regblock.is_some() => {}
+                Node::For(l) => self.mark(l, in_omp, jammed),
+                Node::If { then, other, .. } => {
+                    self.walk(then, in_omp, jammed);
+                    self.walk(other, in_omp, jammed);
+                }
+                Node::Stmt { .. } => {}
+            }
+        }
+    }
+
+    fn mark(&self, l: &mut Loop, in_omp: bool, jammed: bool) {
+        let of = |l: &Loop, may_parallel| {
+            reduction_of(l, self.scop, self.lw, self.reductions, may_parallel, jammed)
+        };
+        let free = self.omp && !in_omp && !l.omp;
+        l.reduce = if regblocked(&l.body) {
+            None
+        } else if free && omp_inside(&l.body) {
+            // The parallel loops inside give way to a parallel reduction
+            // only where the schedule was made for it.
+            match of(l, true) {
+                Some(r) if self.scheduled && r.kind == Kind::Parallel => {
+                    serialize(&mut l.body);
+                    Some(r)
+                }
+                _ => of(l, false),
+            }
+        } else {
+            of(l, free)
+        };
+        match &l.reduce {
+            Some(r) => {
+                l.private = self.lw.private_names(l.info);
+                // A parallel loop that reduces array sections only: the
+                // loops inside may still sum their own accumulators with
+                // SIMD (a scalar accumulator of this loop must not be
+                // copied again inside).
+                if r.kind == Kind::Parallel && r.accumulators.is_empty() {
+                    self.walk(&mut l.body, true, l.jam > 1);
                 }
             }
+            None => self.walk(&mut l.body, in_omp || l.omp, l.jam > 1),
+        }
+    }
+}
+
+/// Takes the OpenMP marks off the loops of `nodes` (SIMD marks stay).
+fn serialize(nodes: &mut [Node]) {
+    for n in nodes {
+        match n {
+            Node::For(l) => {
+                l.omp = false;
+                serialize(&mut l.body);
+            }
             Node::If { then, other, .. } => {
-                walk(then, scop, lw, omp, reductions, in_omp, jammed);
-                walk(other, scop, lw, omp, reductions, in_omp, jammed);
+                serialize(then);
+                serialize(other);
             }
             Node::Stmt { .. } => {}
         }
@@ -147,62 +248,78 @@ fn reduction_of(
     }
     let mut inside = vec![l.var.clone()];
     loop_vars(&l.body, &mut inside);
+    let mut bodies = HashMap::new();
+    super::print::collect_bodies(&scop.body, &mut bodies);
     // Per array written by a reduction under the loop: its statement and
     // the accumulator's element (affine in the loops around).
     let mut accumulators: Vec<(usize, Vec<AstExpr>, Combine, Vec<Affine>)> = Vec::new();
+    let mut sections: Vec<Section> = Vec::new();
     let mut ok = true;
     for_each_stmt(&l.body, &mut |id, args| {
         if !ok {
             return;
         }
+        let Some(r) = reductions.iter().find(|r| r.stmt == id) else {
+            return;
+        };
         let st = &scop.statements[id];
-        let values: Vec<Option<Affine>> = args.iter().map(affine_of).collect();
-        if let Some(r) = reductions.iter().find(|r| r.stmt == id) {
-            let w = &st.writes[0];
-            let element: Option<Vec<Affine>> = w
-                .subscripts
-                .iter()
-                .map(|s| compose(s, &st.iterators, &values))
-                .collect();
-            // The same element all along the loop and the loops inside,
-            // and printable before the loop (its values name none of them).
-            let fixed = element.filter(|e| {
-                e.iter().all(|a| {
-                    inside
-                        .iter()
-                        .all(|v| a.coefficient(v) == 0 && !divides(a, v))
-                }) && w.subscripts.iter().all(|s| {
-                    s.variables()
-                        .all(|v| match st.iterators.iter().position(|i| i == v) {
-                            Some(j) => inside.iter().all(|lv| !super::expr::mentions(&args[j], lv)),
-                            None => true,
-                        })
-                })
-            });
-            let Some(element) = fixed else {
-                ok = false;
-                return;
-            };
-            match accumulators
-                .iter()
-                .find(|a| scop.statements[a.0].writes[0].array == w.array)
-            {
+        let array = &st.writes[0].array;
+        let same_array = |stmt: usize| &scop.statements[stmt].writes[0].array == array;
+        match moves(st, args, &l.var, &inside) {
+            Moves::Fixed(element) => match accumulators.iter().find(|a| same_array(a.0)) {
                 Some(a) if a.0 == id && a.3 == element => {}
                 Some(_) => ok = false,
                 None => accumulators.push((id, args.to_vec(), r.combine, element)),
+            },
+            Moves::Own => {}
+            Moves::Section if kind == Kind::Parallel => {
+                if sections.iter().any(|x| x.stmt == id) {
+                    return;
+                }
+                let name = match bodies.get(&id).map(|b| &b.kind) {
+                    Some(StmtKind::Assign { lhs, .. }) => match &lhs.kind {
+                        ExprKind::Access { name, subscripts } if subscripts.len() == 1 => {
+                            Some(name.clone())
+                        }
+                        _ => None,
+                    },
+                    _ => None,
+                };
+                let plain = scop.delinearized.iter().all(|d| &d.array != array)
+                    && scop.expanded.iter().all(|x| &x.array != array)
+                    && sections.iter().all(|x| !same_array(x.stmt));
+                match (name, plain) {
+                    (Some(name), true) => match written_range(scop, lw.model, st) {
+                        Some((lo, hi)) => sections.push(Section {
+                            stmt: id,
+                            array: name,
+                            lo,
+                            hi,
+                            combine: r.combine,
+                        }),
+                        None => ok = false,
+                    },
+                    _ => ok = false,
+                }
             }
+            Moves::Section | Moves::Other => ok = false,
         }
     });
-    if !ok || accumulators.is_empty() {
+    if !ok || (accumulators.is_empty() && sections.is_empty()) {
         return None;
     }
     // No other statement under the loop touches an accumulator's array.
+    let owners: Vec<usize> = accumulators
+        .iter()
+        .map(|a| a.0)
+        .chain(sections.iter().map(|x| x.stmt))
+        .collect();
     for_each_stmt(&l.body, &mut |id, _| {
-        for a in &accumulators {
-            let array = &scop.statements[a.0].writes[0].array;
+        for &owner in &owners {
+            let array = &scop.statements[owner].writes[0].array;
             let st = &scop.statements[id];
             let mut touches = st.reads.iter().chain(&st.writes).chain(&st.may_writes);
-            if id != a.0 && touches.any(|x| &x.array == array) {
+            if id != owner && touches.any(|x| &x.array == array) {
                 ok = false;
             }
         }
@@ -213,7 +330,69 @@ fn reduction_of(
             .into_iter()
             .map(|(id, args, c, _)| (id, args, c))
             .collect(),
+        sections,
     })
+}
+
+/// How the accumulator of reduction statement `st`, at its place `args`
+/// under loop `var`, moves along it and the loops `inside` it (`var`
+/// first).
+fn moves(st: &Statement, args: &[AstExpr], var: &str, inside: &[String]) -> Moves {
+    let values: Vec<Option<Affine>> = args.iter().map(affine_of).collect();
+    let w = &st.writes[0];
+    let Some(element) = w
+        .subscripts
+        .iter()
+        .map(|s| compose(s, &st.iterators, &values))
+        .collect::<Option<Vec<Affine>>>()
+    else {
+        return Moves::Other;
+    };
+    let names = |a: &Affine, v: &String| a.coefficient(v) != 0 || divides(a, v);
+    let inner = &inside[1..];
+    // Printable before the loop: its values name none of the loops.
+    let printable = w.subscripts.iter().all(|s| {
+        s.variables()
+            .all(|v| match st.iterators.iter().position(|i| i == v) {
+                Some(j) => inside.iter().all(|lv| !super::expr::mentions(&args[j], lv)),
+                None => true,
+            })
+    });
+    if printable && element.iter().all(|a| inside.iter().all(|v| !names(a, v))) {
+        return Moves::Fixed(element);
+    }
+    // One subscript a multiple of the loop's variable plus values fixed
+    // for the loop's run: two iterations never share an element.
+    let own = element
+        .iter()
+        .any(|a| a.coefficient(var) != 0 && !divides(a, var) && inner.iter().all(|v| !names(a, v)));
+    if own {
+        return Moves::Own;
+    }
+    let along_loop = element.iter().any(|a| names(a, &var.to_string()));
+    if !along_loop && element.len() == 1 {
+        Moves::Section
+    } else {
+        Moves::Other
+    }
+}
+
+/// The least and greatest element of its rank-1 array that `st` writes
+/// anywhere in the SCoP, as expressions of the parameters; `None` unless
+/// it writes one for every parameter value of the model's context (the
+/// bounds then hold wherever the generated code runs).
+fn written_range(scop: &Scop, model: &Model<'_>, st: &Statement) -> Option<(AstExpr, AstExpr)> {
+    let range = || -> Result<Option<(AstExpr, AstExpr)>, isl::IslError> {
+        let written = UnionMap::parse(model.ctx, &scop.writes_of(st))?
+            .intersect_domain(&model.domain)?
+            .range()?;
+        if !model.context.is_subset(&written.params()?)? {
+            return Ok(None);
+        }
+        let elements = written.to_set()?;
+        Ok(isl::min_of_dim(&elements, 0)?.zip(isl::max_of_dim(&elements, 0)?))
+    };
+    range().ok().flatten()
 }
 
 #[cfg(test)]
@@ -281,6 +460,59 @@ mod tests {
         ] {
             let out = generate(body, "fuse=no,omp=1,red=1");
             assert!(!out.contains("reduction"), "{body}:\n{out}");
+        }
+    }
+
+    #[test]
+    fn an_array_updated_along_the_inner_loops_is_reduced_as_a_section() {
+        // atax: with red=2 and maximal fusion the loop over i computes
+        // z[i] and adds its row into y, in parallel, y a reduced section.
+        let body = "for (i = 0; i < n; i++) { z[i] = 0; for (j = 0; j < n; j++) z[i] += A[i][j] * x[j]; for (j = 0; j < n; j++) y[j] += A[i][j] * z[i]; }";
+        let out = generate(body, "fuse=max,omp=1,red=2");
+        let section = "#pragma omp parallel for reduction(+:y[0:n])";
+        assert!(out.contains(section), "{out}");
+        // Beyond a thread's share of stack, the loop as written.
+        assert!(
+            out.contains("if ((n) * (long)sizeof(y[0]) <= 1048576) {"),
+            "{out}"
+        );
+        assert_eq!(
+            out.matches("for (long c0 = 0; c0 <= n - 1;").count(),
+            2,
+            "{out}"
+        );
+        // z[i] is each iteration's own, summed by the inner loop.
+        assert!(out.contains("polytune_r0 += A[c0][c1] * x[c1];"), "{out}");
+        // With red=1 the scheduler splits the loop (y's loop over j is
+        // parallel): no section.
+        let out = generate(body, "fuse=max,omp=1,red=1");
+        assert!(!out.contains("reduction(+:y["), "{out}");
+    }
+
+    #[test]
+    fn a_section_needs_an_array_of_rank_one_and_bounds_for_every_parameter() {
+        let row =
+            "for (i = 0; i < n; i++) { z[i] = 0; for (j = 0; j < n; j++) z[i] += A[i][j] * x[j];";
+        for (body, array) in [
+            // Rank 2.
+            (
+                format!(
+                    "{row} for (j = 0; j < n; j++) for (k = 0; k < n; k++) B[j][k] += A[i][j] * z[i]; }}"
+                ),
+                "B[",
+            ),
+            // The update does not run for n = 1: no bounds there.
+            (
+                format!("{row} for (j = 1; j < n; j++) y[j] += A[i][j] * z[i]; }}"),
+                "y[",
+            ),
+        ] {
+            let out = generate(&body, "fuse=max,omp=1,red=2");
+            assert!(out.contains("for (long c0 = 0;"), "{body}:\n{out}");
+            assert!(
+                !out.contains(&format!("reduction(+:{array}")),
+                "{body}:\n{out}"
+            );
         }
     }
 

@@ -80,6 +80,11 @@ pub struct Dependences<'c> {
     /// reduction statement (`Scop::reductions`): what a reduction may
     /// reorder once reassociated.
     pub reduction: UnionMap<'c>,
+    /// Every pair of instances of one reduction statement that update one
+    /// element, in either order (a superset of `reduction`'s pairs).
+    pub same_updates: UnionMap<'c>,
+    /// Each instance of a reduction statement to the element it updates.
+    pub updates: UnionMap<'c>,
 }
 
 /// A SCoP in isl: domains, accesses, original schedule, dependences.
@@ -140,6 +145,8 @@ impl<'c> Model<'c> {
         let anti = overwrite.may.subtract(&output)?.coalesce()?;
         let all = flow.union(&overwrite.may)?.coalesce()?;
         let mut reduction = UnionMap::parse(ctx, "{ }")?;
+        let mut same_updates = reduction.clone();
+        let mut updates = reduction.clone();
         for r in scop.reductions() {
             let s = scop
                 .statements
@@ -149,6 +156,8 @@ impl<'c> Model<'c> {
             let w = UnionMap::parse(ctx, &scop.writes_of(s))?.intersect_domain(&domain)?;
             let same = w.apply_range(&w.reverse()?)?;
             reduction = reduction.union(&all.intersect(&same)?)?;
+            same_updates = same_updates.union(&same)?;
+            updates = updates.union(&w)?;
         }
         Ok(Model {
             ctx,
@@ -166,6 +175,8 @@ impl<'c> Model<'c> {
                 output,
                 all,
                 reduction: reduction.coalesce()?,
+                same_updates: same_updates.coalesce()?,
+                updates: updates.coalesce()?,
             },
             private: None,
         })

@@ -257,6 +257,8 @@ impl<'c> Model<'c> {
                 output,
                 all,
                 reduction,
+                same_updates: self.deps.same_updates.clone(),
+                updates: self.deps.updates.clone(),
             },
             private: Some(Private {
                 scalars,

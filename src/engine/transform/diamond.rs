@@ -193,17 +193,17 @@ mod tests {
     fn a_jacobi_band_gets_a_diamond_and_a_seidel_band_none() {
         let ctx = Ctx::new();
         let m = model_of(&ctx, JACOBI);
-        let base = hyperplanes(&m, 0, Fusion::Max, true).unwrap();
+        let base = hyperplanes(&m, 0, Fusion::Max, true, false).unwrap();
         let (a, b) = super::slopes(&m, &outermost_band(&base)).unwrap().unwrap();
         assert!(a + b >= 1, "{a}, {b}");
         // Without time bands isl splits the nest after the time loop:
         // there is no space loop in the band to tile with it.
-        let split = hyperplanes(&m, 0, Fusion::Max, false).unwrap();
+        let split = hyperplanes(&m, 0, Fusion::Max, false, false).unwrap();
         assert_eq!(outermost_band(&split).band_n_member().unwrap(), 1);
 
         let ctx = Ctx::new();
         let m = model_of(&ctx, SEIDEL);
-        let base = hyperplanes(&m, 0, Fusion::Max, true).unwrap();
+        let base = hyperplanes(&m, 0, Fusion::Max, true, false).unwrap();
         assert_eq!(super::slopes(&m, &outermost_band(&base)).unwrap(), None);
         // tt=diamond there is the plain tiling.
         let tt = refine(&m, 0, &base, &config("fuse=max,tile=16x16,tt=diamond")).unwrap();
@@ -245,7 +245,13 @@ mod tests {
         let ctx = Ctx::new();
         let m = model_of(&ctx, JACOBI);
         let tt = config("fuse=max,tile=16x16,omp=1,tt=diamond");
-        let diamonds = refine(&m, 0, &hyperplanes(&m, 0, Fusion::Max, true).unwrap(), &tt).unwrap();
+        let diamonds = refine(
+            &m,
+            0,
+            &hyperplanes(&m, 0, Fusion::Max, true, false).unwrap(),
+            &tt,
+        )
+        .unwrap();
         assert!(m.respects(&diamonds.map().unwrap()).unwrap());
         // The first time step spans at most two wavefronts: every tile
         // along the space starts within them (concurrent start).
@@ -256,7 +262,7 @@ mod tests {
         let skewed = refine(
             &m,
             0,
-            &hyperplanes(&m, 0, Fusion::Max, true).unwrap(),
+            &hyperplanes(&m, 0, Fusion::Max, true, false).unwrap(),
             &wave,
         )
         .unwrap();
