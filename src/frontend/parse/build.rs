@@ -8,6 +8,11 @@ use super::depth::{MAX_NESTING, expression_too_deep, statements_too_deep};
 use super::*;
 use std::collections::HashSet;
 
+/// Stack the builder leaves unused, as pest does (its
+/// `REQUIRED_STACK_SPACE`): room for the frames of one more level and the
+/// error's way out.
+const STACK_MARGIN: usize = 64 << 10;
+
 /// An expression and the depth of its tree (a leaf is 1).
 type Built = (Expr, usize);
 
@@ -71,8 +76,23 @@ impl<'n> Builder<'n> {
         self.node(kind, span, 0)
     }
 
+    /// Stops the builder's recursion where pest stops its own: with less
+    /// than [`STACK_MARGIN`] of the thread's stack left. pest guards its
+    /// recursion, not ours: in a release build pest's frames are small
+    /// enough to parse 900 nested loops on a 256 KiB thread, and building
+    /// the tree from them then overflowed it.
+    fn check_stack(&self, at: usize) -> Result<(), SpanError> {
+        match stacker::remaining_stack() {
+            Some(left) if left < STACK_MARGIN => {
+                Err(super::too_deep_for_the_stack(at, "stack limit reached"))
+            }
+            _ => Ok(()),
+        }
+    }
+
     pub(super) fn stmt(&mut self, p: Pair<Rule>) -> Result<Stmt, SpanError> {
         let span = self.span(&p);
+        self.check_stack(span.start)?;
         self.level += 1;
         if self.level > MAX_NESTING {
             return Err(statements_too_deep(span.start));
@@ -352,6 +372,7 @@ impl<'n> Builder<'n> {
         // expressions, each arm building its node by recursion with the
         // same depth bookkeeping; an arm alone says nothing.
         let span = self.span(&p);
+        self.check_stack(span.start)?;
         match p.as_rule() {
             Rule::expr => {
                 let mut it = p.into_inner();

@@ -108,14 +108,7 @@ fn syntax_error(e: pest::error::Error<Rule>, offset: usize) -> SpanError {
     if let pest::error::ErrorVariant::CustomError { message } = &e.variant
         && message.contains("limit reached")
     {
-        return SpanError::new(
-            Span {
-                start: offset + pos,
-                end: offset + pos + 1,
-            },
-            format!("SCoP nested too deeply for the parser ({message})"),
-        )
-        .help("split the region into several SCoPs or simplify the expressions");
+        return too_deep_for_the_stack(offset + pos, message);
     }
     let expected = match &e.variant {
         pest::error::ErrorVariant::ParsingError { positives, .. } => {
@@ -146,6 +139,19 @@ fn syntax_error(e: pest::error::Error<Rule>, offset: usize) -> SpanError {
         message,
     )
     .help("the SCoP must contain only for loops, ifs, blocks and assignments (see `polytune scop --help`)")
+}
+
+/// The error of a parse that ran short of stack at byte `at`, whether in
+/// pest (its "stack limit reached") or in the tree's builder.
+fn too_deep_for_the_stack(at: usize, cause: &str) -> SpanError {
+    SpanError::new(
+        Span {
+            start: at,
+            end: at + 1,
+        },
+        format!("SCoP nested too deeply for the parser ({cause})"),
+    )
+    .help("split the region into several SCoPs or simplify the expressions")
 }
 
 trait LineColCol {
