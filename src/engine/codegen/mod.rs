@@ -242,6 +242,43 @@ impl<'c> Lowered<'_, 'c> {
     }
 }
 
+impl Lowered<'_, '_> {
+    /// Whether loop `info` carries none of reduction statement `st`'s own
+    /// dependences (two updates of one element): each element's updates
+    /// then run within one iteration of the loop, which does not reduce
+    /// it. `false` when it cannot be told.
+    fn keeps_updates_within(
+        &self,
+        info: Option<usize>,
+        scop: &crate::frontend::scop::Scop,
+        st: &crate::frontend::scop::Statement,
+    ) -> bool {
+        let Some(k) = info else {
+            return false;
+        };
+        let within = || -> Result<bool, IslError> {
+            let mine = isl::UnionSet::parse(
+                self.model.ctx,
+                &format!(
+                    "[{}] -> {{ {}[{}] }}",
+                    crate::frontend::scop::isl_names(&scop.parameters),
+                    st.name(),
+                    crate::frontend::scop::isl_names(&st.iterators)
+                ),
+            )?;
+            let own = self.model.deps.reduction.intersect_domain(&mine)?;
+            match Model::distances_of(&own, &self.schedules[k])? {
+                None => Ok(true),
+                Some((deltas, d)) => match counterexamples(Fact::Parallel, d) {
+                    Some(boxes) => deltas.intersect(&deltas.boxes_like(&boxes)?)?.is_empty(),
+                    None => Ok(false),
+                },
+            }
+        };
+        within().unwrap_or(false)
+    }
+}
+
 /// Generates the AST of `schedule`, remembering each loop's schedule.
 pub fn lower<'m, 'c>(
     model: &'m Model<'c>,

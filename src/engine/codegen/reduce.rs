@@ -265,7 +265,16 @@ fn reduction_of(
         let st = &scop.statements[id];
         let array = &st.writes[0].array;
         let same_array = |stmt: usize| &scop.statements[stmt].writes[0].array == array;
-        match moves(st, args, &l.var, &inside) {
+        let moved = match moves(st, args, &l.var, &inside) {
+            // Each element's updates within one iteration, as the
+            // dependences tell where the subscripts do not (an element of
+            // a tile's rows under the loop over tiles).
+            Moves::Section | Moves::Other if lw.keeps_updates_within(l.info, scop, st) => {
+                Moves::Own
+            }
+            m => m,
+        };
+        match moved {
             Moves::Fixed(element) => match accumulators.iter().find(|a| same_array(a.0)) {
                 Some(a) if a.0 == id && a.3 == element => {}
                 Some(_) => ok = false,
@@ -483,6 +492,16 @@ mod tests {
         );
         // z[i] is each iteration's own, summed by the inner loop.
         assert!(out.contains("polytune_r0 += A[c0][c1] * x[c1];"), "{out}");
+        // In tiles of rows: the loop over tiles reduces y, and z[i], each
+        // tile's own (the dependences tell), is no accumulator of it.
+        let out = generate(body, "fuse=max,tile=8x1x1,omp=1,red=2");
+        assert!(out.contains(section), "{out}");
+        assert!(
+            out.contains(&format!(
+                "{section}\n      for (long c0 = 0; c0 <= (n - 1) / 8; c0++)"
+            )),
+            "{out}"
+        );
         // With red=1 the scheduler splits the loop (y's loop over j is
         // parallel): no section.
         let out = generate(body, "fuse=max,omp=1,red=1");

@@ -233,7 +233,7 @@ impl<'c> Model<'c> {
         Self::distances_of(&self.deps.all.subtract(&self.deps.reduction)?, schedule)
     }
 
-    fn distances_of(
+    pub(crate) fn distances_of(
         deps: &UnionMap<'c>,
         schedule: &UnionMap<'c>,
     ) -> Result<Option<(Set<'c>, usize)>, IslError> {
