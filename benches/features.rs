@@ -4,7 +4,9 @@
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use polytune::config::Config;
-use polytune::engine::features::{MachineCaches, ParamValues, variant_features};
+use polytune::engine::features::{
+    MachineCaches, ParamValues, variant_features, variant_features_each,
+};
 use polytune::frontend::{self, Options};
 use std::path::Path;
 use std::time::Duration;
@@ -59,6 +61,41 @@ fn features(c: &mut Criterion) {
             });
         }
     }
+    // A ranking's share of the paper's space: every configuration of one
+    // fusion with tiles of 32 (4 schedules, 64 configurations), one by
+    // one and grouped by schedule (`variant_features_each`).
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("polybench/linear-algebra/gemm.c");
+    let src = frontend::parse_file(&path, &Options::default()).unwrap();
+    let params: ParamValues = src
+        .scops
+        .iter()
+        .flat_map(|s| s.parameters.iter())
+        .map(|p| (p.clone(), 2000))
+        .collect();
+    let configs: Vec<Config> = Config::all()
+        .into_iter()
+        .filter(|c| c.fusion == polytune::config::Fusion::Smart && c.tile == [32, 32, 32])
+        .collect();
+    group.bench_function(
+        format!("gemm {} configurations one by one", configs.len()),
+        |b| {
+            b.iter(|| {
+                for c in &configs {
+                    std::hint::black_box(variant_features(&src, c, None, &params, &machine).ok());
+                }
+            })
+        },
+    );
+    group.bench_function(
+        format!("gemm {} configurations by schedule", configs.len()),
+        |b| {
+            b.iter(|| {
+                std::hint::black_box(variant_features_each(
+                    &src, &configs, None, &params, &machine,
+                ));
+            })
+        },
+    );
     group.finish();
 }
 

@@ -15,6 +15,7 @@
 use crate::config::Config;
 use crate::engine::features::{
     MachineCaches, ParamValues, VariantFeatures, roofline_time, variant_features,
+    variant_features_each,
 };
 use crate::frontend::{Options, SourceFile, parse_file};
 use crate::lab::build::Recipe;
@@ -148,19 +149,37 @@ pub fn feature_rows(
     let base = variant_features(src, &Config::default(), context, params, machine)
         .map(|f| roofline_time(&f, peaks.flops, peaks.bandwidth))
         .ok();
-    configs
+    // The configurations of one schedule share its computation
+    // (`variant_features_each`); the schedules run in parallel.
+    let groups = crate::engine::space::schedule_groups(configs);
+    let computed: Vec<Vec<(usize, Option<Vec<f64>>)>> = groups
         .par_iter()
-        .map(|c| {
-            let f = variant_features(src, c, context, params, machine).ok()?;
-            let mut x = f.values();
-            let t = roofline_time(&f, peaks.flops, peaks.bandwidth);
-            x.push(match base {
-                Some(b) if b > 0.0 && t > 0.0 => (t / b).ln(),
-                _ => 0.0,
-            });
-            Some(x)
+        .map(|members| {
+            let group: Vec<Config> = members.iter().map(|&k| configs[k]).collect();
+            let each = variant_features_each(src, &group, context, params, machine);
+            members
+                .iter()
+                .zip(each)
+                .map(|(&k, f)| {
+                    let row = f.ok().map(|f| {
+                        let mut x = f.values();
+                        let t = roofline_time(&f, peaks.flops, peaks.bandwidth);
+                        x.push(match base {
+                            Some(b) if b > 0.0 && t > 0.0 => (t / b).ln(),
+                            _ => 0.0,
+                        });
+                        x
+                    });
+                    (k, row)
+                })
+                .collect()
         })
-        .collect()
+        .collect();
+    let mut rows: Vec<Option<Vec<f64>>> = vec![None; configs.len()];
+    for (k, row) in computed.into_iter().flatten() {
+        rows[k] = row;
+    }
+    rows
 }
 
 /// The table of `d`'s variants (every row of every kernel).

@@ -154,6 +154,36 @@ pub(crate) fn with_lowered<R>(
     context: Option<&str>,
     use_: impl FnOnce(&Scop, &codegen::Lowered<'_, '_>) -> R,
 ) -> Result<(R, Vec<String>), EngineError> {
+    let mut use_ = Some(use_);
+    let (mut used, notes) = with_lowered_each(
+        src,
+        scop,
+        std::slice::from_ref(config),
+        context,
+        |scop, lowered, _| use_.take().map(|u| u(scop, lowered)),
+    )?;
+    Ok((used.pop().flatten().expect("one configuration"), notes))
+}
+
+/// [`with_lowered`] for configurations that share one schedule (the same
+/// [`crate::engine::space::schedule_key`]; the first stands for them all):
+/// the SCoP is modelled, scheduled and its loops generated once, and
+/// `use_` called with each configuration in turn.
+pub(crate) fn with_lowered_each<R>(
+    src: &SourceFile,
+    scop: &Scop,
+    configs: &[Config],
+    context: Option<&str>,
+    mut use_: impl FnMut(&Scop, &codegen::Lowered<'_, '_>, &Config) -> R,
+) -> Result<(Vec<R>, Vec<String>), EngineError> {
+    let config = &configs[0];
+    debug_assert!(
+        configs
+            .iter()
+            .all(|c| crate::engine::space::schedule_key(c)
+                == crate::engine::space::schedule_key(config)),
+        "configurations of different schedules"
+    );
     check_limits(scop)?;
     let ctx = Ctx::new();
     bounded(&ctx, scop, || {
@@ -221,7 +251,7 @@ pub(crate) fn with_lowered<R>(
                 codegen::lower(&model, scop.index, &schedule)?
             }
         };
-        let used = use_(scop, &lowered);
+        let used = configs.iter().map(|c| use_(scop, &lowered, c)).collect();
         Ok((used, notes))
     })?
 }

@@ -45,8 +45,9 @@ pub fn code_hash(text: &str) -> String {
     h.finalize().iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// Key of the schedule a configuration needs.
-fn schedule_key(c: &Config) -> Config {
+/// Key of the schedule a configuration needs: configurations with one key
+/// differ only in the marks put on the same generated loops.
+pub(crate) fn schedule_key(c: &Config) -> Config {
     Config {
         omp: false,
         simd: false,
@@ -89,6 +90,17 @@ fn keys_of(configs: &[Config]) -> (Vec<Config>, Vec<usize>) {
         })
         .collect();
     (keys, of)
+}
+
+/// The configurations (their positions in `configs`) grouped by the
+/// schedule they share, in order of first use.
+pub(crate) fn schedule_groups(configs: &[Config]) -> Vec<Vec<usize>> {
+    let (keys, of) = keys_of(configs);
+    let mut groups = vec![Vec::new(); keys.len()];
+    for (k, &p) in of.iter().enumerate() {
+        groups[p].push(k);
+    }
+    groups
 }
 
 /// Splits the key positions into runs of consecutive keys with the same
@@ -448,10 +460,7 @@ fn enumerate(
     progress: &(dyn Fn(Enumerated) + Sync),
 ) -> Result<(Vec<Variant>, Vec<String>), EngineError> {
     let (keys, key_of) = keys_of(configs);
-    let mut users: Vec<Vec<usize>> = vec![Vec::new(); keys.len()];
-    for (k, &p) in key_of.iter().enumerate() {
-        users[p].push(k);
-    }
+    let users = schedule_groups(configs);
     let pieces = (2 * rayon::current_num_threads()).div_ceil(3);
     let shares = shares(&keys, pieces);
     let mut made = stages::Bodies::new(src, configs.len());

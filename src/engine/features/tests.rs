@@ -183,3 +183,34 @@ fn the_roofline_is_the_longer_of_compute_and_memory() {
     assert!(close(roofline_time(&f, f.flops, 1e30), 1.0));
     assert!(close(roofline_time(&f, 1e30, f.dram_bytes), 1.0));
 }
+
+#[test]
+fn configurations_sharing_a_schedule_get_the_features_they_get_alone() {
+    let src = source(&format!("{MATMUL}\n{STENCIL}"));
+    let params: ParamValues = [("n".to_string(), 64)].into_iter().collect();
+    let configs: Vec<Config> = [
+        "fuse=no,tile=32x32x32",
+        "fuse=no,tile=32x32x32,omp=1,simd=1",
+        "fuse=smart,prevec=1,uj=4",
+        "fuse=no,tile=32x32x32,omp=1,uj=4x2",
+        "fuse=smart,prevec=1,omp=1,simd=1,uj=2",
+        "fuse=no,tile=32x32x32,omp=1,rb=4x8,pack=1",
+        "fuse=max,red=1",
+    ]
+    .iter()
+    .map(|t| t.parse().unwrap())
+    .collect();
+    // Three schedules among seven configurations.
+    assert_eq!(crate::engine::space::schedule_groups(&configs).len(), 3);
+    let together = variant_features_each(&src, &configs, None, &params, &MACHINE);
+    for (c, f) in configs.iter().zip(together) {
+        let alone = variant_features(&src, c, None, &params, &MACHINE).unwrap();
+        assert_eq!(f.unwrap(), alone, "{c}");
+    }
+    // A parameter without a value fails every configuration, as alone.
+    let each = variant_features_each(&src, &configs, None, &ParamValues::new(), &MACHINE);
+    assert!(each.iter().all(|f| {
+        f.as_ref()
+            .is_err_and(|e| e.to_string().contains("parameter `n`"))
+    }));
+}

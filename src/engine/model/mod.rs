@@ -29,7 +29,7 @@ pub(crate) use directive::prove as prove_directives;
 pub(crate) use private::{Private, private_in};
 
 /// Why the engine cannot handle a SCoP.
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug, Clone, thiserror::Error)]
 pub enum EngineError {
     #[error("{0}")]
     Isl(#[from] IslError),
