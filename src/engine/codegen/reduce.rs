@@ -285,30 +285,10 @@ fn reduction_of(
                 if sections.iter().any(|x| x.stmt == id) {
                     return;
                 }
-                let name = match bodies.get(&id).map(|b| &b.kind) {
-                    Some(StmtKind::Assign { lhs, .. }) => match &lhs.kind {
-                        ExprKind::Access { name, subscripts } if subscripts.len() == 1 => {
-                            Some(name.clone())
-                        }
-                        _ => None,
-                    },
-                    _ => None,
-                };
-                let plain = scop.delinearized.iter().all(|d| &d.array != array)
-                    && scop.expanded.iter().all(|x| &x.array != array)
-                    && sections.iter().all(|x| !same_array(x.stmt));
-                match (name, plain) {
-                    (Some(name), true) => match written_range(scop, lw.model, st) {
-                        Some((lo, hi)) => sections.push(Section {
-                            stmt: id,
-                            array: name,
-                            lo,
-                            hi,
-                            combine: r.combine,
-                        }),
-                        None => ok = false,
-                    },
-                    _ => ok = false,
+                let apart = sections.iter().all(|x| !same_array(x.stmt));
+                match section(scop, lw.model, &bodies, id, r.combine).filter(|_| apart) {
+                    Some(x) => sections.push(x),
+                    None => ok = false,
                 }
             }
             Moves::Section | Moves::Other => ok = false,
@@ -384,6 +364,37 @@ fn moves(st: &Statement, args: &[AstExpr], var: &str, inside: &[String]) -> Move
     } else {
         Moves::Other
     }
+}
+
+/// The array section reduction statement `id` updates, when it can be
+/// named in C (an array of rank 1, spelled plainly, neither delinearized
+/// nor expanded) and bounded for every parameter value.
+fn section(
+    scop: &Scop,
+    model: &Model<'_>,
+    bodies: &HashMap<usize, &crate::frontend::scop::ast::Stmt>,
+    id: usize,
+    combine: Combine,
+) -> Option<Section> {
+    let st = &scop.statements[id];
+    let array = &st.writes[0].array;
+    let name = match bodies.get(&id).map(|b| &b.kind) {
+        Some(StmtKind::Assign { lhs, .. }) => match &lhs.kind {
+            ExprKind::Access { name, subscripts } if subscripts.len() == 1 => name.clone(),
+            _ => return None,
+        },
+        _ => return None,
+    };
+    let plain = scop.delinearized.iter().all(|d| &d.array != array)
+        && scop.expanded.iter().all(|x| &x.array != array);
+    let (lo, hi) = written_range(scop, model, st).filter(|_| plain)?;
+    Some(Section {
+        stmt: id,
+        array: name,
+        lo,
+        hi,
+        combine,
+    })
 }
 
 /// The least and greatest element of its rank-1 array that `st` writes
