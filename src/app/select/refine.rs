@@ -45,7 +45,8 @@ pub enum Step {
     LargerTiles,
     /// Every tiled dimension half as large (at least 8).
     SmallerTiles,
-    /// `red=1`, then `red=2` (also with maximal fusion).
+    /// `red=1`, then `red=2`: maximally fused without tiles or
+    /// unroll-and-jam, as fused as before, fused maximally.
     Reductions,
     /// `priv=1`.
     PrivatizedScalars,
@@ -149,6 +150,11 @@ impl Step {
                 // reduction loop outermost, also with maximal fusion
                 // (atax: `y[j] += A[i][j] * tmp[i]` fused into the loop
                 // over `i` that computes `tmp[i]`, one pass over `A`).
+                // The fused reduction first as a plain loop nest: in tiles
+                // or unroll-and-jammed its inner loops lose more than the
+                // fusion gains (atax LARGE, gcc, 2 threads, Zen 5 guest:
+                // `fuse=max,omp=1,red=2` 1.37x the original,
+                // `fuse=max,tile=8x1x1,omp=1,simd=1,uj=8x2,red=2` 0.75x).
                 let mut forms = Vec::new();
                 if !c.reduce.on() {
                     n.reduce = Reductions::Loops;
@@ -156,7 +162,20 @@ impl Step {
                 }
                 if c.reduce != Reductions::Scheduled {
                     n.reduce = Reductions::Scheduled;
-                    forms.extend(also_fused(n, Fusion::Max, c));
+                    let plain = Config {
+                        fusion: Fusion::Max,
+                        tile: [1; 3],
+                        wavefront: false,
+                        unroll: UnrollJam::NONE,
+                        regblock: None,
+                        diamond: false,
+                        ..n
+                    };
+                    for f in std::iter::once(plain).chain(also_fused(n, Fusion::Max, c)) {
+                        if f != *c && !forms.contains(&f) {
+                            forms.push(f);
+                        }
+                    }
                 }
                 return forms;
             }

@@ -62,13 +62,15 @@ fn steps_change_one_field_and_tile_what_a_register_tile_needs() {
     // Nothing to scale, nothing already on: no step.
     assert!(apply(Step::LargerTiles, &cfg("fuse=max")).is_empty());
     assert!(apply(Step::Reductions, &cfg("red=2")).is_empty());
-    // red=1, then red=2 as fused as before and fused maximally.
+    // red=1, then red=2 fused maximally as a plain nest, as fused as
+    // before, fused maximally.
     assert_eq!(
-        apply(Step::Reductions, &cfg("fuse=smart,omp=1")),
+        apply(Step::Reductions, &cfg("fuse=smart,tile=8x1x1,omp=1,uj=8x2")),
         [
-            cfg("fuse=smart,omp=1,red=1"),
-            cfg("fuse=smart,omp=1,red=2"),
-            cfg("fuse=max,omp=1,red=2")
+            cfg("fuse=smart,tile=8x1x1,omp=1,uj=8x2,red=1"),
+            cfg("fuse=max,omp=1,red=2"),
+            cfg("fuse=smart,tile=8x1x1,omp=1,uj=8x2,red=2"),
+            cfg("fuse=max,tile=8x1x1,omp=1,uj=8x2,red=2")
         ]
     );
     assert_eq!(
