@@ -142,12 +142,13 @@ impl Pass<'_, '_, '_> {
         } else if free && omp_inside(&l.body) {
             // The parallel loops inside give way to a parallel reduction
             // only where the schedule was made for it.
-            match of(l, true) {
-                Some(r) if self.scheduled && r.kind == Kind::Parallel => {
+            let parallel = self.scheduled.then(|| of(l, true)).flatten();
+            match parallel.filter(|r| r.kind == Kind::Parallel) {
+                Some(r) => {
                     serialize(&mut l.body);
                     Some(r)
                 }
-                _ => of(l, false),
+                None => of(l, false),
             }
         } else {
             of(l, free)
