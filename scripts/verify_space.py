@@ -8,7 +8,7 @@ any compile error, crash, timeout or wrong output. `--keep DIR` writes
 the failing variants there.
 
     scripts/verify_space.py [--size mini] [--compilers gcc,clang] [--jobs 2]
-                            [--threads 2] [--tt] [--red 1|2] [--keep DIR] [--json FILE]
+                            [--threads 2] [--tt] [--red 1|2] [--priv 1|2] [--keep DIR] [--json FILE]
                             [KERNEL ...]
 """
 import argparse
@@ -37,6 +37,8 @@ def main():
                     help="every configuration with tt=diamond added (polytune space --tt)")
     ap.add_argument("--red", choices=["1", "2"],
                     help="every configuration with red=1 or red=2 added (polytune space --red)")
+    ap.add_argument("--priv", choices=["1", "2"],
+                    help="every configuration with priv=1 or priv=2 added (polytune space --priv)")
     ap.add_argument("--polytune", default=os.path.join(ROOT, "target", "release", "polytune"))
     ap.add_argument("names", nargs="*")
     a = ap.parse_args()
@@ -52,6 +54,8 @@ def main():
             cmd.append("--tt")
         if a.red:
             cmd += ["--red", a.red]
+        if a.priv:
+            cmd.append(f"--priv={a.priv}")
         emitted = tempfile.mkdtemp(prefix="polytune-verify-") if a.keep else None
         if emitted:
             cmd += ["--emit", emitted]

@@ -75,6 +75,54 @@ impl fmt::Display for Reductions {
     }
 }
 
+/// What a SCoP's privatization covers (`priv=`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+pub enum Privatize {
+    /// `priv=0`: nothing.
+    #[default]
+    Off,
+    /// `priv=1`: the scalars it writes.
+    Scalars,
+    /// `priv=2`: also the arrays whose every read takes a value written
+    /// before in the SCoP (temporaries, doitgen's `sum[p]`): a parallel
+    /// loop gives each iteration a copy of its own, the iteration that
+    /// leaves the values for the code after the SCoP writes the array
+    /// itself.
+    Arrays,
+}
+
+impl Privatize {
+    /// Whether anything is privatized.
+    pub fn on(self) -> bool {
+        self != Privatize::Off
+    }
+}
+
+impl FromStr for Privatize {
+    type Err = String;
+
+    /// `0`, `1` or `2` (`on` and `off` as 1 and 0).
+    fn from_str(v: &str) -> Result<Privatize, String> {
+        match v.trim() {
+            "2" => Ok(Privatize::Arrays),
+            "1" | "on" | "true" | "yes" => Ok(Privatize::Scalars),
+            "0" | "off" | "false" | "no" => Ok(Privatize::Off),
+            _ => Err(format!("`priv` must be 0, 1 or 2, not `{}`", clip(v))),
+        }
+    }
+}
+
+impl fmt::Display for Privatize {
+    /// `0`, `1` or `2`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Privatize::Off => "0",
+            Privatize::Scalars => "1",
+            Privatize::Arrays => "2",
+        })
+    }
+}
+
 /// One point of the space.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 pub struct Config {
@@ -106,8 +154,9 @@ pub struct Config {
     /// its memory-based (anti and output) dependences, so that the
     /// schedule may reorder its live ranges as long as they do not
     /// overlap; a loop that writes it runs in parallel with a private
-    /// copy per iteration. Beyond the paper's space: no bit string has it.
-    pub privatize: bool,
+    /// copy per iteration (`priv=2`: also arrays, [`Privatize::Arrays`]).
+    /// Beyond the paper's space: no bit string has it.
+    pub privatize: Privatize,
     /// Scalar expansion (`exp=1`): a scalar whose values each live
     /// within one iteration of the loops around all its accesses becomes
     /// an array with an element per iteration, freeing the schedule of
@@ -169,7 +218,7 @@ impl Default for Config {
             unroll: UnrollJam::NONE,
             regblock: None,
             reduce: Reductions::Off,
-            privatize: false,
+            privatize: Privatize::Off,
             expand: false,
             diamond: false,
         }
@@ -187,7 +236,7 @@ impl Default for Config {
      1 and 32 (up to 4096, e.g. tile=64x256x8), unroll-and-jam factors of the outer and inner \
      loop separately (`uj=OxI`, each 1 to 16, e.g. uj=4x2), `red=1` (loops run as reductions, \
      reassociating floating point; `red=2`: the scheduler also free to keep them outermost), `priv=1` (scalars privatized: their live ranges reordered, \
-     private in parallel loops), `exp=1` (scalars expanded into arrays, an element per \
+     private in parallel loops; `priv=2`: also arrays every read of which reads a value written in the SCoP), `exp=1` (scalars expanded into arrays, an element per \
      iteration), `rb=MRxNR` (register blocking of contractions, e.g. rb=4x8) and, with it, `pack=1` (row operands packed, a vector micro-kernel), \
      and `tt=diamond` (time-iterated loops tiled in diamonds: concurrent start)"
 )]
@@ -229,7 +278,7 @@ impl Config {
                                         unroll: UnrollJam::jam(unroll),
                                         regblock: None,
                                         reduce: Reductions::Off,
-                                        privatize: false,
+                                        privatize: Privatize::Off,
                                         expand: false,
                                         diamond: false,
                                     });
@@ -249,7 +298,7 @@ impl Config {
         self.regblock.is_none()
             && !self.reduce.on()
             && self.unroll.is_paper()
-            && !self.privatize
+            && !self.privatize.on()
             && !self.expand
             && !self.diamond
             && self
@@ -345,7 +394,7 @@ impl Config {
             log2(self.unroll.outer) - level,
             log2(self.unroll.inner),
             b(self.reduce.on()),
-            b(self.privatize),
+            b(self.privatize.on()),
             b(self.expand),
             mr,
             nr,
@@ -393,7 +442,7 @@ impl Config {
             unroll: UnrollJam::jam([1, 2, 4, 8][unroll]),
             regblock: None,
             reduce: Reductions::Off,
-            privatize: false,
+            privatize: Privatize::Off,
             expand: false,
             diamond: false,
         })
@@ -446,7 +495,7 @@ impl Config {
                     }
                 }
                 "pack" => pack = flag(v)?,
-                "priv" | "privatize" => c.privatize = flag(v)?,
+                "priv" | "privatize" => c.privatize = v.parse()?,
                 "exp" | "expand" => c.expand = flag(v)?,
                 "tt" | "time-tiling" => c.diamond = parse_time_tiling(v)?,
                 other => return Err(format!("unknown key `{}`", clip(other))),
@@ -601,8 +650,8 @@ impl fmt::Display for Config {
         if self.reduce.on() {
             write!(f, ",red={}", self.reduce)?;
         }
-        if self.privatize {
-            f.write_str(",priv=1")?;
+        if self.privatize.on() {
+            write!(f, ",priv={}", self.privatize)?;
         }
         if self.expand {
             f.write_str(",exp=1")?;
@@ -829,10 +878,26 @@ mod tests {
     fn privatization_is_readable_only() {
         let c: Config = "fuse=smart,omp=1,priv=1".parse().unwrap();
         let text = "fuse=smart,tile=1x1x1,wave=0,omp=1,prevec=0,simd=0,uj=1,priv=1";
-        assert!(c.privatize && !c.is_paper() && c.to_string() == text);
+        assert!(c.privatize == Privatize::Scalars && !c.is_paper() && c.to_string() == text);
         assert_eq!(text.parse::<Config>().unwrap(), c);
         assert!("priv=0".parse::<Config>().unwrap().is_paper());
-        assert!("priv=2".parse::<Config>().is_err());
+        let arrays: Config = "omp=1,priv=2".parse().unwrap();
+        assert_eq!(arrays.privatize, Privatize::Arrays);
+        assert!(arrays.to_string().ends_with(",priv=2"), "{arrays}");
+        assert_eq!(arrays.to_string().parse::<Config>().unwrap(), arrays);
+        // Like priv=1 to the models: the same attribute.
+        assert_eq!(
+            arrays.extended_attributes(),
+            "omp=1,priv=1"
+                .parse::<Config>()
+                .unwrap()
+                .extended_attributes()
+        );
+        let e = "priv=3".parse::<Config>().unwrap_err();
+        assert!(
+            e.reason.contains("`priv` must be 0, 1 or 2, not `3`"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -1,4 +1,5 @@
-//! Scalar privatization (`priv=1`) and expansion (`exp=1`), beyond the
+//! Scalar privatization (`priv=1`), with temporary arrays (`priv=2`),
+//! and expansion (`exp=1`), beyond the
 //! paper's space: ludcmp, durbin and a fixture with scalar temporaries in
 //! loop nests, through `polytune optimize --config ...,priv=1` (or
 //! `exp=1`, or both) under several base
@@ -152,6 +153,54 @@ fn privatized_variants_compute_what_the_original_computes() {
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// `priv=2`: temporary arrays (every read takes a value written before
+/// in the SCoP) get a copy per iteration of a parallel loop; the
+/// iteration with their last writes works on the arrays themselves; where
+/// a copy would not fit a thread's stack (rowtemp at SMALL) the loop runs
+/// on one thread.
+#[test]
+fn privatized_arrays_compute_what_the_original_computes() {
+    let mut failures = Vec::new();
+    let more = [
+        "polybench/linear-algebra/doitgen.c",
+        "tests/fixtures/privatize/rowtemp.c",
+    ];
+    for rel in KERNELS.iter().chain(&more) {
+        let (programs, f) = check(rel, "priv=2");
+        failures.extend(f);
+        let parallel = program(&programs, "fuse=no,omp=1,priv=2");
+        if rel.ends_with("doitgen.c") {
+            // `sum` is reset for every (r, q): the loop over r runs in
+            // parallel, each iteration with a copy; `A` is read before it
+            // is written there: shared.
+            assert!(
+                parallel.contains("__typeof__(sum[0]) polytune_copy_sum["),
+                "{parallel}"
+            );
+            assert!(parallel.contains("__typeof__(&sum[0]) sum = polytune_at_sum;"));
+            assert!(
+                parallel.contains("#pragma omp parallel for if("),
+                "{parallel}"
+            );
+            assert!(!parallel.contains("polytune_copy_A"), "{parallel}");
+            // Scalars only: no copy, and no parallel loop around `sum`.
+            let scalars = optimize_text(rel, "fuse=no,omp=1,priv=1");
+            assert!(!scalars.contains("polytune_copy_sum"), "{scalars}");
+        }
+        if rel.ends_with("rowtemp.c") {
+            assert!(parallel.contains("polytune_copy_tmp["), "{parallel}");
+            assert!(parallel.contains("__typeof__(pair[0]) polytune_copy_pair["));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// `optimize --config` on a corpus or fixture file: the program.
+fn optimize_text(rel: &str, config: &str) -> String {
+    let dir = tempfile::tempdir().unwrap();
+    optimize(&root().join(rel), config, &dir.path().join("out.c")).0
 }
 
 #[test]

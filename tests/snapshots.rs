@@ -148,3 +148,14 @@ fn durbin_scalar_expanded() {
 fn atax_reduced_array_section() {
     insta::assert_snapshot!(generated("linear-algebra/atax.c", "fuse=max,omp=1,red=2"));
 }
+
+/// `priv=2`: doitgen's loop over `r` in parallel, each iteration with a
+/// copy of `sum` but the one that leaves its values for the code after
+/// (on one thread where the copy would not fit its stack).
+#[test]
+fn doitgen_privatized_array() {
+    insta::assert_snapshot!(generated(
+        "linear-algebra/doitgen.c",
+        "fuse=no,omp=1,priv=2"
+    ));
+}

@@ -24,7 +24,7 @@ fn sample() -> Vec<Config> {
             unroll: UnrollJam::jam(8),
             regblock: None,
             reduce: polytune::config::Reductions::Off,
-            privatize: false,
+            privatize: polytune::config::Privatize::Off,
             expand: false,
             diamond: false,
         });
@@ -71,6 +71,11 @@ fn sample() -> Vec<Config> {
         // loops over array sections (atax's y), with tiles around them.
         "fuse=max,omp=1,red=2",
         "fuse=smart,tile=32x64x1,omp=1,simd=1,uj=2,red=2",
+        // Privatized arrays (priv=2): temporaries with a copy per
+        // iteration of a parallel loop (doitgen's sum), in tiles and
+        // unroll-and-jammed.
+        "fuse=no,omp=1,priv=2",
+        "fuse=smart,tile=32x32x1,omp=1,simd=1,uj=2,priv=2",
     ] {
         out.push(text.parse().unwrap());
     }

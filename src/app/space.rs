@@ -2,7 +2,7 @@
 //! that the command line prints as a table or JSON (with `--verify`, the
 //! verification of `verify_space` inside it).
 
-use crate::config::{Config, Reductions};
+use crate::config::{Config, Privatize, Reductions};
 use crate::engine::model::EngineError;
 use crate::engine::space::{Enumerated, Variant};
 use crate::frontend::SourceFile;
@@ -43,8 +43,8 @@ pub struct Row {
 /// Fields beyond the paper's space added to every configuration of it.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Added {
-    /// `priv=1`.
-    pub privatize: bool,
+    /// `priv=1` or `priv=2` (`Off`: as in the paper's space).
+    pub privatize: Privatize,
     /// `exp=1`.
     pub expand: bool,
     /// `tt=diamond`.
@@ -63,7 +63,9 @@ pub fn enumerate(
 ) -> Result<(Vec<Variant>, Vec<String>), EngineError> {
     let mut configs = Config::all();
     for c in &mut configs {
-        c.privatize |= added.privatize;
+        if added.privatize.on() {
+            c.privatize = added.privatize;
+        }
         c.expand |= added.expand;
         c.diamond |= added.diamond;
         if added.reduce.on() {

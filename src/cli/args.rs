@@ -453,6 +453,42 @@ impl DataArgs {
 
 /// Says how many of a dataset's variants lie beyond the paper's space
 /// (learned through their typed attributes).
+/// Which model ranks the variants (--ranking).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum RankingBy {
+    Variant,
+    Models,
+}
+
+/// The variant ranker's table in `dir`, unless `by` is the six models:
+/// an error when `--ranking variant` asks for one the directory lacks.
+pub(crate) fn variant_ranker(
+    by: Option<RankingBy>,
+    dir: &Path,
+    ui: &super::Ui,
+) -> Result<Option<std::sync::Arc<crate::app::ranker::Shipped>>> {
+    if by == Some(RankingBy::Models) {
+        return Ok(None);
+    }
+    match crate::app::ranker::load(dir)? {
+        Some(t) => {
+            ui.detail(format!(
+                "ranking by the variant ranker, fitted to {} measured variants of {} kernels ({})",
+                t.table.rows.len(),
+                t.table.kernels.len(),
+                dir.join(crate::app::ranker::FILE).display()
+            ));
+            Ok(Some(std::sync::Arc::new(t)))
+        }
+        None if by == Some(RankingBy::Variant) => anyhow::bail!(
+            "--ranking variant: {} has no {} (the variant ranker's table of measured variants); use the shipped models or --ranking models",
+            dir.display(),
+            crate::app::ranker::FILE
+        ),
+        None => Ok(None),
+    }
+}
+
 pub(crate) fn note_beyond_paper(d: &crate::learn::dataset::Dataset, ui: &super::Ui) {
     if d.beyond_paper > 0 {
         ui.note(format_args!(

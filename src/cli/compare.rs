@@ -2,7 +2,7 @@
 //! Polly on the same kernels, verified and timed in alternation.
 
 use super::Ui;
-use super::args::{BuildArgs, OutputArgs, RunArgs, models_to_read};
+use super::args::{BuildArgs, OutputArgs, RankingBy, RunArgs, models_to_read};
 use super::progress::Progress;
 use super::render::{compare_text, json_text};
 use crate::app::compare::{self, Event, Models, Setup};
@@ -86,6 +86,15 @@ pub(crate) struct Args {
     /// The seed of --sample's draws.
     #[arg(long, value_name = "S", default_value_t = 1, requires = "sample")]
     seed: u64,
+    /// Which model ranks polytune's variants, as `optimize --ranking`:
+    /// variant or models [default: variant where the models directory has
+    /// its table]
+    ///
+    /// With --db, the variant ranker's table (the models directory's) is
+    /// used without the kernel's own rows, as the models are trained
+    /// without it.
+    #[arg(long, value_enum)]
+    ranking: Option<RankingBy>,
     /// polytune's models [default: models/<compiler> here, else the
     /// shipped ones].
     #[arg(long, value_name = "DIR", conflicts_with = "db")]
@@ -125,7 +134,10 @@ pub(crate) fn run(a: Args, ui: &Ui) -> Result<()> {
     let models = models(&a, name, mine.family, ui)?;
     let sample = sample(&a, &models)?;
     let include = include(&a);
-    let setup = setup(&a, gcc, clang, mine, models, sample, include);
+    let dir = a.model.clone().unwrap_or_else(|| models_to_read(name));
+    let ranker = super::args::variant_ranker(a.ranking, &dir, ui)?;
+    let mut setup = setup(&a, gcc, clang, mine, models, sample, include);
+    setup.select.ranker = ranker;
     let report = compare_with_progress(&a.files, &setup, ui)?;
     super::out(&if a.output.json {
         json_text(&report)?

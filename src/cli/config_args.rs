@@ -55,12 +55,15 @@ pub(crate) struct ConfigArgs {
     /// The micro-kernel then runs on vectors.
     #[arg(long, requires = "rb")]
     pub pack: bool,
-    /// Privatize the scalars the SCoP writes (priv=1).
+    /// Privatize the scalars the SCoP writes (priv=1), or with =2 also its
+    /// temporary arrays (priv=2).
     ///
     /// Beyond the paper's space: no bit string. Their live ranges may be
-    /// reordered, and a parallel loop gets a private copy of each.
-    #[arg(long = "priv", alias = "privatize")]
-    pub privatize: bool,
+    /// reordered, and a parallel loop gets a private copy of each (of an
+    /// array: one whose every read takes a value written before in the
+    /// SCoP).
+    #[arg(long = "priv", alias = "privatize", value_name = "1|2", num_args = 0..=1, require_equals = true, default_missing_value = "1")]
+    pub privatize: Option<crate::config::Privatize>,
     /// Expand into arrays the scalars whose values live within one iteration
     /// (exp=1).
     ///
@@ -83,7 +86,7 @@ impl ConfigArgs {
             || self.simd
             || self.uj.is_some()
             || self.rb.is_some()
-            || self.privatize
+            || self.privatize.is_some()
             || self.expand;
         if !given {
             return None;
@@ -108,7 +111,9 @@ impl ConfigArgs {
                 ..rb
             });
         }
-        c.privatize |= self.privatize;
+        if let Some(p) = self.privatize {
+            c.privatize = p;
+        }
         c.expand |= self.expand;
         Some(c)
     }

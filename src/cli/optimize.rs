@@ -3,8 +3,8 @@
 
 use super::Ui;
 use super::args::{
-    BuildArgs, ConfigArgs, LearnArgs, ProgramArgs, RunArgs, models_to_read, refuse_overwrite,
-    write_output,
+    BuildArgs, ConfigArgs, LearnArgs, ProgramArgs, RankingBy, RunArgs, models_to_read,
+    refuse_overwrite, write_output,
 };
 use super::progress::Progress;
 use super::source::SourceArgs;
@@ -179,13 +179,6 @@ struct LearnedArgs {
     json: bool,
 }
 
-/// Which model ranks the variants (--ranking).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-enum RankingBy {
-    Variant,
-    Models,
-}
-
 pub(super) fn non_negative(s: &str) -> Result<f64, String> {
     match s.parse::<f64>() {
         Ok(x) if x >= 0.0 && x.is_finite() => Ok(x),
@@ -314,33 +307,16 @@ fn models(
     Ok((models, landscapes, dir))
 }
 
-/// The variant ranker's table, unless --ranking models (or --no-run):
-/// an error when --ranking variant asks for one the directory lacks.
+/// The variant ranker's table, unless --ranking models (or --no-run).
 fn ranker(
     a: &Args,
     dir: &Path,
     ui: &Ui,
 ) -> Result<Option<std::sync::Arc<crate::app::ranker::Shipped>>> {
-    if a.learned.ranking == Some(RankingBy::Models) || a.learned.no_run {
+    if a.learned.no_run {
         return Ok(None);
     }
-    match crate::app::ranker::load(dir)? {
-        Some(t) => {
-            ui.detail(format!(
-                "ranking by the variant ranker, fitted to {} measured variants of {} kernels ({})",
-                t.table.rows.len(),
-                t.table.kernels.len(),
-                dir.join(crate::app::ranker::FILE).display()
-            ));
-            Ok(Some(std::sync::Arc::new(t)))
-        }
-        None if a.learned.ranking == Some(RankingBy::Variant) => bail!(
-            "--ranking variant: {} has no {} (the variant ranker's table of measured variants); use the shipped models or --ranking models",
-            dir.display(),
-            crate::app::ranker::FILE
-        ),
-        None => Ok(None),
-    }
+    super::args::variant_ranker(a.learned.ranking, dir, ui)
 }
 
 /// How many configurations beyond the paper's space to rank: an error

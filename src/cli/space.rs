@@ -55,11 +55,12 @@ pub(crate) struct Args {
     /// Built with each compiler of --compiler (e.g. --compiler gcc,clang).
     #[arg(long)]
     verify: bool,
-    /// Every configuration with scalar privatization added (priv=1).
+    /// Every configuration with privatization added (priv=1, or with =2 priv=2).
     ///
-    /// Beyond the paper's space: the space it opens.
-    #[arg(long = "priv")]
-    privatize: bool,
+    /// priv=1 privatizes the scalars, priv=2 the temporary arrays too. Beyond
+    /// the paper's space: the space it opens.
+    #[arg(long = "priv", value_name = "1|2", num_args = 0..=1, require_equals = true, default_missing_value = "1")]
+    privatize: Option<crate::config::Privatize>,
     /// Every configuration with scalar expansion added (exp=1).
     ///
     /// Beyond the paper's space; with --priv, both.
@@ -100,7 +101,7 @@ pub(crate) fn run(a: Args, ui: &Ui) -> Result<()> {
     }
     let (variants, skipped) = counting(ui, "schedules computed and emitted", |progress| {
         let added = space::Added {
-            privatize: a.privatize,
+            privatize: a.privatize.unwrap_or_default(),
             expand: a.expand,
             diamond: a.diamond,
             reduce: a.reduce.unwrap_or_default(),

@@ -11,7 +11,7 @@
 //! it keeps configurations beyond the paper's space by their readable
 //! form.
 
-use crate::config::{Config, Fusion, Reductions, RegisterTile, UnrollJam, VectorTarget};
+use crate::config::{Config, Fusion, Privatize, Reductions, RegisterTile, UnrollJam, VectorTarget};
 
 /// The choices of each field.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -26,7 +26,7 @@ pub struct Extended {
     pub simd: Vec<bool>,
     pub unroll: Vec<UnrollJam>,
     pub reduce: Vec<Reductions>,
-    pub privatize: Vec<bool>,
+    pub privatize: Vec<Privatize>,
     pub expand: Vec<bool>,
     /// Diamond tiling of time loops (`tt=diamond`): the least significant
     /// digit, so that a draw's other fields are the draw of the space
@@ -57,7 +57,7 @@ impl Default for Extended {
                 .flat_map(|inner| [1, 2, 4, 8].map(|outer| UnrollJam { outer, inner }))
                 .collect(),
             reduce: vec![Reductions::Off, Reductions::Loops],
-            privatize: vec![false, true],
+            privatize: vec![Privatize::Off, Privatize::Scalars],
             expand: vec![false, true],
             diamond: vec![false, true],
             regblock: vec![
@@ -90,10 +90,11 @@ impl Extended {
     /// (AVX-512's, AVX2's and SSE2's): the fuzzer's, so that every shape
     /// any machine draws is checked on every machine (each shape's
     /// micro-kernel has a branch per lane count, chosen when compiled),
-    /// and `red=2`, which only the refinement tries.
+    /// and `red=2` and `priv=2`, which only the refinement tries.
     pub fn every_target() -> Extended {
         let mut e = Extended::default();
         e.reduce.push(Reductions::Scheduled);
+        e.privatize.push(Privatize::Arrays);
         for t in [VectorTarget::AVX512, VectorTarget::AVX2, VectorTarget::SSE2] {
             for r in t.packed_tiles().into_iter().take(2) {
                 if !e.regblock.contains(&Some(r)) {
@@ -350,7 +351,7 @@ mod tests {
             tile: vec![1, 32],
             unroll: [1, 2, 4, 8].map(UnrollJam::jam).to_vec(),
             reduce: vec![Reductions::Off],
-            privatize: vec![false],
+            privatize: vec![Privatize::Off],
             expand: vec![false],
             diamond: vec![false],
             regblock: vec![None],

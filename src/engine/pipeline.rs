@@ -209,7 +209,7 @@ pub(crate) fn with_lowered_each<R>(
             }
             None => (scop, model),
         };
-        let private = if config.privatize {
+        let private = if config.privatize.on() {
             let dead = crate::frontend::liveness::dead_scalars(src, scop);
             match transform::privatized(&model, scop, &dead, config, None)? {
                 Ok(made) => Some(made),

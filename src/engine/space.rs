@@ -5,7 +5,7 @@
 //! wavefront (96 combinations), so each is computed and lowered once and
 //! the 16 post-pass combinations are emitted from it.
 
-use crate::config::{Config, Reductions};
+use crate::config::{Config, Privatize, Reductions};
 use crate::engine::codegen;
 use crate::engine::model::{EngineError, Model};
 use crate::engine::pipeline::bounded;
@@ -122,11 +122,16 @@ fn shares(keys: &[Config], pieces: usize) -> Vec<std::ops::Range<usize>> {
     out
 }
 
-/// A fusion's hyperplanes, once computed: for the model and (with
-/// `priv=1` keys) for the privatized one, each without and with time
-/// bands (`tt=diamond` keys: [`transform::hyperplanes`]); the second
-/// pair with the reductions set aside (`red=2` keys).
-type Cached<'c> = [Slots<'c>; 4];
+/// A fusion's hyperplanes, once computed: for the model, the one with
+/// its scalars privatized (`priv=1` keys) and the one with its arrays
+/// too (`priv=2`), each without and with time bands (`tt=diamond` keys:
+/// [`transform::hyperplanes`]); the second three with the reductions set
+/// aside (`red=2` keys).
+type Cached<'c> = [Slots<'c>; 6];
+
+/// The models a share's keys may use: privatized (scalars, then arrays
+/// too), when the SCoP has something to privatize.
+type PrivateModels<'c> = [Option<Model<'c>>; 2];
 
 /// One model's hyperplanes without and with time bands.
 type Slots<'c> = [Option<Result<Schedule<'c>, String>>; 2];
@@ -144,14 +149,15 @@ fn scheduled(key: &Config) -> bool {
 
 /// The code of key `p` (on the worker's context). Once one key hits the
 /// work limit, the later ones are not tried: each would run into it
-/// again. A `priv=1` key uses `private` (the model with its scalars
-/// privatized, if it has any) and falls back to `model` where no
-/// schedule keeps their live ranges apart, as the pipeline does.
+/// again. A `priv=1` (`priv=2`) key uses `private[0]` (`[1]`: the model
+/// with its scalars, and arrays, privatized, if it has any) and falls
+/// back to `model` where no schedule keeps their live ranges apart, as
+/// the pipeline does.
 #[allow(clippy::too_many_arguments)]
 fn lower<'m, 'c>(
     ctx: &'c Ctx,
     model: &'m Model<'c>,
-    private: Option<&'m Model<'c>>,
+    private: &'m PrivateModels<'c>,
     scop: &Scop,
     keys: &[Config],
     p: usize,
@@ -196,14 +202,17 @@ fn lower<'m, 'c>(
     // Each key gets the whole work limit (the model's work was bounded
     // before).
     let l = bounded(ctx, scop, || {
-        let [plain, privatized, plain_scheduled, privatized_scheduled] = hyperplanes;
-        let (plain, privatized) = if scheduled(&key) {
-            (plain_scheduled, privatized_scheduled)
-        } else {
-            (plain, privatized)
+        let [plain, scalars, arrays, plain_s, scalars_s, arrays_s] = hyperplanes;
+        let (plain, privatized) = match (scheduled(&key), key.privatize) {
+            (false, Privatize::Arrays) => (plain, Some((&private[1], arrays))),
+            (false, Privatize::Scalars) => (plain, Some((&private[0], scalars))),
+            (false, Privatize::Off) => (plain, None),
+            (true, Privatize::Arrays) => (plain_s, Some((&private[1], arrays_s))),
+            (true, Privatize::Scalars) => (plain_s, Some((&private[0], scalars_s))),
+            (true, Privatize::Off) => (plain_s, None),
         };
-        if let Some(pm) = private.filter(|_| key.privatize) {
-            match with(pm, privatized) {
+        if let Some((Some(pm), slots)) = privatized {
+            match with(pm, slots) {
                 Err((true, e)) => return Err(e),
                 Err((false, _)) => {}
                 Ok(l) => return Ok(l),
@@ -262,17 +271,25 @@ fn part(
         .collect();
     firsts.sort_unstable();
     firsts.dedup();
-    // With `priv=1` keys: the model with the scalars privatized (none
-    // when it has none, or isl refused the work: those keys then fall
-    // back to the model, as the pipeline does).
-    let private = if share.clone().any(|p| keys[p].privatize) {
-        bounded(&ctx, scop, || model.privatized(scop, dead))
+    // With `priv=1` (`priv=2`) keys: the model with the scalars (and
+    // arrays) privatized (none when it has none, or isl refused the work:
+    // those keys then fall back to the model, as the pipeline does).
+    let privatized = |kind: Privatize| {
+        if share.clone().any(|p| keys[p].privatize == kind) {
+            bounded(&ctx, scop, || {
+                model.privatized(scop, dead, kind == Privatize::Arrays)
+            })
             .ok()
             .and_then(Result::ok)
             .flatten()
-    } else {
-        None
+        } else {
+            None
+        }
     };
+    let private: PrivateModels = [
+        privatized(Privatize::Scalars),
+        privatized(Privatize::Arrays),
+    ];
     let mut hyperplanes: Cached = Default::default();
     let mut exhausted: Option<(usize, String)> = None;
     for first in firsts {
@@ -281,7 +298,7 @@ fn part(
         drop(lower(
             &ctx,
             &model,
-            private.as_ref(),
+            &private,
             scop,
             keys,
             first,
@@ -293,7 +310,7 @@ fn part(
         let l = lower(
             &ctx,
             &model,
-            private.as_ref(),
+            &private,
             scop,
             keys,
             p,
@@ -482,7 +499,7 @@ fn enumerate(
             continue;
         }
         let indent = src.indent_of(scop);
-        let dead = if configs.iter().any(|c| c.privatize) {
+        let dead = if configs.iter().any(|c| c.privatize.on()) {
             crate::frontend::liveness::dead_scalars(src, scop)
         } else {
             Vec::new()

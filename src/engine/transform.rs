@@ -11,7 +11,7 @@
 //! skews inside permutable bands, tiling of permutable bands), and the
 //! final schedule is still checked against every dependence.
 
-use crate::config::{Config, Fusion, Reductions};
+use crate::config::{Config, Fusion, Privatize, Reductions};
 use crate::engine::model::{EngineError, Model};
 use crate::frontend::scop::Scop;
 use crate::isl::{self, Clustering, IslError, NodeKind, Schedule, ScheduleNode};
@@ -211,7 +211,8 @@ fn refine_counting<'c>(
     Ok((result, tiling.diamonds.get()))
 }
 
-/// With `priv=1`: the model with the SCoP's scalars privatized (`dead`:
+/// With `priv=1`: the model with the SCoP's scalars privatized (`priv=2`:
+/// and its temporary arrays; `dead`:
 /// those whose value after it is dead) and the
 /// schedule of `config` on it, refined from `base` (its hyperplanes, when
 /// already computed). `Ok(Err(note))` when there is no scalar to
@@ -225,10 +226,17 @@ pub(crate) fn privatized<'c>(
     config: &Config,
     base: Option<&Schedule<'c>>,
 ) -> Result<Result<(Model<'c>, Schedule<'c>), String>, EngineError> {
-    let Some(private) = model.privatized(scop, dead)? else {
-        return Ok(Err(
-            "priv=1 left out: the SCoP writes no scalar polytune can privatize".into(),
-        ));
+    let arrays = config.privatize == Privatize::Arrays;
+    let what = if arrays {
+        "scalar or temporary array"
+    } else {
+        "scalar"
+    };
+    let field = format!("priv={}", config.privatize);
+    let Some(private) = model.privatized(scop, dead, arrays)? else {
+        return Ok(Err(format!(
+            "{field} left out: the SCoP writes no {what} polytune can privatize"
+        )));
     };
     let made = match base {
         Some(b) => refine(&private, scop.index, b, config),
@@ -238,7 +246,7 @@ pub(crate) fn privatized<'c>(
         Ok(s) => Ok(Ok((private, s))),
         Err(EngineError::Isl(e)) => Err(e.into()),
         Err(e) => Ok(Err(format!(
-            "priv=1 left out: no legal schedule with the scalars private ({})",
+            "{field} left out: no legal schedule with the {what}s private ({})",
             e.reason()
         ))),
     }

@@ -171,6 +171,7 @@ unsafe extern "C" {
         b: *mut isl_union_set,
     ) -> *mut isl_union_set;
     pub(crate) fn isl_union_set_coalesce(a: *mut isl_union_set) -> *mut isl_union_set;
+    pub(crate) fn isl_union_set_lexmin(a: *mut isl_union_set) -> *mut isl_union_set;
     pub(crate) fn isl_union_set_apply(
         a: *mut isl_union_set,
         m: *mut isl_union_map,
@@ -265,6 +266,9 @@ unsafe extern "C" {
     ) -> *mut isl_union_flow;
     pub(crate) fn isl_union_flow_get_must_dependence(f: *mut isl_union_flow) -> *mut isl_union_map;
     pub(crate) fn isl_union_flow_get_may_dependence(f: *mut isl_union_flow) -> *mut isl_union_map;
+    pub(crate) fn isl_union_flow_get_must_no_source(
+        flow: *mut isl_union_flow,
+    ) -> *mut isl_union_map;
     pub(crate) fn isl_union_flow_free(f: *mut isl_union_flow) -> *mut isl_union_flow;
 
     // scheduling

@@ -523,6 +523,9 @@ isl_ops!(UnionSet {
     fn intersect_params(params: Set) -> UnionSet = isl_union_set_intersect_params;
     fn coalesce() -> UnionSet = isl_union_set_coalesce;
     fn apply(map: UnionMap) -> UnionSet = isl_union_set_apply;
+    /// The lexicographically least point of each space, for each value
+    /// of the parameters.
+    fn lexmin() -> UnionSet = isl_union_set_lexmin;
 });
 
 isl_preds!(UnionMap {
@@ -611,6 +614,32 @@ pub fn dataflow<'c>(
             must: UnionMap::wrap(ctx, must, "must dependences")?,
             may: UnionMap::wrap(ctx, may, "may dependences")?,
         })
+    }
+}
+
+/// The accesses of `sink` (instance to element) that read no value of a
+/// `source` access running earlier under `schedule`: reads of what the
+/// memory held before.
+pub fn unsourced<'c>(
+    sink: &UnionMap<'c>,
+    source: &UnionMap<'c>,
+    schedule: &Schedule<'c>,
+) -> Result<UnionMap<'c>, IslError> {
+    let ctx = sink.ctx;
+    // SAFETY: as in `dataflow`: each call takes one fresh reference; the
+    // access info is consumed by compute_flow; the flow is freed after
+    // the getter.
+    unsafe {
+        let mut ai = ffi::isl_union_access_info_from_sink(sink.take());
+        ai = ffi::isl_union_access_info_set_must_source(ai, source.take());
+        ai = ffi::isl_union_access_info_set_schedule(ai, schedule.take());
+        let flow = ffi::isl_union_access_info_compute_flow(ai);
+        if flow.is_null() {
+            return Err(ctx.take_error("dataflow analysis"));
+        }
+        let none = ffi::isl_union_flow_get_must_no_source(flow);
+        ffi::isl_union_flow_free(flow);
+        UnionMap::wrap(ctx, none, "accesses without a source")
     }
 }
 

@@ -221,6 +221,28 @@ fn models_for(
     }
 }
 
+/// The variant ranker for `kernel`: as given with fixed models; with
+/// `leave_out` (the models trained without the kernel), without the
+/// kernel's own measured variants (its shipped fit, of every kernel, is
+/// then dropped and the ranker refitted).
+fn ranker_for(
+    leave_out: bool,
+    ranker: Option<std::sync::Arc<crate::app::ranker::Shipped>>,
+    kernel: &str,
+) -> Option<std::sync::Arc<crate::app::ranker::Shipped>> {
+    let shipped = ranker?;
+    if !leave_out {
+        return Some(shipped);
+    }
+    let Some(k) = shipped.table.kernels.iter().position(|n| n == kernel) else {
+        return Some(shipped);
+    };
+    Some(std::sync::Arc::new(crate::app::ranker::Shipped {
+        table: shipped.table.rows_where(|r| r.kernel != k),
+        fitted: None,
+    }))
+}
+
 /// Builds, verifies and times every contender on every kernel.
 pub fn compare(
     files: &[PathBuf],
@@ -382,6 +404,8 @@ fn learned(
     // The kernel's own directory for its `#include "..."`.
     let mut own = setup.select.clone();
     own.recipe.source_dir = crate::lab::build::source_dir(file);
+    let leave_out = matches!(setup.models, Models::LeaveOneOut { .. });
+    own.ranker = ranker_for(leave_out, own.ranker.take(), name);
     let report = select(
         file,
         &src,
@@ -573,5 +597,47 @@ mod tests {
             serde_json::to_value(Verdict::NotAvailable).unwrap(),
             "not-available"
         );
+    }
+
+    #[test]
+    fn the_variant_ranker_leaves_the_kernel_out_with_the_models() {
+        use crate::app::ranker::Shipped;
+        use crate::app::variants::{VariantRow, VariantTable};
+        let row = |kernel, speedup| VariantRow {
+            kernel,
+            config: Default::default(),
+            speedup,
+            x: vec![speedup],
+        };
+        let shipped = std::sync::Arc::new(Shipped {
+            table: VariantTable {
+                names: vec!["f".into()],
+                kernels: vec!["gemm".into(), "atax".into()],
+                rows: vec![row(0, 1.0), row(1, 2.0), row(1, 3.0)],
+                skipped: 0,
+                caches: Default::default(),
+                peaks: crate::lab::machine::Peaks {
+                    flops: 1e9,
+                    bandwidth: 1e9,
+                    threads: 2,
+                    cpu: "cpu".into(),
+                    compiler: "cc".into(),
+                    flags: Vec::new(),
+                },
+            },
+            fitted: None,
+        });
+        // Fixed models: the ranker as shipped.
+        let same = ranker_for(false, Some(shipped.clone()), "atax").unwrap();
+        assert!(std::sync::Arc::ptr_eq(&same, &shipped));
+        // Models trained without atax: the ranker too.
+        let without = ranker_for(true, Some(shipped.clone()), "atax").unwrap();
+        let speedups: Vec<f64> = without.table.rows.iter().map(|r| r.speedup).collect();
+        assert_eq!(speedups, [1.0]);
+        assert!(without.fitted.is_none(), "refitted, not the shipped fit");
+        // A kernel the table does not have: as shipped.
+        let other = ranker_for(true, Some(shipped.clone()), "mvt").unwrap();
+        assert!(std::sync::Arc::ptr_eq(&other, &shipped));
+        assert!(ranker_for(true, None, "atax").is_none());
     }
 }

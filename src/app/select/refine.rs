@@ -16,7 +16,7 @@
 //! moves there and starts again from the first step.
 
 use crate::config::{
-    Config, Fusion, MAX_TILE_SIZE, Reductions, RegisterTile, UnrollJam, VectorTarget,
+    Config, Fusion, MAX_TILE_SIZE, Privatize, Reductions, RegisterTile, UnrollJam, VectorTarget,
 };
 use crate::engine::features::ParamValues;
 use crate::frontend::SourceFile;
@@ -48,8 +48,10 @@ pub enum Step {
     /// `red=1`, then `red=2`: maximally fused without tiles or
     /// unroll-and-jam, as fused as before, fused maximally.
     Reductions,
-    /// `priv=1`.
-    PrivatizedScalars,
+    /// `priv=1`, then `priv=2` with OpenMP: temporary arrays too, a copy
+    /// per iteration of a parallel loop (doitgen's `sum[p]`, which
+    /// otherwise serializes the loops around it).
+    Privatized,
     /// `exp=1`.
     ExpandedScalars,
     /// The innermost loop unrolled twice more (`uj=Ox2`).
@@ -67,11 +69,40 @@ impl Step {
         Step::LargerTiles,
         Step::SmallerTiles,
         Step::Reductions,
-        Step::PrivatizedScalars,
+        Step::Privatized,
         Step::ExpandedScalars,
         Step::InnerUnroll,
         Step::OuterUnroll,
     ];
+
+    /// In the order they are tried from a configuration whose program
+    /// runs on one thread: privatization first, which may give it a
+    /// parallel loop (doitgen's best in the paper's space is sequential:
+    /// its `sum[p]` serializes every loop but the innermost, and only
+    /// `priv=2` frees them), and costs no run where there is nothing to
+    /// privatize (the same program as without).
+    pub(crate) const SEQUENTIAL_FIRST: [Step; 10] = [
+        Step::Privatized,
+        Step::PackedRegisterTile,
+        Step::RegisterTile,
+        Step::DiamondTiles,
+        Step::LargerTiles,
+        Step::SmallerTiles,
+        Step::Reductions,
+        Step::ExpandedScalars,
+        Step::InnerUnroll,
+        Step::OuterUnroll,
+    ];
+
+    /// The steps in the order they are tried from a configuration whose
+    /// program has OpenMP directives (`parallel`) or not.
+    pub(crate) fn order(parallel: bool) -> [Step; 10] {
+        if parallel {
+            Step::ALL
+        } else {
+            Step::SEQUENTIAL_FIRST
+        }
+    }
 
     /// `c` changed by this step, in the forms to try in turn; none when it
     /// changes nothing. `rows`: the rows each thread runs of the program's
@@ -179,7 +210,22 @@ impl Step {
                 }
                 return forms;
             }
-            Step::PrivatizedScalars => n.privatize = true,
+            Step::Privatized => {
+                let mut forms = Vec::new();
+                if !c.privatize.on() {
+                    n.privatize = Privatize::Scalars;
+                    forms.push(n);
+                }
+                if c.privatize != Privatize::Arrays {
+                    forms.push(Config {
+                        privatize: Privatize::Arrays,
+                        omp: true,
+                        ..n
+                    });
+                }
+                forms.retain(|x| x != c);
+                return forms;
+            }
             Step::ExpandedScalars => n.expand = true,
             Step::InnerUnroll => {
                 n.unroll = UnrollJam {
@@ -205,7 +251,7 @@ impl Step {
             Step::PackedRegisterTile | Step::RegisterTile => b.regblock = None,
             Step::DiamondTiles => b.diamond = false,
             Step::Reductions => b.reduce = Reductions::Off,
-            Step::PrivatizedScalars => b.privatize = false,
+            Step::Privatized => b.privatize = Privatize::Off,
             Step::ExpandedScalars => b.expand = false,
             Step::InnerUnroll => b.unroll.inner = 1,
             Step::LargerTiles | Step::SmallerTiles | Step::OuterUnroll => return None,
@@ -221,7 +267,7 @@ impl Step {
             Step::LargerTiles => "larger tiles",
             Step::SmallerTiles => "smaller tiles",
             Step::Reductions => "reductions",
-            Step::PrivatizedScalars => "privatized scalars",
+            Step::Privatized => "privatized scalars or arrays",
             Step::ExpandedScalars => "expanded scalars",
             Step::InnerUnroll => "inner loop unrolled",
             Step::OuterUnroll => "more unroll-and-jam",
@@ -356,7 +402,8 @@ pub(super) fn refine<E>(
     let mut tried: HashSet<Config> = HashSet::new();
     let mut spent = 0;
     'climb: while spent < budget && !out_of_time() {
-        for (step, next) in Step::ALL.into_iter().flat_map(|step| {
+        let parallel = write(&best).is_none_or(|w| w.openmp);
+        for (step, next) in Step::order(parallel).into_iter().flat_map(|step| {
             step.apply(&best, target, rows)
                 .into_iter()
                 .map(move |n| (step, n))

@@ -120,7 +120,11 @@ pub(super) fn mark_simd(nodes: &mut [Node], scop: &Scop, lw: &Lowered<'_, '_>) {
             Node::For(l) => {
                 if contains_loop(&l.body) {
                     mark_simd(&mut l.body, scop, lw);
-                } else if l.step == 1 && unit_stride(l, scop) && lw.holds(l.info, Fact::Parallel) {
+                } else if l.step == 1
+                    && unit_stride(l, scop)
+                    && lw.holds(l.info, Fact::Parallel)
+                    && !lw.copies_arrays(l.info)
+                {
                     l.simd = true;
                     l.private = lw.private_names(l.info);
                 }

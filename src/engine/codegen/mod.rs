@@ -95,6 +95,28 @@ enum Distances<'c> {
     Unknown,
 }
 
+/// A privatized scalar or array that a loop run in parallel gives each
+/// iteration a copy of (`Model::private_in`).
+#[derive(Debug, Clone)]
+pub(super) struct Copy {
+    /// The C name the copy shadows.
+    pub(super) name: String,
+    /// An array's copy (`priv=2`); `None`: a scalar's.
+    pub(super) array: Option<ArrayCopy>,
+}
+
+/// An iteration's copy of an array: as many rows (first subscripts, from
+/// 0) as the greatest first subscript accessed under the loop, `top`,
+/// plus one, of the array's own rows. When the loop holds the array's
+/// last writes, `last` is the loop's value in their iteration, which
+/// works on the array itself: no other iteration touches the array, so
+/// it is left as the original leaves it.
+#[derive(Debug, Clone)]
+pub(super) struct ArrayCopy {
+    pub(super) top: AstExpr,
+    pub(super) last: Option<AstExpr>,
+}
+
 /// Which dependences a loop's distances are of: the model's, the model's
 /// but the reductions' own, every one (with the memory dependences a
 /// privatized model dropped).
@@ -117,9 +139,10 @@ pub struct Lowered<'m, 'c> {
     /// without the reductions' own, and (with privatized scalars) with
     /// the memory dependences the privatized model dropped.
     distances: RefCell<Vec<[Option<Distances<'c>>; 3]>>,
-    /// Per loop, with privatized scalars: those it writes, when each can
-    /// have a copy per iteration (`None`: one cannot), once computed.
-    private: RefCell<Vec<Option<Option<Vec<String>>>>>,
+    /// Per loop, with privatized scalars (and arrays): those it writes,
+    /// when each can have a copy per iteration (`None`: one cannot), once
+    /// computed.
+    private: RefCell<Vec<Option<Option<Vec<Copy>>>>>,
     /// Per loop and [`Fact`]: the answer, once computed.
     known: RefCell<Vec<[Option<bool>; 4]>>,
 }
@@ -134,32 +157,126 @@ impl<'c> Lowered<'_, 'c> {
         if let Some(v) = self.known.borrow()[k][fact as usize] {
             return v;
         }
+        // A loop that writes a privatized variable runs in parallel with
+        // copies of it, or without when even the memory dependences the
+        // privatized model dropped allow it (a temporary array's elements
+        // written once per iteration, read after the loop).
         let v = self.decide(k, fact).unwrap_or(false)
-            && (!matches!(fact, Fact::Parallel | Fact::ParallelButReductions)
-                || self.private_in(k).is_some());
+            && match fact {
+                Fact::Parallel => {
+                    self.private_in(k).is_some()
+                        || self
+                            .decide_with(k, FULL, &|d| counterexamples(Fact::Parallel, d))
+                            .unwrap_or(false)
+                }
+                Fact::ParallelButReductions => self.private_in(k).is_some(),
+                Fact::JamWithParent | Fact::ParallelAfterJam => true,
+            };
         self.known.borrow_mut()[k][fact as usize] = Some(v);
         v
     }
 
-    /// With privatized scalars: the ones loop `k` writes, when each can
-    /// have a copy per iteration of it (`None` when one cannot: the loop
-    /// is not parallel then). Without, always `Some` and empty.
-    fn private_in(&self, k: usize) -> Option<Vec<String>> {
+    /// With privatized scalars (and arrays): the ones loop `k` writes,
+    /// when each can have a copy per iteration (`None` when one cannot:
+    /// the loop is not parallel then). Without, always `Some` and empty.
+    fn private_in(&self, k: usize) -> Option<Vec<Copy>> {
         let Some(p) = &self.model.private else {
             return Some(Vec::new());
         };
         if let Some(v) = &self.private.borrow()[k] {
             return v.clone();
         }
-        let v = crate::engine::model::private_in(p, &self.schedules[k]).unwrap_or(None);
+        let v = self.copies(p, k).unwrap_or(None);
         self.private.borrow_mut()[k] = Some(v.clone());
         v
     }
 
-    /// The privatized scalars a loop declares for itself once it is
-    /// marked parallel (empty without privatization).
-    fn private_names(&self, info: Option<usize>) -> Vec<String> {
+    fn copies(
+        &self,
+        p: &crate::engine::model::Private<'c>,
+        k: usize,
+    ) -> Result<Option<Vec<Copy>>, IslError> {
+        let Some(inside) = crate::engine::model::private_in(p, &self.schedules[k])? else {
+            return Ok(None);
+        };
+        let mut out = Vec::new();
+        for c in inside {
+            let array = if c.rank == 0 {
+                None
+            } else {
+                match self.array_copy(k, &c)? {
+                    Some(a) => Some(a),
+                    None => return Ok(None),
+                }
+            };
+            out.push(Copy {
+                name: c.name,
+                array,
+            });
+        }
+        Ok(Some(out))
+    }
+
+    /// What an iteration's copy of a privatized array needs under loop
+    /// `k` ([`ArrayCopy`]); `None` when its subscripts can be negative.
+    fn array_copy(
+        &self,
+        k: usize,
+        c: &crate::engine::model::InLoop<'c>,
+    ) -> Result<Option<ArrayCopy>, IslError> {
+        let m = self.model;
+        let schedule = &self.schedules[k];
+        let under = schedule.domain()?;
+        let dims: Vec<String> = (0..c.rank).map(|d| format!("i{d}")).collect();
+        let array = isl::UnionSet::parse(
+            m.ctx,
+            &format!("{{ {}[{}] }}", isl::mangle(&c.name), dims.join(", ")),
+        )?;
+        let elements = m
+            .reads
+            .union(&m.writes)?
+            .intersect_domain(&under)?
+            .intersect_range(&array)?
+            .range()?;
+        // The bounds hold where the loop touches the array; elsewhere
+        // their value is some integer, and a copy of no use (the pointer
+        // goes to the array itself where it would not fit).
+        if elements.is_empty()? {
+            return Ok(None);
+        }
+        let elements = elements.to_set()?;
+        let below = elements.boxes_like(&[vec![(None, Some(-1))]])?;
+        if !elements.intersect(&below)?.is_empty()? {
+            return Ok(None);
+        }
+        let Some(top) = isl::max_of_dim(&elements, 0)? else {
+            return Ok(None);
+        };
+        let last = match &c.last {
+            None => None,
+            Some(last) => {
+                // Where the last writes are elsewhere, the iteration this
+                // names may work on the array too: no other touches it.
+                let at = last.apply(schedule)?.to_set()?;
+                match isl::max_of_dim(&at, at.dims()? - 1)? {
+                    Some(v) => Some(v),
+                    None => return Ok(None),
+                }
+            }
+        };
+        Ok(Some(ArrayCopy { top, last }))
+    }
+
+    /// The privatized scalars and arrays a loop declares for itself once
+    /// it is marked parallel (empty without privatization).
+    fn private_names(&self, info: Option<usize>) -> Vec<Copy> {
         info.and_then(|k| self.private_in(k)).unwrap_or_default()
+    }
+
+    /// Whether a loop would copy an array per iteration if it ran in
+    /// parallel: no vector loop (a copy per lane) nor SIMD reduction does.
+    fn copies_arrays(&self, info: Option<usize>) -> bool {
+        self.private_names(info).iter().any(|c| c.array.is_some())
     }
 
     /// Whether a loop and the two around it are fully permutable given

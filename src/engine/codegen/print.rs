@@ -187,7 +187,8 @@ impl<'a> Printer<'a> {
                     "parallel for"
                 };
                 let simd = if simd { " simd" } else { "" };
-                let _ = writeln!(self.out, "{indent}#pragma omp {construct}{simd}{kept}");
+                let fit = self.copies_fit_clause(l);
+                let _ = writeln!(self.out, "{indent}#pragma omp {construct}{simd}{kept}{fit}");
                 self.openmp = true;
             }
             // Literal pragmas: GCC ignores an ivdep that comes from a macro.
@@ -202,9 +203,76 @@ impl<'a> Printer<'a> {
     /// names the outer `w`: the new one is in scope after its
     /// declarator). Every read of such a copy follows a write in the
     /// same iteration (`Model::private_in`).
-    fn declare_private(&mut self, l: &Loop, indent: &str) {
-        for name in &l.private {
-            let _ = writeln!(self.out, "{indent}__typeof__({name}) {name};");
+    ///
+    /// An array's copy (`priv=2`) is a variable-length array of its rows
+    /// on the thread's stack, and the array's name is shadowed by a
+    /// pointer to its first row: the copy's, or the array's own in the
+    /// iteration that holds the last writes (loop variable `var`, `step`
+    /// apart) and wherever the copy would not fit ([`Printer::fits`]: the
+    /// loop then runs on one thread, its `if` clause false).
+    fn declare_private(&mut self, l: &Loop, indent: &str, step: i64) {
+        let var = self.name(&l.var);
+        for c in &l.private {
+            let name = &c.name;
+            let Some(a) = &c.array else {
+                let _ = writeln!(self.out, "{indent}__typeof__({name}) {name};");
+                continue;
+            };
+            let rows = self.rows(a);
+            let mut own = self.fits(name, &rows);
+            if let Some(v) = &a.last {
+                let v = self.c(v);
+                if step == 1 {
+                    let _ = write!(own, " && {var} != {v}");
+                } else {
+                    let _ = write!(own, " && !({var} <= {v} && {v} <= {var} + {})", step - 1);
+                }
+            }
+            let (flag, copy, at) = (
+                format!("polytune_own_{name}"),
+                format!("polytune_copy_{name}"),
+                format!("polytune_at_{name}"),
+            );
+            let _ = writeln!(self.out, "{indent}const int {flag} = {own};");
+            let _ = writeln!(
+                self.out,
+                "{indent}__typeof__({name}[0]) {copy}[{flag} ? {rows} : 1];"
+            );
+            let _ = writeln!(
+                self.out,
+                "{indent}__typeof__(&{name}[0]) {at} = {flag} ? {copy} : &{name}[0];"
+            );
+            let _ = writeln!(self.out, "{indent}__typeof__(&{name}[0]) {name} = {at};");
+        }
+    }
+
+    /// The rows of an array's copy, in C.
+    fn rows(&self, a: &super::ArrayCopy) -> String {
+        format!("({})", self.c(&successor(&a.top)))
+    }
+
+    /// Whether a copy of `rows` rows of array `name` fits a thread's
+    /// stack ([`super::reduce::MAX_SECTION_BYTES`], as array sections
+    /// reduced in parallel), in C.
+    fn fits(&self, name: &str, rows: &str) -> String {
+        let max = super::reduce::MAX_SECTION_BYTES;
+        format!("{rows} >= 1 && {rows} * (long)sizeof({name}[0]) <= {max}")
+    }
+
+    /// The `if` clause of a parallel loop whose iterations copy arrays:
+    /// one thread where a copy would not fit its stack (empty without
+    /// arrays).
+    fn copies_fit_clause(&self, l: &Loop) -> String {
+        let fit: Vec<String> = l
+            .private
+            .iter()
+            .filter_map(|c| Some((&c.name, c.array.as_ref()?)))
+            .map(|(name, a)| format!("({})", self.fits(name, &self.rows(a))))
+            .collect();
+        if fit.is_empty() {
+            String::new()
+        } else {
+            format!(" if({})", fit.join(" && "))
         }
     }
 
@@ -265,7 +333,7 @@ impl<'a> Printer<'a> {
                 &format!("{var} <= {ub_name}"),
                 l.step,
             );
-            self.declare_private(l, &format!("{ind}  "));
+            self.declare_private(l, &format!("{ind}  "), l.step);
             self.nodes(&l.body, &format!("{ind}  "));
             let _ = writeln!(self.out, "{ind}}}");
             let _ = writeln!(self.out, "{indent}}}");
@@ -273,7 +341,7 @@ impl<'a> Printer<'a> {
         }
         self.pragmas(l, indent);
         self.open_for(indent, &var, &self.c(&l.init), &self.c(&l.cond), l.step);
-        self.declare_private(l, &format!("{indent}  "));
+        self.declare_private(l, &format!("{indent}  "), l.step);
         self.nodes(&l.body, &format!("{indent}  "));
         let _ = writeln!(self.out, "{indent}}}");
     }
@@ -305,13 +373,13 @@ impl Printer<'_> {
             &format!("{var} <= {ub_name} - {}", u - 1),
             u,
         );
-        self.declare_private(l, &format!("{ind}  "));
+        self.declare_private(l, &format!("{ind}  "), u);
         self.nodes(main, &format!("{ind}  "));
         let _ = writeln!(self.out, "{ind}}}");
         let start = format!("{ub_name} - ({ub_name} - {lb_name} + 1) % {u} + 1");
         self.pragmas(l, &ind);
         self.open_for(&ind, &var, &start, &format!("{var} <= {ub_name}"), 1);
-        self.declare_private(l, &format!("{ind}  "));
+        self.declare_private(l, &format!("{ind}  "), 1);
         self.nodes(&l.body, &format!("{ind}  "));
         let _ = writeln!(self.out, "{ind}}}");
         let _ = writeln!(self.out, "{indent}}}");
@@ -339,14 +407,8 @@ impl Printer<'_> {
             .iter()
             .map(|x| {
                 let lo = self.c(&x.lo);
-                // hi + 1 - lo, folded where isl wrote `n - 1`.
-                let end = match &x.hi {
-                    AstExpr::Op(AstOp::Sub, a) => match a[1] {
-                        AstExpr::Int(v) => expr::plus(&a[0], 1 - v),
-                        _ => expr::plus(&x.hi, 1),
-                    },
-                    hi => expr::plus(hi, 1),
-                };
+                // hi + 1 - lo.
+                let end = successor(&x.hi);
                 let len = match x.lo {
                     AstExpr::Int(k) => self.c(&expr::plus(&end, -k)),
                     _ => format!("({}) - ({lo})", self.c(&end)),
@@ -376,6 +438,7 @@ impl Printer<'_> {
         };
         if r.kind != Kind::Simd {
             clauses.push_str(&self.user_clauses(&l.body));
+            clauses.push_str(&self.copies_fit_clause(l));
         }
         let directive = format!("#pragma omp {construct}{clauses}");
         if sections.is_empty() {
@@ -420,9 +483,20 @@ impl Printer<'_> {
             &format!("{var} <= {}", self.c(&ub)),
             l.step,
         );
-        self.declare_private(l, &format!("{ind}  "));
+        self.declare_private(l, &format!("{ind}  "), l.step);
         self.nodes(&l.body, &format!("{ind}  "));
         let _ = writeln!(self.out, "{ind}}}");
+    }
+}
+
+/// `e + 1`, folded where isl wrote `n - 1`.
+fn successor(e: &AstExpr) -> AstExpr {
+    match e {
+        AstExpr::Op(AstOp::Sub, a) => match a[1] {
+            AstExpr::Int(v) => expr::plus(&a[0], 1 - v),
+            _ => expr::plus(e, 1),
+        },
+        e => expr::plus(e, 1),
     }
 }
 

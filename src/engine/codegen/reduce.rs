@@ -153,6 +153,11 @@ impl Pass<'_, '_, '_> {
         } else {
             of(l, free)
         };
+        // A SIMD reduction gives no lane a copy of an array of its own.
+        if l.reduce.as_ref().is_some_and(|r| r.kind == Kind::Simd) && self.lw.copies_arrays(l.info)
+        {
+            l.reduce = None;
+        }
         match &l.reduce {
             Some(r) => {
                 l.private = self.lw.private_names(l.info);

@@ -25,9 +25,10 @@ pub(super) struct Loop {
     pub(super) regblock: Option<Box<super::regblock::Plan>>,
     /// Runs as a reduction (`reduce.rs`).
     pub(super) reduce: Option<super::reduce::Reduce>,
-    /// Privatized scalars the loop declares at the top of its body (a
-    /// copy per iteration) because it runs in parallel or vectorized.
-    pub(super) private: Vec<String>,
+    /// Privatized scalars (and arrays) the loop declares at the top of
+    /// its body (a copy per iteration) because it runs in parallel or
+    /// vectorized.
+    pub(super) private: Vec<super::Copy>,
 }
 
 /// The generated code before it is printed.

@@ -45,7 +45,7 @@ impl<'c> Model<'c> {
     ) -> Result<Result<Scop, String>, EngineError> {
         let mut out = scop.clone();
         let mut why = Vec::new();
-        for name in candidates(scop) {
+        for (name, _) in candidates(scop, false) {
             if !dead.iter().any(|d| d == name) {
                 why.push(format!("`{name}` is read after the SCoP (or may be)"));
                 continue;

@@ -26,7 +26,7 @@ pub use alias::{AliasCheck, Reach};
 use context::contexts;
 pub use context::{default_context, run_time_check};
 pub(crate) use directive::prove as prove_directives;
-pub(crate) use private::{Private, private_in};
+pub(crate) use private::{InLoop, Private, private_in};
 
 /// Why the engine cannot handle a SCoP.
 #[derive(Debug, Clone, thiserror::Error)]

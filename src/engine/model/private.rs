@@ -19,6 +19,14 @@
 //! which is right when every live range that touches the loop lies in
 //! one iteration and the loop holds no read of the entry value and no
 //! last write ([`Model::private_in`]).
+//!
+//! With `priv=2` the same holds element by element for the arrays whose
+//! every read takes a value written before in the SCoP (temporaries:
+//! doitgen's `sum[p]`, reset for every `(r, q)`), with one difference: a
+//! loop may hold the last writes of such an array when they all lie in
+//! one iteration of it. That iteration then works on the array itself
+//! (no other iteration touches it: each has its copy), the others on
+//! copies ([`InLoop::last`]).
 
 use super::{Dependences, EngineError, Model, memory};
 use crate::frontend::scop::Scop;
@@ -38,11 +46,13 @@ pub struct Private<'c> {
     pub live: UnionMap<'c>,
 }
 
-/// One privatized scalar.
+/// One privatized scalar, or array (`priv=2`).
 #[derive(Clone)]
 pub struct Scalar<'c> {
     /// Its C name.
     pub name: String,
+    /// Its number of subscripts (0: a scalar).
+    pub rank: usize,
     /// The instances that write it.
     pub writes: UnionSet<'c>,
     /// Its live ranges: each write to the reads of its value.
@@ -124,16 +134,30 @@ impl<'c> Private<'c> {
     }
 }
 
-/// The privatized scalars written under a loop, given `schedule` (the
-/// instances under it to its schedule dimensions, itself last): `None`
-/// when one of them cannot be private to the loop's iterations.
-pub(crate) fn private_in(
-    p: &Private<'_>,
-    schedule: &UnionMap<'_>,
-) -> Result<Option<Vec<String>>, IslError> {
+/// A privatized scalar or array a loop writes, which each iteration of
+/// the loop can have a copy of.
+#[derive(Clone)]
+pub struct InLoop<'c> {
+    /// Its C name and number of subscripts (0: a scalar).
+    pub name: String,
+    pub rank: usize,
+    /// An array's last writes under the loop (the values the code after
+    /// the SCoP reads), when it holds some: all in one iteration of the
+    /// loop, which then works on the array itself.
+    pub last: Option<UnionSet<'c>>,
+}
+
+/// The privatized scalars and arrays written under a loop, given
+/// `schedule` (the instances under it to its schedule dimensions, itself
+/// last): `None` when one of them cannot be private to the loop's
+/// iterations.
+pub(crate) fn private_in<'c>(
+    p: &Private<'c>,
+    schedule: &UnionMap<'c>,
+) -> Result<Option<Vec<InLoop<'c>>>, IslError> {
     let under = schedule.domain()?;
     let same = schedule.apply_range(&schedule.reverse()?)?;
-    let mut names = Vec::new();
+    let mut out = Vec::new();
     for s in &p.scalars {
         if s.writes.intersect(&under)?.is_empty()? {
             continue;
@@ -142,15 +166,31 @@ pub(crate) fn private_in(
             .live
             .intersect_domain(&under)?
             .union(&s.live.intersect_range(&under)?)?;
-        if !touching.is_subset(&same)?
-            || !s.entry.intersect(&under)?.is_empty()?
-            || !s.last.intersect(&under)?.is_empty()?
-        {
+        if !touching.is_subset(&same)? || !s.entry.intersect(&under)?.is_empty()? {
             return Ok(None);
         }
-        names.push(s.name.clone());
+        let last = s.last.intersect(&under)?;
+        let last = if last.is_empty()? {
+            None
+        } else if s.rank > 0 && one_iteration(&last, schedule)? {
+            Some(last)
+        } else {
+            return Ok(None);
+        };
+        out.push(InLoop {
+            name: s.name.clone(),
+            rank: s.rank,
+            last,
+        });
     }
-    Ok(Some(names))
+    Ok(Some(out))
+}
+
+/// Whether the instances `of` lie in one iteration of the loop whose
+/// schedule is `schedule` (and of the loops around it).
+fn one_iteration<'c>(of: &UnionSet<'c>, schedule: &UnionMap<'c>) -> Result<bool, IslError> {
+    let points = of.apply(schedule)?;
+    points.is_subset(&points.lexmin()?)
 }
 
 impl<'c> Model<'c> {
@@ -158,27 +198,55 @@ impl<'c> Model<'c> {
     /// comment); `None` when the SCoP writes no scalar it can follow.
     /// `dead` names the scalars whose value the code after the SCoP never
     /// reads (`frontend::liveness`): their last writes need not stay last.
+    /// With `arrays` (`priv=2`), also the arrays of [`candidates`] whose
+    /// every read takes a value written before in the SCoP.
     pub(crate) fn privatized(
         &self,
         scop: &Scop,
         dead: &[String],
+        arrays: bool,
     ) -> Result<Option<Model<'c>>, EngineError> {
-        let names = candidates(scop);
-        if names.is_empty() {
-            return Ok(None);
-        }
         let ctx = self.ctx;
         let tree = &self.original_tree;
-        let set_of = |names: &[&str]| {
+        let set_of = |names: &[(&str, usize)]| {
             let pieces: Vec<String> = names
                 .iter()
-                .map(|n| format!("{}[]", isl::mangle(n)))
+                .map(|&(n, rank)| {
+                    let dims: Vec<String> = (0..rank).map(|d| format!("i{d}")).collect();
+                    format!("{}[{}]", isl::mangle(n), dims.join(", "))
+                })
                 .collect();
             UnionSet::parse(ctx, &format!("{{ {} }}", pieces.join("; ")))
         };
-        let all_scalars = set_of(&names)?;
         let reads = UnionMap::parse(ctx, &scop.reads())?.intersect_domain(&self.domain)?;
         let must = UnionMap::parse(ctx, &scop.writes())?.intersect_domain(&self.domain)?;
+        // Inside the user's team the loops are work-shared (`omp for`),
+        // which cannot fall back to one thread where the copies would not
+        // fit the stacks: arrays stay shared there.
+        let mut names = candidates(scop, arrays && scop.team.is_none());
+        // An array is a temporary when it is read, no read takes a value
+        // from before the SCoP, and there are memory dependences on it to
+        // drop (an output array has none).
+        let mut kept = Vec::new();
+        for (name, rank) in names.drain(..) {
+            let one = set_of(&[(name, rank)])?;
+            let written = must.intersect_range(&one)?;
+            let read = reads.intersect_range(&one)?;
+            if rank == 0
+                || (!read.is_empty()?
+                    && isl::unsourced(&read, &written, tree)?.is_empty()?
+                    && !isl::dataflow(&written, Some(&written), Some(&read), tree)?
+                        .may
+                        .is_empty()?)
+            {
+                kept.push((name, rank));
+            }
+        }
+        let names = kept;
+        if names.is_empty() {
+            return Ok(None);
+        }
+        let all_scalars = set_of(&names)?;
         let may = if scop.has_may_writes() {
             Some(UnionMap::parse(ctx, &scop.may_writes())?.intersect_domain(&self.domain)?)
         } else {
@@ -200,8 +268,8 @@ impl<'c> Model<'c> {
         let mut scalars = Vec::new();
         let mut dropped = UnionMap::parse(ctx, "{ }")?;
         let mut live_all = UnionMap::parse(ctx, "{ }")?;
-        for name in &names {
-            let one = set_of(&[name])?;
+        for &(name, rank) in &names {
+            let one = set_of(&[(name, rank)])?;
             let r = reads.intersect_range(&one)?;
             let w = must.intersect_range(&one)?;
             let live = isl::dataflow(&r, Some(&w), None, tree)?.must;
@@ -232,6 +300,7 @@ impl<'c> Model<'c> {
             live_all = live_all.union(&live)?;
             scalars.push(Scalar {
                 name: name.to_string(),
+                rank,
                 writes,
                 live: live.coalesce()?,
                 inside,
@@ -270,22 +339,34 @@ impl<'c> Model<'c> {
     }
 }
 
-/// The scalars a SCoP writes that privatization can follow: written by
-/// a plain assignment, never touched inside a compound statement's loops
-/// (those accesses are over-approximated) nor maybe-written.
-pub(super) fn candidates(scop: &Scop) -> Vec<&str> {
+/// The scalars a SCoP writes that privatization can follow, and with
+/// `arrays` its arrays too, with their ranks: written by a plain
+/// assignment, never touched inside a compound statement's loops (those
+/// accesses are over-approximated) nor maybe-written; an array also named
+/// plainly in C (no member, no delinearized or expanded form: its copy
+/// shadows the name).
+pub(super) fn candidates(scop: &Scop, arrays: bool) -> Vec<(&str, usize)> {
     scop.arrays
         .iter()
-        .filter(|a| a.rank == 0 && a.written)
+        .filter(|a| a.written && (a.rank == 0 || arrays))
+        .filter(|a| {
+            a.rank == 0
+                || (a
+                    .name
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '_')
+                    && scop.delinearized.iter().all(|d| d.array != a.name)
+                    && scop.expanded.iter().all(|x| x.array != a.name))
+        })
         .filter(|a| {
             scop.statements.iter().all(|s| {
                 s.may_writes.iter().all(|x| x.array != a.name)
                     && s.reads.iter().chain(&s.writes).all(|x| {
-                        x.array != a.name || (x.inner.is_none() && x.subscripts.is_empty())
+                        x.array != a.name || (x.inner.is_none() && x.subscripts.len() == a.rank)
                     })
             })
         })
-        .map(|a| a.name.as_str())
+        .map(|a| (a.name.as_str(), a.rank))
         .collect()
 }
 
@@ -304,7 +385,7 @@ mod tests {
         let s = scop(LU);
         let m = Model::new(&ctx, &s, None).unwrap();
         let p = m
-            .privatized(&s, &[])
+            .privatized(&s, &[], false)
             .unwrap()
             .expect("w is a scalar it can follow");
         let private = p.private.as_ref().unwrap();
@@ -333,7 +414,7 @@ mod tests {
         let ctx = Ctx::new();
         let s = scop(LU);
         let m = Model::new(&ctx, &s, None).unwrap();
-        let p = m.privatized(&s, &[]).unwrap().unwrap();
+        let p = m.privatized(&s, &[], false).unwrap().unwrap();
         let private = p.private.as_ref().unwrap();
         // The j loop: each (i, j) holds a whole live range, but the last
         // write (i = n - 1, j = n - 1) is in it: its value leaves the SCoP.
@@ -344,17 +425,23 @@ mod tests {
         .unwrap()
         .intersect_domain(&p.domain)
         .unwrap();
-        assert_eq!(private_in(private, &j).unwrap(), None);
+        assert_eq!(names(private_in(private, &j).unwrap()), None);
         // Dead after the SCoP, it can: each (i, j) gets its own copy.
-        let dead = m.privatized(&s, &["w".to_string()]).unwrap().unwrap();
+        let dead = m
+            .privatized(&s, &["w".to_string()], false)
+            .unwrap()
+            .unwrap();
         let mine = dead.private.as_ref().unwrap();
-        assert_eq!(private_in(mine, &j).unwrap(), Some(vec!["w".to_string()]));
+        assert_eq!(
+            names(private_in(mine, &j).unwrap()),
+            Some(vec!["w".to_string()])
+        );
         // The k loop: the live range runs across its iterations.
         let k = UnionMap::parse(&ctx, "{ S1[i, j, k] -> [i, j, k] }").unwrap();
-        assert_eq!(private_in(private, &k).unwrap(), None);
+        assert_eq!(names(private_in(private, &k).unwrap()), None);
         // A loop that does not write w needs no copy of it.
         let none = UnionMap::parse(&ctx, "{ S9[i] -> [i] }").unwrap();
-        assert_eq!(private_in(private, &none).unwrap(), Some(vec![]));
+        assert_eq!(names(private_in(private, &none).unwrap()), Some(vec![]));
     }
 
     #[test]
@@ -364,7 +451,7 @@ mod tests {
         // w is S1's at i = n - 1.
         let s = scop("x[0] = w; for (i = 0; i < n; i++) { w = x[i]; A[i][0] = w; }");
         let m = Model::new(&ctx, &s, None).unwrap();
-        let p = m.privatized(&s, &[]).unwrap().unwrap();
+        let p = m.privatized(&s, &[], false).unwrap().unwrap();
         let private = p.private.as_ref().unwrap();
         assert!(p.respects(&m.original).unwrap());
         // The read of the entry value after a write.
@@ -381,5 +468,76 @@ mod tests {
         )
         .unwrap();
         assert!(!private.apart(&reversed).unwrap());
+    }
+
+    /// The names of what a loop holds privately.
+    fn names(v: Option<Vec<InLoop<'_>>>) -> Option<Vec<String>> {
+        v.map(|v| v.into_iter().map(|c| c.name).collect())
+    }
+
+    /// doitgen's nest: `sum` is reset for every (r, q), `A` read before
+    /// it is written.
+    fn doitgen() -> Scop {
+        let text = "void f(int n, double A[9][9][9], double C[9][9], double sum[9]) { int r, q, p, s;\n#pragma scop\nfor (r = 0; r < n; r++) for (q = 0; q < n; q++) { for (p = 0; p < n; p++) { sum[p] = 0; for (s = 0; s < n; s++) sum[p] += A[r][q][s] * C[s][p]; } for (p = 0; p < n; p++) A[r][q][p] = sum[p]; }\n#pragma endscop\n}\n";
+        crate::frontend::parse_source(
+            std::path::Path::new("t.c"),
+            text.to_string(),
+            &crate::frontend::Options::default(),
+        )
+        .unwrap()
+        .scops
+        .remove(0)
+    }
+
+    #[test]
+    fn a_temporary_array_is_private_to_the_loop_that_resets_it() {
+        let ctx = Ctx::new();
+        let s = doitgen();
+        let m = Model::new(&ctx, &s, None).unwrap();
+        // Scalars only: nothing to privatize.
+        assert!(m.privatized(&s, &[], false).unwrap().is_none());
+        let p = m
+            .privatized(&s, &[], true)
+            .unwrap()
+            .expect("sum is a temporary");
+        let private = p.private.as_ref().unwrap();
+        let names: Vec<(&str, usize)> = private
+            .scalars
+            .iter()
+            .map(|s| (s.name.as_str(), s.rank))
+            .collect();
+        assert_eq!(names, [("sum", 1)], "A is read before it is written");
+        assert!(p.deps.all.is_subset(&m.deps.all).unwrap());
+        assert!(!m.deps.all.is_subset(&p.deps.all).unwrap());
+        assert!(p.respects(&m.original).unwrap());
+        // The loop over r: every live range of sum within an iteration,
+        // the last writes (r = q = n - 1) all in one.
+        let r = UnionMap::parse(
+            &ctx,
+            "[n] -> { S0[r, q, p] -> [r]; S1[r, q, p, s] -> [r]; S2[r, q, p] -> [r] }",
+        )
+        .unwrap()
+        .intersect_domain(&p.domain)
+        .unwrap();
+        let inside = private_in(private, &r).unwrap().expect("private to r");
+        assert_eq!(inside.len(), 1);
+        assert_eq!((inside[0].name.as_str(), inside[0].rank), ("sum", 1));
+        assert!(inside[0].last.is_some());
+        // The first loop over p: the live ranges run on to the second.
+        let p1 = UnionMap::parse(
+            &ctx,
+            "[n] -> { S0[r, q, p] -> [r, q, p]; S1[r, q, p, s] -> [r, q, p] }",
+        )
+        .unwrap()
+        .intersect_domain(&p.domain)
+        .unwrap();
+        assert!(private_in(private, &p1).unwrap().is_none());
+        // Interleaving two (r, q) iterations' uses of sum breaks it.
+        let interleaved = UnionMap::parse(
+            &ctx,
+            "{ S0[r, q, p] -> [0, p, r, q, 0]; S1[r, q, p, s] -> [0, p, r, q, 1 + s]; S2[r, q, p] -> [1, r, q, p, 0] }",
+        )
+        .unwrap();
+        assert!(!private.apart(&interleaved).unwrap());
     }
 }

@@ -77,7 +77,7 @@ fn privatized_configurations_are_the_pipelines_programs() {
         .into_iter()
         .filter(|c| c.unroll == crate::config::UnrollJam::NONE && !c.prevector && !c.wavefront)
         .map(|c| Config {
-            privatize: true,
+            privatize: crate::config::Privatize::Scalars,
             ..c
         })
         .collect();

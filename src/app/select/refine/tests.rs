@@ -105,6 +105,8 @@ fn climb_rows(start: &str, budget: usize, seen: &[&str], rows: Option<u16>) -> V
             c.regblock = None;
         }
         c.diamond = false;
+        // Nothing to privatize.
+        c.privatize = Privatize::Off;
         c.to_string()
     };
     refine::<()>(
@@ -156,6 +158,30 @@ fn the_search_moves_to_a_faster_step_and_starts_again_from_it() {
     assert_eq!(ran[0].0, cfg("tile=64x256x192,rb=8x24,pack=1"));
     assert_eq!(ran[1].0, cfg("tile=64x256x192,rb=4x16"));
     assert_eq!(ran[2].0, cfg("tile=128x256x256,rb=8x24,pack=1"));
+}
+
+#[test]
+fn privatization_comes_first_from_a_sequential_program_with_openmp() {
+    let mut order = Step::SEQUENTIAL_FIRST.to_vec();
+    order.sort_by_key(|s| Step::ALL.iter().position(|x| x == s));
+    assert_eq!(order, Step::ALL, "the same steps");
+    assert_eq!(Step::order(false)[0], Step::Privatized);
+    assert_eq!(Step::order(true), Step::ALL);
+    let apply = |c: &str| Step::Privatized.apply(&cfg(c), VectorTarget::AVX2, None);
+    assert_eq!(
+        apply("fuse=smart,uj=2"),
+        [
+            cfg("fuse=smart,uj=2,priv=1"),
+            cfg("fuse=smart,omp=1,uj=2,priv=2")
+        ]
+    );
+    assert_eq!(apply("omp=1,priv=1"), [cfg("omp=1,priv=2")]);
+    assert!(apply("omp=1,priv=2").is_empty());
+    // A step's own primitive only: without it, no privatization.
+    assert_eq!(
+        Step::Privatized.without(&cfg("omp=1,priv=2")),
+        Some(cfg("omp=1"))
+    );
 }
 
 #[test]
