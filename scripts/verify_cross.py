@@ -11,8 +11,9 @@ Correctness only: emulated times mean nothing.
 
 The default configurations are those whose code depends on the target:
 the packed micro-kernels of AVX-512 (8x24, 6x32) and AVX2 (4x12), which
-fall to their two-lane branch there, diamond tiles, and array sections
-reduced in parallel (red=2).
+fall to their two-lane branch there, diamond tiles, array sections
+reduced in parallel (red=2), and temporary arrays copied per iteration on
+the threads' stacks (priv=2).
 """
 import argparse
 import os
@@ -30,6 +31,7 @@ CONFIGS = [
     "fuse=no,tile=32x32x32,omp=1,rb=4x12,pack=1",
     "fuse=max,tile=32x32x256,omp=1,tt=diamond",
     "fuse=max,omp=1,red=2",
+    "fuse=smart,omp=1,simd=1,priv=2",
 ]
 TARGETS = {
     "aarch64": ("aarch64-linux-gnu-gcc", ["qemu-aarch64", "-L", "/usr/aarch64-linux-gnu"]),

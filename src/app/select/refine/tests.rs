@@ -23,18 +23,18 @@ fn steps_change_one_field_and_tile_what_a_register_tile_needs() {
     assert_eq!(
         Step::PackedRegisterTile.apply(&cfg("tile=64x64x64"), VectorTarget::AVX2, None),
         [
-            cfg("tile=32x256x96,rb=4x12,pack=1"),
-            cfg("tile=48x256x64,rb=6x8,pack=1")
+            cfg("tile=32x256x96,omp=1,rb=4x12,pack=1"),
+            cfg("tile=48x256x64,omp=1,rb=6x8,pack=1")
         ]
     );
     // From one of them, only the other.
     assert_eq!(
         Step::PackedRegisterTile.apply(
-            &cfg("tile=32x256x96,rb=4x12,pack=1"),
+            &cfg("tile=32x256x96,omp=1,rb=4x12,pack=1"),
             VectorTarget::AVX2,
             None
         ),
-        [cfg("tile=48x256x64,rb=6x8,pack=1")]
+        [cfg("tile=48x256x64,omp=1,rb=6x8,pack=1")]
     );
     let apply = |s: Step, c: &Config| s.apply(c, VectorTarget::AVX2, None);
     assert_eq!(apply(Step::RegisterTile, &cfg("tile=64x64x64")).len(), 1);
@@ -144,9 +144,10 @@ fn climb_rows(start: &str, budget: usize, seen: &[&str], rows: Option<u16>) -> V
 fn the_search_moves_to_a_faster_step_and_starts_again_from_it() {
     let ran = climb("tile=32x32x32", 3, &[]);
     let steps: Vec<Step> = ran.iter().map(|r| r.1).collect();
-    // Packed first (the target's first shape refused, its second run),
-    // and faster: from there, the scalar register tile (the same
-    // field, a different program), then larger tiles.
+    // Packed first (the target's first shape refused, its second run;
+    // in parallel: its tiles are each thread's rows), and faster: from
+    // there, the scalar register tile (the same field, a different
+    // program), then larger tiles.
     assert_eq!(
         steps,
         vec![
@@ -155,9 +156,9 @@ fn the_search_moves_to_a_faster_step_and_starts_again_from_it() {
             Step::LargerTiles
         ]
     );
-    assert_eq!(ran[0].0, cfg("tile=64x256x192,rb=8x24,pack=1"));
-    assert_eq!(ran[1].0, cfg("tile=64x256x192,rb=4x16"));
-    assert_eq!(ran[2].0, cfg("tile=128x256x256,rb=8x24,pack=1"));
+    assert_eq!(ran[0].0, cfg("tile=64x256x192,omp=1,rb=8x24,pack=1"));
+    assert_eq!(ran[1].0, cfg("tile=64x256x192,omp=1,rb=4x16"));
+    assert_eq!(ran[2].0, cfg("tile=128x256x256,omp=1,rb=8x24,pack=1"));
 }
 
 #[test]
@@ -191,7 +192,7 @@ fn refused_primitives_and_programs_run_before_are_not_run() {
     assert_eq!(
         ran[0],
         (
-            cfg("tile=64x256x192,rb=8x24,pack=1"),
+            cfg("tile=64x256x192,omp=1,rb=8x24,pack=1"),
             Step::PackedRegisterTile
         )
     );
@@ -200,7 +201,7 @@ fn refused_primitives_and_programs_run_before_are_not_run() {
     let ran = climb(
         "tile=64x64x64",
         2,
-        &["tile=32x32x32", "tile=64x256x192,rb=8x24,pack=1"],
+        &["tile=32x32x32", "tile=64x256x192,omp=1,rb=8x24,pack=1"],
     );
     let steps: Vec<Step> = ran.iter().map(|r| r.1).collect();
     assert_eq!(steps, vec![Step::LargerTiles, Step::Reductions]);
@@ -236,7 +237,7 @@ fn with_the_rows_known_packed_tiles_are_first_each_threads_share_of_them() {
     assert_eq!(huge[1].tile[0], 4096);
     // The climb runs the tall 8x24 first (the fake refuses 6x32).
     let ran = climb_rows("tile=32x32x32", 1, &[], Some(1000));
-    assert_eq!(ran[0].0, cfg("tile=1000x256x192,rb=8x24,pack=1"));
+    assert_eq!(ran[0].0, cfg("tile=1000x256x192,omp=1,rb=8x24,pack=1"));
 }
 
 fn rows_of(text: &str, params: &[(&str, i64)], threads: usize) -> Option<u16> {

@@ -247,7 +247,7 @@ fn legal_plan(
         return Err("a loop has a step or a bound of a form polytune does not block".into());
     }
     if loops.iter().any(|l| !l.private.is_empty()) {
-        return Err("a loop writes a privatized scalar (priv=1)".into());
+        return Err("a loop writes a privatized scalar or array (priv=1, priv=2)".into());
     }
     let body = innermost_body(&loops, scop, bodies)?;
     let (array, subs) = body.written;
