@@ -116,50 +116,7 @@ impl Step {
         let tiled = |t: [u16; 3]| t.map(|s| if s == 1 { 32 } else { s });
         let scaled = |t: [u16; 3], f: &dyn Fn(u16) -> u16| t.map(|s| if s == 1 { 1 } else { f(s) });
         match self {
-            Step::PackedRegisterTile => {
-                // Cache tiles of the shape's own: 256 steps of the
-                // reduction, 8 blocks of columns, and along the rows (the
-                // parallel tile loop of a band ordered rows, reduction,
-                // columns, as gemm's is) first each thread's share of the
-                // rows in one tile, then 8 blocks of rows. Every row tile
-                // streams the whole columns' operand from memory, and a
-                // tile is what a thread takes, so tall tiles split evenly
-                // over the threads read it the fewest times without
-                // leaving a thread idle. gemm LARGE, gcc, 2 threads, Zen 5
-                // guest, median of 5: 8x24 in 64x256x192 tiles 0.145 s,
-                // in 1000x256x192 0.116 s, in 384x256x192 (six tiles, one
-                // of 80 rows: three and three) 0.132 s.
-                let mut forms = Vec::new();
-                let shapes: Vec<RegisterTile> = target.packed_tiles().into_iter().take(2).collect();
-                let rows_tile = |shape: &RegisterTile, rows: Option<u16>| {
-                    let mr = u32::from(shape.mr);
-                    let t = rows.map_or(8 * mr, |r| u32::from(r).div_ceil(mr) * mr);
-                    t.clamp(8 * mr, u32::from(MAX_TILE_SIZE) / mr * mr) as u16
-                };
-                let tall = rows
-                    .into_iter()
-                    .flat_map(|_| shapes.iter().map(|s| (s, rows)));
-                let short = shapes.iter().map(|s| (s, None));
-                let mut sizes: Vec<(RegisterTile, [u16; 3])> = Vec::new();
-                for (shape, r) in tall.chain(short) {
-                    let tile = [rows_tile(shape, r), 256, 8 * shape.nr as u16];
-                    if !sizes.contains(&(*shape, tile)) {
-                        sizes.push((*shape, tile));
-                    }
-                }
-                // The tiles are each thread's rows: the micro-kernel runs
-                // in parallel also from a sequential program (correlation
-                // at LARGE, gcc, 2 threads, Zen 5 guest: its best paper
-                // candidate sequential, the packed 6x32 tile from it
-                // 52.1x, with OpenMP in the run before 102.5x).
-                n.omp = true;
-                for (shape, tile) in sizes {
-                    n.regblock = Some(shape);
-                    n.tile = tile;
-                    forms.extend(also_fused(n, Fusion::No, c));
-                }
-                return forms;
-            }
+            Step::PackedRegisterTile => return packed_forms(c, target, rows),
             Step::RegisterTile => {
                 n.regblock = Some(RegisterTile {
                     mr: 4,
@@ -183,40 +140,7 @@ impl Step {
             }
             Step::LargerTiles => n.tile = scaled(c.tile, &|s| (s * 2).min(256)),
             Step::SmallerTiles => n.tile = scaled(c.tile, &|s| (s / 2).max(8)),
-            Step::Reductions => {
-                // `red=1`; then `red=2`, the scheduler free to keep a
-                // reduction loop outermost, also with maximal fusion
-                // (atax: `y[j] += A[i][j] * tmp[i]` fused into the loop
-                // over `i` that computes `tmp[i]`, one pass over `A`).
-                // The fused reduction first as a plain loop nest: in tiles
-                // or unroll-and-jammed its inner loops lose more than the
-                // fusion gains (atax LARGE, gcc, 2 threads, Zen 5 guest:
-                // `fuse=max,omp=1,red=2` 1.37x the original,
-                // `fuse=max,tile=8x1x1,omp=1,simd=1,uj=8x2,red=2` 0.75x).
-                let mut forms = Vec::new();
-                if !c.reduce.on() {
-                    n.reduce = Reductions::Loops;
-                    forms.push(n);
-                }
-                if c.reduce != Reductions::Scheduled {
-                    n.reduce = Reductions::Scheduled;
-                    let plain = Config {
-                        fusion: Fusion::Max,
-                        tile: [1; 3],
-                        wavefront: false,
-                        unroll: UnrollJam::NONE,
-                        regblock: None,
-                        diamond: false,
-                        ..n
-                    };
-                    for f in std::iter::once(plain).chain(also_fused(n, Fusion::Max, c)) {
-                        if f != *c && !forms.contains(&f) {
-                            forms.push(f);
-                        }
-                    }
-                }
-                return forms;
-            }
+            Step::Reductions => return reduction_forms(c),
             Step::Privatized => {
                 let mut forms = Vec::new();
                 if !c.privatize.on() {
@@ -355,6 +279,90 @@ fn first_extent(domain: &Formula, it: &str, params: &ParamValues) -> Option<i64>
     }
     let n = hi.checked_sub(lo)?.checked_add(1)?;
     (n > 0).then_some(n)
+}
+
+/// The packed register tile's forms from `c` ([`Step::PackedRegisterTile`]).
+fn packed_forms(c: &Config, target: VectorTarget, rows: Option<u16>) -> Vec<Config> {
+    let mut n = *c;
+    // Cache tiles of the shape's own: 256 steps of the
+    // reduction, 8 blocks of columns, and along the rows (the
+    // parallel tile loop of a band ordered rows, reduction,
+    // columns, as gemm's is) first each thread's share of the
+    // rows in one tile, then 8 blocks of rows. Every row tile
+    // streams the whole columns' operand from memory, and a
+    // tile is what a thread takes, so tall tiles split evenly
+    // over the threads read it the fewest times without
+    // leaving a thread idle. gemm LARGE, gcc, 2 threads, Zen 5
+    // guest, median of 5: 8x24 in 64x256x192 tiles 0.145 s,
+    // in 1000x256x192 0.116 s, in 384x256x192 (six tiles, one
+    // of 80 rows: three and three) 0.132 s.
+    let mut forms = Vec::new();
+    let shapes: Vec<RegisterTile> = target.packed_tiles().into_iter().take(2).collect();
+    let rows_tile = |shape: &RegisterTile, rows: Option<u16>| {
+        let mr = u32::from(shape.mr);
+        let t = rows.map_or(8 * mr, |r| u32::from(r).div_ceil(mr) * mr);
+        t.clamp(8 * mr, u32::from(MAX_TILE_SIZE) / mr * mr) as u16
+    };
+    let tall = rows
+        .into_iter()
+        .flat_map(|_| shapes.iter().map(|s| (s, rows)));
+    let short = shapes.iter().map(|s| (s, None));
+    let mut sizes: Vec<(RegisterTile, [u16; 3])> = Vec::new();
+    for (shape, r) in tall.chain(short) {
+        let tile = [rows_tile(shape, r), 256, 8 * shape.nr as u16];
+        if !sizes.contains(&(*shape, tile)) {
+            sizes.push((*shape, tile));
+        }
+    }
+    // The tiles are each thread's rows: the micro-kernel runs
+    // in parallel also from a sequential program (correlation
+    // at LARGE, gcc, 2 threads, Zen 5 guest: its best paper
+    // candidate sequential, the packed 6x32 tile from it
+    // 52.1x, with OpenMP in the run before 102.5x).
+    n.omp = true;
+    for (shape, tile) in sizes {
+        n.regblock = Some(shape);
+        n.tile = tile;
+        forms.extend(also_fused(n, Fusion::No, c));
+    }
+    forms
+}
+
+/// The reductions' forms from `c` ([`Step::Reductions`]).
+fn reduction_forms(c: &Config) -> Vec<Config> {
+    let mut n = *c;
+    // `red=1`; then `red=2`, the scheduler free to keep a
+    // reduction loop outermost, also with maximal fusion
+    // (atax: `y[j] += A[i][j] * tmp[i]` fused into the loop
+    // over `i` that computes `tmp[i]`, one pass over `A`).
+    // The fused reduction first as a plain loop nest: in tiles
+    // or unroll-and-jammed its inner loops lose more than the
+    // fusion gains (atax LARGE, gcc, 2 threads, Zen 5 guest:
+    // `fuse=max,omp=1,red=2` 1.37x the original,
+    // `fuse=max,tile=8x1x1,omp=1,simd=1,uj=8x2,red=2` 0.75x).
+    let mut forms = Vec::new();
+    if !c.reduce.on() {
+        n.reduce = Reductions::Loops;
+        forms.push(n);
+    }
+    if c.reduce != Reductions::Scheduled {
+        n.reduce = Reductions::Scheduled;
+        let plain = Config {
+            fusion: Fusion::Max,
+            tile: [1; 3],
+            wavefront: false,
+            unroll: UnrollJam::NONE,
+            regblock: None,
+            diamond: false,
+            ..n
+        };
+        for f in std::iter::once(plain).chain(also_fused(n, Fusion::Max, c)) {
+            if f != *c && !forms.contains(&f) {
+                forms.push(f);
+            }
+        }
+    }
+    forms
 }
 
 /// `n`, then `n` with `fusion` when that differs; neither if it is `c`.

@@ -223,26 +223,8 @@ impl<'c> Model<'c> {
         // Inside the user's team the loops are work-shared (`omp for`),
         // which cannot fall back to one thread where the copies would not
         // fit the stacks: arrays stay shared there.
-        let mut names = candidates(scop, arrays && scop.team.is_none());
-        // An array is a temporary when it is read, no read takes a value
-        // from before the SCoP, and there are memory dependences on it to
-        // drop (an output array has none).
-        let mut kept = Vec::new();
-        for (name, rank) in names.drain(..) {
-            let one = set_of(&[(name, rank)])?;
-            let written = must.intersect_range(&one)?;
-            let read = reads.intersect_range(&one)?;
-            if rank == 0
-                || (!read.is_empty()?
-                    && isl::unsourced(&read, &written, tree)?.is_empty()?
-                    && !isl::dataflow(&written, Some(&written), Some(&read), tree)?
-                        .may
-                        .is_empty()?)
-            {
-                kept.push((name, rank));
-            }
-        }
-        let names = kept;
+        let names = candidates(scop, arrays && scop.team.is_none());
+        let names = temporaries(names, &set_of, &reads, &must, tree)?;
         if names.is_empty() {
             return Ok(None);
         }
@@ -337,6 +319,35 @@ impl<'c> Model<'c> {
             }),
         }))
     }
+}
+
+/// The candidates worth privatizing: every scalar, and the arrays that
+/// are temporaries: read, no read takes a value from before the SCoP,
+/// and there are memory dependences on them to drop (an output array has
+/// none). `set_of` names a candidate's elements.
+fn temporaries<'n, 'c>(
+    names: Vec<(&'n str, usize)>,
+    set_of: &dyn Fn(&[(&str, usize)]) -> Result<UnionSet<'c>, IslError>,
+    reads: &UnionMap<'c>,
+    must: &UnionMap<'c>,
+    tree: &isl::Schedule<'c>,
+) -> Result<Vec<(&'n str, usize)>, IslError> {
+    let mut kept = Vec::new();
+    for (name, rank) in names {
+        let one = set_of(&[(name, rank)])?;
+        let written = must.intersect_range(&one)?;
+        let read = reads.intersect_range(&one)?;
+        if rank == 0
+            || (!read.is_empty()?
+                && isl::unsourced(&read, &written, tree)?.is_empty()?
+                && !isl::dataflow(&written, Some(&written), Some(&read), tree)?
+                    .may
+                    .is_empty()?)
+        {
+            kept.push((name, rank));
+        }
+    }
+    Ok(kept)
 }
 
 /// The scalars a SCoP writes that privatization can follow, and with
