@@ -321,13 +321,16 @@ impl<'c> Model<'c> {
     }
 }
 
+/// The elements of the named candidates (C name and rank each).
+type ElementsOf<'f, 'c> = dyn Fn(&[(&str, usize)]) -> Result<UnionSet<'c>, IslError> + 'f;
+
 /// The candidates worth privatizing: every scalar, and the arrays that
 /// are temporaries: read, no read takes a value from before the SCoP,
 /// and there are memory dependences on them to drop (an output array has
 /// none). `set_of` names a candidate's elements.
 fn temporaries<'n, 'c>(
     names: Vec<(&'n str, usize)>,
-    set_of: &dyn Fn(&[(&str, usize)]) -> Result<UnionSet<'c>, IslError>,
+    set_of: &ElementsOf<'_, 'c>,
     reads: &UnionMap<'c>,
     must: &UnionMap<'c>,
     tree: &isl::Schedule<'c>,
