@@ -8,7 +8,7 @@ any compile error, crash, timeout or wrong output. `--keep DIR` writes
 the failing variants there.
 
     scripts/verify_space.py [--size mini] [--compilers gcc,clang] [--jobs 2]
-                            [--threads 2] [--tt] [--red 1|2] [--priv 1|2] [--keep DIR] [--json FILE]
+                            [--threads 2] [--tt] [--red 1|2] [--priv 1|2] [--cyc] [--keep DIR] [--json FILE]
                             [KERNEL ...]
 """
 import argparse
@@ -39,6 +39,8 @@ def main():
                     help="every configuration with red=1 or red=2 added (polytune space --red)")
     ap.add_argument("--priv", choices=["1", "2"],
                     help="every configuration with priv=1 or priv=2 added (polytune space --priv)")
+    ap.add_argument("--cyc", action="store_true",
+                    help="every configuration with cyc=1 added (polytune space --cyc)")
     ap.add_argument("--polytune", default=os.path.join(ROOT, "target", "release", "polytune"))
     ap.add_argument("names", nargs="*")
     a = ap.parse_args()
@@ -56,6 +58,8 @@ def main():
             cmd += ["--red", a.red]
         if a.priv:
             cmd.append(f"--priv={a.priv}")
+        if a.cyc:
+            cmd.append("--cyc")
         emitted = tempfile.mkdtemp(prefix="polytune-verify-") if a.keep else None
         if emitted:
             cmd += ["--emit", emitted]

@@ -171,6 +171,11 @@ pub struct Config {
     /// the band's own order. Its first two tile sizes are the diamond's
     /// sides. Beyond the paper's space: no bit string has it.
     pub diamond: bool,
+    /// Parallel loops' iterations dealt to the threads in turn
+    /// (`cyc=1`: OpenMP's `schedule(static, 1)`) rather than in one block
+    /// each: iterations of unequal work (a triangle's rows) then balance.
+    /// Beyond the paper's space: no bit string has it.
+    pub cyclic: bool,
 }
 
 /// Number of typed attributes beyond the paper's bits
@@ -221,6 +226,7 @@ impl Default for Config {
             privatize: Privatize::Off,
             expand: false,
             diamond: false,
+            cyclic: false,
         }
     }
 }
@@ -238,7 +244,8 @@ impl Default for Config {
      reassociating floating point; `red=2`: the scheduler also free to keep them outermost), `priv=1` (scalars privatized: their live ranges reordered, \
      private in parallel loops; `priv=2`: also arrays every read of which reads a value written in the SCoP), `exp=1` (scalars expanded into arrays, an element per \
      iteration), `rb=MRxNR` (register blocking of contractions, e.g. rb=4x8) and, with it, `pack=1` (row operands packed, a vector micro-kernel), \
-     and `tt=diamond` (time-iterated loops tiled in diamonds: concurrent start)"
+     `tt=diamond` (time-iterated loops tiled in diamonds: concurrent start) and `cyc=1` (parallel \
+     loops' iterations dealt to the threads in turn)"
 )]
 pub struct ConfigError {
     pub text: String,
@@ -281,6 +288,7 @@ impl Config {
                                         privatize: Privatize::Off,
                                         expand: false,
                                         diamond: false,
+                                        cyclic: false,
                                     });
                                 }
                             }
@@ -301,6 +309,7 @@ impl Config {
             && !self.privatize.on()
             && !self.expand
             && !self.diamond
+            && !self.cyclic
             && self
                 .tile
                 .iter()
@@ -445,6 +454,7 @@ impl Config {
             privatize: Privatize::Off,
             expand: false,
             diamond: false,
+            cyclic: false,
         })
     }
 
@@ -498,6 +508,7 @@ impl Config {
                 "priv" | "privatize" => c.privatize = v.parse()?,
                 "exp" | "expand" => c.expand = flag(v)?,
                 "tt" | "time-tiling" => c.diamond = parse_time_tiling(v)?,
+                "cyc" | "cyclic" => c.cyclic = flag(v)?,
                 other => return Err(format!("unknown key `{}`", clip(other))),
             }
         }
@@ -572,6 +583,7 @@ fn canonical_key(k: &str) -> Option<&'static str> {
         "priv" | "privatize" => "priv",
         "exp" | "expand" => "exp",
         "tt" | "time-tiling" => "tt",
+        "cyc" | "cyclic" => "cyc",
         _ => return None,
     })
 }
@@ -658,6 +670,9 @@ impl fmt::Display for Config {
         }
         if self.diamond {
             f.write_str(",tt=diamond")?;
+        }
+        if self.cyclic {
+            f.write_str(",cyc=1")?;
         }
         match self.regblock {
             Some(rb) if rb.pack => write!(f, ",rb={rb},pack=1"),
@@ -760,6 +775,23 @@ mod tests {
                 .collect();
             assert!(seen.insert(key), "{c}");
         }
+    }
+
+    #[test]
+    fn cyclic_reads_and_writes_as_cyc_and_leaves_the_papers_space() {
+        let c: Config = "fuse=no,omp=1,cyc=1".parse().unwrap();
+        assert!(c.cyclic && !c.is_paper());
+        assert_eq!(
+            c.to_string(),
+            "fuse=no,tile=1x1x1,wave=0,omp=1,prevec=0,simd=0,uj=1,cyc=1"
+        );
+        assert_eq!(c.text().parse::<Config>().unwrap(), c);
+        assert_eq!("omp=1,cyclic=on".parse::<Config>().unwrap(), c);
+        assert!(!"omp=1,cyc=0".parse::<Config>().unwrap().cyclic);
+        let e = "cyc=1,cyclic=1".parse::<Config>().unwrap_err();
+        assert!(e.reason.contains("given twice"), "{e}");
+        let e = "cyc=2".parse::<Config>().unwrap_err();
+        assert!(e.reason.contains("must be 0 or 1"), "{e}");
     }
 
     #[test]

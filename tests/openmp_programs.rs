@@ -14,13 +14,14 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-const CONFIGS: [&str; 6] = [
+const CONFIGS: [&str; 7] = [
     "fuse=smart,tile=32x32x32,wave=0,omp=1,prevec=1,simd=1,uj=2",
     "fuse=max,tile=16x16x16,wave=1,omp=1,prevec=0,simd=0,uj=1",
     "fuse=no,tile=1x1x1,wave=0,omp=1,prevec=1,simd=1,uj=4",
     "fuse=smart,tile=8x64x32,wave=0,omp=1,prevec=0,simd=1,uj=1x2,rb=4x8",
     "fuse=smart,tile=32x32x32,wave=0,omp=1,prevec=0,simd=0,uj=1,red=1",
     "fuse=no,tile=1x1x1,wave=0,omp=1,prevec=0,simd=1,uj=1,red=1,priv=1,exp=1,rb=8x4,pack=1",
+    "fuse=smart,tile=32x32x32,wave=0,omp=1,prevec=0,simd=0,uj=1,red=1,cyc=1",
 ];
 
 fn fixture(name: &str) -> PathBuf {
@@ -115,6 +116,19 @@ fn combined_parallel_loops_are_proven_and_transformed() {
         first.contains("  #pragma omp parallel for schedule(static)\n"),
         "{first}"
     );
+    // With `cyc=1` too the user's schedule wins where the user chose one;
+    // elsewhere the iterations are dealt in turn.
+    assert!(
+        texts[6].contains("#pragma omp parallel for reduction(+:polytune_r0) schedule(dynamic, 8)"),
+        "{}",
+        texts[6]
+    );
+    assert!(
+        !texts[6].contains("schedule(dynamic, 8) schedule("),
+        "{}",
+        texts[6]
+    );
+    assert!(texts[6].contains(" schedule(static, 1)\n"), "{}", texts[6]);
     // The original each region falls back to keeps the user's directive.
     assert!(first.contains("#pragma omp parallel for private(j, k) schedule(static)"));
 }

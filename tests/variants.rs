@@ -27,6 +27,7 @@ fn sample() -> Vec<Config> {
             privatize: polytune::config::Privatize::Off,
             expand: false,
             diamond: false,
+            cyclic: false,
         });
         out.push(Config {
             fusion,
@@ -76,6 +77,10 @@ fn sample() -> Vec<Config> {
         // unroll-and-jammed.
         "fuse=no,omp=1,priv=2",
         "fuse=smart,tile=32x32x1,omp=1,simd=1,uj=2,priv=2",
+        // Parallel loops' iterations dealt in turn (cyc=1), with tiles,
+        // reductions and privatized arrays.
+        "fuse=smart,tile=32x32x1,omp=1,simd=1,uj=2,cyc=1",
+        "fuse=no,omp=1,red=1,priv=2,cyc=1",
     ] {
         out.push(text.parse().unwrap());
     }

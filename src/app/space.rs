@@ -51,6 +51,8 @@ pub struct Added {
     pub diamond: bool,
     /// `red=1` or `red=2` (`Off`: as in the paper's space).
     pub reduce: Reductions,
+    /// `cyc=1`.
+    pub cyclic: bool,
 }
 
 /// The distinct programs of every configuration of the paper's space,
@@ -68,6 +70,7 @@ pub fn enumerate(
         }
         c.expand |= added.expand;
         c.diamond |= added.diamond;
+        c.cyclic |= added.cyclic;
         if added.reduce.on() {
             c.reduce = added.reduce;
         }

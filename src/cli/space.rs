@@ -78,6 +78,12 @@ pub(crate) struct Args {
     /// the paper's space; combines with --priv, --exp and --tt.
     #[arg(long = "red", value_name = "1|2")]
     reduce: Option<Reductions>,
+    /// Every configuration with uneven parallel loops dealt in turn (cyc=1).
+    ///
+    /// Their iterations go to the threads in turn, schedule(static, 1).
+    /// Beyond the paper's space; combines with the flags above.
+    #[arg(long = "cyc")]
+    cyclic: bool,
     /// Builds and runs at once with --verify [default: the cores].
     #[arg(long, value_name = "N")]
     jobs: Option<usize>,
@@ -105,6 +111,7 @@ pub(crate) fn run(a: Args, ui: &Ui) -> Result<()> {
             expand: a.expand,
             diamond: a.diamond,
             reduce: a.reduce.unwrap_or_default(),
+            cyclic: a.cyclic,
         };
         space::enumerate(&src, a.context.as_deref(), added, &|e| {
             progress(e.done, e.total)

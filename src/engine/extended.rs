@@ -33,6 +33,11 @@ pub struct Extended {
     /// without it.
     pub diamond: Vec<bool>,
     pub regblock: Vec<Option<RegisterTile>>,
+    /// `cyc=1`: only `false` in the drawn space (only the refinement
+    /// tries it), both in the fuzzer's; the last digit, of one choice in
+    /// the drawn space, so that its numbering is the one before it
+    /// existed.
+    pub cyclic: Vec<bool>,
 }
 
 impl Default for Extended {
@@ -69,6 +74,7 @@ impl Default for Extended {
                 rb(4, 16, true),
                 rb(8, 16, true),
             ],
+            cyclic: vec![false],
         }
     }
 }
@@ -95,6 +101,7 @@ impl Extended {
         let mut e = Extended::default();
         e.reduce.push(Reductions::Scheduled);
         e.privatize.push(Privatize::Arrays);
+        e.cyclic.push(true);
         for t in [VectorTarget::AVX512, VectorTarget::AVX2, VectorTarget::SSE2] {
             for r in t.packed_tiles().into_iter().take(2) {
                 if !e.regblock.contains(&Some(r)) {
@@ -118,7 +125,7 @@ pub enum SampleError {
 impl Extended {
     /// The number of choices of each field, in numbering order (the
     /// three tile dimensions separately, the first most significant).
-    fn radices(&self) -> [u64; 14] {
+    fn radices(&self) -> [u64; 15] {
         let t = self.tile.len() as u64;
         [
             self.fusion.len() as u64,
@@ -135,6 +142,7 @@ impl Extended {
             self.privatize.len() as u64,
             self.expand.len() as u64,
             self.diamond.len() as u64,
+            self.cyclic.len() as u64,
         ]
     }
 
@@ -150,7 +158,7 @@ impl Extended {
 
     /// Configuration number `index` (below [`Extended::len`]).
     pub fn config(&self, index: u64) -> Config {
-        let mut digits = [0usize; 14];
+        let mut digits = [0usize; 15];
         let mut rest = index;
         for (d, r) in digits.iter_mut().zip(self.radices()).rev() {
             *d = (rest % r) as usize;
@@ -173,6 +181,7 @@ impl Extended {
             privatize: self.privatize[digits[11]],
             expand: self.expand[digits[12]],
             diamond: self.diamond[digits[13]],
+            cyclic: self.cyclic[digits[14]],
         }
     }
 
@@ -196,6 +205,7 @@ impl Extended {
             at(&self.privatize, &c.privatize)?,
             at(&self.expand, &c.expand)?,
             at(&self.diamond, &c.diamond)?,
+            at(&self.cyclic, &c.cyclic)?,
         ];
         Some(
             digits

@@ -58,6 +58,7 @@ pub(crate) fn schedule_key(c: &Config) -> Config {
             Reductions::Scheduled => Reductions::Scheduled,
             _ => Reductions::Off,
         },
+        cyclic: false,
         ..*c
     }
 }

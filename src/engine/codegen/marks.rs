@@ -369,6 +369,27 @@ mod tests {
     }
 
     #[test]
+    fn cyclic_parallel_loops_deal_their_iterations_in_turn() {
+        let triangle = "for (i = 0; i < n; i++) for (j = 0; j <= i; j++) A[i][j] = A[i][j] * 2.0;";
+        let out = generate(triangle, "fuse=smart,omp=1,cyc=1");
+        assert!(
+            out.contains("#pragma omp parallel for schedule(static, 1)\n"),
+            "{out}"
+        );
+        let out = generate(triangle, "fuse=smart,omp=1");
+        assert!(out.contains("#pragma omp parallel for\n"), "{out}");
+        assert!(!out.contains("schedule("), "{out}");
+        // Without a parallel loop there is nothing to deal; rows of equal
+        // work stay in blocks.
+        let out = generate(triangle, "fuse=smart,cyc=1");
+        assert!(!out.contains("schedule("), "{out}");
+        let square = "for (i = 0; i < n; i++) for (j = 0; j < n; j++) A[i][j] = A[i][j] * 2.0;";
+        let out = generate(square, "fuse=smart,omp=1,cyc=1");
+        assert!(out.contains("#pragma omp parallel for\n"), "{out}");
+        assert!(!out.contains("schedule("), "{out}");
+    }
+
+    #[test]
     fn reductions_are_not_vectorized_by_promise() {
         let out = generate(
             "for (i = 0; i < n; i++) for (j = 0; j < n; j++) x[i] += A[i][j];",

@@ -372,6 +372,7 @@ impl Emitted {
 pub fn emit(scop: &Scop, lowered: &Lowered<'_, '_>, config: &Config, indent: &str) -> Emitted {
     let (nodes, notes) = marked(scop, lowered, config);
     let mut p = printer(scop);
+    p.cyclic = config.cyclic;
     let _ = writeln!(p.out, "{indent}/* polytune: {config} */");
     let single = team_prologue(&mut p, scop, &nodes, indent);
     // Values the SCoP reads from memory it never writes are parameters,
@@ -478,6 +479,7 @@ fn printer(scop: &Scop) -> Printer<'_> {
             "acc".into()
         },
         renamed: HashMap::new(),
+        cyclic: false,
     }
 }
 

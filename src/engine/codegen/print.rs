@@ -29,6 +29,9 @@ pub(super) struct Printer<'a> {
     pub(super) team: bool,
     /// The prefix of register-blocking accumulators (`acc0_1`).
     pub(super) acc: String,
+    /// Parallel loops deal their iterations to the threads in turn
+    /// (`cyc=1`).
+    pub(super) cyclic: bool,
     /// Reduction statements printed with a private accumulator (inside a
     /// loop that runs as a reduction): statement to its name.
     pub(super) renamed: HashMap<usize, String>,
@@ -142,11 +145,23 @@ impl<'a> Printer<'a> {
         let _ = writeln!(self.out, "{indent}{line};");
     }
 
-    /// The clauses of the user's directive that still apply to a
-    /// parallel loop over `body` (`schedule`, `num_threads`, `proc_bind`,
-    /// see `frontend/omp.rs`): those of the directive whose loop holds
-    /// every statement of `body`, with a leading space; empty without.
-    pub(super) fn user_clauses(&self, body: &[Node]) -> String {
+    /// The clauses of a parallel loop over `body` beyond the construct:
+    /// those of the user's directive that still apply (`schedule`,
+    /// `num_threads`, `proc_bind`, see `frontend/omp.rs`: those of the
+    /// directive whose loop holds every statement of its body), and with
+    /// `cyc=1` a cyclic schedule where its iterations' work may differ
+    /// ([`uneven`]), each with a leading space; empty without.
+    pub(super) fn parallel_clauses(&self, l: &Loop) -> String {
+        let mut kept = self.user_clauses(&l.body);
+        // The user's own schedule wins: a directive takes one.
+        if self.cyclic && uneven(l) && !kept.contains("schedule(") {
+            kept.push_str(" schedule(static, 1)");
+        }
+        kept
+    }
+
+    /// The clauses of the user's directive in [`Printer::parallel_clauses`].
+    fn user_clauses(&self, body: &[Node]) -> String {
         fn ids(nodes: &[Node], out: &mut Vec<usize>) {
             for n in nodes {
                 match n {
@@ -180,7 +195,7 @@ impl<'a> Printer<'a> {
             // Nothing may stand between an OpenMP loop directive and its
             // loop, so a loop that is both gets the combined construct.
             (true, simd) => {
-                let kept = self.user_clauses(&l.body);
+                let kept = self.parallel_clauses(l);
                 let construct = if std::mem::take(&mut self.team) {
                     "for"
                 } else {
@@ -437,7 +452,7 @@ impl Printer<'_> {
             Kind::ParallelSimd => "parallel for simd",
         };
         if r.kind != Kind::Simd {
-            clauses.push_str(&self.user_clauses(&l.body));
+            clauses.push_str(&self.parallel_clauses(l));
             clauses.push_str(&self.copies_fit_clause(l));
         }
         let directive = format!("#pragma omp {construct}{clauses}");
@@ -564,3 +579,25 @@ const SIMD_PRAGMA: &str = "#if defined(__clang__)\n\
 #elif defined(__GNUC__)\n\
 #pragma GCC ivdep\n\
 #endif\n";
+
+/// Whether the iterations of `l` may differ in work: a loop or a guard
+/// nested in it depends on its iterator (a triangle's rows). With equal
+/// work per iteration a cyclic schedule balances nothing and costs
+/// locality, so `cyc=1` leaves such a loop in blocks (and a program
+/// without uneven parallel loops is the program without `cyc=1`).
+fn uneven(l: &Loop) -> bool {
+    fn within(nodes: &[Node], var: &str) -> bool {
+        nodes.iter().any(|n| match n {
+            Node::For(m) => {
+                super::expr::mentions(&m.init, var)
+                    || super::expr::mentions(&m.cond, var)
+                    || within(&m.body, var)
+            }
+            Node::If { cond, then, other } => {
+                super::expr::mentions(cond, var) || within(then, var) || within(other, var)
+            }
+            Node::Stmt { .. } => false,
+        })
+    }
+    within(&l.body, &l.var)
+}

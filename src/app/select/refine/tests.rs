@@ -105,8 +105,9 @@ fn climb_rows(start: &str, budget: usize, seen: &[&str], rows: Option<u16>) -> V
             c.regblock = None;
         }
         c.diamond = false;
-        // Nothing to privatize.
+        // Nothing to privatize, no parallel loop of uneven work.
         c.privatize = Privatize::Off;
+        c.cyclic = false;
         c.to_string()
     };
     refine::<()>(
@@ -269,4 +270,21 @@ fn rows_per_thread_is_the_largest_nests_outer_extent_split_evenly() {
                 for (int i = 0; i < n; i++)\n for (int j = 0; j < n; j++)\n\
                 y[i][j] += x[j];\n#pragma endscop\n}\n";
     assert_eq!(rows_of(axpy, &[("n", 100)], 2), None);
+}
+
+#[test]
+fn the_cyclic_step_deals_a_parallel_programs_iterations_in_turn() {
+    let apply = |c: &str| Step::Cyclic.apply(&cfg(c), VectorTarget::AVX2, None);
+    assert_eq!(
+        apply("fuse=no,tile=32x32x1,omp=1"),
+        [cfg("fuse=no,tile=32x32x1,omp=1,cyc=1")]
+    );
+    // From a sequential program: with OpenMP (the same code without a
+    // parallel loop, then not run).
+    assert_eq!(apply("fuse=no,uj=4"), [cfg("fuse=no,omp=1,uj=4,cyc=1")]);
+    assert!(apply("omp=1,cyc=1").is_empty());
+    assert_eq!(
+        Step::Cyclic.without(&cfg("omp=1,cyc=1")),
+        Some(cfg("omp=1"))
+    );
 }

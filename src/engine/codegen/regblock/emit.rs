@@ -122,7 +122,7 @@ impl Printer<'_> {
         let _ = writeln!(self.out, "{ind}if ({} <= {}) {{", lb(r), ub(r));
         let i1 = format!("{ind}  ");
         if plan.omp {
-            let kept = self.user_clauses(&loops[0].body);
+            let kept = self.parallel_clauses(loops[0]);
             let _ = writeln!(self.out, "{i1}#pragma omp parallel for{kept}");
             self.openmp = true;
         }
