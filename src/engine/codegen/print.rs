@@ -150,11 +150,11 @@ impl<'a> Printer<'a> {
     /// `num_threads`, `proc_bind`, see `frontend/omp.rs`: those of the
     /// directive whose loop holds every statement of its body), and with
     /// `cyc=1` a cyclic schedule where its iterations' work may differ
-    /// ([`uneven`]), each with a leading space; empty without.
+    /// ([`super::tree::uneven`]), each with a leading space; empty without.
     pub(super) fn parallel_clauses(&self, l: &Loop) -> String {
         let mut kept = self.user_clauses(&l.body);
         // The user's own schedule wins: a directive takes one.
-        if self.cyclic && uneven(l) && !kept.contains("schedule(") {
+        if self.cyclic && super::tree::uneven(l) && !kept.contains("schedule(") {
             kept.push_str(" schedule(static, 1)");
         }
         kept
@@ -579,25 +579,3 @@ const SIMD_PRAGMA: &str = "#if defined(__clang__)\n\
 #elif defined(__GNUC__)\n\
 #pragma GCC ivdep\n\
 #endif\n";
-
-/// Whether the iterations of `l` may differ in work: a loop or a guard
-/// nested in it depends on its iterator (a triangle's rows). With equal
-/// work per iteration a cyclic schedule balances nothing and costs
-/// locality, so `cyc=1` leaves such a loop in blocks (and a program
-/// without uneven parallel loops is the program without `cyc=1`).
-fn uneven(l: &Loop) -> bool {
-    fn within(nodes: &[Node], var: &str) -> bool {
-        nodes.iter().any(|n| match n {
-            Node::For(m) => {
-                super::expr::mentions(&m.init, var)
-                    || super::expr::mentions(&m.cond, var)
-                    || within(&m.body, var)
-            }
-            Node::If { cond, then, other } => {
-                super::expr::mentions(cond, var) || within(then, var) || within(other, var)
-            }
-            Node::Stmt { .. } => false,
-        })
-    }
-    within(&l.body, &l.var)
-}

@@ -143,3 +143,25 @@ pub(super) fn for_each_stmt(nodes: &[Node], f: &mut dyn FnMut(usize, &[AstExpr])
         }
     }
 }
+
+/// Whether the iterations of `l` may differ in work: a loop or a guard
+/// nested in it depends on its iterator (a triangle's rows). With equal
+/// work per iteration a cyclic schedule balances nothing and costs
+/// locality, so `cyc=1` leaves such a loop in blocks (and a program
+/// without uneven parallel loops is the program without `cyc=1`).
+pub(super) fn uneven(l: &Loop) -> bool {
+    fn within(nodes: &[Node], var: &str) -> bool {
+        nodes.iter().any(|n| match n {
+            Node::For(m) => {
+                super::expr::mentions(&m.init, var)
+                    || super::expr::mentions(&m.cond, var)
+                    || within(&m.body, var)
+            }
+            Node::If { cond, then, other } => {
+                super::expr::mentions(cond, var) || within(then, var) || within(other, var)
+            }
+            Node::Stmt { .. } => false,
+        })
+    }
+    within(&l.body, &l.var)
+}
