@@ -90,19 +90,23 @@ impl Step {
     /// its `sum[p]` serializes every loop but the innermost, and only
     /// `priv=2` frees them), and costs no run where there is nothing to
     /// privatize (the same program as without).
-    pub(crate) const SEQUENTIAL_FIRST: [Step; 11] = [
-        Step::Privatized,
-        Step::PackedRegisterTile,
-        Step::RegisterTile,
-        Step::Cyclic,
-        Step::DiamondTiles,
-        Step::LargerTiles,
-        Step::SmallerTiles,
-        Step::Reductions,
-        Step::ExpandedScalars,
-        Step::InnerUnroll,
-        Step::OuterUnroll,
-    ];
+    pub(crate) const SEQUENTIAL_FIRST: [Step; 11] = Step::privatized_first(Step::ALL);
+
+    /// `order` with [`Step::Privatized`] moved to the front, the others
+    /// in their order.
+    const fn privatized_first(order: [Step; 11]) -> [Step; 11] {
+        let mut at = 0;
+        while !matches!(order[at], Step::Privatized) {
+            at += 1;
+        }
+        let mut out = order;
+        while at > 0 {
+            out[at] = order[at - 1];
+            at -= 1;
+        }
+        out[0] = Step::Privatized;
+        out
+    }
 
     /// The steps in the order they are tried from a configuration whose
     /// program has OpenMP directives (`parallel`) or not.

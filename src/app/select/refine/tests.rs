@@ -168,6 +168,13 @@ fn privatization_comes_first_from_a_sequential_program_with_openmp() {
     order.sort_by_key(|s| Step::ALL.iter().position(|x| x == s));
     assert_eq!(order, Step::ALL, "the same steps");
     assert_eq!(Step::order(false)[0], Step::Privatized);
+    let others = |o: &[Step]| -> Vec<Step> {
+        o.iter()
+            .copied()
+            .filter(|&s| s != Step::Privatized)
+            .collect()
+    };
+    assert_eq!(others(&Step::order(false)), others(&Step::ALL));
     assert_eq!(Step::order(true), Step::ALL);
     let apply = |c: &str| Step::Privatized.apply(&cfg(c), VectorTarget::AVX2, None);
     assert_eq!(
