@@ -55,8 +55,8 @@ pub(crate) struct Args {
     ///
     /// As `optimize --refine`. Most steps lead beyond the paper's space the
     /// models were trained on: a packed register tile shaped for the target's
-    /// vectors (6x32, 8x24 with AVX-512; 4x12, 6x8 with AVX2), a 4x16 one,
-    /// uneven parallel loops dealt in turn (cyc=1), diamond tiles in time, tiles twice or half as large, loops run as reductions, privatized or expanded
+    /// vectors (6x32, 8x24 with AVX-512; 4x12, 6x8 with AVX2) and its panels
+    /// four times as wide, a 4x16 one, uneven parallel loops dealt in turn (cyc=1), diamond tiles in time, tiles twice or half as large, loops run as reductions, privatized or expanded
     /// scalars, more unrolling (in that order; a step the engine refuses or
     /// whose code was run before is not run).
     #[arg(long, value_name = "N", default_value_t = crate::app::select::DEFAULT_REFINE)]

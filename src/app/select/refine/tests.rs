@@ -147,19 +147,19 @@ fn the_search_moves_to_a_faster_step_and_starts_again_from_it() {
     let steps: Vec<Step> = ran.iter().map(|r| r.1).collect();
     // Packed first (the target's first shape refused, its second run;
     // in parallel: its tiles are each thread's rows), and faster: from
-    // there, the scalar register tile (the same field, a different
-    // program), then larger tiles.
+    // there, wider panels (no faster), then the scalar register tile
+    // (the same field, a different program).
     assert_eq!(
         steps,
         vec![
             Step::PackedRegisterTile,
-            Step::RegisterTile,
-            Step::LargerTiles
+            Step::WiderPanels,
+            Step::RegisterTile
         ]
     );
     assert_eq!(ran[0].0, cfg("tile=64x256x192,omp=1,rb=8x24,pack=1"));
-    assert_eq!(ran[1].0, cfg("tile=64x256x192,omp=1,rb=4x16"));
-    assert_eq!(ran[2].0, cfg("tile=128x256x256,omp=1,rb=8x24,pack=1"));
+    assert_eq!(ran[1].0, cfg("tile=64x1024x192,omp=1,rb=8x24,pack=1"));
+    assert_eq!(ran[2].0, cfg("tile=64x256x192,omp=1,rb=4x16"));
 }
 
 #[test]
@@ -294,4 +294,22 @@ fn the_cyclic_step_deals_a_parallel_programs_iterations_in_turn() {
         Step::Cyclic.without(&cfg("omp=1,cyc=1")),
         Some(cfg("omp=1"))
     );
+}
+
+#[test]
+fn wider_panels_widen_a_packed_tiles_columns_only() {
+    let apply = |c: &str| Step::WiderPanels.apply(&cfg(c), VectorTarget::AVX512, None);
+    assert_eq!(
+        apply("tile=48x256x256,omp=1,rb=6x32,pack=1"),
+        [cfg("tile=48x1024x256,omp=1,rb=6x32,pack=1")]
+    );
+    assert_eq!(
+        apply("tile=48x2048x256,omp=1,rb=6x32,pack=1"),
+        [cfg("tile=48x4096x256,omp=1,rb=6x32,pack=1")]
+    );
+    // Not without packed operands, nor beyond 4096 or from untiled.
+    assert!(apply("tile=48x256x256,omp=1,rb=6x32").is_empty());
+    assert!(apply("tile=48x4096x256,omp=1,rb=6x32,pack=1").is_empty());
+    assert!(apply("tile=32x32x32,omp=1").is_empty());
+    assert_eq!(Step::WiderPanels.without(&cfg("tile=48x1024x256")), None);
 }
