@@ -148,7 +148,9 @@ pub(super) fn for_each_stmt(nodes: &[Node], f: &mut dyn FnMut(usize, &[AstExpr])
 /// nested in it depends on its iterator (a triangle's rows). With equal
 /// work per iteration a cyclic schedule balances nothing and costs
 /// locality, so `cyc=1` leaves such a loop in blocks (and a program
-/// without uneven parallel loops is the program without `cyc=1`).
+/// without uneven parallel loops is the program without `cyc=1`). A tile
+/// loop counts as uneven: its point loops' bounds name it (the last
+/// tile is partial), whether or not the tiles' work differs otherwise.
 pub(super) fn uneven(l: &Loop) -> bool {
     fn within(nodes: &[Node], var: &str) -> bool {
         nodes.iter().any(|n| match n {
