@@ -176,6 +176,11 @@ pub struct Config {
     /// each: iterations of unequal work (a triangle's rows) then balance.
     /// Beyond the paper's space: no bit string has it.
     pub cyclic: bool,
+    /// The original's outermost loop kept outermost and in its order
+    /// (`outer=1`), the statements inside one of its iterations scheduled
+    /// anew; with `fuse=smart` they are fused in groups that keep their
+    /// parallel loops. Beyond the paper's space: no bit string has it.
+    pub outer: bool,
 }
 
 /// Number of typed attributes beyond the paper's bits
@@ -227,6 +232,7 @@ impl Default for Config {
             expand: false,
             diamond: false,
             cyclic: false,
+            outer: false,
         }
     }
 }
@@ -244,8 +250,9 @@ impl Default for Config {
      reassociating floating point; `red=2`: the scheduler also free to keep them outermost), `priv=1` (scalars privatized: their live ranges reordered, \
      private in parallel loops; `priv=2`: also arrays every read of which reads a value written in the SCoP), `exp=1` (scalars expanded into arrays, an element per \
      iteration), `rb=MRxNR` (register blocking of contractions, e.g. rb=4x8) and, with it, `pack=1` (row operands packed, a vector micro-kernel), \
-     `tt=diamond` (time-iterated loops tiled in diamonds: concurrent start) and `cyc=1` (parallel \
-     loops' iterations dealt to the threads in turn)"
+     `tt=diamond` (time-iterated loops tiled in diamonds: concurrent start), `cyc=1` (parallel \
+     loops' iterations dealt to the threads in turn) and `outer=1` (the outermost loop kept, \
+     the statements inside it scheduled anew)"
 )]
 pub struct ConfigError {
     pub text: String,
@@ -289,6 +296,7 @@ impl Config {
                                         expand: false,
                                         diamond: false,
                                         cyclic: false,
+                                        outer: false,
                                     });
                                 }
                             }
@@ -310,6 +318,7 @@ impl Config {
             && !self.expand
             && !self.diamond
             && !self.cyclic
+            && !self.outer
             && self
                 .tile
                 .iter()
@@ -455,6 +464,7 @@ impl Config {
             expand: false,
             diamond: false,
             cyclic: false,
+            outer: false,
         })
     }
 
@@ -509,6 +519,7 @@ impl Config {
                 "exp" | "expand" => c.expand = flag(v)?,
                 "tt" | "time-tiling" => c.diamond = parse_time_tiling(v)?,
                 "cyc" | "cyclic" => c.cyclic = flag(v)?,
+                "outer" => c.outer = flag(v)?,
                 other => return Err(format!("unknown key `{}`", clip(other))),
             }
         }
@@ -584,6 +595,7 @@ fn canonical_key(k: &str) -> Option<&'static str> {
         "exp" | "expand" => "exp",
         "tt" | "time-tiling" => "tt",
         "cyc" | "cyclic" => "cyc",
+        "outer" => "outer",
         _ => return None,
     })
 }
@@ -673,6 +685,9 @@ impl fmt::Display for Config {
         }
         if self.cyclic {
             f.write_str(",cyc=1")?;
+        }
+        if self.outer {
+            f.write_str(",outer=1")?;
         }
         match self.regblock {
             Some(rb) if rb.pack => write!(f, ",rb={rb},pack=1"),
@@ -791,6 +806,22 @@ mod tests {
         let e = "cyc=1,cyclic=1".parse::<Config>().unwrap_err();
         assert!(e.reason.contains("given twice"), "{e}");
         let e = "cyc=2".parse::<Config>().unwrap_err();
+        assert!(e.reason.contains("must be 0 or 1"), "{e}");
+    }
+
+    #[test]
+    fn outer_reads_and_writes_as_outer_and_leaves_the_papers_space() {
+        let c: Config = "fuse=smart,omp=1,cyc=1,outer=1".parse().unwrap();
+        assert!(c.outer && c.cyclic && !c.is_paper());
+        assert_eq!(
+            c.to_string(),
+            "fuse=smart,tile=1x1x1,wave=0,omp=1,prevec=0,simd=0,uj=1,cyc=1,outer=1"
+        );
+        assert_eq!(c.text().parse::<Config>().unwrap(), c);
+        assert!(!"outer=0".parse::<Config>().unwrap().outer);
+        let e = "outer=1,outer=0".parse::<Config>().unwrap_err();
+        assert!(e.reason.contains("given twice"), "{e}");
+        let e = "outer=yes please".parse::<Config>().unwrap_err();
         assert!(e.reason.contains("must be 0 or 1"), "{e}");
     }
 

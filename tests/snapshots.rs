@@ -159,3 +159,12 @@ fn doitgen_privatized_array() {
         "fuse=no,omp=1,priv=2"
     ));
 }
+
+/// `outer=1,fuse=smart`: reg_detect's time loop kept outermost and in
+/// order; inside it the two nests over `(j, i)` fused, rows parallel, each
+/// statement's own loop over `cnt` kept apart, and the `path` recurrence
+/// in a group of its own (isl alone puts all four nests on a diagonal).
+#[test]
+fn reg_detect_outer_loop_kept() {
+    insta::assert_snapshot!(generated("medley/reg_detect.c", "fuse=smart,omp=1,outer=1"));
+}

@@ -28,6 +28,7 @@ fn sample() -> Vec<Config> {
             expand: false,
             diamond: false,
             cyclic: false,
+            outer: false,
         });
         out.push(Config {
             fusion,
@@ -81,6 +82,10 @@ fn sample() -> Vec<Config> {
         // reductions and privatized arrays.
         "fuse=smart,tile=32x32x1,omp=1,simd=1,uj=2,cyc=1",
         "fuse=no,omp=1,red=1,priv=2,cyc=1",
+        // The outermost loop kept (outer=1), the statements inside it
+        // grouped (fuse=smart) or as isl schedules them, with tiles.
+        "fuse=smart,tile=32x32x1,omp=1,simd=1,uj=2,cyc=1,outer=1",
+        "fuse=no,omp=1,prevec=1,outer=1",
     ] {
         out.push(text.parse().unwrap());
     }

@@ -53,6 +53,8 @@ pub struct Added {
     pub reduce: Reductions,
     /// `cyc=1`.
     pub cyclic: bool,
+    /// `outer=1`.
+    pub outer: bool,
 }
 
 /// The distinct programs of every configuration of the paper's space,
@@ -71,6 +73,7 @@ pub fn enumerate(
         c.expand |= added.expand;
         c.diamond |= added.diamond;
         c.cyclic |= added.cyclic;
+        c.outer |= added.outer;
         if added.reduce.on() {
             c.reduce = added.reduce;
         }

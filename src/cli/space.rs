@@ -84,6 +84,14 @@ pub(crate) struct Args {
     /// Beyond the paper's space; combines with the flags above.
     #[arg(long = "cyc")]
     cyclic: bool,
+    /// Every configuration with the outermost loop kept (outer=1).
+    ///
+    /// The original's outermost loop stays outermost and in order; the
+    /// statements inside it are scheduled anew (fused in groups that keep
+    /// their parallel loops with fuse=smart). Beyond the paper's space;
+    /// combines with the flags above.
+    #[arg(long = "outer")]
+    outer: bool,
     /// Builds and runs at once with --verify [default: the cores].
     #[arg(long, value_name = "N")]
     jobs: Option<usize>,
@@ -112,6 +120,7 @@ pub(crate) fn run(a: Args, ui: &Ui) -> Result<()> {
             diamond: a.diamond,
             reduce: a.reduce.unwrap_or_default(),
             cyclic: a.cyclic,
+            outer: a.outer,
         };
         space::enumerate(&src, a.context.as_deref(), added, &|e| {
             progress(e.done, e.total)

@@ -38,6 +38,9 @@ pub struct Extended {
     /// the drawn space, so that its numbering is the one before it
     /// existed.
     pub cyclic: Vec<bool>,
+    /// `outer=1`: like `cyc`, only `false` in the drawn space (the
+    /// refinement tries it), both in the fuzzer's; the last digit.
+    pub outer: Vec<bool>,
 }
 
 impl Default for Extended {
@@ -75,6 +78,7 @@ impl Default for Extended {
                 rb(8, 16, true),
             ],
             cyclic: vec![false],
+            outer: vec![false],
         }
     }
 }
@@ -102,6 +106,7 @@ impl Extended {
         e.reduce.push(Reductions::Scheduled);
         e.privatize.push(Privatize::Arrays);
         e.cyclic.push(true);
+        e.outer.push(true);
         for t in [VectorTarget::AVX512, VectorTarget::AVX2, VectorTarget::SSE2] {
             for r in t.packed_tiles().into_iter().take(2) {
                 if !e.regblock.contains(&Some(r)) {
@@ -125,7 +130,7 @@ pub enum SampleError {
 impl Extended {
     /// The number of choices of each field, in numbering order (the
     /// three tile dimensions separately, the first most significant).
-    fn radices(&self) -> [u64; 15] {
+    fn radices(&self) -> [u64; 16] {
         let t = self.tile.len() as u64;
         [
             self.fusion.len() as u64,
@@ -143,6 +148,7 @@ impl Extended {
             self.expand.len() as u64,
             self.diamond.len() as u64,
             self.cyclic.len() as u64,
+            self.outer.len() as u64,
         ]
     }
 
@@ -158,7 +164,7 @@ impl Extended {
 
     /// Configuration number `index` (below [`Extended::len`]).
     pub fn config(&self, index: u64) -> Config {
-        let mut digits = [0usize; 15];
+        let mut digits = [0usize; 16];
         let mut rest = index;
         for (d, r) in digits.iter_mut().zip(self.radices()).rev() {
             *d = (rest % r) as usize;
@@ -182,6 +188,7 @@ impl Extended {
             expand: self.expand[digits[12]],
             diamond: self.diamond[digits[13]],
             cyclic: self.cyclic[digits[14]],
+            outer: self.outer[digits[15]],
         }
     }
 
@@ -206,6 +213,7 @@ impl Extended {
             at(&self.expand, &c.expand)?,
             at(&self.diamond, &c.diamond)?,
             at(&self.cyclic, &c.cyclic)?,
+            at(&self.outer, &c.outer)?,
         ];
         Some(
             digits

@@ -134,13 +134,15 @@ type Cached<'c> = [Slots<'c>; 6];
 /// too), when the SCoP has something to privatize.
 type PrivateModels<'c> = [Option<Model<'c>>; 2];
 
-/// One model's hyperplanes without and with time bands.
-type Slots<'c> = [Option<Result<Schedule<'c>, String>>; 2];
+/// One model's hyperplanes without and with time bands, and those
+/// inside the outermost loop (`outer=1`: [`transform::outer_hyperplanes`]).
+type Slots<'c> = [Option<Result<Schedule<'c>, String>>; 3];
 
 /// The keys that share hyperplanes: one fusion, with or without time
-/// bands, with or without the reductions set aside.
-fn group(key: &Config) -> (crate::config::Fusion, bool, bool) {
-    (key.fusion, key.diamond, scheduled(key))
+/// bands, with or without the reductions set aside, inside the outermost
+/// loop or not.
+fn group(key: &Config) -> (crate::config::Fusion, bool, bool, bool) {
+    (key.fusion, key.diamond, scheduled(key), key.outer)
 }
 
 /// Whether a key's hyperplanes set the reductions aside (`red=2`).
@@ -174,6 +176,28 @@ fn lower<'m, 'c>(
     // A `tt=diamond` key where no band takes diamond tiles (or without
     // time bands) is the key without it, as in `transform::schedule`.
     let with = |m: &'m Model<'c>, slots: &mut Slots<'c>| {
+        if key.outer {
+            let base = slots[2].get_or_insert_with(|| {
+                transform::outer_hyperplanes(m, scop.index, key.fusion, scheduled(&key))
+                    .map_err(|e| e.to_string())
+            });
+            let base = match base {
+                Ok(b) => b,
+                Err(e) => return Err((false, e.clone())),
+            };
+            if key.diamond
+                && let Some(s) = transform::diamonds(m, scop.index, base, &key).map_err(failed)?
+            {
+                return codegen::lower(m, scop.index, &s).map_err(failed);
+            }
+            let plain = Config {
+                diamond: false,
+                ..key
+            };
+            return transform::refine(m, scop.index, base, &plain)
+                .and_then(|s| codegen::lower(m, scop.index, &s))
+                .map_err(failed);
+        }
         if key.diamond {
             let base = slots[1].get_or_insert_with(|| {
                 transform::hyperplanes(m, scop.index, key.fusion, true, scheduled(&key))

@@ -17,6 +17,9 @@ use crate::frontend::scop::Scop;
 use crate::isl::{self, Clustering, IslError, NodeKind, Schedule, ScheduleNode};
 
 mod diamond;
+mod outer;
+
+pub(crate) use outer::hyperplanes as outer_hyperplanes;
 
 /// The schedule tree for `config`. With `tt=diamond`, where no band
 /// takes diamond tiles (no time loop, a Gauss-Seidel dependence, tiles
@@ -28,6 +31,19 @@ pub fn schedule<'c>(
     config: &Config,
 ) -> Result<Schedule<'c>, EngineError> {
     let scheduled = config.reduce == Reductions::Scheduled;
+    if config.outer {
+        let base = outer_hyperplanes(model, scop_index, config.fusion, scheduled)?;
+        if config.diamond
+            && let Some(s) = diamonds(model, scop_index, &base, config)?
+        {
+            return Ok(s);
+        }
+        let plain = Config {
+            diamond: false,
+            ..*config
+        };
+        return refine(model, scop_index, &base, &plain);
+    }
     if config.diamond {
         if let Ok(base) = hyperplanes(model, scop_index, config.fusion, true, scheduled)
             && let Some(s) = diamonds(model, scop_index, &base, config)?
@@ -79,36 +95,121 @@ pub(crate) fn hyperplanes<'c>(
     reductions: bool,
 ) -> Result<Schedule<'c>, EngineError> {
     let ctx = model.ctx;
-    ctx.set_clustering(match fusion {
+    ctx.set_clustering(clustering(fusion));
+    let c = Constraints::of(model, reductions)?;
+    ctx.set_outer_coincidence(!time_bands);
+    let computed = c.schedule(&model.domain, &model.context);
+    ctx.set_outer_coincidence(true);
+    let s = computed.map_err(|e| no_schedule(scop_index, &e))?;
+    bounded_coefficients(&s, scop_index, fusion)?;
+    Ok(s)
+}
+
+/// isl's clustering option for a fusion structure.
+fn clustering(fusion: Fusion) -> Clustering {
+    match fusion {
         Fusion::No => Clustering::SerializeSccs,
         Fusion::Smart => Clustering::Incremental,
         Fusion::Max => Clustering::WholeComponent,
-    });
-    let deps = &model.deps.all;
-    // Privatized scalars: their memory dependences bind the scheduler only
-    // where it would not keep their live ranges inside one iteration.
-    let conditional = model.private.as_ref().map(|p| (&p.live, &p.dropped));
-    let (validity, coincidence) = if reductions {
-        let validity = deps.union(&accumulator_order(model)?)?.coalesce()?;
-        let coincidence = validity.subtract(&model.deps.reduction)?;
-        (validity, coincidence)
-    } else {
-        (deps.clone(), deps.clone())
-    };
-    ctx.set_outer_coincidence(!time_bands);
-    let computed = isl::compute_schedule(
-        &model.domain,
-        &model.context,
-        &validity,
-        &coincidence,
-        &validity,
-        conditional,
-    );
-    ctx.set_outer_coincidence(true);
-    let s = computed.map_err(|e| EngineError::Unsupported {
+    }
+}
+
+/// The error of a scheduler that found nothing.
+fn no_schedule(scop_index: usize, e: &IslError) -> EngineError {
+    EngineError::Unsupported {
         scop: scop_index,
         reason: format!("the scheduler found no legal schedule ({})", e.message),
-    })?;
+    }
+}
+
+/// What the scheduler is given: the dependences it must respect
+/// (validity, also its proximity), those that decide which loops are
+/// parallel (coincidence), and the privatized scalars' conditional pair.
+struct Constraints<'c> {
+    validity: isl::UnionMap<'c>,
+    coincidence: isl::UnionMap<'c>,
+    /// (live ranges, the dependences that bind only where a band does
+    /// not keep them within one iteration).
+    conditional: Option<(isl::UnionMap<'c>, isl::UnionMap<'c>)>,
+}
+
+impl<'c> Constraints<'c> {
+    /// With `reductions` (`red=2`) a loop that carries only the
+    /// reductions' own dependences counts as parallel.
+    fn of(model: &Model<'c>, reductions: bool) -> Result<Self, IslError> {
+        let deps = &model.deps.all;
+        // Privatized scalars: their memory dependences bind the scheduler
+        // only where it would not keep their live ranges inside one
+        // iteration.
+        let conditional = model
+            .private
+            .as_ref()
+            .map(|p| (p.live.clone(), p.dropped.clone()));
+        let (validity, coincidence) = if reductions {
+            let validity = deps.union(&accumulator_order(model)?)?.coalesce()?;
+            let coincidence = validity.subtract(&model.deps.reduction)?;
+            (validity, coincidence)
+        } else {
+            (deps.clone(), deps.clone())
+        };
+        Ok(Constraints {
+            validity,
+            coincidence,
+            conditional,
+        })
+    }
+
+    /// The constraints between pairs of `pairs` only.
+    fn within(&self, pairs: &isl::UnionMap<'c>) -> Result<Self, IslError> {
+        let conditional = match &self.conditional {
+            Some((live, dropped)) => Some((live.intersect(pairs)?, dropped.intersect(pairs)?)),
+            None => None,
+        };
+        Ok(Constraints {
+            validity: self.validity.intersect(pairs)?,
+            coincidence: self.coincidence.intersect(pairs)?,
+            conditional,
+        })
+    }
+
+    /// The constraints between elements of `domain` only.
+    fn on(&self, domain: &isl::UnionSet<'c>) -> Result<Self, IslError> {
+        let inside = |m: &isl::UnionMap<'c>| m.intersect_domain(domain)?.intersect_range(domain);
+        let conditional = match &self.conditional {
+            Some((live, dropped)) => Some((inside(live)?, inside(dropped)?)),
+            None => None,
+        };
+        Ok(Constraints {
+            validity: inside(&self.validity)?,
+            coincidence: inside(&self.coincidence)?,
+            conditional,
+        })
+    }
+
+    /// isl's schedule of `domain` under these constraints and the
+    /// context's options.
+    fn schedule(
+        &self,
+        domain: &isl::UnionSet<'c>,
+        context: &isl::Set<'c>,
+    ) -> Result<Schedule<'c>, IslError> {
+        isl::compute_schedule(
+            domain,
+            context,
+            &self.validity,
+            &self.coincidence,
+            &self.validity,
+            self.conditional.as_ref().map(|(a, b)| (a, b)),
+        )
+    }
+}
+
+/// Refuses a schedule with a coefficient above [`MAX_COEFFICIENT`].
+fn bounded_coefficients(
+    s: &Schedule<'_>,
+    scop_index: usize,
+    fusion: Fusion,
+) -> Result<(), EngineError> {
     let mut largest = 0.0f64;
     walk(&s.root()?, &mut |n| {
         if n.kind()? == NodeKind::Band {
@@ -129,7 +230,7 @@ pub(crate) fn hyperplanes<'c>(
             ),
         });
     }
-    Ok(s)
+    Ok(())
 }
 
 /// For `red=2`: every access to a reduction's accumulator by another

@@ -162,6 +162,10 @@ unsafe extern "C" {
         a: *mut isl_union_set,
         b: *mut isl_union_set,
     ) -> *mut isl_union_set;
+    pub(crate) fn isl_union_set_union(
+        a: *mut isl_union_set,
+        b: *mut isl_union_set,
+    ) -> *mut isl_union_set;
     pub(crate) fn isl_union_set_intersect_params(
         a: *mut isl_union_set,
         b: *mut isl_set,
@@ -354,6 +358,14 @@ unsafe extern "C" {
         sizes: *mut isl_multi_val,
     ) -> *mut isl_schedule_node;
     pub(crate) fn isl_schedule_node_delete(n: *mut isl_schedule_node) -> *mut isl_schedule_node;
+    pub(crate) fn isl_schedule_node_band_split(
+        n: *mut isl_schedule_node,
+        pos: c_int,
+    ) -> *mut isl_schedule_node;
+    pub(crate) fn isl_schedule_node_filter_get_filter(
+        n: *mut isl_schedule_node,
+    ) -> *mut isl_union_set;
+    pub(crate) fn isl_union_map_from_union_pw_aff(u: *mut isl_union_pw_aff) -> *mut isl_union_map;
     pub(crate) fn isl_schedule_node_insert_partial_schedule(
         n: *mut isl_schedule_node,
         s: *mut isl_multi_union_pw_aff,

@@ -519,6 +519,7 @@ isl_preds!(UnionSet {
 
 isl_ops!(UnionSet {
     fn intersect(other: UnionSet) -> UnionSet = isl_union_set_intersect;
+    fn union(other: UnionSet) -> UnionSet = isl_union_set_union;
     fn subtract(other: UnionSet) -> UnionSet = isl_union_set_subtract;
     fn intersect_params(params: Set) -> UnionSet = isl_union_set_intersect_params;
     fn coalesce() -> UnionSet = isl_union_set_coalesce;
@@ -847,6 +848,21 @@ impl<'c> ScheduleNode<'c> {
         }
     }
 
+    /// Splits the band after its first `pos` members; the node keeps
+    /// those, its new child band the rest.
+    pub fn band_split(&self, pos: usize) -> Result<Self, IslError> {
+        // SAFETY: takes a fresh reference.
+        let r = unsafe { ffi::isl_schedule_node_band_split(self.take(), pos as c_int) };
+        ScheduleNode::wrap(self.ctx, r, "split band")
+    }
+
+    /// The domain elements a filter node lets through.
+    pub fn filter(&self) -> Result<UnionSet<'c>, IslError> {
+        // SAFETY: isl only reads the node.
+        let r = unsafe { ffi::isl_schedule_node_filter_get_filter(self.keep()) };
+        UnionSet::wrap(self.ctx, r, "filter")
+    }
+
     /// Removes this node; the result points at what replaced it.
     pub fn delete(&self) -> Result<Self, IslError> {
         // SAFETY: takes a fresh reference.
@@ -1012,6 +1028,8 @@ impl<'c> UnionPwAff<'c> {
 }
 
 isl_ops!(UnionPwAff {
+    /// The expression as a relation from each domain element to its value.
+    fn to_union_map() -> UnionMap = isl_union_map_from_union_pw_aff;
     fn add(other: UnionPwAff) -> UnionPwAff = isl_union_pw_aff_add;
     fn sub(other: UnionPwAff) -> UnionPwAff = isl_union_pw_aff_sub;
 });
