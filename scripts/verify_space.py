@@ -8,7 +8,7 @@ any compile error, crash, timeout or wrong output. `--keep DIR` writes
 the failing variants there.
 
     scripts/verify_space.py [--size mini] [--compilers gcc,clang] [--jobs 2]
-                            [--threads 2] [--tt] [--red 1|2] [--priv 1|2] [--cyc] [--outer] [--keep DIR] [--json FILE]
+                            [--threads 2] [--tt] [--red 1|2] [--priv 1|2] [--cyc] [--outer] [--dist] [--keep DIR] [--json FILE]
                             [KERNEL ...]
 """
 import argparse
@@ -43,6 +43,8 @@ def main():
                     help="every configuration with cyc=1 added (polytune space --cyc)")
     ap.add_argument("--outer", action="store_true",
                     help="every configuration with outer=1 added (polytune space --outer)")
+    ap.add_argument("--dist", action="store_true",
+                    help="every configuration with dist=1 added (polytune space --dist)")
     ap.add_argument("--polytune", default=os.path.join(ROOT, "target", "release", "polytune"))
     ap.add_argument("names", nargs="*")
     a = ap.parse_args()
@@ -64,6 +66,8 @@ def main():
             cmd.append("--cyc")
         if a.outer:
             cmd.append("--outer")
+        if a.dist:
+            cmd.append("--dist")
         emitted = tempfile.mkdtemp(prefix="polytune-verify-") if a.keep else None
         if emitted:
             cmd += ["--emit", emitted]

@@ -181,6 +181,11 @@ pub struct Config {
     /// anew; with `fuse=smart` they are fused in groups that keep their
     /// parallel loops. Beyond the paper's space: no bit string has it.
     pub outer: bool,
+    /// The innermost loop of the outermost band distributed (`dist=1`):
+    /// each statement (each group of statements that depend on each other
+    /// in a cycle) gets a loop of its own inside the loops the band keeps
+    /// fused. Beyond the paper's space: no bit string has it.
+    pub distribute: bool,
 }
 
 /// Number of typed attributes beyond the paper's bits
@@ -233,6 +238,7 @@ impl Default for Config {
             diamond: false,
             cyclic: false,
             outer: false,
+            distribute: false,
         }
     }
 }
@@ -251,8 +257,9 @@ impl Default for Config {
      private in parallel loops; `priv=2`: also arrays every read of which reads a value written in the SCoP), `exp=1` (scalars expanded into arrays, an element per \
      iteration), `rb=MRxNR` (register blocking of contractions, e.g. rb=4x8) and, with it, `pack=1` (row operands packed, a vector micro-kernel), \
      `tt=diamond` (time-iterated loops tiled in diamonds: concurrent start), `cyc=1` (parallel \
-     loops' iterations dealt to the threads in turn) and `outer=1` (the outermost loop kept, \
-     the statements inside it scheduled anew)"
+     loops' iterations dealt to the threads in turn), `outer=1` (the outermost loop kept, \
+     the statements inside it scheduled anew) and `dist=1` (the innermost loop of the outermost band \
+     distributed)"
 )]
 pub struct ConfigError {
     pub text: String,
@@ -297,6 +304,7 @@ impl Config {
                                         diamond: false,
                                         cyclic: false,
                                         outer: false,
+                                        distribute: false,
                                     });
                                 }
                             }
@@ -319,6 +327,7 @@ impl Config {
             && !self.diamond
             && !self.cyclic
             && !self.outer
+            && !self.distribute
             && self
                 .tile
                 .iter()
@@ -465,6 +474,7 @@ impl Config {
             diamond: false,
             cyclic: false,
             outer: false,
+            distribute: false,
         })
     }
 
@@ -520,6 +530,7 @@ impl Config {
                 "tt" | "time-tiling" => c.diamond = parse_time_tiling(v)?,
                 "cyc" | "cyclic" => c.cyclic = flag(v)?,
                 "outer" => c.outer = flag(v)?,
+                "dist" | "distribute" => c.distribute = flag(v)?,
                 other => return Err(format!("unknown key `{}`", clip(other))),
             }
         }
@@ -596,6 +607,7 @@ fn canonical_key(k: &str) -> Option<&'static str> {
         "tt" | "time-tiling" => "tt",
         "cyc" | "cyclic" => "cyc",
         "outer" => "outer",
+        "dist" | "distribute" => "dist",
         _ => return None,
     })
 }
@@ -688,6 +700,9 @@ impl fmt::Display for Config {
         }
         if self.outer {
             f.write_str(",outer=1")?;
+        }
+        if self.distribute {
+            f.write_str(",dist=1")?;
         }
         match self.regblock {
             Some(rb) if rb.pack => write!(f, ",rb={rb},pack=1"),
@@ -823,6 +838,19 @@ mod tests {
         assert!(e.reason.contains("given twice"), "{e}");
         let e = "outer=yes please".parse::<Config>().unwrap_err();
         assert!(e.reason.contains("must be 0 or 1"), "{e}");
+    }
+
+    #[test]
+    fn distribute_reads_and_writes_as_dist_and_leaves_the_papers_space() {
+        let c: Config = "fuse=max,omp=1,distribute=1".parse().unwrap();
+        assert!(c.distribute && !c.is_paper());
+        assert_eq!(
+            c.to_string(),
+            "fuse=max,tile=1x1x1,wave=0,omp=1,prevec=0,simd=0,uj=1,dist=1"
+        );
+        assert_eq!(c.text().parse::<Config>().unwrap(), c);
+        let e = "dist=1,distribute=0".parse::<Config>().unwrap_err();
+        assert!(e.reason.contains("given twice"), "{e}");
     }
 
     #[test]

@@ -168,3 +168,11 @@ fn doitgen_privatized_array() {
 fn reg_detect_outer_loop_kept() {
     insta::assert_snapshot!(generated("medley/reg_detect.c", "fuse=smart,omp=1,outer=1"));
 }
+
+/// `dist=1`: reg_detect's outermost band (isl's diagonal, the time loop,
+/// the skewed rows) kept, each statement's loop over `cnt` apart inside
+/// it: the division vectorizes, the prefix sum's chain runs alone.
+#[test]
+fn reg_detect_innermost_distributed() {
+    insta::assert_snapshot!(generated("medley/reg_detect.c", "fuse=max,omp=1,dist=1"));
+}

@@ -29,6 +29,7 @@ fn sample() -> Vec<Config> {
             diamond: false,
             cyclic: false,
             outer: false,
+            distribute: false,
         });
         out.push(Config {
             fusion,
@@ -86,6 +87,10 @@ fn sample() -> Vec<Config> {
         // grouped (fuse=smart) or as isl schedules them, with tiles.
         "fuse=smart,tile=32x32x1,omp=1,simd=1,uj=2,cyc=1,outer=1",
         "fuse=no,omp=1,prevec=1,outer=1",
+        // The outermost band's innermost loop distributed (dist=1), with
+        // tiles and vector marks.
+        "fuse=max,omp=1,simd=1,dist=1",
+        "fuse=smart,tile=32x32x32,omp=1,prevec=1,simd=1,uj=2,dist=1",
     ] {
         out.push(text.parse().unwrap());
     }

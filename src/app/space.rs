@@ -55,6 +55,8 @@ pub struct Added {
     pub cyclic: bool,
     /// `outer=1`.
     pub outer: bool,
+    /// `dist=1`.
+    pub distribute: bool,
 }
 
 /// The distinct programs of every configuration of the paper's space,
@@ -74,6 +76,7 @@ pub fn enumerate(
         c.diamond |= added.diamond;
         c.cyclic |= added.cyclic;
         c.outer |= added.outer;
+        c.distribute |= added.distribute;
         if added.reduce.on() {
             c.reduce = added.reduce;
         }

@@ -92,6 +92,13 @@ pub(crate) struct Args {
     /// combines with the flags above.
     #[arg(long = "outer")]
     outer: bool,
+    /// Every configuration with the innermost loop distributed (dist=1).
+    ///
+    /// The outermost band's innermost loop split per statement (per cycle
+    /// of statements that depend on each other). Beyond the paper's
+    /// space; combines with the flags above.
+    #[arg(long = "dist")]
+    distribute: bool,
     /// Builds and runs at once with --verify [default: the cores].
     #[arg(long, value_name = "N")]
     jobs: Option<usize>,
@@ -121,6 +128,7 @@ pub(crate) fn run(a: Args, ui: &Ui) -> Result<()> {
             reduce: a.reduce.unwrap_or_default(),
             cyclic: a.cyclic,
             outer: a.outer,
+            distribute: a.distribute,
         };
         space::enumerate(&src, a.context.as_deref(), added, &|e| {
             progress(e.done, e.total)

@@ -41,6 +41,8 @@ pub struct Extended {
     /// `outer=1`: like `cyc`, only `false` in the drawn space (the
     /// refinement tries it), both in the fuzzer's; the last digit.
     pub outer: Vec<bool>,
+    /// `dist=1`: likewise; the last digit.
+    pub distribute: Vec<bool>,
 }
 
 impl Default for Extended {
@@ -79,6 +81,7 @@ impl Default for Extended {
             ],
             cyclic: vec![false],
             outer: vec![false],
+            distribute: vec![false],
         }
     }
 }
@@ -107,6 +110,7 @@ impl Extended {
         e.privatize.push(Privatize::Arrays);
         e.cyclic.push(true);
         e.outer.push(true);
+        e.distribute.push(true);
         for t in [VectorTarget::AVX512, VectorTarget::AVX2, VectorTarget::SSE2] {
             for r in t.packed_tiles().into_iter().take(2) {
                 if !e.regblock.contains(&Some(r)) {
@@ -130,7 +134,7 @@ pub enum SampleError {
 impl Extended {
     /// The number of choices of each field, in numbering order (the
     /// three tile dimensions separately, the first most significant).
-    fn radices(&self) -> [u64; 16] {
+    fn radices(&self) -> [u64; 17] {
         let t = self.tile.len() as u64;
         [
             self.fusion.len() as u64,
@@ -149,6 +153,7 @@ impl Extended {
             self.diamond.len() as u64,
             self.cyclic.len() as u64,
             self.outer.len() as u64,
+            self.distribute.len() as u64,
         ]
     }
 
@@ -164,7 +169,7 @@ impl Extended {
 
     /// Configuration number `index` (below [`Extended::len`]).
     pub fn config(&self, index: u64) -> Config {
-        let mut digits = [0usize; 16];
+        let mut digits = [0usize; 17];
         let mut rest = index;
         for (d, r) in digits.iter_mut().zip(self.radices()).rev() {
             *d = (rest % r) as usize;
@@ -189,6 +194,7 @@ impl Extended {
             diamond: self.diamond[digits[13]],
             cyclic: self.cyclic[digits[14]],
             outer: self.outer[digits[15]],
+            distribute: self.distribute[digits[16]],
         }
     }
 
@@ -214,6 +220,7 @@ impl Extended {
             at(&self.diamond, &c.diamond)?,
             at(&self.cyclic, &c.cyclic)?,
             at(&self.outer, &c.outer)?,
+            at(&self.distribute, &c.distribute)?,
         ];
         Some(
             digits

@@ -217,6 +217,15 @@ fn lower<'m, 'c>(
             transform::hyperplanes(m, scop.index, key.fusion, false, scheduled(&key))
                 .map_err(|e| e.to_string())
         });
+        let distributed;
+        let base: Result<&Schedule<'c>, String> = match base {
+            Ok(b) if key.distribute => {
+                distributed = transform::distributed(m, scop.index, b, scheduled(&key));
+                distributed.as_ref().map_err(|e| e.to_string())
+            }
+            Ok(b) => Ok(&*b),
+            Err(e) => Err(e.clone()),
+        };
         match base {
             Ok(base) => transform::refine(m, scop.index, base, &plain)
                 .and_then(|s| codegen::lower(m, scop.index, &s))

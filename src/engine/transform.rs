@@ -17,7 +17,10 @@ use crate::frontend::scop::Scop;
 use crate::isl::{self, Clustering, IslError, NodeKind, Schedule, ScheduleNode};
 
 mod diamond;
+mod distribute;
 mod outer;
+
+pub(crate) use distribute::distributed;
 
 pub(crate) use outer::hyperplanes as outer_hyperplanes;
 
@@ -57,6 +60,11 @@ pub fn schedule<'c>(
         return schedule(model, scop_index, &plain);
     }
     let base = hyperplanes(model, scop_index, config.fusion, false, scheduled)?;
+    let base = if config.distribute {
+        distributed(model, scop_index, &base, scheduled)?
+    } else {
+        base
+    };
     refine(model, scop_index, &base, config)
 }
 

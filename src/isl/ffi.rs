@@ -162,6 +162,7 @@ unsafe extern "C" {
         a: *mut isl_union_set,
         b: *mut isl_union_set,
     ) -> *mut isl_union_set;
+    pub(crate) fn isl_union_set_n_set(s: *mut isl_union_set) -> c_int;
     pub(crate) fn isl_union_set_union(
         a: *mut isl_union_set,
         b: *mut isl_union_set,

@@ -487,6 +487,13 @@ impl<'c> Set<'c> {
 }
 
 impl<'c> UnionSet<'c> {
+    /// The number of spaces (statements) it has points in.
+    pub fn n_sets(&self) -> Result<usize, IslError> {
+        // SAFETY: isl only reads the set.
+        let n = unsafe { ffi::isl_union_set_n_set(self.keep()) };
+        usize::try_from(n).map_err(|_| self.ctx.take_error("number of sets"))
+    }
+
     /// The set, when all its points live in one space.
     /// The parameter values for which the union has a point.
     pub fn params(&self) -> Result<Set<'c>, IslError> {

@@ -35,8 +35,8 @@ pub enum Step {
     /// ([`VectorTarget::packed_tiles`]: 6x32 and 8x24 with AVX-512, 4x12
     /// and 6x8 with AVX2).
     PackedRegisterTile,
-    /// A packed register tile's column tiles four times as wide (at most
-    /// 4096): the panel of the packed operand a thread streams through
+    /// A packed register tile's column tiles sixteen, else four times as
+    /// wide (at most 4096): the panel of the packed operand a thread streams through
     /// (gauss-filter at LARGE, gcc, 2 threads, Zen 5, 2026-11-29, its
     /// best `tile=48x256x256,rb=6x32,pack=1` 5.26×, 1024 columns 6.24×,
     /// 4096 7.02× against Polly-parallel's 6.1×; gemm 25.8× at 256 and
@@ -68,6 +68,14 @@ pub enum Step {
     /// measure, not a rule). Early: it costs no run where no parallel loop
     /// is uneven (the same code as without).
     Cyclic,
+    /// `dist=1`: the outermost band's innermost loop distributed, each
+    /// statement's own inside the fused ones (reg_detect at LARGE, gcc, 2
+    /// threads, Zen 5, 2026-11-29: its best `fuse=no,tile=1x1x16,omp=1,
+    /// uj=4,cyc=1` 1.40× → 2.78×, Polly-parallel 1.99×: the division
+    /// vectorizes apart from the prefix sum's chain). Early: it costs no
+    /// run where the band has one member or one statement (the same code
+    /// as without).
+    Distributed,
     /// `exp=1`.
     ExpandedScalars,
     /// The innermost loop unrolled twice more (`uj=Ox2`).
@@ -78,11 +86,12 @@ pub enum Step {
 
 impl Step {
     /// In the order they are tried.
-    pub(crate) const ALL: [Step; 12] = [
+    pub(crate) const ALL: [Step; 13] = [
         Step::WiderPanels,
         Step::PackedRegisterTile,
         Step::RegisterTile,
         Step::Cyclic,
+        Step::Distributed,
         Step::DiamondTiles,
         Step::LargerTiles,
         Step::SmallerTiles,
@@ -99,11 +108,11 @@ impl Step {
     /// its `sum[p]` serializes every loop but the innermost, and only
     /// `priv=2` frees them), and costs no run where there is nothing to
     /// privatize (the same program as without).
-    pub(crate) const SEQUENTIAL_FIRST: [Step; 12] = Step::privatized_first(Step::ALL);
+    pub(crate) const SEQUENTIAL_FIRST: [Step; 13] = Step::privatized_first(Step::ALL);
 
     /// `order` with [`Step::Privatized`] moved to the front, the others
     /// in their order.
-    const fn privatized_first(order: [Step; 12]) -> [Step; 12] {
+    const fn privatized_first(order: [Step; 13]) -> [Step; 13] {
         let mut at = 0;
         while !matches!(order[at], Step::Privatized) {
             at += 1;
@@ -119,7 +128,7 @@ impl Step {
 
     /// The steps in the order they are tried from a configuration whose
     /// program has OpenMP directives (`parallel`) or not.
-    pub(crate) fn order(parallel: bool) -> [Step; 12] {
+    pub(crate) fn order(parallel: bool) -> [Step; 13] {
         if parallel {
             Step::ALL
         } else {
@@ -161,9 +170,23 @@ impl Step {
                 return also_fused(n, Fusion::Max, c);
             }
             Step::WiderPanels => {
-                if c.regblock.is_some_and(|r| r.pack) && c.tile[1] > 1 {
-                    n.tile[1] = (c.tile[1] * 4).min(MAX_TILE_SIZE);
+                // Sixteen times first (the widest, where gauss-filter ran
+                // fastest), then four times if that was no faster: one run
+                // reaches 4096 columns from 256, and a kernel that loses
+                // there (gemm: 2048 columns 6% slower) still gets 1024.
+                if !(c.regblock.is_some_and(|r| r.pack) && c.tile[1] > 1) {
+                    return vec![];
                 }
+                let mut forms: Vec<Config> = Vec::new();
+                for factor in [16, 4] {
+                    let mut w = n;
+                    w.tile[1] =
+                        (u32::from(c.tile[1]) * factor).min(u32::from(MAX_TILE_SIZE)) as u16;
+                    if w != *c && !forms.contains(&w) {
+                        forms.push(w);
+                    }
+                }
+                return forms;
             }
             Step::LargerTiles => n.tile = scaled(c.tile, &|s| (s * 2).min(256)),
             Step::SmallerTiles => n.tile = scaled(c.tile, &|s| (s / 2).max(8)),
@@ -188,6 +211,7 @@ impl Step {
                 n.cyclic = true;
                 n.omp = true;
             }
+            Step::Distributed => n.distribute = true,
             Step::ExpandedScalars => n.expand = true,
             Step::InnerUnroll => {
                 n.unroll = UnrollJam {
@@ -215,6 +239,7 @@ impl Step {
             Step::Reductions => b.reduce = Reductions::Off,
             Step::Privatized => b.privatize = Privatize::Off,
             Step::Cyclic => b.cyclic = false,
+            Step::Distributed => b.distribute = false,
             Step::ExpandedScalars => b.expand = false,
             Step::InnerUnroll => b.unroll.inner = 1,
             Step::WiderPanels | Step::LargerTiles | Step::SmallerTiles | Step::OuterUnroll => {
@@ -235,6 +260,7 @@ impl Step {
             Step::Reductions => "reductions",
             Step::Privatized => "privatized scalars or arrays",
             Step::Cyclic => "iterations dealt in turn",
+            Step::Distributed => "innermost loop distributed",
             Step::ExpandedScalars => "expanded scalars",
             Step::InnerUnroll => "inner loop unrolled",
             Step::OuterUnroll => "more unroll-and-jam",

@@ -89,6 +89,11 @@ fn cond_text(e: &AstExpr) -> Result<String, Failure> {
         let b = cond_text(&replace_first_select(e, 2).0)?;
         return Ok(format!("(({c} and {a}) or (not ({c}) and {b}))"));
     }
+    // A constant as a condition (isl writes `… || 1` where a disjunct
+    // always holds): isl's parser reads `true` and `false`, not numbers.
+    if let AstExpr::Int(v) = e {
+        return Ok(if *v != 0 { "true" } else { "false" }.to_string());
+    }
     if let AstExpr::Op(op, args) = e
         && args.len() == 2
     {
@@ -113,6 +118,9 @@ fn cond_text(e: &AstExpr) -> Result<String, Failure> {
         let flat = match op {
             AstOp::And | AstOp::AndThen => {
                 return Ok(format!("{} and {}", cond_text(l)?, cond_text(r)?));
+            }
+            AstOp::Or | AstOp::OrElse => {
+                return Ok(format!("({} or {})", cond_text(l)?, cond_text(r)?));
             }
             AstOp::Le => split("<=", l, r, AstOp::Min),
             AstOp::Lt => split("<", l, r, AstOp::Min),
@@ -373,6 +381,24 @@ mod tests {
             &c,
             "[m] -> { S0[a] -> [a] : a <= m + 1 and a <= -961 * floor((m + 30) / 32) }",
         );
+    }
+
+    /// isl writes `… || 1` where a disjunct always holds (adi with the
+    /// time loop kept, `outer=1`): the constant is read as `true`.
+    #[test]
+    fn a_constant_disjunct_is_read_as_true() {
+        let c = cond_text(&AstExpr::Op(
+            AstOp::Or,
+            vec![
+                AstExpr::Op(AstOp::Ge, vec![id("m"), AstExpr::Int(2)]),
+                AstExpr::Int(1),
+            ],
+        ))
+        .unwrap();
+        assert_eq!(c, "((m >= 2) or true)");
+        assert_same_relation(&c, "[m] -> { S0[a] -> [a] }");
+        assert_eq!(cond_text(&AstExpr::Int(0)).unwrap(), "false");
+        assert_same_relation("(c0 > m or false)", "[m] -> { S0[a] -> [a] : a > m }");
     }
 
     #[test]

@@ -90,7 +90,8 @@ fn steps_change_one_field_and_tile_what_a_register_tile_needs() {
 /// that register tiles are refused where the second tile size is 64,
 /// and the 6x32 shape always
 /// (then the code is the one without them) and diamond tiles always
-/// (a kernel without a time loop); runs are faster the more of
+/// (a kernel without a time loop), likewise privatization, `cyc=1` and
+/// `dist=1`; runs are faster the more of
 /// `faster` the configuration has.
 fn climb(start: &str, budget: usize, seen: &[&str]) -> Vec<(Config, Step)> {
     climb_rows(start, budget, seen, None)
@@ -105,9 +106,11 @@ fn climb_rows(start: &str, budget: usize, seen: &[&str], rows: Option<u16>) -> V
             c.regblock = None;
         }
         c.diamond = false;
-        // Nothing to privatize, no parallel loop of uneven work.
+        // Nothing to privatize, no parallel loop of uneven work, no band
+        // over several statements to distribute.
         c.privatize = Privatize::Off;
         c.cyclic = false;
+        c.distribute = false;
         c.to_string()
     };
     refine::<()>(
@@ -143,23 +146,26 @@ fn climb_rows(start: &str, budget: usize, seen: &[&str], rows: Option<u16>) -> V
 
 #[test]
 fn the_search_moves_to_a_faster_step_and_starts_again_from_it() {
-    let ran = climb("tile=32x32x32", 3, &[]);
+    let ran = climb("tile=32x32x32", 4, &[]);
     let steps: Vec<Step> = ran.iter().map(|r| r.1).collect();
     // Packed first (the target's first shape refused, its second run;
     // in parallel: its tiles are each thread's rows), and faster: from
-    // there, wider panels (no faster), then the scalar register tile
-    // (the same field, a different program).
+    // there, wider panels (sixteen times, no faster; then four times, no
+    // faster), then the scalar register tile (the same field, a
+    // different program).
     assert_eq!(
         steps,
         vec![
             Step::PackedRegisterTile,
             Step::WiderPanels,
+            Step::WiderPanels,
             Step::RegisterTile
         ]
     );
     assert_eq!(ran[0].0, cfg("tile=64x256x192,omp=1,rb=8x24,pack=1"));
-    assert_eq!(ran[1].0, cfg("tile=64x1024x192,omp=1,rb=8x24,pack=1"));
-    assert_eq!(ran[2].0, cfg("tile=64x256x192,omp=1,rb=4x16"));
+    assert_eq!(ran[1].0, cfg("tile=64x4096x192,omp=1,rb=8x24,pack=1"));
+    assert_eq!(ran[2].0, cfg("tile=64x1024x192,omp=1,rb=8x24,pack=1"));
+    assert_eq!(ran[3].0, cfg("tile=64x256x192,omp=1,rb=4x16"));
 }
 
 #[test]
@@ -280,6 +286,20 @@ fn rows_per_thread_is_the_largest_nests_outer_extent_split_evenly() {
 }
 
 #[test]
+fn the_distributed_step_sets_dist_and_is_undone_by_unsetting_it() {
+    let apply = |c: &str| Step::Distributed.apply(&cfg(c), VectorTarget::AVX2, None);
+    assert_eq!(
+        apply("fuse=no,tile=1x1x16,omp=1,uj=4,cyc=1"),
+        [cfg("fuse=no,tile=1x1x16,omp=1,uj=4,cyc=1,dist=1")]
+    );
+    assert!(apply("fuse=max,dist=1").is_empty());
+    assert_eq!(
+        Step::Distributed.without(&cfg("fuse=max,omp=1,dist=1")),
+        Some(cfg("fuse=max,omp=1"))
+    );
+}
+
+#[test]
 fn the_cyclic_step_deals_a_parallel_programs_iterations_in_turn() {
     let apply = |c: &str| Step::Cyclic.apply(&cfg(c), VectorTarget::AVX2, None);
     assert_eq!(
@@ -301,7 +321,10 @@ fn wider_panels_widen_a_packed_tiles_columns_only() {
     let apply = |c: &str| Step::WiderPanels.apply(&cfg(c), VectorTarget::AVX512, None);
     assert_eq!(
         apply("tile=48x256x256,omp=1,rb=6x32,pack=1"),
-        [cfg("tile=48x1024x256,omp=1,rb=6x32,pack=1")]
+        [
+            cfg("tile=48x4096x256,omp=1,rb=6x32,pack=1"),
+            cfg("tile=48x1024x256,omp=1,rb=6x32,pack=1")
+        ]
     );
     assert_eq!(
         apply("tile=48x2048x256,omp=1,rb=6x32,pack=1"),
