@@ -11,7 +11,7 @@ shipped models have seen every corpus kernel, which would flatter
 polytune. `--shipped` uses them instead.
 
     scripts/peers.py [--size medium] [--reps 5] [--threads 2] [--polytune BIN]
-                     [--shots 6] [--strategy multi-model|diverse|...] [--compiler gcc|clang]
+                     [--shots 6] [--strategy bo|multi-model|diverse|...] [--compiler gcc|clang]
                      [--sample N]
                      [--db models/dataset.sqlite | --shipped]
                      [--each DIR] [--openblas]
@@ -45,7 +45,9 @@ def main():
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--polytune", default=os.path.join(ROOT, "target", "release", "polytune"))
     ap.add_argument("--shots", type=int, default=6)
-    ap.add_argument("--strategy", default="multi-model")
+    ap.add_argument("--strategy", default=None,
+                    help="polytune's search strategy (default: compare's, as optimize's: bo; "
+                         "the tables before 2026-11-29's fourth run used multi-model)")
     ap.add_argument("--compiler", default="gcc", choices=["gcc", "clang"])
     ap.add_argument("--sample", type=int, default=None,
                     help="polytune also ranks N draws beyond the paper's space "
@@ -121,8 +123,10 @@ def main():
 def compare(a, files):
     """One `polytune compare` over `files`: its JSON report."""
     cmd = [a.polytune, "compare", *files, "--size", a.size, "--rounds", str(a.reps),
-           "--threads", str(a.threads), "--shots", str(a.shots), "--strategy", a.strategy,
+           "--threads", str(a.threads), "--shots", str(a.shots),
            "--compiler", a.compiler, "--json"]
+    if a.strategy is not None:
+        cmd += ["--strategy", a.strategy]
     if a.sample is not None:
         cmd += ["--sample", str(a.sample)]
     if not a.shipped:

@@ -387,6 +387,14 @@ mod tests {
         let out = generate(square, "fuse=smart,omp=1,cyc=1");
         assert!(out.contains("#pragma omp parallel for\n"), "{out}");
         assert!(!out.contains("schedule("), "{out}");
+        // Rectangular tiles are even too: the point loops name the tile
+        // loop only to start a tile and cut the last one short.
+        let out = generate(square, "fuse=smart,tile=32x32x1,omp=1,cyc=1");
+        assert!(out.contains("min(n - 1, 32 * c0 + 31)"), "{out}");
+        assert!(!out.contains("schedule("), "{out}");
+        // Tiles of a triangle are not.
+        let out = generate(triangle, "fuse=smart,tile=32x32x1,omp=1,cyc=1");
+        assert!(out.contains("schedule(static, 1)"), "{out}");
     }
 
     #[test]

@@ -149,14 +149,15 @@ pub(super) fn for_each_stmt(nodes: &[Node], f: &mut dyn FnMut(usize, &[AstExpr])
 /// work per iteration a cyclic schedule balances nothing and costs
 /// locality, so `cyc=1` leaves such a loop in blocks (and a program
 /// without uneven parallel loops is the program without `cyc=1`). A tile
-/// loop counts as uneven: its point loops' bounds name it (the last
-/// tile is partial), whether or not the tiles' work differs otherwise.
+/// loop over rectangular tiles is even: its point loops' bounds name it,
+/// but only to start each tile and cut the last one short
+/// ([`tile_span`]).
 pub(super) fn uneven(l: &Loop) -> bool {
     fn within(nodes: &[Node], var: &str) -> bool {
         nodes.iter().any(|n| match n {
             Node::For(m) => {
-                super::expr::mentions(&m.init, var)
-                    || super::expr::mentions(&m.cond, var)
+                ((super::expr::mentions(&m.init, var) || super::expr::mentions(&m.cond, var))
+                    && !tile_span(m, var))
                     || within(&m.body, var)
             }
             Node::If { cond, then, other } => {
@@ -166,4 +167,36 @@ pub(super) fn uneven(l: &Loop) -> bool {
         })
     }
     within(&l.body, &l.var)
+}
+
+/// Whether `m` runs the same number of iterations for every value of
+/// `var` but the last: its lower bound is affine (in `var` among others)
+/// and its upper bound the least of terms without `var` and of one term
+/// that is the lower bound plus a constant (a tile's point loop:
+/// `for (c2 = 32 * c0; c2 <= min(n - 1, 32 * c0 + 31); …)`).
+fn tile_span(m: &Loop, var: &str) -> bool {
+    let Some(lower) = super::marks::affine_of(&m.init) else {
+        return false;
+    };
+    let AstExpr::Op(AstOp::Le | AstOp::Lt, c) = &m.cond else {
+        return false;
+    };
+    if c.len() != 2 || !matches!(&c[0], AstExpr::Id(v) if *v == m.var) {
+        return false;
+    }
+    let terms: Vec<&AstExpr> = match &c[1] {
+        AstExpr::Op(AstOp::Min, parts) => parts.iter().collect(),
+        bound => vec![bound],
+    };
+    let mut spans = 0;
+    for t in terms.into_iter().filter(|t| super::expr::mentions(t, var)) {
+        let span = super::marks::affine_of(t)
+            .and_then(|upper| upper.add_scaled(&lower, -1))
+            .and_then(|d| d.as_constant());
+        if span.is_none() {
+            return false;
+        }
+        spans += 1;
+    }
+    spans == 1
 }
