@@ -488,6 +488,23 @@ fn skew_outer(band: ScheduleNode<'_>) -> Result<ScheduleNode<'_>, IslError> {
     Ok(b)
 }
 
+/// The model of a function `f(params)` whose body is one SCoP `body`
+/// (iterators `t`, `i`, `j`, `k` declared): the transform modules' tests.
+#[cfg(test)]
+pub(crate) fn test_model<'c>(ctx: &'c crate::isl::Ctx, params: &str, body: &str) -> Model<'c> {
+    let text =
+        format!("void f({params}) {{ int t, i, j, k;\n#pragma scop\n{body}\n#pragma endscop\n}}\n");
+    let scop = crate::frontend::parse_source(
+        std::path::Path::new("t.c"),
+        text,
+        &crate::frontend::Options::default(),
+    )
+    .unwrap()
+    .scops
+    .remove(0);
+    Model::new(ctx, &scop, None).unwrap()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -88,20 +88,14 @@ fn statements(domain: &UnionSet<'_>) -> Result<usize, IslError> {
 mod tests {
     use super::*;
     use crate::config::{Config, Fusion};
-    use crate::frontend::{Options, parse_source};
     use crate::isl::Ctx;
-    use std::path::Path;
 
     fn model_of<'c>(ctx: &'c Ctx, body: &str) -> Model<'c> {
-        let text = format!(
-            "void f(int n, int m, double A[9][9], double S[9][9], double T[9]) \
-             {{ int i, k;\n#pragma scop\n{body}\n#pragma endscop\n}}\n"
-        );
-        let scop = parse_source(Path::new("t.c"), text, &Options::default())
-            .unwrap()
-            .scops
-            .remove(0);
-        Model::new(ctx, &scop, None).unwrap()
+        crate::engine::transform::test_model(
+            ctx,
+            "int n, int m, double A[9][9], double S[9][9], double T[9]",
+            body,
+        )
     }
 
     /// A map and a prefix sum along `k`, per row `i`: isl fuses the two

@@ -254,20 +254,14 @@ fn pieces<'c>(s: &Schedule<'c>) -> Result<Vec<UnionSet<'c>>, IslError> {
 mod tests {
     use super::*;
     use crate::config::Config;
-    use crate::frontend::{Options, parse_source};
     use crate::isl::Ctx;
-    use std::path::Path;
 
     fn model_of<'c>(ctx: &'c Ctx, body: &str) -> Model<'c> {
-        let text = format!(
-            "void f(int n, int m, double A[9][9][9], double S[9][9][9], double M[9][9], \
-             double P[9][9], double T[9][9]) {{ int t, i, j, k;\n#pragma scop\n{body}\n#pragma endscop\n}}\n"
-        );
-        let scop = parse_source(Path::new("t.c"), text, &Options::default())
-            .unwrap()
-            .scops
-            .remove(0);
-        Model::new(ctx, &scop, None).unwrap()
+        crate::engine::transform::test_model(
+            ctx,
+            "int n, int m, double A[9][9][9], double S[9][9][9], double M[9][9], double P[9][9], double T[9][9]",
+            body,
+        )
     }
 
     /// reg_detect's shape: two nests over a triangle's `(j, i)` (the
