@@ -265,6 +265,26 @@ mod tests {
     use crate::frontend;
     use std::path::Path;
 
+    /// The extended draws reach the fields only the refinement (or a
+    /// user) sets: `priv=2`, `red=2`, `cyc=1`, `outer=1`, `dist=1`.
+    #[test]
+    fn the_extended_draws_include_the_refinements_fields() {
+        let mut rng = SplitMix64::new(44);
+        let drawn: Vec<Config> = (0..40)
+            .flat_map(|_| pick_configs(&mut rng, 6, true))
+            .collect();
+        let share = |f: &dyn Fn(&Config) -> bool| drawn.iter().filter(|c| f(c)).count();
+        for (name, n) in [
+            ("outer=1", share(&|c| c.outer)),
+            ("dist=1", share(&|c| c.distribute)),
+            ("cyc=1", share(&|c| c.cyclic)),
+            ("priv=2", share(&|c| c.privatize == crate::config::Privatize::Arrays)),
+            ("red=2", share(&|c| c.reduce == crate::config::Reductions::Scheduled)),
+        ] {
+            assert!(n > drawn.len() / 5, "{name}: {n} of {}", drawn.len());
+        }
+    }
+
     /// The generator writes macro calls whose argument an iterator
     /// substitution must keep whole (`PT_SQ(i)`, `#define PT_SQ(x) x*x`).
     #[test]
