@@ -21,7 +21,6 @@ mod distribute;
 mod outer;
 
 pub(crate) use distribute::distributed;
-
 pub(crate) use outer::hyperplanes as outer_hyperplanes;
 
 /// The schedule tree for `config`. With `tt=diamond`, where no band

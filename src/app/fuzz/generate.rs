@@ -278,8 +278,14 @@ mod tests {
             ("outer=1", share(&|c| c.outer)),
             ("dist=1", share(&|c| c.distribute)),
             ("cyc=1", share(&|c| c.cyclic)),
-            ("priv=2", share(&|c| c.privatize == crate::config::Privatize::Arrays)),
-            ("red=2", share(&|c| c.reduce == crate::config::Reductions::Scheduled)),
+            (
+                "priv=2",
+                share(&|c| c.privatize == crate::config::Privatize::Arrays),
+            ),
+            (
+                "red=2",
+                share(&|c| c.reduce == crate::config::Reductions::Scheduled),
+            ),
         ] {
             assert!(n > drawn.len() / 5, "{name}: {n} of {}", drawn.len());
         }
