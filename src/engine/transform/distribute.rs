@@ -53,7 +53,7 @@ fn inner_apart<'c>(
         return Ok(None);
     }
     let n = node.band_n_member()?;
-    if n < 2 || statements(domain)? < 2 {
+    if n < 2 || domain.n_sets()? < 2 {
         return Ok(None);
     }
     let permutable = node.band_permutable()?;
@@ -77,11 +77,6 @@ fn inner_apart<'c>(
         band = band.band_set_coincident(k, on)?;
     }
     Ok(Some(band.schedule()?))
-}
-
-/// The number of statements (spaces) in `domain`.
-fn statements(domain: &UnionSet<'_>) -> Result<usize, IslError> {
-    domain.n_sets()
 }
 
 #[cfg(test)]
