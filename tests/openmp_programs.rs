@@ -294,3 +294,13 @@ fn scop_detect_says_which_directives_hold() {
     }
     insta::assert_snapshot!("openmp_scop_detect", text);
 }
+
+#[test]
+fn triangular_rows_are_dealt_in_turn_under_cyc() {
+    // Triangular loops (rows of growing length) under every configuration,
+    // with both compilers on 1, 2 and 4 threads; with `cyc=1` the parallel
+    // loop over the rows deals them to the threads one at a time.
+    let texts = every_variant_matches("triangle.c", &[1, 2, 4]);
+    assert!(texts[6].contains("schedule(static, 1)"), "{}", texts[6]);
+    assert!(!texts[4].contains("schedule(static, 1)"), "{}", texts[4]);
+}

@@ -269,3 +269,181 @@ fn search_with_the_ranker(name: &str, t: &VariantTable, d: &Dataset, scores: &[f
         String::from_utf8_lossy(&out.stdout)
     );
 }
+
+/// The ranker's settings compared on the shipped tables (the features
+/// `optimize` ranks with, models/<compiler>/variants.json; nothing
+/// computed), leave one kernel out, both compilers: the figures of each
+/// setting and, for the first, each kernel's share of Opt in 6 picks.
+/// A minute or two per setting (release):
+///
+///     cargo test --release --test variant_rank ranker_settings -- --ignored --nocapture
+#[test]
+#[ignore = "minutes in release: 30 folds per setting and compiler"]
+fn ranker_settings_on_the_shipped_tables() {
+    let root = common::root();
+    let base = RankerParams::default();
+    let settings: Vec<(&str, RankerParams)> = vec![
+        ("default", base.clone()),
+        (
+            "truncation 12",
+            RankerParams {
+                truncation: Some(12),
+                ..base.clone()
+            },
+        ),
+        (
+            "relevance 10",
+            RankerParams {
+                relevance_levels: 10.0,
+                ..base.clone()
+            },
+        ),
+        (
+            "relevance 31",
+            RankerParams {
+                relevance_levels: 31.0,
+                ..base.clone()
+            },
+        ),
+        (
+            "colsample 0.5",
+            RankerParams {
+                colsample: 0.5,
+                ..base.clone()
+            },
+        ),
+        (
+            "subsample 0.8",
+            RankerParams {
+                subsample: 0.8,
+                ..base.clone()
+            },
+        ),
+        (
+            "400 trees lr 0.05",
+            RankerParams {
+                trees: 400,
+                learning_rate: 0.05,
+                ..base.clone()
+            },
+        ),
+        (
+            "depth 4",
+            RankerParams {
+                depth: 4,
+                ..base.clone()
+            },
+        ),
+        (
+            "depth 8 min_leaf 20",
+            RankerParams {
+                depth: 8,
+                min_leaf: 20,
+                ..base.clone()
+            },
+        ),
+        (
+            "l2 1",
+            RankerParams {
+                l2: 1.0,
+                ..base.clone()
+            },
+        ),
+    ];
+    let only: Option<Vec<String>> = std::env::var("POLYTUNE_SETTINGS")
+        .ok()
+        .map(|s| s.split(',').map(str::to_string).collect());
+    for compiler in ["gcc", "clang"] {
+        let t = polytune::app::ranker::load(&root.join("models").join(compiler))
+            .unwrap()
+            .unwrap()
+            .table;
+        let keep: Vec<usize> = (0..t.names.len()).collect();
+        for (k, (name, p)) in settings.iter().enumerate() {
+            if only.as_ref().is_some_and(|o| !o.iter().any(|s| s == name)) {
+                continue;
+            }
+            let t0 = std::time::Instant::now();
+            let e = leave_one_kernel_out(&t, p, &keep).unwrap();
+            println!(
+                "{compiler} {name:>22}: median rho {:.3} mean rho {:.3} ndcg6 {:.3} top1 {:.3} best6 {:.3} best12 {:.3} ({:.0} s)",
+                e.median_rank_correlation.unwrap_or(f64::NAN),
+                e.mean_rank_correlation.unwrap_or(f64::NAN),
+                e.median_ndcg6.unwrap_or(f64::NAN),
+                e.mean_top1,
+                e.mean_best_of_6,
+                e.mean_best_of_12,
+                t0.elapsed().as_secs_f64()
+            );
+            if let Ok(show) = std::env::var("POLYTUNE_SHOW") {
+                show_kernel(&t, &e.scores, &show);
+            }
+            if k == 0 {
+                let mut ks: Vec<_> = e.kernels.iter().collect();
+                ks.sort_by(|a, b| a.best_of_6.total_cmp(&b.best_of_6));
+                for h in ks.iter().take(10) {
+                    println!(
+                        "    {:<16} n={:<4} rho {:>6.3} top1 {:.3} best6 {:.3} best12 {:.3}",
+                        h.kernel,
+                        h.variants,
+                        h.rank_correlation.unwrap_or(f64::NAN),
+                        h.top1,
+                        h.best_of_6,
+                        h.best_of_12
+                    );
+                }
+            }
+            assert!(e.median_rank_correlation.is_some());
+        }
+    }
+}
+
+/// A kernel's six best-scored variants against its six fastest, with the
+/// features that differ most between the two sets (standardized).
+fn show_kernel(t: &polytune::app::variants::VariantTable, scores: &[f64], kernel: &str) {
+    let Some(k) = t.kernels.iter().position(|n| n == kernel) else {
+        return;
+    };
+    let rows: Vec<usize> = (0..t.rows.len())
+        .filter(|&i| t.rows[i].kernel == k)
+        .collect();
+    let mut by_score = rows.clone();
+    by_score.sort_by(|&a, &b| scores[b].total_cmp(&scores[a]));
+    let mut by_speed = rows.clone();
+    by_speed.sort_by(|&a, &b| t.rows[b].speedup.total_cmp(&t.rows[a].speedup));
+    for (what, list) in [("scored", &by_score), ("fastest", &by_speed)] {
+        println!("  {kernel}: {what} first");
+        for &i in list.iter().take(6) {
+            println!(
+                "    {:>8.3} {:>7.2}x  {}",
+                scores[i], t.rows[i].speedup, t.rows[i].config
+            );
+        }
+    }
+    let n = t.names.len();
+    let mut diffs: Vec<(f64, usize)> = (0..n)
+        .map(|f| {
+            let v: Vec<f64> = rows.iter().map(|&i| t.rows[i].x[f]).collect();
+            let m = v.iter().sum::<f64>() / v.len() as f64;
+            let sd = (v.iter().map(|x| (x - m).powi(2)).sum::<f64>() / v.len() as f64).sqrt();
+            let mean = |l: &[usize]| l.iter().take(6).map(|&i| t.rows[i].x[f]).sum::<f64>() / 6.0;
+            let d = if sd > 0.0 {
+                (mean(&by_speed) - mean(&by_score)) / sd
+            } else {
+                0.0
+            };
+            (d, f)
+        })
+        .collect();
+    diffs.sort_by(|a, b| b.0.abs().total_cmp(&a.0.abs()));
+    for (d, f) in diffs.iter().take(12) {
+        let mean = |l: &[usize]| l.iter().take(6).map(|&i| t.rows[i].x[*f]).sum::<f64>() / 6.0;
+        println!(
+            "    {:<36} fastest {:>12.4} scored {:>12.4} ({:+.2} sd)",
+            t.names[*f],
+            mean(&by_speed),
+            mean(&by_score),
+            d
+        );
+    }
+}
