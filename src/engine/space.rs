@@ -136,7 +136,7 @@ type PrivateModels<'c> = [Option<Model<'c>>; 2];
 
 /// One model's hyperplanes without and with time bands, and those
 /// inside the outermost loop (`outer=1`: [`transform::outer_hyperplanes`]).
-type Slots<'c> = [Option<Result<Schedule<'c>, String>>; 3];
+type Slots<'c> = [Option<Result<Schedule<'c>, EngineError>>; 3];
 
 /// The keys that share hyperplanes: one fusion, with or without time
 /// bands, with or without the reductions set aside, inside the outermost
@@ -173,65 +173,18 @@ fn lower<'m, 'c>(
     let key = keys[p];
     // The message, and whether isl failed (rather than the schedule).
     let failed = |e: EngineError| (matches!(e, EngineError::Isl(_)), e.to_string());
-    // A `tt=diamond` key where no band takes diamond tiles (or without
-    // time bands) is the key without it, as in `transform::schedule`.
+    // The schedule as `transform::schedule` makes it, on the cached
+    // hyperplanes.
     let with = |m: &'m Model<'c>, slots: &mut Slots<'c>| {
-        if key.outer {
-            let base = slots[2].get_or_insert_with(|| {
-                transform::outer_hyperplanes(m, scop.index, key.fusion, scheduled(&key))
-                    .map_err(|e| e.to_string())
-            });
-            let base = match base {
-                Ok(b) => b,
-                Err(e) => return Err((false, e.clone())),
-            };
-            if key.diamond
-                && let Some(s) = transform::diamonds(m, scop.index, base, &key).map_err(failed)?
-            {
-                return codegen::lower(m, scop.index, &s).map_err(failed);
-            }
-            let plain = Config {
-                diamond: false,
-                ..key
-            };
-            return transform::refine(m, scop.index, base, &plain)
-                .and_then(|s| codegen::lower(m, scop.index, &s))
-                .map_err(failed);
-        }
-        if key.diamond {
-            let base = slots[1].get_or_insert_with(|| {
-                transform::hyperplanes(m, scop.index, key.fusion, true, scheduled(&key))
-                    .map_err(|e| e.to_string())
-            });
-            if let Ok(base) = base
-                && let Some(s) = transform::diamonds(m, scop.index, base, &key).map_err(failed)?
-            {
-                return codegen::lower(m, scop.index, &s).map_err(failed);
-            }
-        }
-        let plain = Config {
-            diamond: false,
-            ..key
+        let mut bases = CachedBases {
+            model: m,
+            scop_index: scop.index,
+            key: &key,
+            slots,
         };
-        let base = slots[0].get_or_insert_with(|| {
-            transform::hyperplanes(m, scop.index, key.fusion, false, scheduled(&key))
-                .map_err(|e| e.to_string())
-        });
-        let distributed;
-        let base: Result<&Schedule<'c>, String> = match base {
-            Ok(b) if key.distribute => {
-                distributed = transform::distributed(m, scop.index, b, scheduled(&key));
-                distributed.as_ref().map_err(|e| e.to_string())
-            }
-            Ok(b) => Ok(&*b),
-            Err(e) => Err(e.clone()),
-        };
-        match base {
-            Ok(base) => transform::refine(m, scop.index, base, &plain)
-                .and_then(|s| codegen::lower(m, scop.index, &s))
-                .map_err(failed),
-            Err(e) => Err((false, e.clone())),
-        }
+        transform::schedule_on(m, scop.index, &key, &mut bases)
+            .and_then(|s| codegen::lower(m, scop.index, &s))
+            .map_err(failed)
     };
     // Each key gets the whole work limit (the model's work was bounded
     // before).
@@ -260,6 +213,24 @@ fn lower<'m, 'c>(
         *hyperplanes = Default::default();
         Err(e.to_string())
     })
+}
+
+/// One key's hyperplanes from the share's cache, computed into it the
+/// first time a group's key asks.
+struct CachedBases<'a, 'c> {
+    model: &'a Model<'c>,
+    scop_index: usize,
+    key: &'a Config,
+    slots: &'a mut Slots<'c>,
+}
+
+impl<'c> transform::Bases<'c> for CachedBases<'_, 'c> {
+    fn get(&mut self, base: transform::Base) -> Result<&Schedule<'c>, EngineError> {
+        self.slots[base.slot()]
+            .get_or_insert_with(|| base.compute(self.model, self.scop_index, self.key))
+            .as_ref()
+            .map_err(Clone::clone)
+    }
 }
 
 /// The bodies of the configurations whose keys lie in `share`, computed

@@ -32,39 +32,109 @@ pub fn schedule<'c>(
     scop_index: usize,
     config: &Config,
 ) -> Result<Schedule<'c>, EngineError> {
-    let scheduled = config.reduce == Reductions::Scheduled;
-    if config.outer {
-        let base = outer_hyperplanes(model, scop_index, config.fusion, scheduled)?;
-        if config.diamond
-            && let Some(s) = diamonds(model, scop_index, &base, config)?
-        {
-            return Ok(s);
-        }
-        let plain = Config {
-            diamond: false,
-            ..*config
-        };
-        return refine(model, scop_index, &base, &plain);
-    }
-    if config.diamond {
-        if let Ok(base) = hyperplanes(model, scop_index, config.fusion, true, scheduled)
-            && let Some(s) = diamonds(model, scop_index, &base, config)?
-        {
-            return Ok(s);
-        }
-        let plain = Config {
-            diamond: false,
-            ..*config
-        };
-        return schedule(model, scop_index, &plain);
-    }
-    let base = hyperplanes(model, scop_index, config.fusion, false, scheduled)?;
-    let base = if config.distribute {
-        distributed(model, scop_index, &base, scheduled)?
-    } else {
-        base
+    let mut bases = Computed {
+        model,
+        scop_index,
+        config,
+        held: None,
     };
-    refine(model, scop_index, &base, config)
+    schedule_on(model, scop_index, config, &mut bases)
+}
+
+/// Which hyperplanes a configuration's schedule starts from: the
+/// expensive step, shared by the configurations of one fusion (and the
+/// same reductions choice) in the space's enumeration.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Base {
+    /// [`hyperplanes`] without time bands.
+    Plain,
+    /// [`hyperplanes`] with time bands (`tt=diamond`).
+    TimeBands,
+    /// [`outer_hyperplanes`] (`outer=1`).
+    Outer,
+}
+
+impl Base {
+    /// The slot of this base in a cache of the three.
+    pub(crate) fn slot(self) -> usize {
+        self as usize
+    }
+
+    /// This base's hyperplanes for `config`'s fusion and reductions.
+    pub(crate) fn compute<'c>(
+        self,
+        model: &Model<'c>,
+        scop_index: usize,
+        config: &Config,
+    ) -> Result<Schedule<'c>, EngineError> {
+        let scheduled = config.reduce == Reductions::Scheduled;
+        match self {
+            Base::Plain => hyperplanes(model, scop_index, config.fusion, false, scheduled),
+            Base::TimeBands => hyperplanes(model, scop_index, config.fusion, true, scheduled),
+            Base::Outer => outer_hyperplanes(model, scop_index, config.fusion, scheduled),
+        }
+    }
+}
+
+/// Where [`schedule_on`] gets its hyperplanes: computed when asked
+/// ([`schedule`]) or from the space enumeration's cache.
+pub(crate) trait Bases<'c> {
+    fn get(&mut self, base: Base) -> Result<&Schedule<'c>, EngineError>;
+}
+
+/// Hyperplanes computed when asked, for one configuration.
+struct Computed<'a, 'c> {
+    model: &'a Model<'c>,
+    scop_index: usize,
+    config: &'a Config,
+    held: Option<Schedule<'c>>,
+}
+
+impl<'c> Bases<'c> for Computed<'_, 'c> {
+    fn get(&mut self, base: Base) -> Result<&Schedule<'c>, EngineError> {
+        let s = base.compute(self.model, self.scop_index, self.config)?;
+        Ok(self.held.insert(s))
+    }
+}
+
+/// The schedule tree for `config` over the hyperplanes `bases` gives, in
+/// stages: `outer=1` keeps the outermost loop (its own hyperplanes, then
+/// diamond tiles or the refinement); `tt=diamond` takes diamond tiles
+/// where a band of the time-band hyperplanes takes them; otherwise the
+/// plain hyperplanes, their innermost member distributed with `dist=1`,
+/// then tiles and the other marks ([`refine`]).
+pub(crate) fn schedule_on<'c>(
+    model: &Model<'c>,
+    scop_index: usize,
+    config: &Config,
+    bases: &mut dyn Bases<'c>,
+) -> Result<Schedule<'c>, EngineError> {
+    let plain = Config {
+        diamond: false,
+        ..*config
+    };
+    if config.outer {
+        let base = bases.get(Base::Outer)?;
+        if config.diamond
+            && let Some(s) = diamonds(model, scop_index, base, config)?
+        {
+            return Ok(s);
+        }
+        return refine(model, scop_index, base, &plain);
+    }
+    if config.diamond
+        && let Ok(base) = bases.get(Base::TimeBands)
+        && let Some(s) = diamonds(model, scop_index, base, config)?
+    {
+        return Ok(s);
+    }
+    let base = bases.get(Base::Plain)?;
+    if config.distribute {
+        let scheduled = config.reduce == Reductions::Scheduled;
+        let d = distributed(model, scop_index, base, scheduled)?;
+        return refine(model, scop_index, &d, &plain);
+    }
+    refine(model, scop_index, base, &plain)
 }
 
 /// [`refine`] of a `tt=diamond` configuration over hyperplanes with time
