@@ -733,7 +733,9 @@ fn bayesian_optimize_without_landscapes_says_its_prior_is_the_models_alone() {
 /// fastest candidate: on gemm the first step is the packed register tile
 /// (distributed: gemm's two statements are fused under `fuse=smart`), run
 /// and verified like every candidate; a chosen program beyond the space
-/// has no bits; whatever is chosen computes what the original does.
+/// has no bits; whatever is chosen computes what the original does. The
+/// six models rank (`--ranking models`): their first pick is in the
+/// paper's space, where the variant ranker's is already a packed tile.
 #[test]
 fn refinement_steps_beyond_the_papers_space_verified() {
     let gemm = root().join("polybench/linear-algebra/gemm.c");
@@ -751,6 +753,8 @@ fn refinement_steps_beyond_the_papers_space_verified() {
         "1",
         "--refine",
         "2",
+        "--ranking",
+        "models",
         "--json",
         "-o",
         out_c.to_str().unwrap(),

@@ -84,6 +84,10 @@ pub struct Setup<'a> {
     pub threads: usize,
     /// Where the machine's peaks are cached.
     pub cache: &'a Path,
+    /// The machine the dataset was measured on, when it is not this one:
+    /// the features are of its caches and the roofline of its peaks (those
+    /// a table made there records), not this machine's.
+    pub measured_on: Option<(Caches, Peaks)>,
 }
 
 /// The group names of the features, for ablations: each feature's name
@@ -184,8 +188,13 @@ pub fn feature_rows(
 
 /// The table of `d`'s variants (every row of every kernel).
 pub fn table(d: &Dataset, setup: &Setup<'_>) -> Result<VariantTable, VariantsError> {
-    let caches = Caches::this();
-    let peaks = Peaks::measured_or_cached(setup.compiler, setup.threads, setup.cache)?;
+    let (caches, peaks) = match &setup.measured_on {
+        Some((c, p)) => (*c, p.clone()),
+        None => (
+            Caches::this(),
+            Peaks::measured_or_cached(setup.compiler, setup.threads, setup.cache)?,
+        ),
+    };
     let machine = machine_caches(&caches, setup.threads);
     let mut names = variant_feature_names();
     names.extend(d.feature_names.iter().map(|n| format!("orig_{n}")));

@@ -420,7 +420,7 @@ pub(crate) fn shape(
     config: &Config,
 ) -> (Vec<shape::ShapeNode>, Vec<String>) {
     let (nodes, notes) = marked(scop, lowered, config);
-    (shape::view(&nodes), notes)
+    (shape::view(scop, config.cyclic, &nodes), notes)
 }
 
 /// The lowered nodes with the marks of `config`'s post-passes (SIMD,

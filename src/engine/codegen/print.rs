@@ -150,44 +150,13 @@ impl<'a> Printer<'a> {
     /// `num_threads`, `proc_bind`, see `frontend/omp.rs`: those of the
     /// directive whose loop holds every statement of its body), and with
     /// `cyc=1` a cyclic schedule where its iterations' work may differ
-    /// ([`super::tree::uneven`]), each with a leading space; empty without.
+    /// ([`dealt_in_turn`]), each with a leading space; empty without.
     pub(super) fn parallel_clauses(&self, l: &Loop) -> String {
-        let mut kept = self.user_clauses(&l.body);
-        // The user's own schedule wins: a directive takes one.
-        if self.cyclic && super::tree::uneven(l) && !kept.contains("schedule(") {
+        let mut kept = user_clauses(self.scop, &l.body);
+        if dealt_in_turn(self.scop, self.cyclic, l) {
             kept.push_str(" schedule(static, 1)");
         }
         kept
-    }
-
-    /// The clauses of the user's directive in [`Printer::parallel_clauses`].
-    fn user_clauses(&self, body: &[Node]) -> String {
-        fn ids(nodes: &[Node], out: &mut Vec<usize>) {
-            for n in nodes {
-                match n {
-                    Node::For(l) => ids(&l.body, out),
-                    Node::If { then, other, .. } => {
-                        ids(then, out);
-                        ids(other, out);
-                    }
-                    Node::Stmt { id, .. } => out.push(*id),
-                }
-            }
-        }
-        let mut under = Vec::new();
-        ids(body, &mut under);
-        self.scop
-            .directives
-            .iter()
-            .find(|d| !under.is_empty() && under.iter().all(|s| d.statements.contains(s)))
-            .map(|d| {
-                d.directive
-                    .kept
-                    .iter()
-                    .map(|c| format!(" {c}"))
-                    .collect::<String>()
-            })
-            .unwrap_or_default()
     }
 
     pub(super) fn pragmas(&mut self, l: &Loop, indent: &str) {
@@ -579,3 +548,42 @@ const SIMD_PRAGMA: &str = "#if defined(__clang__)\n\
 #elif defined(__GNUC__)\n\
 #pragma GCC ivdep\n\
 #endif\n";
+
+/// Whether parallel loop `l` deals its iterations to the threads one at
+/// a time (`schedule(static, 1)`): with `cyc=1` (`cyclic`), where its
+/// iterations' work may differ ([`super::tree::uneven`]) and the user's
+/// directive names no schedule of its own (the user's wins).
+pub(super) fn dealt_in_turn(scop: &Scop, cyclic: bool, l: &Loop) -> bool {
+    cyclic && super::tree::uneven(l) && !user_clauses(scop, &l.body).contains("schedule(")
+}
+
+/// The clauses of the user's directive that still apply to a parallel
+/// loop over `body` (see [`Printer::parallel_clauses`]), each with a
+/// leading space.
+fn user_clauses(scop: &Scop, body: &[Node]) -> String {
+    fn ids(nodes: &[Node], out: &mut Vec<usize>) {
+        for n in nodes {
+            match n {
+                Node::For(l) => ids(&l.body, out),
+                Node::If { then, other, .. } => {
+                    ids(then, out);
+                    ids(other, out);
+                }
+                Node::Stmt { id, .. } => out.push(*id),
+            }
+        }
+    }
+    let mut under = Vec::new();
+    ids(body, &mut under);
+    scop.directives
+        .iter()
+        .find(|d| !under.is_empty() && under.iter().all(|s| d.statements.contains(s)))
+        .map(|d| {
+            d.directive
+                .kept
+                .iter()
+                .map(|c| format!(" {c}"))
+                .collect::<String>()
+        })
+        .unwrap_or_default()
+}

@@ -5,6 +5,7 @@
 
 use super::reduce::Kind;
 use super::tree::Node;
+use crate::frontend::scop::Scop;
 use crate::isl::AstExpr;
 
 /// A node of a variant's generated code.
@@ -42,6 +43,12 @@ pub(crate) struct ShapeLoop {
     pub unroll: u8,
     /// Register blocking of this loop and the two below it.
     pub regblock: Option<RegisterBlock>,
+    /// Its iterations' work may differ (a triangle's rows:
+    /// [`super::tree::uneven`]).
+    pub uneven: bool,
+    /// A parallel loop that deals its iterations to the threads one at a
+    /// time (`cyc=1`: `schedule(static, 1)`), rather than in blocks.
+    pub cyclic: bool,
     pub body: Vec<ShapeNode>,
 }
 
@@ -59,22 +66,23 @@ pub(crate) struct RegisterBlock {
     pub packed: bool,
 }
 
-/// The public view of marked nodes.
-pub(super) fn view(nodes: &[Node]) -> Vec<ShapeNode> {
+/// The public view of marked nodes; `cyclic`: `cyc=1`.
+pub(super) fn view(scop: &Scop, cyclic: bool, nodes: &[Node]) -> Vec<ShapeNode> {
     nodes
         .iter()
         .map(|n| match n {
             Node::For(l) => {
                 let red = l.reduce.as_ref().map(|r| r.kind);
                 let plan = l.regblock.as_deref();
+                let omp = l.omp
+                    || plan.is_some_and(|p| p.omp)
+                    || matches!(red, Some(Kind::Parallel | Kind::ParallelSimd));
                 ShapeNode::Loop(Box::new(ShapeLoop {
                     var: l.var.clone(),
                     init: l.init.clone(),
                     cond: l.cond.clone(),
                     step: l.step,
-                    omp: l.omp
-                        || plan.is_some_and(|p| p.omp)
-                        || matches!(red, Some(Kind::Parallel | Kind::ParallelSimd)),
+                    omp,
                     simd: l.simd || matches!(red, Some(Kind::Simd | Kind::ParallelSimd)),
                     jam: l.jam,
                     unroll: l.unroll,
@@ -86,13 +94,15 @@ pub(super) fn view(nodes: &[Node]) -> Vec<ShapeNode> {
                         r: p.r,
                         packed: p.pack.is_some(),
                     }),
-                    body: view(&l.body),
+                    uneven: super::tree::uneven(l),
+                    cyclic: omp && super::print::dealt_in_turn(scop, cyclic, l),
+                    body: view(scop, cyclic, &l.body),
                 }))
             }
             Node::If { cond, then, other } => ShapeNode::If {
                 cond: cond.clone(),
-                then: view(then),
-                other: view(other),
+                then: view(scop, cyclic, then),
+                other: view(scop, cyclic, other),
             },
             Node::Stmt { id, args } => ShapeNode::Stmt {
                 id: *id,

@@ -95,9 +95,13 @@ features! {
     /// Iterations of the parallel loop per execution; mean over its
     /// instances.
     omp_trip,
-    /// Load imbalance of the parallel loop: ceil(trip / threads) * threads
-    /// / trip (1: balanced); mean over its instances.
-    omp_imbalance,
+    /// Load imbalance of the parallel loop, the busiest thread's work over
+    /// the mean (1: balanced): ceil(trip / threads) * threads / trip, and
+    /// where its iterations' work differs (a triangle's rows) and they go
+    /// to the threads in blocks, times (2 threads − 1) / threads, the
+    /// busiest block's share of work growing in a straight line; dealt in
+    /// turn (`cyc=1`), the rows balance. Mean over its instances.
+    omp_work_imbalance,
     /// Parallel regions entered per run (each ends with one barrier).
     parallel_regions,
     /// Share of instances in a vectorized (SIMD) loop.
@@ -450,7 +454,16 @@ impl Scope<'_, '_> {
             let threads = f64::from(m.threads.max(1));
             acc.omp += w;
             acc.add("omp_trip", w, trip);
-            acc.add("omp_imbalance", w, (trip / threads).ceil() * threads / trip);
+            let blocks = if shape(k).uneven && !shape(k).cyclic {
+                (2.0 * threads - 1.0) / threads
+            } else {
+                1.0
+            };
+            acc.add(
+                "omp_work_imbalance",
+                w,
+                (trip / threads).ceil() * threads / trip * blocks,
+            );
         }
         if let Some(&k) = chain.iter().rev().find(|&&k| shape(k).simd) {
             acc.simd += w;

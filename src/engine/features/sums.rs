@@ -66,7 +66,7 @@ impl Sums {
             guards_second: mean(&self, "guards_second", n),
             omp_share: ratio(self.omp, n),
             omp_trip: mean(&self, "omp_trip", self.omp),
-            omp_imbalance: mean(&self, "omp_imbalance", self.omp),
+            omp_work_imbalance: mean(&self, "omp_work_imbalance", self.omp),
             parallel_regions: self.regions,
             simd_share: ratio(self.simd, n),
             simd_trip: mean(&self, "simd_trip", self.simd),

@@ -126,7 +126,7 @@ fn the_parallel_loop_and_its_imbalance() {
     let f = features(MATMUL, "fuse=no,omp=1");
     assert!(close(f.omp_share, 1.0), "{f:?}");
     assert!(close(f.omp_trip, 64.0), "{f:?}");
-    assert!(close(f.omp_imbalance, 1.0), "{f:?}");
+    assert!(close(f.omp_work_imbalance, 1.0), "{f:?}");
     assert!(close(f.parallel_regions, 1.0), "{f:?}");
     let three = MachineCaches {
         threads: 3,
@@ -134,10 +134,37 @@ fn the_parallel_loop_and_its_imbalance() {
     };
     let f = features_with(MATMUL, "fuse=no,omp=1", &three);
     // 22 iterations for each of 3 threads, 64 to share.
-    assert!(close(f.omp_imbalance, 66.0 / 64.0), "{f:?}");
+    assert!(close(f.omp_work_imbalance, 66.0 / 64.0), "{f:?}");
     // Tiled by 32: two tile rows for two threads.
     let f = features(MATMUL, "fuse=smart,tile=32x32x32,omp=1");
     assert!(close(f.omp_trip, 2.0), "{f:?}");
+}
+
+/// A triangle: row `i` runs `i + 1` iterations.
+const TRIANGLE: &str =
+    "for (i = 0; i < n; i++)\n  for (j = 0; j <= i; j++)\n    C[i][j] = A[i][j] + B[j][i];";
+
+#[test]
+fn a_triangle_in_blocks_is_imbalanced_and_dealt_in_turn_is_not() {
+    // Two threads, 64 rows in two blocks: the second block has 3/4 of
+    // the work, 1.5 times the mean, as a straight line of row lengths
+    // gives (2 * 2 - 1) / 2.
+    let f = features(TRIANGLE, "fuse=no,omp=1");
+    assert!(close(f.omp_trip, 64.0), "{f:?}");
+    assert!(close(f.omp_work_imbalance, 1.5), "{f:?}");
+    // Four threads: (2 * 4 - 1) / 4.
+    let four = MachineCaches {
+        threads: 4,
+        ..MACHINE
+    };
+    let f = features_with(TRIANGLE, "fuse=no,omp=1", &four);
+    assert!(close(f.omp_work_imbalance, 1.75), "{f:?}");
+    // `cyc=1` deals the rows in turn: balanced.
+    let f = features(TRIANGLE, "fuse=no,omp=1,cyc=1");
+    assert!(close(f.omp_work_imbalance, 1.0), "{f:?}");
+    // A square's rows are even: `cyc=1` changes nothing.
+    let f = features(MATMUL, "fuse=no,omp=1,cyc=1");
+    assert!(close(f.omp_work_imbalance, 1.0), "{f:?}");
 }
 
 #[test]
