@@ -179,22 +179,30 @@ impl Figures {
 
     /// A row of the table under [`Figures::HEADER`].
     fn markdown(&self) -> String {
-        let e = &self.e;
         format!(
-            "| {} | {} ({}) | {} | {} | {:.3} | {:.3} | {:.3} | {:.3} | {:.3} | {:.3} |",
+            "| {} | {} ({}) | {} | {} | {}",
             self.space,
             self.set,
             self.features,
             self.compiler,
             self.rows,
-            e.median_rank_correlation.unwrap_or(f64::NAN),
-            e.mean_rank_correlation.unwrap_or(f64::NAN),
-            e.median_ndcg6.unwrap_or(f64::NAN),
-            e.mean_top1,
-            e.mean_best_of_6,
-            e.mean_best_of_12,
+            cells(&self.e)
         )
     }
+}
+
+/// An evaluation's figures as markdown cells: median and mean ρ, NDCG@6,
+/// top-1, best of 6, best of 12.
+fn cells(e: &Evaluation) -> String {
+    format!(
+        "{:.3} | {:.3} | {:.3} | {:.3} | {:.3} | {:.3} |",
+        e.median_rank_correlation.unwrap_or(f64::NAN),
+        e.mean_rank_correlation.unwrap_or(f64::NAN),
+        e.median_ndcg6.unwrap_or(f64::NAN),
+        e.mean_top1,
+        e.mean_best_of_6,
+        e.mean_best_of_12,
+    )
 }
 
 /// The leave-one-out scores as the predictions of every model of
@@ -372,14 +380,10 @@ fn ranker_settings_on_the_shipped_tables() {
             }
             let t0 = std::time::Instant::now();
             let e = leave_one_kernel_out(&t, p, &keep).unwrap();
+            // | compiler | setting | median ρ | mean ρ | NDCG@6 | top-1 | best of 6 | best of 12 |
             println!(
-                "{compiler} {name:>22}: median rho {:.3} mean rho {:.3} ndcg6 {:.3} top1 {:.3} best6 {:.3} best12 {:.3} ({:.0} s)",
-                e.median_rank_correlation.unwrap_or(f64::NAN),
-                e.mean_rank_correlation.unwrap_or(f64::NAN),
-                e.median_ndcg6.unwrap_or(f64::NAN),
-                e.mean_top1,
-                e.mean_best_of_6,
-                e.mean_best_of_12,
+                "| {compiler} | {name} | {} ({:.0} s)",
+                cells(&e),
                 t0.elapsed().as_secs_f64()
             );
             if let Ok(show) = std::env::var("POLYTUNE_SHOW") {

@@ -561,20 +561,8 @@ pub(super) fn dealt_in_turn(scop: &Scop, cyclic: bool, l: &Loop) -> bool {
 /// loop over `body` (see [`Printer::parallel_clauses`]), each with a
 /// leading space.
 fn user_clauses(scop: &Scop, body: &[Node]) -> String {
-    fn ids(nodes: &[Node], out: &mut Vec<usize>) {
-        for n in nodes {
-            match n {
-                Node::For(l) => ids(&l.body, out),
-                Node::If { then, other, .. } => {
-                    ids(then, out);
-                    ids(other, out);
-                }
-                Node::Stmt { id, .. } => out.push(*id),
-            }
-        }
-    }
     let mut under = Vec::new();
-    ids(body, &mut under);
+    super::tree::for_each_stmt(body, &mut |id, _| under.push(id));
     scop.directives
         .iter()
         .find(|d| !under.is_empty() && under.iter().all(|s| d.statements.contains(s)))

@@ -29,6 +29,11 @@ fn features(body: &str, config: &str) -> VariantFeatures {
     features_with(body, config, &MACHINE)
 }
 
+/// The test machine with `threads` threads.
+fn on_threads(threads: u32) -> MachineCaches {
+    MachineCaches { threads, ..MACHINE }
+}
+
 fn close(a: f64, b: f64) -> bool {
     (a - b).abs() <= 1e-9 * b.abs().max(1.0)
 }
@@ -128,11 +133,7 @@ fn the_parallel_loop_and_its_imbalance() {
     assert!(close(f.omp_trip, 64.0), "{f:?}");
     assert!(close(f.omp_work_imbalance, 1.0), "{f:?}");
     assert!(close(f.parallel_regions, 1.0), "{f:?}");
-    let three = MachineCaches {
-        threads: 3,
-        ..MACHINE
-    };
-    let f = features_with(MATMUL, "fuse=no,omp=1", &three);
+    let f = features_with(MATMUL, "fuse=no,omp=1", &on_threads(3));
     // 22 iterations for each of 3 threads, 64 to share.
     assert!(close(f.omp_work_imbalance, 66.0 / 64.0), "{f:?}");
     // Tiled by 32: two tile rows for two threads.
@@ -153,11 +154,7 @@ fn a_triangle_in_blocks_is_imbalanced_and_dealt_in_turn_is_not() {
     assert!(close(f.omp_trip, 64.0), "{f:?}");
     assert!(close(f.omp_work_imbalance, 1.5), "{f:?}");
     // Four threads: (2 * 4 - 1) / 4.
-    let four = MachineCaches {
-        threads: 4,
-        ..MACHINE
-    };
-    let f = features_with(TRIANGLE, "fuse=no,omp=1", &four);
+    let f = features_with(TRIANGLE, "fuse=no,omp=1", &on_threads(4));
     assert!(close(f.omp_work_imbalance, 1.75), "{f:?}");
     // `cyc=1` deals the rows in turn: balanced.
     let f = features(TRIANGLE, "fuse=no,omp=1,cyc=1");
