@@ -8,8 +8,12 @@ any compile error, crash, timeout or wrong output. `--keep DIR` writes
 the failing variants there.
 
     scripts/verify_space.py [--size mini] [--compilers gcc,clang] [--jobs 2]
-                            [--threads 2] [--tt] [--red 1|2] [--priv 1|2] [--cyc] [--outer] [--dist] [--keep DIR] [--json FILE]
-                            [KERNEL ...]
+                            [--threads 2] [--tt] [--red 1|2] [--priv 1|2] [--cyc] [--outer] [--dist]
+                            [--changed] [--keep DIR] [--json FILE] [KERNEL ...]
+
+With --changed (and a field added), only the variants the field changes are
+verified: those whose code no configuration of the paper's space generates
+(`polytune space --changed`); the others are counted as `unchanged`.
 """
 import argparse
 import json
@@ -45,12 +49,15 @@ def main():
                     help="every configuration with outer=1 added (polytune space --outer)")
     ap.add_argument("--dist", action="store_true",
                     help="every configuration with dist=1 added (polytune space --dist)")
+    ap.add_argument("--changed", action="store_true",
+                    help="only the variants the added fields change (polytune space --changed)")
     ap.add_argument("--polytune", default=os.path.join(ROOT, "target", "release", "polytune"))
     ap.add_argument("names", nargs="*")
     a = ap.parse_args()
     if not os.path.exists(a.polytune):
         subprocess.run(["cargo", "build", "--release", "--quiet"], cwd=ROOT, check=True)
-    totals = {"kernels": 0, "variants": 0, "builds": 0, "failed": 0, **{s: 0 for s in STATUSES}}
+    totals = {"kernels": 0, "variants": 0, "unchanged": 0, "builds": 0, "failed": 0,
+              **{s: 0 for s in STATUSES}}
     report = []
     for src in kernels(a.names):
         name = os.path.basename(src)[:-2]
@@ -68,6 +75,8 @@ def main():
             cmd.append("--outer")
         if a.dist:
             cmd.append("--dist")
+        if a.changed:
+            cmd.append("--changed")
         emitted = tempfile.mkdtemp(prefix="polytune-verify-") if a.keep else None
         if emitted:
             cmd += ["--emit", emitted]
@@ -93,18 +102,23 @@ def main():
             shutil.rmtree(emitted, ignore_errors=True)
         counts = {s: sum(c["counts"][s] for c in v["compilers"]) for s in STATUSES}
         bad = r.returncode != 0
-        print(f"{'FAIL' if bad else 'ok':4} {name:18} variants={v['variants']:4}  "
+        unchanged = space.get("unchanged")
+        kept = f"  unchanged={unchanged:4}" if unchanged is not None else ""
+        print(f"{'FAIL' if bad else 'ok':4} {name:18} variants={v['variants']:4}{kept}  "
               f"builds={v['builds']:4}  mismatches={counts['wrong_output']}  "
               f"compile-errors={counts['compile_error']}  crashes={counts['crash']}  "
               f"timeouts={counts['timeout']}  ({v['seconds']:.0f}s)", flush=True)
         totals["kernels"] += 1
         totals["variants"] += v["variants"]
+        totals["unchanged"] += unchanged or 0
         totals["builds"] += v["builds"]
         totals["failed"] += bad
         for s in STATUSES:
             totals[s] += counts[s]
-        report.append({"kernel": name, "variants": v["variants"], **counts})
-    print(f"total: {totals['kernels']} kernels, {totals['variants']} distinct variants, "
+        report.append({"kernel": name, "variants": v["variants"], "unchanged": unchanged, **counts})
+    print(f"total: {totals['kernels']} kernels, {totals['variants']} distinct variants"
+          + (f" ({totals['unchanged']} more unchanged by the fields, left out)" if a.changed else "")
+          + ", "
           f"{totals['builds']} builds, {totals['ok']} ok, {totals['wrong_output']} mismatches, "
           f"{totals['compile_error']} compile errors, {totals['crash']} crashes, "
           f"{totals['timeout']} timeouts")

@@ -523,6 +523,40 @@ fn space_lists_distinct_variants() {
     assert_eq!(hashes.len(), variants.len());
 }
 
+#[test]
+fn space_changed_lists_only_what_the_field_changes() {
+    let file = root().join("polybench/linear-algebra/syrk.c");
+    let f = file.to_str().unwrap();
+    let hashes = |v: &serde_json::Value| -> std::collections::BTreeSet<String> {
+        v["variants"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x["hash"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let run = |args: &[&str]| -> serde_json::Value {
+        let out = polytune(args);
+        assert!(out.status.success(), "{out:?}");
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    let papers = hashes(&run(&["space", f, "--json"]));
+    let with = hashes(&run(&["space", f, "--cyc", "--json"]));
+    let changed = run(&["space", f, "--cyc", "--changed", "--json"]);
+    let expected: std::collections::BTreeSet<String> = with.difference(&papers).cloned().collect();
+    assert!(
+        !expected.is_empty(),
+        "cyc=1 changes some of syrk's variants"
+    );
+    assert_eq!(hashes(&changed), expected);
+    assert_eq!(changed["distinct"], expected.len());
+    assert_eq!(changed["unchanged"], with.len() - expected.len());
+
+    // Without a field added there is nothing to leave out: a usage error.
+    let out = polytune(&["space", f, "--changed"]);
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+}
+
 /// Runs polytune with a file size limit of `kib` KiB (SIGXFSZ ignored, so
 /// a write past it fails with EFBIG as on a full file system).
 fn polytune_size_limited(kib: u32, args: &[&str]) -> Output {

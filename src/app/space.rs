@@ -22,6 +22,11 @@ pub struct Report {
     /// The SCoPs the engine left unchanged, and why.
     pub skipped: Vec<String>,
     pub variants: Vec<Row>,
+    /// With `--changed`: the distinct programs of the space with the
+    /// added fields that the paper's space generates too, left out of
+    /// `variants` (and of `distinct`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unchanged: Option<usize>,
     /// With `--verify`: every variant built, run and compared.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub verification: Option<super::verify_space::Report>,
@@ -84,6 +89,25 @@ pub fn enumerate(
     crate::engine::space::distinct_variants_of(src, context, &configs, progress)
 }
 
+/// The variants the added fields change: those of `variants` (a space
+/// with fields added) whose code no configuration of the paper's space
+/// generates, and how many others there were. A program the paper's space
+/// has too was verified with it; the fields' own verification needs only
+/// these.
+pub fn changed_by_added(
+    src: &SourceFile,
+    context: Option<&str>,
+    variants: Vec<Variant>,
+    progress: &(dyn Fn(Enumerated) + Sync),
+) -> Result<(Vec<Variant>, usize), EngineError> {
+    let (papers, _) = enumerate(src, context, Added::default(), progress)?;
+    let seen: std::collections::HashSet<&str> = papers.iter().map(|v| v.hash.as_str()).collect();
+    let (changed, unchanged): (Vec<Variant>, Vec<Variant>) = variants
+        .into_iter()
+        .partition(|v| !seen.contains(v.hash.as_str()));
+    Ok((changed, unchanged.len()))
+}
+
 /// The report of a file's variants (without a verification).
 pub fn report(file: &Path, variants: &[Variant], skipped: &[String]) -> Report {
     Report {
@@ -101,6 +125,7 @@ pub fn report(file: &Path, variants: &[Variant], skipped: &[String]) -> Report {
                 index,
             })
             .collect(),
+        unchanged: None,
         verification: None,
     }
 }

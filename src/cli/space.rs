@@ -33,6 +33,11 @@ use std::path::PathBuf;
             .args(["compiler", "cflags", "size", "threads", "timeout", "memory_limit", "jobs"])
             .multiple(true)
             .requires("verify")
+    ),
+    group(
+        clap::ArgGroup::new("added")
+            .args(["privatize", "expand", "diamond", "reduce", "cyclic", "outer", "distribute"])
+            .multiple(true)
     )
 )]
 pub(crate) struct Args {
@@ -99,6 +104,13 @@ pub(crate) struct Args {
     /// space; combines with the flags above.
     #[arg(long = "dist")]
     distribute: bool,
+    /// Only the variants that the added fields change.
+    ///
+    /// With --priv, --exp, --tt, --red, --cyc, --outer or --dist. Leaves out every distinct program that the paper's space generates
+    /// too (it is verified with the paper's space): with --verify, the
+    /// fields' own verification. The paper's space is enumerated as well.
+    #[arg(long, requires = "added")]
+    changed: bool,
     /// Builds and runs at once with --verify [default: the cores].
     #[arg(long, value_name = "N")]
     jobs: Option<usize>,
@@ -134,6 +146,16 @@ pub(crate) fn run(a: Args, ui: &Ui) -> Result<()> {
             progress(e.done, e.total)
         })
     })?;
+    let (variants, unchanged) = if a.changed {
+        let (changed, unchanged) = counting(ui, "the paper's space, to leave out", |progress| {
+            space::changed_by_added(&src, a.context.as_deref(), variants, &|e| {
+                progress(e.done, e.total)
+            })
+        })?;
+        (changed, Some(unchanged))
+    } else {
+        (variants, None)
+    };
     for s in &skipped {
         ui.warn(s);
     }
@@ -161,6 +183,7 @@ pub(crate) fn run(a: Args, ui: &Ui) -> Result<()> {
         ));
     }
     let mut r = space::report(file, &variants, &skipped);
+    r.unchanged = unchanged;
     if !a.verify {
         return super::out(&if a.output.json {
             json_text(&serde_json::to_value(&r)?)?

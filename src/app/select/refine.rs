@@ -402,6 +402,11 @@ fn reduction_forms(c: &Config) -> Vec<Config> {
     // fusion gains (atax LARGE, gcc, 2 threads, Zen 5 guest:
     // `fuse=max,omp=1,red=2` 1.37x the original,
     // `fuse=max,tile=8x1x1,omp=1,simd=1,uj=8x2,red=2` 0.75x).
+    // Without pre-vectorization too: its interchange puts the fused
+    // reduction's loop over `j` outermost again (atax LARGE, gcc, 2
+    // threads, Zen 5 guest, 2026-11-30, from a `prevec=1` best:
+    // `fuse=max,omp=1,prevec=1,red=2,priv=1,exp=1` 0.22x the original,
+    // the same with `prevec=0` 4.11x).
     let mut forms = Vec::new();
     if !c.reduce.on() {
         n.reduce = Reductions::Loops;
@@ -416,6 +421,7 @@ fn reduction_forms(c: &Config) -> Vec<Config> {
             unroll: UnrollJam::NONE,
             regblock: None,
             diamond: false,
+            prevector: false,
             ..n
         };
         for f in std::iter::once(plain).chain(also_fused(n, Fusion::Max, c)) {

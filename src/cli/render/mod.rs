@@ -123,6 +123,9 @@ pub(crate) fn space_text(r: &crate::app::space::Report) -> String {
         r.distinct,
         r.configurations
     );
+    if let Some(n) = r.unchanged {
+        o += &format!("({n} more that the paper's space generates too, left out)\n");
+    }
     o += &format!(
         "{:>5}  {:<12}  {:>7}  canonical configuration\n",
         "#", "hash", "configs"

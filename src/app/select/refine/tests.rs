@@ -77,6 +77,20 @@ fn steps_change_one_field_and_tile_what_a_register_tile_needs() {
         apply(Step::Reductions, &cfg("fuse=max,red=1")),
         [cfg("fuse=max,red=2")]
     );
+    // The plain nest without pre-vectorization (its interchange undoes
+    // the fusion's order); the other forms keep it.
+    assert_eq!(
+        apply(
+            Step::Reductions,
+            &cfg("fuse=no,tile=32x256x1,omp=1,prevec=1,uj=8x2")
+        ),
+        [
+            cfg("fuse=no,tile=32x256x1,omp=1,prevec=1,uj=8x2,red=1"),
+            cfg("fuse=max,omp=1,red=2"),
+            cfg("fuse=no,tile=32x256x1,omp=1,prevec=1,uj=8x2,red=2"),
+            cfg("fuse=max,tile=32x256x1,omp=1,prevec=1,uj=8x2,red=2")
+        ]
+    );
     assert!(apply(Step::OuterUnroll, &cfg("uj=8")).is_empty());
     assert!(apply(Step::SmallerTiles, &cfg("tile=8x8x8")).is_empty());
     assert_eq!(apply(Step::OuterUnroll, &cfg("uj=2"))[0].unroll.outer, 4);
