@@ -106,9 +106,10 @@ pub(crate) struct Args {
     distribute: bool,
     /// Only the variants that the added fields change.
     ///
-    /// With --priv, --exp, --tt, --red, --cyc, --outer or --dist. Leaves out every distinct program that the paper's space generates
-    /// too (it is verified with the paper's space): with --verify, the
-    /// fields' own verification. The paper's space is enumerated as well.
+    /// With --priv, --exp, --tt, --red, --cyc, --outer or --dist. Leaves
+    /// out every distinct program that the paper's space generates too (it
+    /// is verified with the paper's space): with --verify, the fields' own
+    /// verification. The paper's space is enumerated as well.
     #[arg(long, requires = "added")]
     changed: bool,
     /// Builds and runs at once with --verify [default: the cores].
