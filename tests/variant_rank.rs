@@ -125,7 +125,13 @@ fn the_variant_ranker_on_the_shipped_dataset() {
                 let e = leave_one_kernel_out(t, &params, &keep).unwrap();
                 // The searches replay the shipped dataset (both spaces).
                 if space == "extended" && set.ends_with("counters") {
-                    search_with_the_ranker(name, t, d, &e.scores);
+                    search_with_the_ranker(
+                        name,
+                        t,
+                        d,
+                        &e.scores,
+                        &["--strategies", "bo,diverse,multi-model"],
+                    );
                 }
                 let r = Figures {
                     compiler: name,
@@ -209,7 +215,13 @@ fn cells(e: &Evaluation) -> String {
 /// `simulate` (per kernel, the scores standardized and scaled by the
 /// spread of the other kernels' log speedups, as predicted speedups),
 /// then `simulate` of bo, diverse and multi-model with them.
-fn search_with_the_ranker(name: &str, t: &VariantTable, d: &Dataset, scores: &[f64]) {
+fn search_with_the_ranker(
+    name: &str,
+    t: &VariantTable,
+    d: &Dataset,
+    scores: &[f64],
+    strategies: &[&str],
+) {
     use polytune::learn::Kind;
     let by: std::collections::HashMap<(String, String), usize> = t
         .rows
@@ -261,23 +273,21 @@ fn search_with_the_ranker(name: &str, t: &VariantTable, d: &Dataset, scores: &[f
         polytune::learn::evaluate::predictions_csv(d, &kinds, &predicted),
     )
     .unwrap();
-    let out = common::polytune(&[
+    let db = common::root().join("models/dataset.sqlite");
+    let mut args = vec![
         "simulate",
         "--db",
-        common::root()
-            .join("models/dataset.sqlite")
-            .to_str()
-            .unwrap(),
+        db.to_str().unwrap(),
         "--compiler",
         name,
         "--predictions",
         file.to_str().unwrap(),
-        "--strategies",
-        "bo,diverse,multi-model",
         "--min-ei",
         "0",
         "-q",
-    ]);
+    ];
+    args.extend(strategies);
+    let out = common::polytune(&args);
     assert!(out.status.success(), "{out:?}");
     println!(
         "{name}: simulate with the ranker's scores as every model's prediction:\n{}",
@@ -368,11 +378,24 @@ fn ranker_settings_on_the_shipped_tables() {
     let only: Option<Vec<String>> = std::env::var("POLYTUNE_SETTINGS")
         .ok()
         .map(|s| s.split(',').map(str::to_string).collect());
+    // `POLYTUNE_TABLES=DIR` reads DIR/<compiler>/variants.json instead of
+    // the shipped tables: a table with a feature added, for a trial (its
+    // names are not this polytune's, so it is read as it is).
+    let trial = std::env::var_os("POLYTUNE_TABLES").map(std::path::PathBuf::from);
     for compiler in ["gcc", "clang"] {
-        let t = polytune::app::ranker::load(&root.join("models").join(compiler))
-            .unwrap()
-            .unwrap()
-            .table;
+        let t: VariantTable = match &trial {
+            Some(dir) => serde_json::from_str(
+                &std::fs::read_to_string(dir.join(compiler).join(polytune::app::ranker::FILE))
+                    .unwrap(),
+            )
+            .unwrap(),
+            None => {
+                polytune::app::ranker::load(&root.join("models").join(compiler))
+                    .unwrap()
+                    .unwrap()
+                    .table
+            }
+        };
         let keep: Vec<usize> = (0..t.names.len()).collect();
         for (k, (name, p)) in settings.iter().enumerate() {
             if only.as_ref().is_some_and(|o| !o.iter().any(|s| s == name)) {
@@ -390,6 +413,39 @@ fn ranker_settings_on_the_shipped_tables() {
                 for kernel in show.split(',') {
                     show_kernel(&t, &e.scores, kernel);
                 }
+            }
+            // `POLYTUNE_SEARCH=1`: the first setting's scores as
+            // `optimize` sees them (the ranker the one model, `bo`'s
+            // `ranker` design), replayed on the shipped dataset.
+            if k == 0 && std::env::var_os("POLYTUNE_SEARCH").is_some() {
+                let store = Store::open_read_only(&root.join("models/dataset.sqlite")).unwrap();
+                let family = if compiler == "gcc" {
+                    Family::Gcc
+                } else {
+                    Family::Clang
+                };
+                let d = Dataset::from_store(
+                    &store,
+                    &Selection {
+                        compiler: family,
+                        ..Selection::default()
+                    },
+                )
+                .unwrap();
+                search_with_the_ranker(
+                    compiler,
+                    &t,
+                    &d,
+                    &e.scores,
+                    &[
+                        "--models",
+                        "m5p",
+                        "--strategies",
+                        "bo,diverse",
+                        "--bo-design",
+                        "ranker",
+                    ],
+                );
             }
             if k == 0 {
                 let mut ks: Vec<_> = e.kernels.iter().collect();
