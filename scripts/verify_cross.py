@@ -33,7 +33,7 @@ import tempfile
 from concurrent.futures import ThreadPoolExecutor
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from corpuslib import ROOT, compare, compile_c, kernels, parse_dump  # noqa: E402
+from corpuslib import COMPILERS, ROOT, compare, compile_c, kernels, parse_dump  # noqa: E402
 
 CONFIGS = [
     "fuse=no,tile=64x256x192,omp=1,prevec=1,simd=1,rb=8x24,pack=1",
@@ -47,7 +47,7 @@ CONFIGS = [
 TARGETS = {
     "aarch64": (["aarch64-linux-gnu-gcc"], ["qemu-aarch64", "-L", "/usr/aarch64-linux-gnu"],
                 ["-O2", "-std=c99", "-fopenmp"], [[]]),
-    "native": (["gcc", "clang-19"], [], ["-O3", "-march=native", "-std=c99", "-fopenmp"],
+    "native": (list(COMPILERS.values()), [], ["-O3", "-march=native", "-std=c99", "-fopenmp"],
                [[], ["-mno-avx512f"], ["-mno-avx"]]),
 }
 
