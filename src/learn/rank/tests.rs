@@ -116,6 +116,54 @@ fn a_seed_fixes_the_fit_and_another_seed_changes_it() {
     assert_ne!(bits(&a), bits(&c));
 }
 
+/// The known answer of bagging: a fit of 3 chains scores the mean of 3
+/// one-chain fits with the chains' seeds (the first is `seed` itself),
+/// has their trees, and keeps ranking within groups.
+#[test]
+fn bags_average_chains_of_their_own_seeds() {
+    let (x, g, y) = simpson(0, 20, 15);
+    let p = RankerParams {
+        subsample: 0.7,
+        colsample: 0.7,
+        ..quick()
+    };
+    let bagged = Ranker::fit(
+        &RankerParams {
+            bags: 3,
+            ..p.clone()
+        },
+        &x,
+        &g,
+        &y,
+        None,
+    )
+    .unwrap();
+    assert_eq!(bagged.trees(), 300);
+    let chains: Vec<Ranker> = (0..3u64)
+        .map(|b| {
+            let seed = p.seed.wrapping_add(b.wrapping_mul(0x9E37_79B9_7F4A_7C15));
+            Ranker::fit(&RankerParams { seed, ..p.clone() }, &x, &g, &y, None).unwrap()
+        })
+        .collect();
+    assert_ne!(
+        chains[0].scores(&x),
+        chains[1].scores(&x),
+        "the chains differ"
+    );
+    for r in &x {
+        let mean = chains.iter().map(|c| c.score(r)).sum::<f64>() / 3.0;
+        assert!((bagged.score(r) - mean).abs() < 1e-9 * mean.abs().max(1.0));
+    }
+    let (tx, tg, ty) = simpson(1000, 15, 20);
+    let single = median(&rhos(&chains[0], &tx, &tg, &ty));
+    let bag = median(&rhos(&bagged, &tx, &tg, &ty));
+    assert!(
+        bag > 0.7 && bag >= single - 0.02,
+        "{bag} against one chain's {single}"
+    );
+    assert!(Ranker::fit(&RankerParams { bags: 0, ..p }, &x, &g, &y, None).is_err());
+}
+
 /// Groups and histograms are shared out among threads: one thread or
 /// three learn the same trees, on enough rows and attributes for the
 /// histograms to be built in parallel.

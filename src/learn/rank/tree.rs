@@ -91,6 +91,15 @@ pub(super) struct Tree {
 }
 
 impl Tree {
+    /// Multiplies every leaf's value by `by` (a chain's share of a bag).
+    pub(crate) fn scale(&mut self, by: f64) {
+        for n in &mut self.nodes {
+            if let Node::Leaf(v) = n {
+                *v *= by;
+            }
+        }
+    }
+
     pub(crate) fn eval(&self, row: &[f64]) -> f64 {
         let mut i = 0;
         loop {
