@@ -543,3 +543,106 @@ fn show_kernel(t: &polytune::app::variants::VariantTable, scores: &[f64], kernel
         );
     }
 }
+
+/// The ranker of one compiler trained on both compilers' labels of the
+/// other kernels (each kernel and compiler its own group, the other
+/// compiler's rows weighing `POLYTUNE_OTHER_WEIGHT`, 0.5 unless set),
+/// leave one kernel out (both compilers' rows of the held-out kernel
+/// left out), and `bo` replayed with its scores as `optimize` runs it.
+/// A minute or two per compiler (release):
+///
+///     cargo test --release --test variant_rank both_compilers -- --ignored --nocapture
+#[test]
+#[ignore = "minutes in release: 30 folds of twice the rows per compiler"]
+fn both_compilers_labels_on_the_shipped_tables() {
+    use polytune::learn::rank::Ranker;
+    use polytune::learn::rank::metrics::rank_correlation;
+    use rayon::prelude::*;
+    let root = common::root();
+    let w: f64 = std::env::var("POLYTUNE_OTHER_WEIGHT")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0.5);
+    let load = |c: &str| {
+        polytune::app::ranker::load(&root.join("models").join(c))
+            .unwrap()
+            .unwrap()
+            .table
+    };
+    let params = RankerParams::default();
+    for (this, other) in [("gcc", "clang"), ("clang", "gcc")] {
+        let (t, o) = (load(this), load(other));
+        assert_eq!(t.kernels, o.kernels, "both tables list the kernels alike");
+        let k = t.kernels.len();
+        // Rows: this compiler's, then the other's (groups k + kernel).
+        let rows: Vec<(usize, &polytune::app::variants::VariantRow, f64)> = t
+            .rows
+            .iter()
+            .map(|r| (r.kernel, r, 1.0))
+            .chain(o.rows.iter().map(|r| (k + r.kernel, r, w)))
+            .collect();
+        let folds: Vec<Vec<(usize, f64)>> = (0..k)
+            .into_par_iter()
+            .map(|h| {
+                let train: Vec<_> = rows.iter().filter(|(g, _, _)| g % k != h).collect();
+                let x: Vec<Vec<f64>> = train.iter().map(|(_, r, _)| r.x.clone()).collect();
+                let g: Vec<usize> = train.iter().map(|(g, _, _)| *g).collect();
+                let l: Vec<f64> = train.iter().map(|(_, r, _)| r.speedup.ln()).collect();
+                let wt: Vec<f64> = train.iter().map(|(_, _, w)| *w).collect();
+                let m = Ranker::fit(&params, &x, &g, &l, Some(&wt)).unwrap();
+                (0..t.rows.len())
+                    .filter(|&i| t.rows[i].kernel == h)
+                    .map(|i| (i, m.score(&t.rows[i].x)))
+                    .collect()
+            })
+            .collect();
+        let mut scores = vec![f64::NAN; t.rows.len()];
+        for (i, s) in folds.into_iter().flatten() {
+            scores[i] = s;
+        }
+        let mut rhos: Vec<f64> = (0..k)
+            .filter_map(|h| {
+                let rows: Vec<usize> = (0..t.rows.len())
+                    .filter(|&i| t.rows[i].kernel == h)
+                    .collect();
+                let s: Vec<f64> = rows.iter().map(|&i| scores[i]).collect();
+                let l: Vec<f64> = rows.iter().map(|&i| t.rows[i].speedup).collect();
+                rank_correlation(&s, &l)
+            })
+            .collect();
+        rhos.sort_by(f64::total_cmp);
+        println!(
+            "| {this} | other compiler weighing {w} | median ρ {:.3} |",
+            rhos[rhos.len() / 2]
+        );
+        let store = Store::open_read_only(&root.join("models/dataset.sqlite")).unwrap();
+        let family = if this == "gcc" {
+            Family::Gcc
+        } else {
+            Family::Clang
+        };
+        let d = Dataset::from_store(
+            &store,
+            &Selection {
+                compiler: family,
+                ..Selection::default()
+            },
+        )
+        .unwrap();
+        search_with_the_ranker(
+            this,
+            &t,
+            &d,
+            &scores,
+            &[
+                "--models",
+                "m5p",
+                "--strategies",
+                "bo,diverse",
+                "--bo-design",
+                "ranker",
+            ],
+        );
+        assert!(rhos.len() == k);
+    }
+}
