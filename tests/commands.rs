@@ -299,6 +299,16 @@ fn compare_reports_every_contender() {
     }
     assert_eq!(entries[0]["speedup"].as_f64(), Some(1.0));
     assert!(k["choice"]["reason"].is_string(), "{k}");
+    // What the selection measured to choose: its one candidate, run and
+    // verified, and the original's run.
+    let sel = &k["selection"];
+    let cands = sel["candidates"].as_array().unwrap();
+    assert_eq!(cands.len(), 1, "{sel}");
+    assert!(cands[0]["config"].is_string(), "{sel}");
+    assert!(cands[0]["chosen_by"].as_str().unwrap().contains("bo"), "{sel}");
+    assert!(cands[0]["run"].is_object(), "{sel}");
+    assert!(sel["original"].is_object(), "{sel}");
+    assert!(sel["refinement"].is_array(), "{sel}");
     let means = v["geomean"].as_array().unwrap();
     assert_eq!(means[0]["speedup"].as_f64(), Some(1.0));
     assert!(means[5]["speedup"].as_f64().unwrap() > 0.0);

@@ -324,6 +324,7 @@ fn one_kernel(
     let mut exes: Vec<Option<PathBuf>> = Vec::new();
     let mut reference: Option<Dump> = None;
     let mut choice = None;
+    let mut selection = None;
     for (i, p) in plans.iter().enumerate() {
         let label = p.info.name.as_str();
         let exe = dir.join(format!("c{i}"));
@@ -337,8 +338,9 @@ fn one_kernel(
             ),
             Some(c) => {
                 let source = if p.learned {
-                    learned(file, name, dir, setup, progress).map(|(path, c)| {
-                        choice = Some(c);
+                    learned(file, name, dir, setup, progress).map(|(path, s)| {
+                        choice = Some(s.choice.clone());
+                        selection = Some(Selection::of(s));
                         path
                     })
                 } else {
@@ -387,18 +389,20 @@ fn one_kernel(
         file: file.to_path_buf(),
         baseline_seconds,
         choice,
+        selection,
         entries,
     })
 }
 
-/// polytune's program for the kernel: its path and what was chosen.
+/// polytune's program for the kernel: its path and the selection's
+/// report.
 fn learned(
     file: &Path,
     name: &str,
     dir: &Path,
     setup: &Setup,
     progress: &mut dyn FnMut(Event),
-) -> Result<(PathBuf, select::Choice), String> {
+) -> Result<(PathBuf, select::Report), String> {
     let (models, landscapes) = models_for(&setup.models, name)?;
     let src = frontend::parse_file(file, &Options::default()).map_err(|e| e.to_string())?;
     // The kernel's own directory for its `#include "..."`.
@@ -420,7 +424,7 @@ fn learned(
     // kernel's own directory.
     let path = dir.join(format!("{name}.polytune.c"));
     std::fs::write(&path, &report.text).map_err(|e| e.to_string())?;
-    Ok((path, report.choice))
+    Ok((path, report))
 }
 
 /// Times the built contenders in alternation. A contender whose timed run

@@ -89,8 +89,35 @@ pub struct Kernel {
     pub baseline_seconds: Option<f64>,
     /// What polytune chose (`None` when its selection failed).
     pub choice: Option<select::Choice>,
+    /// What polytune's selection measured to choose it (`None` when its
+    /// selection failed or did not run).
+    pub selection: Option<Selection>,
     /// In the order of the report's contenders.
     pub entries: Vec<Entry>,
+}
+
+/// What polytune's selection measured on a kernel, as `optimize --json`
+/// reports it: the original's run, every candidate (its configuration,
+/// why it was picked, its predicted rank and its run), the refinement's
+/// programs and the head-to-head that decided. Two comparisons that
+/// chose differently say why here.
+#[derive(Debug, Clone, Serialize)]
+pub struct Selection {
+    pub original: Option<select::Run>,
+    pub candidates: Vec<select::Candidate>,
+    pub refinement: Vec<select::Refined>,
+    pub head_to_head: Option<select::HeadToHead>,
+}
+
+impl Selection {
+    pub(super) fn of(r: select::Report) -> Selection {
+        Selection {
+            original: r.original,
+            candidates: r.candidates,
+            refinement: r.refinement,
+            head_to_head: r.head_to_head,
+        }
+    }
 }
 
 /// A contender's geometric mean speedup over the kernels.

@@ -8,6 +8,7 @@ fn kernel(base: Option<f64>, speedups: &[Option<f64>]) -> Kernel {
         file: PathBuf::from("k.c"),
         baseline_seconds: base,
         choice: None,
+        selection: None,
         entries: speedups
             .iter()
             .map(|&s| Entry {
