@@ -305,7 +305,10 @@ fn compare_reports_every_contender() {
     let cands = sel["candidates"].as_array().unwrap();
     assert_eq!(cands.len(), 1, "{sel}");
     assert!(cands[0]["config"].is_string(), "{sel}");
-    assert!(cands[0]["chosen_by"].as_str().unwrap().contains("bo"), "{sel}");
+    assert!(
+        cands[0]["chosen_by"].as_str().unwrap().contains("bo"),
+        "{sel}"
+    );
     assert!(cands[0]["run"].is_object(), "{sel}");
     assert!(sel["original"].is_object(), "{sel}");
     assert!(sel["refinement"].is_array(), "{sel}");

@@ -302,6 +302,12 @@ fn search_with_the_ranker(
 /// A minute or two per setting (release):
 ///
 ///     cargo test --release --test variant_rank ranker_settings -- --ignored --nocapture
+///
+/// `POLYTUNE_SETTINGS=A,B` runs some settings; `POLYTUNE_TABLES=DIR` a
+/// trial table; `POLYTUNE_SEARCH=1` replays `bo` with the first one's
+/// scores; `POLYTUNE_BLEND=NAME:W` blends a log-time column into the
+/// scores instead of learning from it; `POLYTUNE_SHOW=KERNEL` lists a
+/// kernel's picks.
 #[test]
 #[ignore = "minutes in release: 30 folds per setting and compiler"]
 fn ranker_settings_on_the_shipped_tables() {
@@ -423,13 +429,26 @@ fn ranker_settings_on_the_shipped_tables() {
                     .table
             }
         };
-        let keep: Vec<usize> = (0..t.names.len()).collect();
+        // `POLYTUNE_BLEND=NAME:W`: the column NAME (a log time: lower is
+        // faster) is not a feature; the scores become, per kernel, the
+        // ranker's z-score minus W times the column's.
+        let blend: Option<(usize, f64)> = std::env::var("POLYTUNE_BLEND").ok().map(|b| {
+            let (name, w) = b.split_once(':').expect("NAME:W");
+            let i = t.names.iter().position(|n| n == name).expect("a column");
+            (i, w.parse().expect("a weight"))
+        });
+        let keep: Vec<usize> = (0..t.names.len())
+            .filter(|&i| blend.is_none_or(|(b, _)| b != i))
+            .collect();
         let chosen = settings
             .iter()
             .filter(|(name, _)| only.as_ref().is_none_or(|o| o.iter().any(|s| s == name)));
         for (k, (name, p)) in chosen.enumerate() {
             let t0 = std::time::Instant::now();
-            let e = leave_one_kernel_out(&t, p, &keep).unwrap();
+            let mut e = leave_one_kernel_out(&t, p, &keep).unwrap();
+            if let Some((col, w)) = blend {
+                blended(&t, &mut e, col, w);
+            }
             // | compiler | setting | median ρ | mean ρ | NDCG@6 | top-1 | best of 6 | best of 12 |
             println!(
                 "| {compiler} | {name} | {} ({:.0} s)",
@@ -645,4 +664,65 @@ fn both_compilers_labels_on_the_shipped_tables() {
         );
         assert!(rhos.len() == k);
     }
+}
+
+/// Per kernel, the scores' z-score minus `w` times column `col`'s (a log
+/// time), and the evaluation's figures of the result.
+fn blended(t: &VariantTable, e: &mut Evaluation, col: usize, w: f64) {
+    use polytune::learn::rank::metrics::{ndcg_at, rank_correlation};
+    let z = |v: &[f64]| -> Vec<f64> {
+        let n = v.len() as f64;
+        let m = v.iter().sum::<f64>() / n;
+        let sd = (v.iter().map(|x| (x - m).powi(2)).sum::<f64>() / n).sqrt();
+        v.iter()
+            .map(|x| if sd > 0.0 { (x - m) / sd } else { 0.0 })
+            .collect()
+    };
+    let mut rhos = Vec::new();
+    let mut ndcgs = Vec::new();
+    let (mut top1, mut b6, mut b12) = (0.0, 0.0, 0.0);
+    for h in e.kernels.iter_mut() {
+        let k = t.kernels.iter().position(|n| *n == h.kernel).unwrap();
+        let rows: Vec<usize> = (0..t.rows.len())
+            .filter(|&i| t.rows[i].kernel == k)
+            .collect();
+        let s = z(&rows.iter().map(|&i| e.scores[i]).collect::<Vec<_>>());
+        let a = z(&rows.iter().map(|&i| t.rows[i].x[col]).collect::<Vec<_>>());
+        let mixed: Vec<f64> = s.iter().zip(&a).map(|(s, a)| s - w * a).collect();
+        for (&i, &v) in rows.iter().zip(&mixed) {
+            e.scores[i] = v;
+        }
+        let l: Vec<f64> = rows.iter().map(|&i| t.rows[i].speedup.ln()).collect();
+        let share = |n: usize| {
+            let mut o: Vec<usize> = (0..l.len()).collect();
+            o.sort_by(|&x, &y| mixed[y].total_cmp(&mixed[x]));
+            let best = l.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            (o.iter()
+                .take(n)
+                .map(|&i| l[i])
+                .fold(f64::NEG_INFINITY, f64::max)
+                - best)
+                .exp()
+        };
+        h.rank_correlation = rank_correlation(&mixed, &l);
+        h.top1 = share(1);
+        h.best_of_6 = share(6);
+        h.best_of_12 = share(12);
+        rhos.extend(h.rank_correlation);
+        ndcgs.extend(ndcg_at(&mixed, &l, 6, 5.0));
+        top1 += h.top1;
+        b6 += h.best_of_6;
+        b12 += h.best_of_12;
+    }
+    let n = e.kernels.len() as f64;
+    let median = |v: &mut Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v.get(v.len() / 2).copied()
+    };
+    e.mean_rank_correlation = Some(rhos.iter().sum::<f64>() / rhos.len() as f64);
+    e.median_rank_correlation = median(&mut rhos);
+    e.median_ndcg6 = median(&mut ndcgs);
+    e.mean_top1 = top1 / n;
+    e.mean_best_of_6 = b6 / n;
+    e.mean_best_of_12 = b12 / n;
 }
