@@ -493,6 +493,9 @@ fn ranker_settings_on_the_shipped_tables() {
                     ],
                 );
             }
+            if k == 0 && std::env::var_os("POLYTUNE_RANKS").is_some() {
+                places_of_the_fastest(&t, &e.scores);
+            }
             if k == 0 {
                 let mut ks: Vec<_> = e.kernels.iter().collect();
                 ks.sort_by(|a, b| a.best_of_6.total_cmp(&b.best_of_6));
@@ -725,4 +728,35 @@ fn blended(t: &VariantTable, e: &mut Evaluation, col: usize, w: f64) {
     e.mean_top1 = top1 / n;
     e.mean_best_of_6 = b6 / n;
     e.mean_best_of_12 = b12 / n;
+}
+
+/// Per kernel: the places, in the order of `scores`, of its three
+/// fastest variants, and how many variants it has.
+fn places_of_the_fastest(t: &VariantTable, scores: &[f64]) {
+    for (k, name) in t.kernels.iter().enumerate() {
+        let rows: Vec<usize> = (0..t.rows.len())
+            .filter(|&i| t.rows[i].kernel == k)
+            .collect();
+        let mut by_score = rows.clone();
+        by_score.sort_by(|&a, &b| scores[b].total_cmp(&scores[a]));
+        let mut by_speed = rows.clone();
+        by_speed.sort_by(|&a, &b| t.rows[b].speedup.total_cmp(&t.rows[a].speedup));
+        let best = t.rows[by_speed[0]].speedup;
+        let places: Vec<String> = by_speed
+            .iter()
+            .take(3)
+            .map(|i| {
+                format!(
+                    "{} ({:.0}%)",
+                    by_score.iter().position(|j| j == i).unwrap() + 1,
+                    100.0 * t.rows[*i].speedup / best
+                )
+            })
+            .collect();
+        println!(
+            "    {name:<16} n={:<4} fastest at {}",
+            rows.len(),
+            places.join(", ")
+        );
+    }
 }
