@@ -493,6 +493,15 @@ fn ranker_settings_on_the_shipped_tables() {
                     ],
                 );
             }
+            // `POLYTUNE_SCORES=FILE`: the first setting's scores, in the
+            // table's row order, as JSON (for a search tried elsewhere).
+            if let (0, Ok(f)) = (k, std::env::var("POLYTUNE_SCORES")) {
+                std::fs::write(
+                    f.replace("{compiler}", compiler),
+                    serde_json::to_string(&e.scores).unwrap(),
+                )
+                .unwrap();
+            }
             if k == 0 && std::env::var_os("POLYTUNE_RANKS").is_some() {
                 places_of_the_fastest(&t, &e.scores);
             }
