@@ -464,34 +464,7 @@ fn ranker_settings_on_the_shipped_tables() {
             // `optimize` sees them (the ranker the one model, `bo`'s
             // `ranker` design), replayed on the shipped dataset.
             if k == 0 && std::env::var_os("POLYTUNE_SEARCH").is_some() {
-                let store = Store::open_read_only(&root.join("models/dataset.sqlite")).unwrap();
-                let family = if compiler == "gcc" {
-                    Family::Gcc
-                } else {
-                    Family::Clang
-                };
-                let d = Dataset::from_store(
-                    &store,
-                    &Selection {
-                        compiler: family,
-                        ..Selection::default()
-                    },
-                )
-                .unwrap();
-                search_with_the_ranker(
-                    compiler,
-                    &t,
-                    &d,
-                    &e.scores,
-                    &[
-                        "--models",
-                        "m5p",
-                        "--strategies",
-                        "bo,diverse",
-                        "--bo-design",
-                        "ranker",
-                    ],
-                );
+                replay_as_optimize(compiler, &t, &e.scores);
             }
             // `POLYTUNE_SCORES=FILE`: the first setting's scores, in the
             // table's row order, as JSON (for a search tried elsewhere).
@@ -646,34 +619,7 @@ fn both_compilers_labels_on_the_shipped_tables() {
             "| {this} | other compiler weighing {w} | median ρ {:.3} |",
             rhos[rhos.len() / 2]
         );
-        let store = Store::open_read_only(&root.join("models/dataset.sqlite")).unwrap();
-        let family = if this == "gcc" {
-            Family::Gcc
-        } else {
-            Family::Clang
-        };
-        let d = Dataset::from_store(
-            &store,
-            &Selection {
-                compiler: family,
-                ..Selection::default()
-            },
-        )
-        .unwrap();
-        search_with_the_ranker(
-            this,
-            &t,
-            &d,
-            &scores,
-            &[
-                "--models",
-                "m5p",
-                "--strategies",
-                "bo,diverse",
-                "--bo-design",
-                "ranker",
-            ],
-        );
+        replay_as_optimize(this, &t, &scores);
         assert!(rhos.len() == k);
     }
 }
@@ -768,4 +714,38 @@ fn places_of_the_fastest(t: &VariantTable, scores: &[f64]) {
             places.join(", ")
         );
     }
+}
+
+/// `bo` and `diverse` replayed on the shipped dataset of `compiler` with
+/// `scores` (of `t`'s rows) as `optimize` sees them: the ranker the one
+/// model, `bo`'s `ranker` design.
+fn replay_as_optimize(compiler: &str, t: &VariantTable, scores: &[f64]) {
+    let store = Store::open_read_only(&common::root().join("models/dataset.sqlite")).unwrap();
+    let family = if compiler == "gcc" {
+        Family::Gcc
+    } else {
+        Family::Clang
+    };
+    let d = Dataset::from_store(
+        &store,
+        &Selection {
+            compiler: family,
+            ..Selection::default()
+        },
+    )
+    .unwrap();
+    search_with_the_ranker(
+        compiler,
+        t,
+        &d,
+        scores,
+        &[
+            "--models",
+            "m5p",
+            "--strategies",
+            "bo,diverse",
+            "--bo-design",
+            "ranker",
+        ],
+    );
 }
