@@ -504,13 +504,7 @@ fn show_kernel(t: &polytune::app::variants::VariantTable, scores: &[f64], kernel
     let Some(k) = t.kernels.iter().position(|n| n == kernel) else {
         return;
     };
-    let rows: Vec<usize> = (0..t.rows.len())
-        .filter(|&i| t.rows[i].kernel == k)
-        .collect();
-    let mut by_score = rows.clone();
-    by_score.sort_by(|&a, &b| scores[b].total_cmp(&scores[a]));
-    let mut by_speed = rows.clone();
-    by_speed.sort_by(|&a, &b| t.rows[b].speedup.total_cmp(&t.rows[a].speedup));
+    let (rows, by_score, by_speed) = kernel_orders(t, scores, k);
     for (what, list) in [("scored", &by_score), ("fastest", &by_speed)] {
         println!("  {kernel}: {what} first");
         for &i in list.iter().take(6) {
@@ -689,13 +683,7 @@ fn blended(t: &VariantTable, e: &mut Evaluation, col: usize, w: f64) {
 /// fastest variants, and how many variants it has.
 fn places_of_the_fastest(t: &VariantTable, scores: &[f64]) {
     for (k, name) in t.kernels.iter().enumerate() {
-        let rows: Vec<usize> = (0..t.rows.len())
-            .filter(|&i| t.rows[i].kernel == k)
-            .collect();
-        let mut by_score = rows.clone();
-        by_score.sort_by(|&a, &b| scores[b].total_cmp(&scores[a]));
-        let mut by_speed = rows.clone();
-        by_speed.sort_by(|&a, &b| t.rows[b].speedup.total_cmp(&t.rows[a].speedup));
+        let (rows, by_score, by_speed) = kernel_orders(t, scores, k);
         let best = t.rows[by_speed[0]].speedup;
         let places: Vec<String> = by_speed
             .iter()
@@ -748,4 +736,21 @@ fn replay_as_optimize(compiler: &str, t: &VariantTable, scores: &[f64]) {
             "ranker",
         ],
     );
+}
+
+/// Kernel `k`'s rows of `t`: in table order, best-scored first, fastest
+/// first.
+fn kernel_orders(
+    t: &VariantTable,
+    scores: &[f64],
+    k: usize,
+) -> (Vec<usize>, Vec<usize>, Vec<usize>) {
+    let rows: Vec<usize> = (0..t.rows.len())
+        .filter(|&i| t.rows[i].kernel == k)
+        .collect();
+    let mut by_score = rows.clone();
+    by_score.sort_by(|&a, &b| scores[b].total_cmp(&scores[a]));
+    let mut by_speed = rows.clone();
+    by_speed.sort_by(|&a, &b| t.rows[b].speedup.total_cmp(&t.rows[a].speedup));
+    (rows, by_score, by_speed)
 }
