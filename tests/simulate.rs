@@ -282,10 +282,86 @@ fn simulate_asks_what_a_better_prior_or_fewer_kernels_would_do() {
 /// The same on the whole shipped dataset, both compilers, all six models
 /// (minutes: `cargo test --release --test simulate -- --ignored`).
 #[test]
-#[ignore]
+#[ignore = "minutes: all six models' folds on the whole shipped dataset, both compilers"]
 fn simulate_reproduces_evaluate_on_the_shipped_dataset() {
     let db = root().join("models/dataset.sqlite");
     for compiler in ["gcc", "clang"] {
         reproduces_evaluate(db.to_str().unwrap(), compiler, "LR,SVM,IBk,K*,M5P,MLP");
+    }
+}
+
+/// The shipped dataset (whose variants the shipped variant table has)
+/// cut down to five kernels and every third variant.
+fn shipped_cut(dir: &Path) -> PathBuf {
+    let db = dir.join("cut.sqlite");
+    std::fs::copy(root().join("models/dataset.sqlite"), &db).unwrap();
+    let c = rusqlite::Connection::open(&db).unwrap();
+    c.execute_batch(
+        "CREATE TEMP TABLE gone AS SELECT m.id AS id FROM measurements m
+           JOIN variants v ON v.id = m.variant_id JOIN kernels k ON k.id = v.kernel_id
+           WHERE k.name NOT IN ('gemm', 'atax', 'mvt', 'syrk', 'jacobi-2d-imper')
+              OR (v.original = 0 AND v.id % 3 != 0);
+         DELETE FROM samples WHERE measurement_id IN (SELECT id FROM gone);
+         DELETE FROM measurements WHERE id IN (SELECT id FROM gone);",
+    )
+    .unwrap();
+    db
+}
+
+/// `simulate --ranking variant`: the strategies follow the variant
+/// ranker's leave-one-out predictions from the shipped table, bo with the
+/// ranker's design, and the report says how the ranker ranked.
+#[test]
+fn simulate_follows_the_variant_ranker() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = shipped_cut(dir.path());
+    let db = db.to_str().unwrap();
+    let base = [
+        "simulate",
+        "--db",
+        db,
+        "--ranking",
+        "variant",
+        "--strategies",
+        "bo,diverse",
+        "--budget",
+        "6",
+        "--min-ei",
+        "0",
+    ];
+    let v = json(&polytune(&[&base[..], &["--format", "json"]].concat()));
+    let r = &v["ranker"];
+    assert_eq!(r["unmatched"], 0, "{r}");
+    let rho = r["median_rank_correlation"].as_f64().unwrap();
+    assert!(rho > 0.3, "the ranker ranks the held-out kernels: {r}");
+    let best6 = r["mean_best_of_6"].as_f64().unwrap();
+    assert!(best6 > 0.0 && best6 <= 1.0, "{r}");
+    let s = &v["simulation"];
+    assert_eq!(s["models"], serde_json::json!(["variant ranker"]));
+    assert_eq!(s["bo_design"], "ranker");
+    let curves = s["strategies"].as_array().unwrap();
+    assert_eq!(curves.len(), 2);
+    for c in curves {
+        let mean = c["mean"].as_array().unwrap();
+        assert_eq!(mean.len(), 6);
+        // Best so far: never down, and a share of Opt.
+        let m: Vec<f64> = mean.iter().map(|x| x.as_f64().unwrap()).collect();
+        assert!(m.windows(2).all(|w| w[1] >= w[0] - 1e-9), "{m:?}");
+        assert!(m[5] <= 100.0 + 1e-9 && m[0] > 0.0, "{m:?}");
+    }
+    // The markdown says what ranked.
+    let o = polytune(&base);
+    succeeded(&o);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.contains("the models (variant ranker)"), "{text}");
+    assert!(
+        text.contains("The variant ranker, each kernel held out: median Spearman's ρ"),
+        "{text}"
+    );
+    // The ranker's predictions are not read from a file nor the six
+    // models': a usage error (exit 2).
+    for extra in [["--predictions", "p.csv"], ["--models", "M5P"]] {
+        let o = polytune(&[&base[..], &extra[..]].concat());
+        assert_eq!(o.status.code(), Some(2), "{extra:?}: {o:?}");
     }
 }

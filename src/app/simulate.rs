@@ -2,10 +2,12 @@
 //! space, as one typed report that the command line prints as Markdown,
 //! CSV or JSON.
 
-use crate::learn::LearnError;
+use crate::app::variants::VariantTable;
 use crate::learn::dataset::Dataset;
 use crate::learn::evaluate;
+use crate::learn::rank::RankerParams;
 use crate::learn::search::simulate::{self, Options, Simulation};
+use crate::learn::{Kind, LearnError};
 use serde::Serialize;
 use std::path::Path;
 use std::time::Instant;
@@ -26,6 +28,24 @@ pub struct Report {
     pub simulation: Simulation,
     /// Verified variants of the dataset.
     pub variants: usize,
+    /// With the variant ranker's predictions: its leave-one-out figures
+    /// and the dataset's variants its table lacks.
+    pub ranker: Option<RankerFigures>,
+}
+
+/// How the variant ranker ranked the dataset's variants, leave one
+/// kernel out.
+#[derive(Debug, Clone, Serialize)]
+pub struct RankerFigures {
+    pub median_rank_correlation: Option<f64>,
+    pub mean_rank_correlation: Option<f64>,
+    pub median_ndcg6: Option<f64>,
+    pub mean_top1: f64,
+    pub mean_best_of_6: f64,
+    pub mean_best_of_12: f64,
+    /// Variants of the dataset the table lacks (given their kernel's
+    /// least prediction).
+    pub unmatched: usize,
 }
 
 /// Where the models' leave-one-out predictions come from.
@@ -36,6 +56,11 @@ pub enum Predictions<'a> {
     Written(&'a str),
     /// The leave-one-out folds, trained again.
     Folds,
+    /// The variant ranker's, from this table of the dataset's variants'
+    /// features (the shipped `variants.json`), each kernel ranked by the
+    /// ranker fitted to the others ([`VariantTable::leave_one_out_speedups`]):
+    /// the one model the strategies see, as `optimize` follows it.
+    Ranker(&'a VariantTable),
 }
 
 /// The stages whose progress is shown: the leave-one-out folds (when
@@ -70,21 +95,34 @@ pub fn simulate(
     progress: &(dyn Fn(Event) + Sync),
 ) -> Result<Report, LearnError> {
     let since = Instant::now();
+    let mut kinds = eo.models.clone();
+    let mut ranker = None;
     let predicted = match from {
         Predictions::Written(text) => simulate::read_predictions(d, &eo.models, text)?,
         Predictions::Folds => {
             progress(Event::Begins(Stage::Folds));
             evaluate::predictions_with(d, eo, &through(Stage::Folds, progress))?
         }
+        Predictions::Ranker(t) => {
+            progress(Event::Begins(Stage::Folds));
+            let l = t.leave_one_out_speedups(d, &RankerParams::default())?;
+            let e = &l.evaluation;
+            ranker = Some(RankerFigures {
+                median_rank_correlation: e.median_rank_correlation,
+                mean_rank_correlation: e.mean_rank_correlation,
+                median_ndcg6: e.median_ndcg6,
+                mean_top1: e.mean_top1,
+                mean_best_of_6: e.mean_best_of_6,
+                mean_best_of_12: e.mean_best_of_12,
+                unmatched: l.unmatched,
+            });
+            kinds = vec![Kind::Ranker];
+            vec![l.speedups]
+        }
     };
     progress(Event::Begins(Stage::Runs));
-    let simulation = simulate::simulate(
-        d,
-        &eo.models,
-        &predicted,
-        opts,
-        &through(Stage::Runs, progress),
-    )?;
+    let simulation =
+        simulate::simulate(d, &kinds, &predicted, opts, &through(Stage::Runs, progress))?;
     Ok(Report {
         compiler: d.compiler.clone(),
         flags: d.flags.clone(),
@@ -93,6 +131,7 @@ pub fn simulate(
         seconds: since.elapsed().as_secs_f64(),
         simulation,
         variants: d.rows.len(),
+        ranker,
     })
 }
 

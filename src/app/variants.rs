@@ -27,6 +27,7 @@ use crate::lab::scratch::Scratch;
 use crate::learn::dataset::Dataset;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 /// Why the table could not be made.
@@ -363,6 +364,19 @@ pub struct Evaluation {
     pub scores: Vec<f64>,
 }
 
+/// The ranker's leave-one-kernel-out predictions of a dataset's rows
+/// ([`VariantTable::leave_one_out_speedups`]).
+#[derive(Debug, Clone)]
+pub struct LeftOut {
+    /// Per row of the dataset, its predicted speedup.
+    pub speedups: Vec<f64>,
+    /// Rows of the dataset the table lacks (given their kernel's least
+    /// prediction).
+    pub unmatched: usize,
+    /// The ranking's figures over the rows the table has.
+    pub evaluation: Evaluation,
+}
+
 /// Trains the ranker on every kernel of `t` but one, with the features
 /// `keep` (indices into [`VariantTable::names`]), and ranks the held-out
 /// kernel's variants; each kernel in turn (folds in parallel).
@@ -468,6 +482,7 @@ impl VariantTable {
             .iter()
             .map(|r| ((self.kernels[r.kernel].as_str(), r.config.to_string()), r))
             .collect();
+        let counters = self.names.iter().filter(|n| n.starts_with("orig_")).count();
         let mut rows = Vec::new();
         let mut skipped = 0;
         for r in &d.rows {
@@ -475,10 +490,13 @@ impl VariantTable {
             match known.get(&(name, r.config.to_string())) {
                 Some(v) => {
                     let mut x = v.x.clone();
-                    // The original's counters are the other campaign's.
-                    let first = x.len() - d.kernels[r.kernel].features.len();
-                    x.truncate(first);
-                    x.extend(&d.kernels[r.kernel].features);
+                    // The original's counters (`orig_…`, last) are the
+                    // other campaign's; a table without them (the
+                    // shipped form) keeps its features as they are.
+                    if counters > 0 {
+                        x.truncate(x.len() - counters);
+                        x.extend(&d.kernels[r.kernel].features);
+                    }
                     rows.push(VariantRow {
                         kernel: r.kernel,
                         config: r.config,
@@ -497,6 +515,79 @@ impl VariantTable {
             caches: self.caches,
             peaks: self.peaks.clone(),
         }
+    }
+
+    /// The ranker's leave-one-kernel-out predicted speedup of every row
+    /// of `d`, as `optimize` would predict it for a new program: this
+    /// table relabelled by `d`'s speedups ([`VariantTable::relabelled`]),
+    /// each kernel's variants ranked by the ranker fitted to the other
+    /// kernels, the scores standardized within the kernel and scaled by
+    /// the other kernels' spread of log speedups. A row of `d` the table
+    /// lacks gets its kernel's least prediction (as `optimize` treats a
+    /// variant it cannot featurize) and is counted in
+    /// [`LeftOut::unmatched`]. Fails when the table has none of `d`'s
+    /// rows.
+    pub fn leave_one_out_speedups(
+        &self,
+        d: &Dataset,
+        params: &crate::learn::rank::RankerParams,
+    ) -> Result<LeftOut, crate::learn::LearnError> {
+        use crate::learn::rank::{calibrated, group_spread};
+        let t = self.relabelled(d);
+        if t.rows.is_empty() {
+            return Err(crate::learn::LearnError::Data(format!(
+                "the variant table has none of the dataset's {} variants (it is of other kernels or configurations)",
+                d.rows.len()
+            )));
+        }
+        let keep: Vec<usize> = (0..t.names.len()).collect();
+        let e = leave_one_kernel_out(&t, params, &keep)?;
+        let label: Vec<f64> = t.rows.iter().map(|r| r.speedup.ln()).collect();
+        let mut by_kernel: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
+        for (i, r) in t.rows.iter().enumerate() {
+            by_kernel.entry(r.kernel).or_default().push(i);
+        }
+        let mut log = vec![f64::NAN; t.rows.len()];
+        for (&k, rows) in &by_kernel {
+            let others: Vec<usize> = (0..t.rows.len())
+                .filter(|&i| t.rows[i].kernel != k)
+                .collect();
+            let scale = group_spread(
+                &others.iter().map(|&i| t.rows[i].kernel).collect::<Vec<_>>(),
+                &others.iter().map(|&i| label[i]).collect::<Vec<_>>(),
+            );
+            let scores: Vec<f64> = rows.iter().map(|&i| e.scores[i]).collect();
+            for (&i, v) in rows.iter().zip(calibrated(&scores, scale)) {
+                log[i] = v;
+            }
+        }
+        let at: std::collections::HashMap<(usize, String), usize> = t
+            .rows
+            .iter()
+            .enumerate()
+            .map(|(i, r)| ((r.kernel, r.config.to_string()), i))
+            .collect();
+        let least: BTreeMap<usize, f64> = by_kernel
+            .iter()
+            .map(|(&k, rows)| (k, rows.iter().map(|&i| log[i]).fold(0.0, f64::min)))
+            .collect();
+        let mut unmatched = 0;
+        let speedups = d
+            .rows
+            .iter()
+            .map(|r| match at.get(&(r.kernel, r.config.to_string())) {
+                Some(&i) => log[i].exp(),
+                None => {
+                    unmatched += 1;
+                    least.get(&r.kernel).copied().unwrap_or(0.0).exp()
+                }
+            })
+            .collect();
+        Ok(LeftOut {
+            speedups,
+            unmatched,
+            evaluation: e,
+        })
     }
 
     /// The table with the variant's features alone (the original's
@@ -592,5 +683,155 @@ mod tests {
         assert_eq!(paper.skipped, 5);
         assert!(t.rows_where(|_| false).rows.is_empty());
         assert_eq!(t.rows_where(|_| true).rows.len(), 4);
+    }
+
+    fn peaks() -> Peaks {
+        Peaks {
+            flops: 1e9,
+            bandwidth: 1e9,
+            threads: 2,
+            cpu: "cpu".into(),
+            compiler: "cc".into(),
+            flags: Vec::new(),
+        }
+    }
+
+    /// A dataset of `kernels` kernels, each of the first `n` paper
+    /// configurations, kernel k's variant v at speedup
+    /// exp((v mod 7) · (k + 1) / 10), and its table: the feature `good`
+    /// is the log speedup scaled by the kernel (so the rankers of other
+    /// kernels order it rightly), `noise` a kernel-wide offset.
+    fn synthetic(kernels: usize, n: usize) -> (Dataset, VariantTable) {
+        let configs: Vec<Config> = Config::all().into_iter().take(n).collect();
+        let names: Vec<String> = (0..kernels).map(|k| format!("k{k}")).collect();
+        let mut rows = Vec::new();
+        let mut table = Vec::new();
+        for k in 0..kernels {
+            for (v, c) in configs.iter().enumerate() {
+                let log = (v % 7) as f64 * (k + 1) as f64 / 10.0;
+                rows.push(crate::learn::dataset::Row {
+                    kernel: k,
+                    variant_id: (k * n + v) as i64,
+                    config: *c,
+                    configs: 1,
+                    speedup: log.exp(),
+                    all_configs: Vec::new(),
+                });
+                table.push(VariantRow {
+                    kernel: k,
+                    config: *c,
+                    // Labels of another campaign: relabelled by `d`.
+                    speedup: 1.0,
+                    x: vec![log / (k + 1) as f64, k as f64],
+                });
+            }
+        }
+        let d = Dataset {
+            selection: crate::learn::dataset::Selection::default(),
+            machine: "m".into(),
+            compiler: "cc".into(),
+            flags: String::new(),
+            feature_names: Vec::new(),
+            kernels: names
+                .iter()
+                .map(|name| crate::learn::dataset::Kernel {
+                    name: name.clone(),
+                    features: Vec::new(),
+                    baseline_seconds: 1.0,
+                })
+                .collect(),
+            rows,
+            extended_names: Vec::new(),
+            beyond_paper: 0,
+        };
+        let t = VariantTable {
+            names: vec!["good".into(), "noise".into()],
+            kernels: names,
+            rows: table,
+            skipped: 0,
+            caches: Caches::default(),
+            peaks: peaks(),
+        };
+        (d, t)
+    }
+
+    /// A table in the shipped form (no `orig_` counters) keeps its
+    /// features when relabelled; one with counters takes the dataset's.
+    #[test]
+    fn relabelling_swaps_the_counters_only_where_the_table_has_them() {
+        let (mut d, t) = synthetic(2, 5);
+        let r = t.relabelled(&d);
+        assert_eq!(r.rows.len(), 10);
+        assert_eq!(r.rows[3].x, t.rows[3].x);
+        assert_eq!(r.rows[3].speedup, d.rows[3].speedup);
+        let mut with = t.clone();
+        with.names.push("orig_ipc".into());
+        for row in &mut with.rows {
+            row.x.push(9.0);
+        }
+        for k in &mut d.kernels {
+            k.features = vec![0.5];
+        }
+        let r = with.relabelled(&d);
+        assert_eq!(r.rows[3].x, [t.rows[3].x.clone(), vec![0.5]].concat());
+    }
+
+    /// The known answer: a feature that orders every kernel's variants
+    /// makes each held-out kernel's predictions follow its speedups; the
+    /// predictions' spread is the other kernels'; a variant the table
+    /// lacks gets its kernel's least prediction.
+    #[test]
+    fn leave_one_out_speedups_rank_each_kernel_as_the_others_teach() {
+        let (mut d, mut t) = synthetic(4, 21);
+        // Kernel 3's first variant is not in the table.
+        let gone = t.rows.iter().position(|r| r.kernel == 3).unwrap();
+        t.rows.remove(gone);
+        let p = crate::learn::rank::RankerParams {
+            trees: 40,
+            depth: 3,
+            min_leaf: 2,
+            ..Default::default()
+        };
+        let l = t.leave_one_out_speedups(&d, &p).unwrap();
+        assert_eq!(l.unmatched, 1);
+        assert_eq!(l.speedups.len(), d.rows.len());
+        let rho = l.evaluation.median_rank_correlation.unwrap();
+        assert!(rho > 0.95, "{rho}");
+        for k in 0..4 {
+            let rows: Vec<usize> = (0..d.rows.len())
+                .filter(|&i| d.rows[i].kernel == k)
+                .collect();
+            let logs: Vec<f64> = rows.iter().map(|&i| l.speedups[i].ln()).collect();
+            if k == 3 {
+                let least = logs[1..].iter().copied().fold(0.0, f64::min);
+                assert_eq!(logs[0], least);
+                continue;
+            }
+            // The spread of the other kernels' log speedups, over the
+            // table's rows (kernel 3 without its first variant).
+            let sd = |k: usize| {
+                let v: Vec<f64> = (0..21)
+                    .filter(|&j| k != 3 || j != 0)
+                    .map(|j| (j % 7) as f64 * (k + 1) as f64 / 10.0)
+                    .collect();
+                let n = v.len() as f64;
+                let m = v.iter().sum::<f64>() / n;
+                (v.iter().map(|x| (x - m).powi(2)).sum::<f64>() / n).sqrt()
+            };
+            let others = (0..4).filter(|&o| o != k).map(sd).sum::<f64>() / 3.0;
+            let m = logs.iter().sum::<f64>() / logs.len() as f64;
+            let got =
+                (logs.iter().map(|x| (x - m).powi(2)).sum::<f64>() / logs.len() as f64).sqrt();
+            assert!(
+                (got - others).abs() < 1e-9,
+                "kernel {k}: {got} against {others}"
+            );
+        }
+        // Nothing in common: a clear error.
+        d.rows.iter_mut().for_each(|r| r.kernel = 0);
+        d.kernels.truncate(1);
+        d.kernels[0].name = "other".into();
+        let e = t.leave_one_out_speedups(&d, &p).unwrap_err();
+        assert!(e.to_string().contains("none of the dataset's"), "{e}");
     }
 }

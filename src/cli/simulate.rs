@@ -2,10 +2,11 @@
 //! measured space, running nothing; its text, CSV and JSON renderings.
 
 use super::Ui;
-use super::args::DataArgs;
+use super::args::{DataArgs, RankingBy, models_to_read};
 use super::progress::Progress;
 use super::render::json_text;
 use crate::app::simulate::{self as app, Predictions};
+use crate::app::variants::VariantTable;
 use crate::learn::csv_text::CsvText;
 use crate::learn::dataset::Dataset;
 use crate::learn::evaluate;
@@ -52,6 +53,17 @@ pub(crate) struct Args {
     /// Output format.
     #[arg(long, default_value = "md", value_parser = ["md", "csv", "json"])]
     format: String,
+    /// Which model's leave-one-out predictions the strategies follow.
+    /// [default: models]
+    ///
+    /// models: the paper's six (--models), trained again per fold or read
+    /// with --predictions. variant: the variant ranker, as `optimize` ranks
+    /// by default: its table of the variants' features (variants.json in
+    /// the models directory, which matches the shipped dataset), each
+    /// kernel ranked by the ranker fitted to the other kernels; bo then
+    /// takes the `ranker` design unless --bo-design says otherwise.
+    #[arg(long, value_enum, conflicts_with_all = ["predictions", "models", "train_kernels"])]
+    ranking: Option<RankingBy>,
     /// Read the leave-one-out predictions from FILE instead of training the
     /// folds again.
     ///
@@ -81,13 +93,14 @@ pub(crate) struct Args {
     #[arg(long)]
     no_transfer: bool,
     /// bo: the design for its prior's quality, `models` or `ranker`.
+    /// [default: ranker with --ranking variant, else models]
     ///
     /// `models`, the initial design and prior weighting tuned for the six
     /// models' predictions, which rank a kernel's variants poorly; `ranker`,
     /// those tuned for predictions that rank them well, such as the variant
-    /// ranker's leave-one-out scores given with --predictions.
-    #[arg(long, value_name = "DESIGN", default_value = "models")]
-    bo_design: BoDesign,
+    /// ranker's.
+    #[arg(long, value_name = "DESIGN")]
+    bo_design: Option<BoDesign>,
     /// Also show what each strategy proposed for this kernel, in order (md and
     /// json).
     ///
@@ -143,9 +156,12 @@ pub(crate) fn run(a: Args, ui: &Ui) -> Result<()> {
     let written = (a.predictions.as_ref())
         .map(|f| std::fs::read_to_string(f).with_context(|| format!("cannot read {}", f.display())))
         .transpose()?;
-    let from = written
-        .as_deref()
-        .map_or(Predictions::Folds, Predictions::Written);
+    let table = variant_table(&a, ui)?;
+    let from = match (&table, written.as_deref()) {
+        (Some(t), _) => Predictions::Ranker(t),
+        (None, Some(text)) => Predictions::Written(text),
+        (None, None) => Predictions::Folds,
+    };
     let opts = options(&a, &eo);
     let stage: Mutex<Option<Progress>> = Mutex::new(None);
     let r = app::simulate(&d, &eo, from, &opts, &|e| shown_progress(ui, &stage, e));
@@ -161,6 +177,32 @@ pub(crate) fn run(a: Args, ui: &Ui) -> Result<()> {
         _ => header(&r) + &markdown(&r.simulation),
     };
     super::out(&text)
+}
+
+/// The variant ranker's table when --ranking variant asks for it (a
+/// usage error when the models directory has none).
+fn variant_table(a: &Args, ui: &Ui) -> Result<Option<VariantTable>> {
+    if a.ranking != Some(RankingBy::Variant) {
+        return Ok(None);
+    }
+    let dir = models_to_read(a.data.compiler);
+    match crate::app::ranker::load(&dir)? {
+        Some(s) => {
+            ui.detail(format!(
+                "the variant ranker's table: {} variants of {} kernels ({})",
+                s.table.rows.len(),
+                s.table.kernels.len(),
+                dir.join(crate::app::ranker::FILE).display()
+            ));
+            Ok(Some(s.table))
+        }
+        None => Err(super::Usage(format!(
+            "--ranking variant: no variant table in {} (the shipped models directory has one per compiler: models/<compiler>/{})",
+            dir.display(),
+            crate::app::ranker::FILE
+        ))
+        .into()),
+    }
 }
 
 /// An event on the counter of its stage (leave-one-out folds, simulated
@@ -225,7 +267,13 @@ fn options(a: &Args, eo: &evaluate::Options) -> simulate::Options {
         min_ei: Some(a.min_ei).filter(|&e| e > 0.0),
         paper_only: a.paper_only,
         no_transfer: a.no_transfer,
-        bo_design: a.bo_design,
+        bo_design: a
+            .bo_design
+            .unwrap_or(if a.ranking == Some(RankingBy::Variant) {
+                BoDesign::Ranker
+            } else {
+                BoDesign::Models
+            }),
         trace: a.trace.clone(),
         prior_blend: a.prior_blend,
         train_kernels: eo.train_kernels,
@@ -234,10 +282,30 @@ fn options(a: &Args, eo: &evaluate::Options) -> simulate::Options {
 }
 
 /// The markdown report's heading and the paragraph that says what was
-/// simulated.
+/// simulated (and, with the variant ranker, how it ranked).
 fn header(r: &app::Report) -> String {
     let s = &r.simulation;
-    format!(
+    let ranker = r.ranker.as_ref().map_or(String::new(), |f| {
+        let n = |v: Option<f64>| v.map_or("n/a".to_string(), |v| format!("{v:.3}"));
+        format!(
+            "\nThe variant ranker, each kernel held out: median Spearman's ρ {} (mean {}), NDCG@6 {}, share of Opt of its top 1 {:.3}, best of its top 6 {:.3}, of its top 12 {:.3}{}.\n",
+            n(f.median_rank_correlation),
+            n(f.mean_rank_correlation),
+            n(f.median_ndcg6),
+            f.mean_top1,
+            f.mean_best_of_6,
+            f.mean_best_of_12,
+            if f.unmatched > 0 {
+                format!(
+                    "; {} of the dataset's variants are not in its table (each given its kernel's least prediction)",
+                    f.unmatched
+                )
+            } else {
+                String::new()
+            }
+        )
+    });
+    let head = format!(
         "## Simulated search: {} ({}), {}\n\n{} kernels, {} verified variants; each kernel held out in turn, the models ({}) trained without it; {} unique evaluations per run, {} seeds for randomized strategies{}; simulated in {:.1} s.\n",
         r.compiler,
         r.flags,
@@ -269,7 +337,8 @@ fn header(r: &app::Report) -> String {
             100.0 * w
         )),
         r.seconds
-    )
+    );
+    head + &ranker
 }
 
 /// The budgets shown in the summary table.
