@@ -1,4 +1,5 @@
-//! `polytune simulate` end to end: at budget 6 it reproduces `evaluate`'s
+//! `polytune simulate` end to end (and `evaluate --ranking variant`, on
+//! the same cut of the shipped dataset): at budget 6 it reproduces `evaluate`'s
 //! multi-model ×6 and diverse figures exactly (the same dataset, the same
 //! leave-one-out folds), on a trimmed copy of the paper-space dataset (models/dataset-paper.sqlite) so the
 //! test takes seconds; the full shipped dataset behind `--ignored`.
@@ -364,4 +365,85 @@ fn simulate_follows_the_variant_ranker() {
         let o = polytune(&[&base[..], &extra[..]].concat());
         assert_eq!(o.status.code(), Some(2), "{extra:?}: {o:?}");
     }
+}
+
+/// `evaluate --ranking variant`: the variant ranker's leave-one-out
+/// figures over the extended and the paper's space, and each feature
+/// group left out; the same figures `simulate --ranking variant` reports.
+#[test]
+fn evaluate_reports_the_variant_ranker() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = shipped_cut(dir.path());
+    let db = db.to_str().unwrap();
+    let v = json(&polytune(&[
+        "evaluate",
+        "--db",
+        db,
+        "--ranking",
+        "variant",
+        "--ablations",
+        "--json",
+    ]));
+    let spaces = v["spaces"].as_array().unwrap();
+    assert_eq!(spaces.len(), 2, "{v}");
+    let (ext, paper) = (&spaces[0], &spaces[1]);
+    assert_eq!(
+        (ext["space"].as_str(), paper["space"].as_str()),
+        (Some("extended"), Some("paper"))
+    );
+    let n = |s: &Value| s["variants"].as_u64().unwrap();
+    assert!(n(paper) < n(ext) && n(paper) > 0, "{v}");
+    let e = &ext["evaluation"];
+    assert_eq!(e["kernels"].as_array().unwrap().len(), 5);
+    let rho = e["median_rank_correlation"].as_f64().unwrap();
+    assert!(rho > 0.3, "{e}");
+    for k in e["kernels"].as_array().unwrap() {
+        for f in ["top1", "best_of_6", "best_of_12"] {
+            let x = k[f].as_f64().unwrap();
+            assert!(x > 0.0 && x <= 1.0 + 1e-12, "{k}");
+        }
+        assert!(k["best_of_6"].as_f64() <= k["best_of_12"].as_f64(), "{k}");
+    }
+    let features = ext["features"].as_u64().unwrap();
+    let ablations = v["ablations"].as_array().unwrap();
+    assert!(ablations.len() >= 3, "{v}");
+    for a in ablations {
+        assert!(a["features"].as_u64().unwrap() < features, "{a}");
+    }
+    // The same folds as simulate's.
+    let s = json(&polytune(&[
+        "simulate",
+        "--db",
+        db,
+        "--ranking",
+        "variant",
+        "--strategies",
+        "diverse",
+        "--budget",
+        "6",
+        "--format",
+        "json",
+    ]));
+    assert_eq!(s["ranker"]["median_rank_correlation"].as_f64(), Some(rho));
+    assert_eq!(s["ranker"]["mean_best_of_6"], e["mean_best_of_6"]);
+    // CSV: one line per space and kernel.
+    let o = polytune(&[
+        "evaluate",
+        "--db",
+        db,
+        "--ranking",
+        "variant",
+        "--format",
+        "csv",
+    ]);
+    succeeded(&o);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        text.starts_with("space,kernel,variants,rank_correlation,"),
+        "{text}"
+    );
+    assert_eq!(text.lines().count(), 1 + 10, "{text}");
+    // --ablations is the ranker's: a usage error without it.
+    let o = polytune(&["evaluate", "--db", db, "--ablations"]);
+    assert_eq!(o.status.code(), Some(2), "{o:?}");
 }

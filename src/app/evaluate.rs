@@ -110,3 +110,106 @@ pub fn report(
         variants: d.rows.len(),
     }
 }
+
+/// `evaluate --ranking variant`: the variant ranker, leave one kernel
+/// out, on a dataset whose variants a variant table has (the shipped
+/// `variants.json` and the shipped dataset), relabelled by the dataset's
+/// speedups.
+#[derive(Debug, Clone, Serialize)]
+pub struct RankerReport {
+    pub compiler: String,
+    pub flags: String,
+    pub machine: String,
+    /// The dataset's variants the table lacks (left out).
+    pub unmatched: usize,
+    /// The extended space (every variant), then the paper's (the
+    /// variants of its configurations).
+    pub spaces: Vec<SpaceFigures>,
+    /// Over the extended space, each feature group left out in turn
+    /// (`--ablations`; empty without).
+    pub ablations: Vec<Ablation>,
+}
+
+/// The ranker's figures over one space.
+#[derive(Debug, Clone, Serialize)]
+pub struct SpaceFigures {
+    /// `extended` or `paper`.
+    pub space: &'static str,
+    pub variants: usize,
+    pub features: usize,
+    pub evaluation: crate::app::variants::Evaluation,
+}
+
+/// The ranker without one feature group.
+#[derive(Debug, Clone, Serialize)]
+pub struct Ablation {
+    pub group: &'static str,
+    pub features: usize,
+    pub median_rank_correlation: Option<f64>,
+    pub mean_best_of_6: f64,
+    pub mean_best_of_12: f64,
+}
+
+/// The variant ranker's report on `d` from table `t`; `ablations` adds
+/// the feature groups left out in turn; `progress(done, total)` after
+/// each evaluation (one per space and ablation).
+pub fn ranker_report(
+    d: &Dataset,
+    t: &crate::app::variants::VariantTable,
+    ablations: bool,
+    progress: &dyn Fn(usize, usize),
+) -> Result<RankerReport, crate::learn::LearnError> {
+    use crate::app::variants::{feature_group, leave_one_kernel_out};
+    let params = crate::learn::rank::RankerParams::default();
+    let all = t.relabelled(d);
+    if all.rows.is_empty() {
+        return Err(crate::learn::LearnError::Data(format!(
+            "the variant table has none of the dataset's {} variants (it is of other kernels or configurations)",
+            d.rows.len()
+        )));
+    }
+    let paper = all.rows_where(|r| r.config.is_paper());
+    let every: Vec<usize> = (0..all.names.len()).collect();
+    let mut groups: Vec<&'static str> = all.names.iter().map(|n| feature_group(n)).collect();
+    groups.sort_unstable();
+    groups.dedup();
+    let total = 2 + if ablations { groups.len() } else { 0 };
+    let mut spaces = Vec::new();
+    for (k, (space, table)) in [("extended", &all), ("paper", &paper)]
+        .into_iter()
+        .enumerate()
+    {
+        if !table.rows.is_empty() {
+            spaces.push(SpaceFigures {
+                space,
+                variants: table.rows.len(),
+                features: every.len(),
+                evaluation: leave_one_kernel_out(table, &params, &every)?,
+            });
+        }
+        progress(k + 1, total);
+    }
+    let mut out = Vec::new();
+    if ablations {
+        for (k, g) in groups.iter().enumerate() {
+            let keep = all.select(|n| feature_group(n) != *g);
+            let e = leave_one_kernel_out(&all, &params, &keep)?;
+            out.push(Ablation {
+                group: g,
+                features: keep.len(),
+                median_rank_correlation: e.median_rank_correlation,
+                mean_best_of_6: e.mean_best_of_6,
+                mean_best_of_12: e.mean_best_of_12,
+            });
+            progress(3 + k, total);
+        }
+    }
+    Ok(RankerReport {
+        compiler: d.compiler.clone(),
+        flags: d.flags.clone(),
+        machine: d.machine.clone(),
+        unmatched: all.skipped,
+        spaces,
+        ablations: out,
+    })
+}

@@ -1,7 +1,7 @@
 //! `polytune evaluate`: leave-one-benchmark-out evaluation of the models.
 
 use super::Ui;
-use super::args::{DataArgs, same_file};
+use super::args::{DataArgs, RankingBy, models_to_read, same_file};
 use super::progress::counting;
 use super::render::{json_text, summary_md};
 use crate::learn::evaluate::{self, Evaluation};
@@ -60,6 +60,21 @@ pub(crate) struct Args {
     /// kernels they learn from.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     train_kernels: Option<u64>,
+    /// Which model to evaluate. [default: models]
+    ///
+    /// models: the paper's six (--models). variant: the variant ranker, as
+    /// `optimize` ranks by default, from its table of the variants' features
+    /// (variants.json in the models directory, which matches the shipped
+    /// dataset): per kernel and on average, Spearman's ρ, NDCG@6 and the
+    /// share of Opt of its top 1, 6 and 12, over the extended space and the
+    /// paper's.
+    #[arg(long, value_enum, conflicts_with_all = ["models", "subset", "plots", "predictions", "train_kernels"])]
+    ranking: Option<RankingBy>,
+    /// With --ranking variant: also each feature group left out in turn.
+    ///
+    /// Over the extended space: what each group adds to the ranking.
+    #[arg(long, requires = "ranking")]
+    ablations: bool,
 }
 
 pub(crate) fn run(a: Args, ui: &Ui) -> Result<()> {
@@ -73,6 +88,12 @@ pub(crate) fn run(a: Args, ui: &Ui) -> Result<()> {
         }
     }
     let d = a.data.dataset(&a.db, ui)?;
+    if a.ranking == Some(RankingBy::Variant) {
+        return run_ranker(&a, &d, ui);
+    }
+    if a.ablations {
+        return Err(super::Usage("--ablations needs --ranking variant".into()).into());
+    }
     let opts = evaluate::Options {
         models: a.data.kinds(),
         shots: a.shots,
@@ -165,6 +186,133 @@ pub(crate) fn run(a: Args, ui: &Ui) -> Result<()> {
         }
     };
     super::out(&text)
+}
+
+/// `evaluate --ranking variant`: the variant ranker's report, printed
+/// (and saved with --save-json).
+fn run_ranker(a: &Args, d: &crate::learn::dataset::Dataset, ui: &Ui) -> Result<()> {
+    let dir = models_to_read(a.data.compiler);
+    let Some(shipped) = crate::app::ranker::load(&dir)? else {
+        return Err(super::Usage(format!(
+            "--ranking variant: no variant table in {} (the shipped models directory has one per compiler: models/<compiler>/{})",
+            dir.display(),
+            crate::app::ranker::FILE
+        ))
+        .into());
+    };
+    let t = std::time::Instant::now();
+    let r = counting(ui, "leave-one-out evaluations", |progress| {
+        crate::app::evaluate::ranker_report(d, &shipped.table, a.ablations, progress)
+    })?;
+    ui.detail(format!("evaluated in {:.1} s", t.elapsed().as_secs_f64()));
+    let json = || json_text(&serde_json::to_value(&r)?);
+    if let Some(path) = &a.save_json {
+        crate::lab::store::atomic::write(path, json()?.as_bytes())?;
+    }
+    let format = if a.json { "json" } else { a.format.as_str() };
+    let text = match format {
+        "json" => json()?,
+        "csv" => ranker_csv(&r),
+        _ => ranker_markdown(&r, &dir),
+    };
+    super::out(&text)
+}
+
+/// The variant ranker's report as Markdown.
+fn ranker_markdown(r: &crate::app::evaluate::RankerReport, dir: &Path) -> String {
+    let n = |v: Option<f64>| v.map_or("n/a".to_string(), |v| format!("{v:.3}"));
+    let mut o = format!(
+        "## Leave-one-out evaluation of the variant ranker: {} ({}), {}
+
+",
+        r.compiler, r.flags, r.machine
+    );
+    o += &format!(
+        "The ranker (LambdaMART grouped by kernel) of the variants' features in {}, each kernel ranked by the ranker fitted to the other kernels and labelled by this dataset's speedups{}.
+",
+        dir.join(crate::app::ranker::FILE).display(),
+        if r.unmatched > 0 {
+            format!(
+                "; {} of the dataset's variants are not in the table and are left out",
+                r.unmatched
+            )
+        } else {
+            String::new()
+        }
+    );
+    for s in &r.spaces {
+        let e = &s.evaluation;
+        o += &format!(
+            "\n### The {} space: {} variants of {} kernels, {} features\n\nMedian Spearman's ρ {} (mean {}), median NDCG@6 {}; share of Opt of the top 1 {:.3}, best of the top 6 {:.3}, of the top 12 {:.3}.\n\n| kernel | variants | ρ | NDCG@6 | top 1 | best of 6 | best of 12 |\n|---|---:|---:|---:|---:|---:|---:|\n",
+            s.space,
+            s.variants,
+            e.kernels.len(),
+            s.features,
+            n(e.median_rank_correlation),
+            n(e.mean_rank_correlation),
+            n(e.median_ndcg6),
+            e.mean_top1,
+            e.mean_best_of_6,
+            e.mean_best_of_12
+        );
+        for h in &e.kernels {
+            o += &format!(
+                "| {} | {} | {} | {} | {:.3} | {:.3} | {:.3} |\n",
+                h.kernel,
+                h.variants,
+                n(h.rank_correlation),
+                n(h.ndcg6),
+                h.top1,
+                h.best_of_6,
+                h.best_of_12
+            );
+        }
+    }
+    if !r.ablations.is_empty() {
+        o += "\n### Each feature group left out (the extended space)\n\n| left out | features kept | median ρ | best of 6 | best of 12 |\n|---|---:|---:|---:|---:|\n";
+        for a in &r.ablations {
+            o += &format!(
+                "| {} | {} | {} | {:.3} | {:.3} |\n",
+                a.group,
+                a.features,
+                n(a.median_rank_correlation),
+                a.mean_best_of_6,
+                a.mean_best_of_12
+            );
+        }
+    }
+    o
+}
+
+/// The variant ranker's per-kernel figures as CSV, one row per space and
+/// kernel.
+fn ranker_csv(r: &crate::app::evaluate::RankerReport) -> String {
+    let n = |v: Option<f64>| v.map_or(String::new(), |v| v.to_string());
+    let mut t = crate::learn::csv_text::CsvText::new([
+        "space",
+        "kernel",
+        "variants",
+        "rank_correlation",
+        "ndcg6",
+        "top1",
+        "best_of_6",
+        "best_of_12",
+    ]);
+    for s in &r.spaces {
+        for h in &s.evaluation.kernels {
+            t.row([
+                s.space.to_string(),
+                h.kernel.clone(),
+                h.variants.to_string(),
+                n(h.rank_correlation),
+                n(h.ndcg6),
+                h.top1.to_string(),
+                h.best_of_6.to_string(),
+                h.best_of_12.to_string(),
+            ]);
+        }
+    }
+    t.finish()
 }
 
 /// The distribution of every kernel's space and the per-model bars.
