@@ -426,6 +426,44 @@ fn evaluate_reports_the_variant_ranker() {
     ]));
     assert_eq!(s["ranker"]["median_rank_correlation"].as_f64(), Some(rho));
     assert_eq!(s["ranker"]["mean_best_of_6"], e["mean_best_of_6"]);
+    // Each fold's ranker from 2 of the other 4 kernels: other figures,
+    // the same draws in both commands.
+    let few = json(&polytune(&[
+        "evaluate",
+        "--db",
+        db,
+        "--ranking",
+        "variant",
+        "--train-kernels",
+        "2",
+        "--json",
+    ]));
+    assert_eq!(few["train_kernels"], 2);
+    let fe = &few["spaces"][0]["evaluation"];
+    assert_ne!(
+        fe["kernels"], e["kernels"],
+        "fewer kernels, another ranking"
+    );
+    let fs = json(&polytune(&[
+        "simulate",
+        "--db",
+        db,
+        "--ranking",
+        "variant",
+        "--strategies",
+        "diverse",
+        "--budget",
+        "6",
+        "--format",
+        "json",
+        "--train-kernels",
+        "2",
+    ]));
+    assert_eq!(fs["ranker"]["mean_best_of_6"], fe["mean_best_of_6"]);
+    assert_eq!(
+        fs["ranker"]["median_rank_correlation"],
+        fe["median_rank_correlation"]
+    );
     // CSV: one line per space and kernel.
     let o = polytune(&[
         "evaluate",

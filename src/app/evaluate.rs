@@ -120,6 +120,9 @@ pub struct RankerReport {
     pub compiler: String,
     pub flags: String,
     pub machine: String,
+    /// Kernels each fold's ranker learned from (`--train-kernels`); all
+    /// the others when `None`.
+    pub train_kernels: Option<usize>,
     /// The dataset's variants the table lacks (left out).
     pub unmatched: usize,
     /// The extended space (every variant), then the paper's (the
@@ -157,9 +160,19 @@ pub fn ranker_report(
     d: &Dataset,
     t: &crate::app::variants::VariantTable,
     ablations: bool,
+    train_kernels: Option<usize>,
     progress: &dyn Fn(usize, usize),
 ) -> Result<RankerReport, crate::learn::LearnError> {
-    use crate::app::variants::{feature_group, leave_one_kernel_out};
+    use crate::app::variants::{feature_group, leave_one_kernel_out_from};
+    // Each fold on `train_kernels` of the other kernels, drawn as the
+    // six models' folds and `simulate`'s are.
+    let masks = crate::app::simulate::training_masks(
+        d,
+        train_kernels,
+        crate::learn::evaluate::Options::default().seed,
+    );
+    let leave_one_kernel_out =
+        |t, p, keep: &[usize]| leave_one_kernel_out_from(t, p, keep, masks.as_deref());
     let params = crate::learn::rank::RankerParams::default();
     let all = t.relabelled(d);
     if all.rows.is_empty() {
@@ -208,6 +221,7 @@ pub fn ranker_report(
         compiler: d.compiler.clone(),
         flags: d.flags.clone(),
         machine: d.machine.clone(),
+        train_kernels,
         unmatched: all.skipped,
         spaces,
         ablations: out,

@@ -105,7 +105,8 @@ pub fn simulate(
         }
         Predictions::Ranker(t) => {
             progress(Event::Begins(Stage::Folds));
-            let l = t.leave_one_out_speedups(d, &RankerParams::default())?;
+            let masks = training_masks(d, eo.train_kernels, eo.seed);
+            let l = t.leave_one_out_speedups(d, &RankerParams::default(), masks.as_deref())?;
             let e = &l.evaluation;
             ranker = Some(RankerFigures {
                 median_rank_correlation: e.median_rank_correlation,
@@ -132,6 +133,17 @@ pub fn simulate(
         simulation,
         variants: d.rows.len(),
         ranker,
+    })
+}
+
+/// Per held-out kernel, the kernels its fold learns from when only `n`
+/// of the others are drawn (as `evaluate`'s and `simulate`'s folds draw
+/// them for `seed`); `None`: all the others.
+pub(crate) fn training_masks(d: &Dataset, n: Option<usize>, seed: u64) -> Option<Vec<Vec<bool>>> {
+    n.map(|n| {
+        (0..d.kernels.len())
+            .map(|h| evaluate::training_kernels(d, h, Some(n), seed))
+            .collect()
     })
 }
 

@@ -385,6 +385,18 @@ pub fn leave_one_kernel_out(
     params: &crate::learn::rank::RankerParams,
     keep: &[usize],
 ) -> Result<Evaluation, crate::learn::LearnError> {
+    leave_one_kernel_out_from(t, params, keep, None)
+}
+
+/// [`leave_one_kernel_out`], each held-out kernel `h`'s ranker fitted to
+/// the kernels `train[h]` marks only (indexed by kernel; all the others
+/// when `None`).
+pub fn leave_one_kernel_out_from(
+    t: &VariantTable,
+    params: &crate::learn::rank::RankerParams,
+    keep: &[usize],
+    train: Option<&[Vec<bool>]>,
+) -> Result<Evaluation, crate::learn::LearnError> {
     use crate::learn::rank::Ranker;
     use crate::learn::rank::metrics::{ndcg_at, rank_correlation};
     let x: Vec<Vec<f64>> = t
@@ -397,8 +409,9 @@ pub fn leave_one_kernel_out(
     kernels.sort_unstable();
     kernels.dedup();
     let fold = |h: usize| -> Result<(HeldOut, Vec<(usize, f64)>), crate::learn::LearnError> {
+        let learns = |k: usize| k != h && train.is_none_or(|m| m[h].get(k) == Some(&true));
         let train: Vec<usize> = (0..t.rows.len())
-            .filter(|&i| t.rows[i].kernel != h)
+            .filter(|&i| learns(t.rows[i].kernel))
             .collect();
         let tx: Vec<Vec<f64>> = train.iter().map(|&i| x[i].clone()).collect();
         let tg: Vec<usize> = train.iter().map(|&i| t.rows[i].kernel).collect();
@@ -531,6 +544,7 @@ impl VariantTable {
         &self,
         d: &Dataset,
         params: &crate::learn::rank::RankerParams,
+        train: Option<&[Vec<bool>]>,
     ) -> Result<LeftOut, crate::learn::LearnError> {
         use crate::learn::rank::{calibrated, group_spread};
         let t = self.relabelled(d);
@@ -541,7 +555,7 @@ impl VariantTable {
             )));
         }
         let keep: Vec<usize> = (0..t.names.len()).collect();
-        let e = leave_one_kernel_out(&t, params, &keep)?;
+        let e = leave_one_kernel_out_from(&t, params, &keep, train)?;
         let label: Vec<f64> = t.rows.iter().map(|r| r.speedup.ln()).collect();
         let mut by_kernel: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
         for (i, r) in t.rows.iter().enumerate() {
@@ -549,8 +563,12 @@ impl VariantTable {
         }
         let mut log = vec![f64::NAN; t.rows.len()];
         for (&k, rows) in &by_kernel {
+            // The spread of the kernels its ranker learned from.
             let others: Vec<usize> = (0..t.rows.len())
-                .filter(|&i| t.rows[i].kernel != k)
+                .filter(|&i| {
+                    let o = t.rows[i].kernel;
+                    o != k && train.is_none_or(|m| m[k].get(o) == Some(&true))
+                })
                 .collect();
             let scale = group_spread(
                 &others.iter().map(|&i| t.rows[i].kernel).collect::<Vec<_>>(),
@@ -792,7 +810,7 @@ mod tests {
             min_leaf: 2,
             ..Default::default()
         };
-        let l = t.leave_one_out_speedups(&d, &p).unwrap();
+        let l = t.leave_one_out_speedups(&d, &p, None).unwrap();
         assert_eq!(l.unmatched, 1);
         assert_eq!(l.speedups.len(), d.rows.len());
         let rho = l.evaluation.median_rank_correlation.unwrap();
@@ -831,7 +849,7 @@ mod tests {
         d.rows.iter_mut().for_each(|r| r.kernel = 0);
         d.kernels.truncate(1);
         d.kernels[0].name = "other".into();
-        let e = t.leave_one_out_speedups(&d, &p).unwrap_err();
+        let e = t.leave_one_out_speedups(&d, &p, None).unwrap_err();
         assert!(e.to_string().contains("none of the dataset's"), "{e}");
     }
 }

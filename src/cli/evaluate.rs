@@ -68,7 +68,7 @@ pub(crate) struct Args {
     /// dataset): per kernel and on average, Spearman's ρ, NDCG@6 and the
     /// share of Opt of its top 1, 6 and 12, over the extended space and the
     /// paper's.
-    #[arg(long, value_enum, conflicts_with_all = ["models", "subset", "plots", "predictions", "train_kernels"])]
+    #[arg(long, value_enum, conflicts_with_all = ["models", "subset", "plots", "predictions"])]
     ranking: Option<RankingBy>,
     /// With --ranking variant: also each feature group left out in turn.
     ///
@@ -202,7 +202,13 @@ fn run_ranker(a: &Args, d: &crate::learn::dataset::Dataset, ui: &Ui) -> Result<(
     };
     let t = std::time::Instant::now();
     let r = counting(ui, "leave-one-out evaluations", |progress| {
-        crate::app::evaluate::ranker_report(d, &shipped.table, a.ablations, progress)
+        crate::app::evaluate::ranker_report(
+            d,
+            &shipped.table,
+            a.ablations,
+            a.train_kernels.map(|n| n as usize),
+            progress,
+        )
     })?;
     ui.detail(format!("evaluated in {:.1} s", t.elapsed().as_secs_f64()));
     let json = || json_text(&serde_json::to_value(&r)?);
@@ -238,7 +244,9 @@ fn ranker_markdown(r: &crate::app::evaluate::RankerReport, dir: &Path) -> String
             )
         } else {
             String::new()
-        }
+        } + &r.train_kernels.map_or(String::new(), |n| format!(
+            "; each fold's ranker learned from {n} of the other kernels only, drawn at random per held-out kernel (--train-kernels)"
+        ))
     );
     for s in &r.spaces {
         let e = &s.evaluation;

@@ -62,7 +62,7 @@ pub(crate) struct Args {
     /// the models directory, which matches the shipped dataset), each
     /// kernel ranked by the ranker fitted to the other kernels; bo then
     /// takes the `ranker` design unless --bo-design says otherwise.
-    #[arg(long, value_enum, conflicts_with_all = ["predictions", "models", "train_kernels"])]
+    #[arg(long, value_enum, conflicts_with_all = ["predictions", "models"])]
     ranking: Option<RankingBy>,
     /// Read the leave-one-out predictions from FILE instead of training the
     /// folds again.
