@@ -1,0 +1,245 @@
+//! The ranker leaving one kernel out on a table: each kernel's variants
+//! ranked by the ranker fitted to the other kernels (`evaluate
+//! --ranking variant`, the figures of the book's "cost model of the
+//! variant"), and those rankings as the predicted speedups of a
+//! dataset's rows (`simulate --ranking variant`).
+
+use super::VariantTable;
+use crate::learn::dataset::Dataset;
+use rayon::prelude::*;
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// How well the ranker orders one held-out kernel's variants.
+#[derive(Debug, Clone, Serialize)]
+pub struct HeldOut {
+    pub kernel: String,
+    pub variants: usize,
+    /// Spearman's ρ between scores and speedups (`None`: constant).
+    pub rank_correlation: Option<f64>,
+    /// NDCG at 6.
+    pub ndcg6: Option<f64>,
+    /// The best speedup among the top 1, 6 and 12 scored variants, as a
+    /// share of the kernel's best.
+    pub top1: f64,
+    pub best_of_6: f64,
+    pub best_of_12: f64,
+}
+
+/// A leave-one-kernel-out run of the ranker on a table.
+#[derive(Debug, Clone, Serialize)]
+pub struct Evaluation {
+    /// The features the ranker saw.
+    pub features: Vec<String>,
+    pub kernels: Vec<HeldOut>,
+    pub median_rank_correlation: Option<f64>,
+    pub mean_rank_correlation: Option<f64>,
+    pub median_ndcg6: Option<f64>,
+    pub mean_top1: f64,
+    pub mean_best_of_6: f64,
+    pub mean_best_of_12: f64,
+    /// Each row's score when its kernel was held out, in the table's row
+    /// order (the leave-one-out predictions `simulate --predictions`
+    /// replays searches with).
+    #[serde(skip)]
+    pub scores: Vec<f64>,
+}
+
+/// The ranker's leave-one-kernel-out predictions of a dataset's rows
+/// ([`VariantTable::leave_one_out_speedups`]).
+#[derive(Debug, Clone)]
+pub struct LeftOut {
+    /// Per row of the dataset, its predicted speedup.
+    pub speedups: Vec<f64>,
+    /// Rows of the dataset the table lacks (given their kernel's least
+    /// prediction).
+    pub unmatched: usize,
+    /// The ranking's figures over the rows the table has.
+    pub evaluation: Evaluation,
+}
+
+/// Trains the ranker on every kernel of `t` but one, with the features
+/// `keep` (indices into [`VariantTable::names`]), and ranks the held-out
+/// kernel's variants; each kernel in turn (folds in parallel).
+pub fn leave_one_kernel_out(
+    t: &VariantTable,
+    params: &crate::learn::rank::RankerParams,
+    keep: &[usize],
+) -> Result<Evaluation, crate::learn::LearnError> {
+    leave_one_kernel_out_from(t, params, keep, None)
+}
+
+/// [`leave_one_kernel_out`], each held-out kernel `h`'s ranker fitted to
+/// the kernels `train[h]` marks only (indexed by kernel; all the others
+/// when `None`).
+pub fn leave_one_kernel_out_from(
+    t: &VariantTable,
+    params: &crate::learn::rank::RankerParams,
+    keep: &[usize],
+    train: Option<&[Vec<bool>]>,
+) -> Result<Evaluation, crate::learn::LearnError> {
+    use crate::learn::rank::Ranker;
+    use crate::learn::rank::metrics::{ndcg_at, rank_correlation};
+    let x: Vec<Vec<f64>> = t
+        .rows
+        .iter()
+        .map(|r| keep.iter().map(|&i| r.x[i]).collect())
+        .collect();
+    let label: Vec<f64> = t.rows.iter().map(|r| r.speedup.ln()).collect();
+    let mut kernels: Vec<usize> = t.rows.iter().map(|r| r.kernel).collect();
+    kernels.sort_unstable();
+    kernels.dedup();
+    let fold = |h: usize| -> Result<(HeldOut, Vec<(usize, f64)>), crate::learn::LearnError> {
+        let learns = |k: usize| k != h && train.is_none_or(|m| m[h].get(k) == Some(&true));
+        let train: Vec<usize> = (0..t.rows.len())
+            .filter(|&i| learns(t.rows[i].kernel))
+            .collect();
+        let tx: Vec<Vec<f64>> = train.iter().map(|&i| x[i].clone()).collect();
+        let tg: Vec<usize> = train.iter().map(|&i| t.rows[i].kernel).collect();
+        let tl: Vec<f64> = train.iter().map(|&i| label[i]).collect();
+        let m = Ranker::fit(params, &tx, &tg, &tl, None)?;
+        let held: Vec<usize> = (0..t.rows.len())
+            .filter(|&i| t.rows[i].kernel == h)
+            .collect();
+        let s: Vec<f64> = held.iter().map(|&i| m.score(&x[i])).collect();
+        let l: Vec<f64> = held.iter().map(|&i| label[i]).collect();
+        let out = HeldOut {
+            kernel: t.kernels[h].clone(),
+            variants: held.len(),
+            rank_correlation: rank_correlation(&s, &l),
+            ndcg6: ndcg_at(&s, &l, 6, params.relevance_levels),
+            top1: best_of(&s, &l, 1),
+            best_of_6: best_of(&s, &l, 6),
+            best_of_12: best_of(&s, &l, 12),
+        };
+        Ok((out, held.into_iter().zip(s).collect()))
+    };
+    let folds: Vec<(HeldOut, Vec<(usize, f64)>)> = kernels
+        .into_par_iter()
+        .map(fold)
+        .collect::<Result<_, _>>()?;
+    let mut scores = vec![f64::NAN; t.rows.len()];
+    let mut held = Vec::new();
+    for (h, s) in folds {
+        for (i, v) in s {
+            scores[i] = v;
+        }
+        held.push(h);
+    }
+    let rhos: Vec<f64> = held.iter().filter_map(|h| h.rank_correlation).collect();
+    let median = |v: &[f64]| (!v.is_empty()).then(|| crate::lab::runner::median(v));
+    let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len().max(1) as f64;
+    let ndcg: Vec<f64> = held.iter().filter_map(|h| h.ndcg6).collect();
+    Ok(Evaluation {
+        features: keep.iter().map(|&i| t.names[i].clone()).collect(),
+        median_rank_correlation: median(&rhos),
+        mean_rank_correlation: (!rhos.is_empty()).then(|| mean(&rhos)),
+        median_ndcg6: median(&ndcg),
+        mean_top1: mean(&held.iter().map(|h| h.top1).collect::<Vec<_>>()),
+        mean_best_of_6: mean(&held.iter().map(|h| h.best_of_6).collect::<Vec<_>>()),
+        mean_best_of_12: mean(&held.iter().map(|h| h.best_of_12).collect::<Vec<_>>()),
+        kernels: held,
+        scores,
+    })
+}
+
+/// The best speedup among the `n` best-scored variants, as a share of
+/// the best speedup (ties in the scores broken against the variant).
+fn best_of(scores: &[f64], log_speedup: &[f64], n: usize) -> f64 {
+    let mut order: Vec<usize> = (0..scores.len()).collect();
+    order.sort_by(|&a, &b| {
+        scores[b]
+            .total_cmp(&scores[a])
+            .then(log_speedup[a].total_cmp(&log_speedup[b]))
+    });
+    let best = log_speedup
+        .iter()
+        .copied()
+        .fold(f64::NEG_INFINITY, f64::max);
+    let got = order
+        .iter()
+        .take(n)
+        .map(|&i| log_speedup[i])
+        .fold(f64::NEG_INFINITY, f64::max);
+    (got - best).exp()
+}
+
+impl VariantTable {
+    /// The ranker's leave-one-kernel-out predicted speedup of every row
+    /// of `d`, as `optimize` would predict it for a new program: this
+    /// table relabelled by `d`'s speedups ([`VariantTable::relabelled`]),
+    /// each kernel's variants ranked by the ranker fitted to the other
+    /// kernels, the scores standardized within the kernel and scaled by
+    /// the other kernels' spread of log speedups. A row of `d` the table
+    /// lacks gets its kernel's least prediction (as `optimize` treats a
+    /// variant it cannot featurize) and is counted in
+    /// [`LeftOut::unmatched`]. Fails when the table has none of `d`'s
+    /// rows.
+    pub fn leave_one_out_speedups(
+        &self,
+        d: &Dataset,
+        params: &crate::learn::rank::RankerParams,
+        train: Option<&[Vec<bool>]>,
+    ) -> Result<LeftOut, crate::learn::LearnError> {
+        use crate::learn::rank::{calibrated, group_spread};
+        let t = self.relabelled(d);
+        if t.rows.is_empty() {
+            return Err(crate::learn::LearnError::Data(format!(
+                "the variant table has none of the dataset's {} variants (it is of other kernels or configurations)",
+                d.rows.len()
+            )));
+        }
+        let keep: Vec<usize> = (0..t.names.len()).collect();
+        let e = leave_one_kernel_out_from(&t, params, &keep, train)?;
+        let label: Vec<f64> = t.rows.iter().map(|r| r.speedup.ln()).collect();
+        let mut by_kernel: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
+        for (i, r) in t.rows.iter().enumerate() {
+            by_kernel.entry(r.kernel).or_default().push(i);
+        }
+        let mut log = vec![f64::NAN; t.rows.len()];
+        for (&k, rows) in &by_kernel {
+            // The spread of the kernels its ranker learned from.
+            let others: Vec<usize> = (0..t.rows.len())
+                .filter(|&i| {
+                    let o = t.rows[i].kernel;
+                    o != k && train.is_none_or(|m| m[k].get(o) == Some(&true))
+                })
+                .collect();
+            let scale = group_spread(
+                &others.iter().map(|&i| t.rows[i].kernel).collect::<Vec<_>>(),
+                &others.iter().map(|&i| label[i]).collect::<Vec<_>>(),
+            );
+            let scores: Vec<f64> = rows.iter().map(|&i| e.scores[i]).collect();
+            for (&i, v) in rows.iter().zip(calibrated(&scores, scale)) {
+                log[i] = v;
+            }
+        }
+        let at: std::collections::HashMap<(usize, String), usize> = t
+            .rows
+            .iter()
+            .enumerate()
+            .map(|(i, r)| ((r.kernel, r.config.to_string()), i))
+            .collect();
+        let least: BTreeMap<usize, f64> = by_kernel
+            .iter()
+            .map(|(&k, rows)| (k, rows.iter().map(|&i| log[i]).fold(0.0, f64::min)))
+            .collect();
+        let mut unmatched = 0;
+        let speedups = d
+            .rows
+            .iter()
+            .map(|r| match at.get(&(r.kernel, r.config.to_string())) {
+                Some(&i) => log[i].exp(),
+                None => {
+                    unmatched += 1;
+                    least.get(&r.kernel).copied().unwrap_or(0.0).exp()
+                }
+            })
+            .collect();
+        Ok(LeftOut {
+            speedups,
+            unmatched,
+            evaluation: e,
+        })
+    }
+}
