@@ -33,19 +33,26 @@ fn json(o: &Output) -> Value {
     serde_json::from_slice(&o.stdout).expect("JSON on standard output")
 }
 
-/// The paper-space dataset (fixed: the shipped one is refreshed by campaigns) cut down to three kernels and every twelfth
-/// variant.
+/// The paper-space dataset (fixed: the shipped one is refreshed by
+/// campaigns) cut down to three kernels and every twelfth variant.
 fn tiny_dataset(dir: &Path) -> PathBuf {
-    let db = dir.join("tiny.sqlite");
-    std::fs::copy(root().join("models/dataset-paper.sqlite"), &db).unwrap();
+    cut(dir, "dataset-paper.sqlite", "'gemm', 'atax', 'mvt'", 12)
+}
+
+/// A copy of `models/NAME` in `dir` with the measurements of the kernels
+/// `kernels` (an SQL list) only, and of their originals and every
+/// `every`-th variant.
+fn cut(dir: &Path, name: &str, kernels: &str, every: u32) -> PathBuf {
+    let db = dir.join(name);
+    std::fs::copy(root().join("models").join(name), &db).unwrap();
     let c = rusqlite::Connection::open(&db).unwrap();
-    c.execute_batch(
+    c.execute_batch(&format!(
         "CREATE TEMP TABLE gone AS SELECT m.id AS id FROM measurements m
            JOIN variants v ON v.id = m.variant_id JOIN kernels k ON k.id = v.kernel_id
-           WHERE k.name NOT IN ('gemm', 'atax', 'mvt') OR (v.original = 0 AND v.id % 12 != 0);
+           WHERE k.name NOT IN ({kernels}) OR (v.original = 0 AND v.id % {every} != 0);
          DELETE FROM samples WHERE measurement_id IN (SELECT id FROM gone);
-         DELETE FROM measurements WHERE id IN (SELECT id FROM gone);",
-    )
+         DELETE FROM measurements WHERE id IN (SELECT id FROM gone);"
+    ))
     .unwrap();
     db
 }
@@ -294,19 +301,12 @@ fn simulate_reproduces_evaluate_on_the_shipped_dataset() {
 /// The shipped dataset (whose variants the shipped variant table has)
 /// cut down to five kernels and every third variant.
 fn shipped_cut(dir: &Path) -> PathBuf {
-    let db = dir.join("cut.sqlite");
-    std::fs::copy(root().join("models/dataset.sqlite"), &db).unwrap();
-    let c = rusqlite::Connection::open(&db).unwrap();
-    c.execute_batch(
-        "CREATE TEMP TABLE gone AS SELECT m.id AS id FROM measurements m
-           JOIN variants v ON v.id = m.variant_id JOIN kernels k ON k.id = v.kernel_id
-           WHERE k.name NOT IN ('gemm', 'atax', 'mvt', 'syrk', 'jacobi-2d-imper')
-              OR (v.original = 0 AND v.id % 3 != 0);
-         DELETE FROM samples WHERE measurement_id IN (SELECT id FROM gone);
-         DELETE FROM measurements WHERE id IN (SELECT id FROM gone);",
+    cut(
+        dir,
+        "dataset.sqlite",
+        "'gemm', 'atax', 'mvt', 'syrk', 'jacobi-2d-imper'",
+        3,
     )
-    .unwrap();
-    db
 }
 
 /// `simulate --ranking variant`: the strategies follow the variant
@@ -333,6 +333,12 @@ fn simulate_follows_the_variant_ranker() {
     let v = json(&polytune(&[&base[..], &["--format", "json"]].concat()));
     let r = &v["ranker"];
     assert_eq!(r["unmatched"], 0, "{r}");
+    assert_eq!(
+        r["evaluation"]["kernels"].as_array().unwrap().len(),
+        5,
+        "{r}"
+    );
+    let r = &r["evaluation"];
     let rho = r["median_rank_correlation"].as_f64().unwrap();
     assert!(rho > 0.3, "the ranker ranks the held-out kernels: {r}");
     let best6 = r["mean_best_of_6"].as_f64().unwrap();
@@ -411,21 +417,9 @@ fn evaluate_reports_the_variant_ranker() {
         assert!(a["features"].as_u64().unwrap() < features, "{a}");
     }
     // The same folds as simulate's.
-    let s = json(&polytune(&[
-        "simulate",
-        "--db",
-        db,
-        "--ranking",
-        "variant",
-        "--strategies",
-        "diverse",
-        "--budget",
-        "6",
-        "--format",
-        "json",
-    ]));
-    assert_eq!(s["ranker"]["median_rank_correlation"].as_f64(), Some(rho));
-    assert_eq!(s["ranker"]["mean_best_of_6"], e["mean_best_of_6"]);
+    let s = ranker_figures(db, &[]);
+    assert_eq!(s["median_rank_correlation"].as_f64(), Some(rho));
+    assert_eq!(s["kernels"], e["kernels"]);
     // Each fold's ranker from 2 of the other 4 kernels: other figures,
     // the same draws in both commands.
     let few = json(&polytune(&[
@@ -444,26 +438,8 @@ fn evaluate_reports_the_variant_ranker() {
         fe["kernels"], e["kernels"],
         "fewer kernels, another ranking"
     );
-    let fs = json(&polytune(&[
-        "simulate",
-        "--db",
-        db,
-        "--ranking",
-        "variant",
-        "--strategies",
-        "diverse",
-        "--budget",
-        "6",
-        "--format",
-        "json",
-        "--train-kernels",
-        "2",
-    ]));
-    assert_eq!(fs["ranker"]["mean_best_of_6"], fe["mean_best_of_6"]);
-    assert_eq!(
-        fs["ranker"]["median_rank_correlation"],
-        fe["median_rank_correlation"]
-    );
+    let fs = ranker_figures(db, &["--train-kernels", "2"]);
+    assert_eq!(fs["kernels"], fe["kernels"]);
     // CSV: one line per space and kernel.
     let o = polytune(&[
         "evaluate",
@@ -484,4 +460,24 @@ fn evaluate_reports_the_variant_ranker() {
     // --ablations is the ranker's: a usage error without it.
     let o = polytune(&["evaluate", "--db", db, "--ablations"]);
     assert_eq!(o.status.code(), Some(2), "{o:?}");
+}
+
+/// `simulate --ranking variant`'s figures of the ranker on `db` (one
+/// short strategy), with `extra` options.
+fn ranker_figures(db: &str, extra: &[&str]) -> Value {
+    let base = [
+        "simulate",
+        "--db",
+        db,
+        "--ranking",
+        "variant",
+        "--strategies",
+        "diverse",
+        "--budget",
+        "6",
+        "--format",
+        "json",
+    ];
+    let v = json(&polytune(&[&base[..], extra].concat()));
+    v["ranker"]["evaluation"].clone()
 }

@@ -37,12 +37,8 @@ pub struct Report {
 /// kernel out.
 #[derive(Debug, Clone, Serialize)]
 pub struct RankerFigures {
-    pub median_rank_correlation: Option<f64>,
-    pub mean_rank_correlation: Option<f64>,
-    pub median_ndcg6: Option<f64>,
-    pub mean_top1: f64,
-    pub mean_best_of_6: f64,
-    pub mean_best_of_12: f64,
+    /// Per kernel and on average.
+    pub evaluation: crate::app::variants::Evaluation,
     /// Variants of the dataset the table lacks (given their kernel's
     /// least prediction).
     pub unmatched: usize,
@@ -107,14 +103,8 @@ pub fn simulate(
             progress(Event::Begins(Stage::Folds));
             let masks = training_masks(d, eo.train_kernels, eo.seed);
             let l = t.leave_one_out_speedups(d, &RankerParams::default(), masks.as_deref())?;
-            let e = &l.evaluation;
             ranker = Some(RankerFigures {
-                median_rank_correlation: e.median_rank_correlation,
-                mean_rank_correlation: e.mean_rank_correlation,
-                median_ndcg6: e.median_ndcg6,
-                mean_top1: e.mean_top1,
-                mean_best_of_6: e.mean_best_of_6,
-                mean_best_of_12: e.mean_best_of_12,
+                evaluation: l.evaluation,
                 unmatched: l.unmatched,
             });
             kinds = vec![Kind::Ranker];

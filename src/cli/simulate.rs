@@ -285,8 +285,9 @@ fn options(a: &Args, eo: &evaluate::Options) -> simulate::Options {
 /// simulated (and, with the variant ranker, how it ranked).
 fn header(r: &app::Report) -> String {
     let s = &r.simulation;
-    let ranker = r.ranker.as_ref().map_or(String::new(), |f| {
+    let ranker = r.ranker.as_ref().map_or(String::new(), |r| {
         let n = |v: Option<f64>| v.map_or("n/a".to_string(), |v| format!("{v:.3}"));
+        let f = &r.evaluation;
         format!(
             "\nThe variant ranker, each kernel held out: median Spearman's ρ {} (mean {}), NDCG@6 {}, share of Opt of its top 1 {:.3}, best of its top 6 {:.3}, of its top 12 {:.3}{}.\n",
             n(f.median_rank_correlation),
@@ -295,10 +296,10 @@ fn header(r: &app::Report) -> String {
             f.mean_top1,
             f.mean_best_of_6,
             f.mean_best_of_12,
-            if f.unmatched > 0 {
+            if r.unmatched > 0 {
                 format!(
                     "; {} of the dataset's variants are not in its table (each given its kernel's least prediction)",
-                    f.unmatched
+                    r.unmatched
                 )
             } else {
                 String::new()

@@ -141,6 +141,20 @@ pub struct Peaks {
 }
 
 impl Peaks {
+    /// 1 GFLOP/s and 1 GB/s on 2 threads of a CPU `cpu` built by `cc`:
+    /// the peaks of the tests' made-up tables.
+    #[cfg(test)]
+    pub(crate) fn unit() -> Peaks {
+        Peaks {
+            flops: 1e9,
+            bandwidth: 1e9,
+            threads: 2,
+            cpu: "cpu".into(),
+            compiler: "cc".into(),
+            flags: Vec::new(),
+        }
+    }
+
     /// The figures cached under `cache` for this CPU, compiler, flags and
     /// thread count, or measured now (about a second) and cached. A cache
     /// that cannot be written is not an error: the figures are returned.

@@ -129,14 +129,7 @@ fn the_variant_ranker_leaves_the_kernel_out_with_the_models() {
             rows: vec![row(0, 1.0), row(1, 2.0), row(1, 3.0)],
             skipped: 0,
             caches: Default::default(),
-            peaks: crate::lab::machine::Peaks {
-                flops: 1e9,
-                bandwidth: 1e9,
-                threads: 2,
-                cpu: "cpu".into(),
-                compiler: "cc".into(),
-                flags: Vec::new(),
-            },
+            peaks: crate::lab::machine::Peaks::unit(),
         },
         fitted: None,
     });

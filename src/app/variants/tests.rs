@@ -24,14 +24,7 @@ fn rows_where_keeps_the_rows_it_is_asked_for() {
         ],
         skipped: 5,
         caches: Caches::default(),
-        peaks: Peaks {
-            flops: 1e9,
-            bandwidth: 1e9,
-            threads: 2,
-            cpu: "cpu".into(),
-            compiler: "cc".into(),
-            flags: Vec::new(),
-        },
+        peaks: Peaks::unit(),
     };
     let paper = t.rows_where(|r| r.config.is_paper());
     let speedups: Vec<f64> = paper.rows.iter().map(|r| r.speedup).collect();
@@ -44,17 +37,6 @@ fn rows_where_keeps_the_rows_it_is_asked_for() {
     assert_eq!(paper.skipped, 5);
     assert!(t.rows_where(|_| false).rows.is_empty());
     assert_eq!(t.rows_where(|_| true).rows.len(), 4);
-}
-
-fn peaks() -> Peaks {
-    Peaks {
-        flops: 1e9,
-        bandwidth: 1e9,
-        threads: 2,
-        cpu: "cpu".into(),
-        compiler: "cc".into(),
-        flags: Vec::new(),
-    }
 }
 
 /// A dataset of `kernels` kernels, each of the first `n` paper
@@ -111,7 +93,7 @@ fn synthetic(kernels: usize, n: usize) -> (Dataset, VariantTable) {
         rows: table,
         skipped: 0,
         caches: Caches::default(),
-        peaks: peaks(),
+        peaks: Peaks::unit(),
     };
     (d, t)
 }
