@@ -174,13 +174,7 @@ pub fn ranker_report(
     let leave_one_kernel_out =
         |t, p, keep: &[usize]| leave_one_kernel_out_from(t, p, keep, masks.as_deref());
     let params = crate::learn::rank::RankerParams::default();
-    let all = t.relabelled(d);
-    if all.rows.is_empty() {
-        return Err(crate::learn::LearnError::Data(format!(
-            "the variant table has none of the dataset's {} variants (it is of other kernels or configurations)",
-            d.rows.len()
-        )));
-    }
+    let all = t.labelled_by(d)?;
     let paper = all.rows_where(|r| r.config.is_paper());
     let every: Vec<usize> = (0..all.names.len()).collect();
     let mut groups: Vec<&'static str> = all.names.iter().map(|n| feature_group(n)).collect();

@@ -165,6 +165,19 @@ fn best_of(scores: &[f64], log_speedup: &[f64], n: usize) -> f64 {
 }
 
 impl VariantTable {
+    /// [`VariantTable::relabelled`] by `d`, for evaluating the ranker on
+    /// `d`'s speedups: an error when the table has none of `d`'s rows.
+    pub fn labelled_by(&self, d: &Dataset) -> Result<VariantTable, crate::learn::LearnError> {
+        let t = self.relabelled(d);
+        if t.rows.is_empty() {
+            return Err(crate::learn::LearnError::Data(format!(
+                "the variant table has none of the dataset's {} variants (it is of other kernels or configurations)",
+                d.rows.len()
+            )));
+        }
+        Ok(t)
+    }
+
     /// The ranker's leave-one-kernel-out predicted speedup of every row
     /// of `d`, as `optimize` would predict it for a new program: this
     /// table relabelled by `d`'s speedups ([`VariantTable::relabelled`]),
@@ -182,13 +195,7 @@ impl VariantTable {
         train: Option<&[Vec<bool>]>,
     ) -> Result<LeftOut, crate::learn::LearnError> {
         use crate::learn::rank::{calibrated, group_spread};
-        let t = self.relabelled(d);
-        if t.rows.is_empty() {
-            return Err(crate::learn::LearnError::Data(format!(
-                "the variant table has none of the dataset's {} variants (it is of other kernels or configurations)",
-                d.rows.len()
-            )));
-        }
+        let t = self.labelled_by(d)?;
         let keep: Vec<usize> = (0..t.names.len()).collect();
         let e = leave_one_kernel_out_from(&t, params, &keep, train)?;
         let label: Vec<f64> = t.rows.iter().map(|r| r.speedup.ln()).collect();
