@@ -267,17 +267,25 @@ fn bad_input_is_refused_with_a_reason() {
     assert!(!dir.path().join("x.sqlite.slurm").exists());
 }
 
-/// Stops the local cluster when the test started it.
+/// The local cluster the test started in its own directory (state,
+/// spool, logs: removed with it), or `None` when one was running.
 struct Cluster {
-    started: bool,
+    started: Option<tempfile::TempDir>,
+}
+
+impl Cluster {
+    /// `scripts/slurm-local.sh ACTION` for the cluster in `dir`.
+    fn script(action: &str, dir: &Path) -> Command {
+        let mut c = Command::new(root().join("scripts/slurm-local.sh"));
+        c.arg(action).env("POLYTUNE_SLURM_DIR", dir);
+        c
+    }
 }
 
 impl Drop for Cluster {
     fn drop(&mut self) {
-        if self.started {
-            let _ = Command::new(root().join("scripts/slurm-local.sh"))
-                .arg("stop")
-                .status();
+        if let Some(dir) = &self.started {
+            let _ = Cluster::script("stop", dir.path()).status();
         }
     }
 }
@@ -295,19 +303,17 @@ fn a_job_array_on_the_local_cluster_merges_to_the_whole_campaign() {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             panic!("Slurm is not installed here (no sinfo): scripts/setup.sh installs it")
         }
-        Ok(true) => Cluster { started: false },
+        Ok(true) => Cluster { started: None },
         _ => {
-            let out = Command::new(root().join("scripts/slurm-local.sh"))
-                .arg("start")
-                .output()
-                .unwrap();
+            let dir = tempfile::tempdir().unwrap();
+            let out = Cluster::script("start", dir.path()).output().unwrap();
             assert!(
                 out.status.success(),
                 "the local cluster does not start: {}{}",
                 String::from_utf8_lossy(&out.stdout),
                 String::from_utf8_lossy(&out.stderr)
             );
-            Cluster { started: true }
+            Cluster { started: Some(dir) }
         }
     };
     let dir = tempfile::tempdir().unwrap();
