@@ -481,3 +481,110 @@ fn ranker_figures(db: &str, extra: &[&str]) -> Value {
     let v = json(&polytune(&[&base[..], extra].concat()));
     v["ranker"]["evaluation"].clone()
 }
+
+/// `--store` with `--ranking variant`: every fold also learns from the
+/// runs of other programs in a store (here the shipped stores of two Zen 5
+/// campaigns, one or both), the same in `evaluate` and `simulate`; without the
+/// ranker, without the file or without runs of the compiler, a usage
+/// error (exit 2) that says which.
+#[test]
+fn the_ranker_also_learns_from_a_store() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = shipped_cut(dir.path());
+    let db = db.to_str().unwrap();
+    let store = common::root().join("models/zen5-store.sqlite");
+    let store = store.to_str().unwrap();
+    let alone = ranker_figures(db, &[]);
+    assert_eq!(
+        (alone["also_kernels"].as_u64(), alone["also_rows"].as_u64()),
+        (Some(0), Some(0))
+    );
+    let with = ranker_figures(db, &["--store", store]);
+    assert_eq!(with["also_kernels"], 10, "{with}");
+    assert!(with["also_rows"].as_u64().unwrap() >= 100, "{with}");
+    assert_ne!(
+        with["kernels"], alone["kernels"],
+        "more to learn from, another ranking"
+    );
+    let e = json(&polytune(&[
+        "evaluate",
+        "--db",
+        db,
+        "--ranking",
+        "variant",
+        "--store",
+        store,
+        "--json",
+    ]));
+    assert_eq!(e["spaces"][0]["evaluation"]["kernels"], with["kernels"]);
+    let o = polytune(&[
+        "evaluate",
+        "--db",
+        db,
+        "--ranking",
+        "variant",
+        "--store",
+        store,
+    ]);
+    succeeded(&o);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.contains("every fold also learned from"), "{text}");
+    // Two stores, one after the other: the programs of both.
+    let more = common::root().join("models/zen5-more-store.sqlite");
+    let both = ranker_figures(db, &["--store", store, "--store", more.to_str().unwrap()]);
+    assert_eq!(both["also_kernels"], 20, "{both}");
+    assert!(
+        both["also_rows"].as_u64() > with["also_rows"].as_u64(),
+        "{both}"
+    );
+    let missing = dir.path().join("none.sqlite");
+    // The store with its runs of clang only.
+    let clang_only = dir.path().join("clang-only.sqlite");
+    std::fs::copy(store, &clang_only).unwrap();
+    rusqlite::Connection::open(&clang_only)
+        .unwrap()
+        .execute_batch(
+            "DELETE FROM samples WHERE measurement_id IN (SELECT m.id FROM measurements m
+               JOIN compilers c ON c.id = m.compiler_id WHERE c.name LIKE 'gcc%');
+             DELETE FROM measurements WHERE compiler_id IN
+               (SELECT id FROM compilers WHERE name LIKE 'gcc%');",
+        )
+        .unwrap();
+    let (missing, clang_only) = (missing.to_str().unwrap(), clang_only.to_str().unwrap());
+    let simulate = |store| {
+        vec![
+            "simulate",
+            "--db",
+            db,
+            "--ranking",
+            "variant",
+            "--store",
+            store,
+        ]
+    };
+    for (args, says) in [
+        (vec!["evaluate", "--db", db, "--store", store], "--ranking"),
+        (
+            vec![
+                "simulate",
+                "--db",
+                db,
+                "--ranking",
+                "models",
+                "--store",
+                store,
+            ],
+            "needs --ranking variant",
+        ),
+        (simulate(missing), "no such file"),
+        (simulate(clang_only), "no verified runs with gcc"),
+    ] {
+        let o = polytune(&args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {o:?}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains(says), "{args:?}: {err}");
+    }
+    // With clang, the same store teaches.
+    let v = ranker_figures(db, &["--compiler", "clang", "--store", clang_only]);
+    assert_eq!(v["also_kernels"], 10, "{v}");
+}

@@ -161,9 +161,10 @@ pub fn ranker_report(
     t: &crate::app::variants::VariantTable,
     ablations: bool,
     train_kernels: Option<usize>,
+    also: Option<crate::app::variants::Also<'_>>,
     progress: &dyn Fn(usize, usize),
 ) -> Result<RankerReport, crate::learn::LearnError> {
-    use crate::app::variants::{feature_group, leave_one_kernel_out_from};
+    use crate::app::variants::{Folds, feature_group, leave_one_kernel_out_from};
     // Each fold on `train_kernels` of the other kernels, drawn as the
     // six models' folds and `simulate`'s are.
     let masks = crate::app::simulate::training_masks(
@@ -171,8 +172,11 @@ pub fn ranker_report(
         train_kernels,
         crate::learn::evaluate::Options::default().seed,
     );
-    let leave_one_kernel_out =
-        |t, p, keep: &[usize]| leave_one_kernel_out_from(t, p, keep, masks.as_deref());
+    let folds = Folds {
+        train: masks.as_deref(),
+        also,
+    };
+    let leave_one_kernel_out = |t, p, keep: &[usize]| leave_one_kernel_out_from(t, p, keep, folds);
     let params = crate::learn::rank::RankerParams::default();
     let all = t.labelled_by(d)?;
     let paper = all.rows_where(|r| r.config.is_paper());

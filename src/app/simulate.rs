@@ -55,8 +55,10 @@ pub enum Predictions<'a> {
     /// The variant ranker's, from this table of the dataset's variants'
     /// features (the shipped `variants.json`), each kernel ranked by the
     /// ranker fitted to the others ([`VariantTable::leave_one_out_speedups`]):
-    /// the one model the strategies see, as `optimize` follows it.
-    Ranker(&'a VariantTable),
+    /// the one model the strategies see, as `optimize` follows it; each
+    /// fold also learns from the other programs' runs of the store given
+    /// (`--store`).
+    Ranker(&'a VariantTable, Option<crate::app::variants::Also<'a>>),
 }
 
 /// The stages whose progress is shown: the leave-one-out folds (when
@@ -99,10 +101,14 @@ pub fn simulate(
             progress(Event::Begins(Stage::Folds));
             evaluate::predictions_with(d, eo, &through(Stage::Folds, progress))?
         }
-        Predictions::Ranker(t) => {
+        Predictions::Ranker(t, also) => {
             progress(Event::Begins(Stage::Folds));
             let masks = training_masks(d, eo.train_kernels, eo.seed);
-            let l = t.leave_one_out_speedups(d, &RankerParams::default(), masks.as_deref())?;
+            let folds = crate::app::variants::Folds {
+                train: masks.as_deref(),
+                also,
+            };
+            let l = t.leave_one_out_speedups(d, &RankerParams::default(), folds)?;
             ranker = Some(RankerFigures {
                 evaluation: l.evaluation,
                 unmatched: l.unmatched,

@@ -30,7 +30,10 @@ use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
 mod held_out;
-pub use held_out::{Evaluation, HeldOut, LeftOut, leave_one_kernel_out, leave_one_kernel_out_from};
+pub use held_out::{
+    Also, Evaluation, Folds, HeldOut, LeftOut, leave_one_kernel_out, leave_one_kernel_out_from,
+    same_program,
+};
 
 /// Why the table could not be made.
 #[derive(Debug, thiserror::Error)]

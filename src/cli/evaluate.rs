@@ -75,6 +75,16 @@ pub(crate) struct Args {
     /// Over the extended space: what each group adds to the ranking.
     #[arg(long, requires = "ranking")]
     ablations: bool,
+    /// With --ranking variant: each fold also learns from the runs in this
+    /// store (read only; repeatable).
+    ///
+    /// A store `collect --store` or the learned `optimize` wrote: its
+    /// verified runs with the compiler, as other programs every fold learns
+    /// from besides the table's kernels (this machine's weighing 3), never
+    /// ranked themselves; a kernel's namesakes in it are left out of its own
+    /// fold. What runs of new programs add to the ranking of the dataset's.
+    #[arg(long, value_name = "FILE", requires = "ranking")]
+    store: Vec<PathBuf>,
 }
 
 pub(crate) fn run(a: Args, ui: &Ui) -> Result<()> {
@@ -91,8 +101,13 @@ pub(crate) fn run(a: Args, ui: &Ui) -> Result<()> {
     if a.ranking == Some(RankingBy::Variant) {
         return run_ranker(&a, &d, ui);
     }
-    if a.ablations {
-        return Err(super::Usage("--ablations needs --ranking variant".into()).into());
+    if a.ablations || !a.store.is_empty() {
+        let what = if a.ablations {
+            "--ablations"
+        } else {
+            "--store"
+        };
+        return Err(super::Usage(format!("{what} needs --ranking variant")).into());
     }
     let opts = evaluate::Options {
         models: a.data.kinds(),
@@ -200,6 +215,7 @@ fn run_ranker(a: &Args, d: &crate::learn::dataset::Dataset, ui: &Ui) -> Result<(
         ))
         .into());
     };
+    let also = also_learned(&a.store, a.data.compiler)?;
     let t = std::time::Instant::now();
     let r = counting(ui, "leave-one-out evaluations", |progress| {
         crate::app::evaluate::ranker_report(
@@ -207,6 +223,7 @@ fn run_ranker(a: &Args, d: &crate::learn::dataset::Dataset, ui: &Ui) -> Result<(
             &shipped.table,
             a.ablations,
             a.train_kernels.map(|n| n as usize),
+            also.as_ref().map(|l| l.also()),
             progress,
         )
     })?;
@@ -246,7 +263,7 @@ fn ranker_markdown(r: &crate::app::evaluate::RankerReport, dir: &Path) -> String
             String::new()
         } + &r.train_kernels.map_or(String::new(), |n| format!(
             "; each fold's ranker learned from {n} of the other kernels only, drawn at random per held-out kernel (--train-kernels)"
-        ))
+        )) + &also_learned_clause(r.spaces.first().map(|s| &s.evaluation))
     );
     for s in &r.spaces {
         let e = &s.evaluation;
@@ -351,4 +368,54 @@ fn plots(d: &crate::learn::dataset::Dataset, e: &Evaluation, dir: &Path, ui: &Ui
         }
     ));
     Ok(())
+}
+
+/// What the folds also learned from (`--store`), as a clause of the
+/// report's first sentence (empty without).
+pub(super) fn also_learned_clause(e: Option<&crate::app::variants::Evaluation>) -> String {
+    match e {
+        Some(e) if e.also_rows > 0 => format!(
+            "; every fold also learned from {} runs of {} other programs in the store given (--store)",
+            e.also_rows, e.also_kernels
+        ),
+        _ => String::new(),
+    }
+}
+
+/// The runs in the stores `stores` that the variant ranker's
+/// leave-one-out folds also learn from (`evaluate`/`simulate --ranking
+/// variant --store`), of `compiler`, one after the other: a usage error
+/// when a file is missing or has none.
+pub(super) fn also_learned(
+    stores: &[PathBuf],
+    compiler: crate::lab::compiler::Family,
+) -> Result<Option<crate::app::ranker::Local>> {
+    let mut all: Option<crate::app::ranker::Local> = None;
+    for path in stores {
+        let l = match crate::app::ranker::local(path, compiler)? {
+            None => {
+                return Err(super::Usage(format!(
+                    "--store {}: no such file (a store `collect --store` or `optimize` wrote)",
+                    path.display()
+                ))
+                .into());
+            }
+            Some(l) if l.rows.is_empty() => {
+                return Err(super::Usage(format!(
+                    "--store {}: no verified runs with {} whose features this polytune computes (measure some with `collect --store {} --compiler {}`)",
+                    path.display(),
+                    compiler.as_str(),
+                    path.display(),
+                    compiler.as_str()
+                ))
+                .into());
+            }
+            Some(l) => l,
+        };
+        match &mut all {
+            None => all = Some(l),
+            Some(a) => a.extend(l),
+        }
+    }
+    Ok(all)
 }

@@ -128,6 +128,16 @@ pub(crate) struct Args {
     /// the models' quality grows with the kernels they learn from.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     train_kernels: Option<u64>,
+    /// With --ranking variant: each fold also learns from the runs in this
+    /// store (read only; repeatable).
+    ///
+    /// A store `collect --store` or the learned `optimize` wrote: its
+    /// verified runs with the compiler, as other programs every fold learns
+    /// from besides the table's kernels (this machine's weighing 3), never
+    /// ranked themselves; a kernel's namesakes in it are left out of its own
+    /// fold. What runs of new programs add to the ranking of the dataset's.
+    #[arg(long, value_name = "FILE", requires = "ranking")]
+    store: Vec<PathBuf>,
 }
 
 /// A share from 0 to 1.
@@ -157,8 +167,9 @@ pub(crate) fn run(a: Args, ui: &Ui) -> Result<()> {
         .map(|f| std::fs::read_to_string(f).with_context(|| format!("cannot read {}", f.display())))
         .transpose()?;
     let table = variant_table(&a, ui)?;
+    let also = super::evaluate::also_learned(&a.store, a.data.compiler)?;
     let from = match (&table, written.as_deref()) {
-        (Some(t), _) => Predictions::Ranker(t),
+        (Some(t), _) => Predictions::Ranker(t, also.as_ref().map(|l| l.also())),
         (None, Some(text)) => Predictions::Written(text),
         (None, None) => Predictions::Folds,
     };
@@ -254,6 +265,9 @@ fn check_usage(a: &Args, d: &Dataset, eo: &evaluate::Options) -> Result<()> {
         ))
         .into());
     }
+    if !a.store.is_empty() && a.ranking != Some(RankingBy::Variant) {
+        return Err(super::Usage("--store needs --ranking variant".into()).into());
+    }
     Ok(())
 }
 
@@ -303,7 +317,7 @@ fn header(r: &app::Report) -> String {
                 )
             } else {
                 String::new()
-            }
+            } + &super::evaluate::also_learned_clause(Some(f))
         )
     });
     let head = format!(

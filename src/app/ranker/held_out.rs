@@ -5,7 +5,6 @@
 use super::{LOCAL_WEIGHT, Local, RankerError, Shipped, fit};
 use crate::app::variants::{VariantRow, VariantTable};
 use serde::Serialize;
-use std::path::Path;
 
 /// How a program of the store is ranked when it is new to both rankers:
 /// its own runs and the shipped variants of the program of the same name
@@ -36,12 +35,6 @@ pub struct HeldOut {
 /// (about 2 s each on one core).
 pub fn held_out(shipped: &Shipped, local: &Local) -> Result<Vec<HeldOut>, RankerError> {
     use crate::learn::rank::metrics::{rank_correlation, top1_share};
-    let stem = |n: &str| {
-        Path::new(n)
-            .file_stem()
-            .map(|s| s.to_string_lossy().into_owned())
-            .unwrap_or_default()
-    };
     let mut out = Vec::new();
     for (k, name) in local.kernels.iter().enumerate() {
         let mine: Vec<&VariantRow> = local
@@ -55,7 +48,7 @@ pub fn held_out(shipped: &Shipped, local: &Local) -> Result<Vec<HeldOut>, Ranker
             continue;
         }
         let same: Vec<usize> = (0..shipped.table.kernels.len())
-            .filter(|&s| stem(&shipped.table.kernels[s]) == stem(name))
+            .filter(|&s| crate::app::variants::same_program(&shipped.table.kernels[s], name))
             .collect();
         let without = Shipped {
             table: VariantTable {

@@ -38,6 +38,10 @@ pub struct Evaluation {
     pub mean_top1: f64,
     pub mean_best_of_6: f64,
     pub mean_best_of_12: f64,
+    /// Other programs' kernels and runs the folds also learned from
+    /// ([`Folds::also`]; 0 without).
+    pub also_kernels: usize,
+    pub also_rows: usize,
     /// Each row's score when its kernel was held out, in the table's row
     /// order (the leave-one-out predictions `simulate --predictions`
     /// replays searches with).
@@ -66,17 +70,42 @@ pub fn leave_one_kernel_out(
     params: &crate::learn::rank::RankerParams,
     keep: &[usize],
 ) -> Result<Evaluation, crate::learn::LearnError> {
-    leave_one_kernel_out_from(t, params, keep, None)
+    leave_one_kernel_out_from(t, params, keep, Folds::default())
+}
+
+/// Runs of other programs that every fold learns from besides the
+/// table's kernels (a store of `collect`'s or `optimize`'s runs, with the
+/// table's features): never held out nor ranked, and left out of the
+/// fold of a kernel of the same name (the same program measured
+/// elsewhere would tell the ranker the answer).
+#[derive(Debug, Clone, Copy)]
+pub struct Also<'a> {
+    /// Names of the kernels the rows' `kernel` indexes.
+    pub kernels: &'a [String],
+    pub rows: &'a [super::VariantRow],
+    /// Per row, its weight against one of the table's (1).
+    pub weight: &'a [f64],
+}
+
+/// What each leave-one-kernel-out fold learns from besides the table's
+/// other kernels.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Folds<'a> {
+    /// Per held-out kernel, the table's kernels its ranker is fitted to
+    /// (indexed by kernel); all the others when `None`.
+    pub train: Option<&'a [Vec<bool>]>,
+    /// Other programs' runs every fold learns from too.
+    pub also: Option<Also<'a>>,
 }
 
 /// [`leave_one_kernel_out`], each held-out kernel `h`'s ranker fitted to
-/// the kernels `train[h]` marks only (indexed by kernel; all the others
-/// when `None`).
+/// what `folds` says: the kernels `folds.train[h]` marks, and the runs of
+/// `folds.also`.
 pub fn leave_one_kernel_out_from(
     t: &VariantTable,
     params: &crate::learn::rank::RankerParams,
     keep: &[usize],
-    train: Option<&[Vec<bool>]>,
+    folds: Folds<'_>,
 ) -> Result<Evaluation, crate::learn::LearnError> {
     use crate::learn::rank::Ranker;
     use crate::learn::rank::metrics::{ndcg_at, rank_correlation};
@@ -90,14 +119,27 @@ pub fn leave_one_kernel_out_from(
     kernels.sort_unstable();
     kernels.dedup();
     let fold = |h: usize| -> Result<(HeldOut, Vec<(usize, f64)>), crate::learn::LearnError> {
-        let learns = |k: usize| k != h && train.is_none_or(|m| m[h].get(k) == Some(&true));
+        let learns = |k: usize| k != h && folds.train.is_none_or(|m| m[h].get(k) == Some(&true));
         let train: Vec<usize> = (0..t.rows.len())
             .filter(|&i| learns(t.rows[i].kernel))
             .collect();
-        let tx: Vec<Vec<f64>> = train.iter().map(|&i| x[i].clone()).collect();
-        let tg: Vec<usize> = train.iter().map(|&i| t.rows[i].kernel).collect();
-        let tl: Vec<f64> = train.iter().map(|&i| label[i]).collect();
-        let m = Ranker::fit(params, &tx, &tg, &tl, None)?;
+        let mut tx: Vec<Vec<f64>> = train.iter().map(|&i| x[i].clone()).collect();
+        let mut tg: Vec<usize> = train.iter().map(|&i| t.rows[i].kernel).collect();
+        let mut tl: Vec<f64> = train.iter().map(|&i| label[i]).collect();
+        let mut tw: Option<Vec<f64>> = None;
+        if let Some(a) = folds.also {
+            let w = tw.insert(vec![1.0; tx.len()]);
+            for (r, &rw) in a.rows.iter().zip(a.weight) {
+                if !same_program(&a.kernels[r.kernel], &t.kernels[h]) {
+                    tx.push(keep.iter().map(|&i| r.x[i]).collect());
+                    // Their kernels numbered after the table's.
+                    tg.push(t.kernels.len() + r.kernel);
+                    tl.push(r.speedup.ln());
+                    w.push(rw);
+                }
+            }
+        }
+        let m = Ranker::fit(params, &tx, &tg, &tl, tw.as_deref())?;
         let held: Vec<usize> = (0..t.rows.len())
             .filter(|&i| t.rows[i].kernel == h)
             .collect();
@@ -114,13 +156,13 @@ pub fn leave_one_kernel_out_from(
         };
         Ok((out, held.into_iter().zip(s).collect()))
     };
-    let folds: Vec<(HeldOut, Vec<(usize, f64)>)> = kernels
+    let ranked: Vec<(HeldOut, Vec<(usize, f64)>)> = kernels
         .into_par_iter()
         .map(fold)
         .collect::<Result<_, _>>()?;
     let mut scores = vec![f64::NAN; t.rows.len()];
     let mut held = Vec::new();
-    for (h, s) in folds {
+    for (h, s) in ranked {
         for (i, v) in s {
             scores[i] = v;
         }
@@ -139,8 +181,22 @@ pub fn leave_one_kernel_out_from(
         mean_best_of_6: mean(&held.iter().map(|h| h.best_of_6).collect::<Vec<_>>()),
         mean_best_of_12: mean(&held.iter().map(|h| h.best_of_12).collect::<Vec<_>>()),
         kernels: held,
+        also_kernels: folds.also.map_or(0, |a| a.kernels.len()),
+        also_rows: folds.also.map_or(0, |a| a.rows.len()),
         scores,
     })
+}
+
+/// Whether two kernel names are of the same program: the same file stem
+/// (the corpus' `gemm` and a store's `gemm.c`).
+pub fn same_program(a: &str, b: &str) -> bool {
+    let stem = |n: &str| {
+        std::path::Path::new(n)
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default()
+    };
+    stem(a) == stem(b)
 }
 
 /// The best speedup among the `n` best-scored variants, as a share of
@@ -192,12 +248,12 @@ impl VariantTable {
         &self,
         d: &Dataset,
         params: &crate::learn::rank::RankerParams,
-        train: Option<&[Vec<bool>]>,
+        folds: Folds<'_>,
     ) -> Result<LeftOut, crate::learn::LearnError> {
         use crate::learn::rank::{calibrated, group_spread};
         let t = self.labelled_by(d)?;
         let keep: Vec<usize> = (0..t.names.len()).collect();
-        let e = leave_one_kernel_out_from(&t, params, &keep, train)?;
+        let e = leave_one_kernel_out_from(&t, params, &keep, folds)?;
         let label: Vec<f64> = t.rows.iter().map(|r| r.speedup.ln()).collect();
         let mut by_kernel: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
         for (i, r) in t.rows.iter().enumerate() {
@@ -209,7 +265,7 @@ impl VariantTable {
             let others: Vec<usize> = (0..t.rows.len())
                 .filter(|&i| {
                     let o = t.rows[i].kernel;
-                    o != k && train.is_none_or(|m| m[k].get(o) == Some(&true))
+                    o != k && folds.train.is_none_or(|m| m[k].get(o) == Some(&true))
                 })
                 .collect();
             let scale = group_spread(

@@ -135,7 +135,7 @@ fn leave_one_out_speedups_rank_each_kernel_as_the_others_teach() {
         min_leaf: 2,
         ..Default::default()
     };
-    let l = t.leave_one_out_speedups(&d, &p, None).unwrap();
+    let l = t.leave_one_out_speedups(&d, &p, Folds::default()).unwrap();
     assert_eq!(l.unmatched, 1);
     assert_eq!(l.speedups.len(), d.rows.len());
     let rho = l.evaluation.median_rank_correlation.unwrap();
@@ -173,6 +173,68 @@ fn leave_one_out_speedups_rank_each_kernel_as_the_others_teach() {
     d.rows.iter_mut().for_each(|r| r.kernel = 0);
     d.kernels.truncate(1);
     d.kernels[0].name = "other".into();
-    let e = t.leave_one_out_speedups(&d, &p, None).unwrap_err();
+    let e = t
+        .leave_one_out_speedups(&d, &p, Folds::default())
+        .unwrap_err();
     assert!(e.to_string().contains("none of the dataset's"), "{e}");
+}
+
+/// [`Folds::also`]: another program's runs teach every fold (enough of
+/// them outweigh a misleading kernel of the table), except the fold of
+/// the kernel they are namesakes of (`k0.c` a store's name of `k0`).
+#[test]
+fn other_programs_runs_teach_every_fold_but_their_namesakes() {
+    let (d, mut t) = synthetic(2, 21);
+    // Kernel k1 teaches the wrong direction: its faster variants have
+    // the smaller `good` (over the same range, 0 to 0.6); `noise` is 0
+    // everywhere, so that only `good` tells the kernels' rows apart.
+    for r in t.rows.iter_mut().filter(|r| r.kernel == 1) {
+        r.x = vec![0.6 - r.x[0], 0.0];
+    }
+    let p = crate::learn::rank::RankerParams {
+        trees: 40,
+        depth: 3,
+        min_leaf: 2,
+        ..Default::default()
+    };
+    let rho_of_k0 = |folds: Folds<'_>| {
+        let l = t.leave_one_out_speedups(&d, &p, folds).unwrap();
+        let e = l.evaluation;
+        (
+            e.kernels[0].rank_correlation.unwrap(),
+            e.also_kernels,
+            e.also_rows,
+        )
+    };
+    let (alone, ..) = rho_of_k0(Folds::default());
+    assert!(alone < -0.9, "{alone}");
+    // A program of 13 runs whose `good` orders them rightly, each
+    // weighing 100 of the table's.
+    let rows: Vec<VariantRow> = (0..13)
+        .map(|v| VariantRow {
+            kernel: 0,
+            config: Config::all()[v],
+            speedup: (v as f64 / 5.0).exp(),
+            x: vec![v as f64 / 20.0, 0.0],
+        })
+        .collect();
+    let weight = vec![100.0; rows.len()];
+    for (name, taught) in [("k9", true), ("k0", false), ("k0.c", false)] {
+        let kernels = vec![name.to_string()];
+        let also = Also {
+            kernels: &kernels,
+            rows: &rows,
+            weight: &weight,
+        };
+        let (rho, k, n) = rho_of_k0(Folds {
+            train: None,
+            also: Some(also),
+        });
+        assert_eq!((k, n), (1, 13));
+        if taught {
+            assert!(rho > 0.8, "{name}: {rho}");
+        } else {
+            assert_eq!(rho, alone, "{name}");
+        }
+    }
 }
