@@ -578,6 +578,8 @@ fn the_ranker_also_learns_from_a_store() {
         ),
         (simulate(missing), "no such file"),
         (simulate(clang_only), "no verified runs with gcc"),
+        // A campaign's dataset keeps no features of variants.
+        (simulate(db), "no verified runs with gcc"),
     ] {
         let o = polytune(&args);
         assert_eq!(o.status.code(), Some(2), "{args:?}: {o:?}");

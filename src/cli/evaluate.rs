@@ -402,10 +402,9 @@ pub(super) fn also_learned(
             }
             Some(l) if l.rows.is_empty() => {
                 return Err(super::Usage(format!(
-                    "--store {}: no verified runs with {} whose features this polytune computes (measure some with `collect --store {} --compiler {}`)",
+                    "--store {}: no verified runs with {} whose features this polytune computes\n  help: name a store that `collect --store` or the learned `optimize` wrote with {}",
                     path.display(),
                     compiler.as_str(),
-                    path.display(),
                     compiler.as_str()
                 ))
                 .into());

@@ -316,13 +316,28 @@ fn report(e: &anyhow::Error, status: ExitStatus) {
     eprintln!("{}", error_text(e, status));
 }
 
+/// The error and its causes, `what: why: …`, each cause once: an error
+/// whose message already quotes its cause (`database: {0}` of a SQLite
+/// error) is not followed by that cause again.
+fn chain_text(e: &anyhow::Error) -> String {
+    let mut text = e.to_string();
+    for cause in e.chain().skip(1) {
+        let m = cause.to_string();
+        if !text.contains(&m) {
+            text.push_str(": ");
+            text.push_str(&m);
+        }
+    }
+    text
+}
+
 /// An error in the one style of every error polytune prints, as clap
 /// prints usage errors: `error: what` (`file:line:col: error: what` where
 /// the input has a place), then `  help: …` lines.
 fn error_text(e: &anyhow::Error, status: ExitStatus) -> String {
     let mut text = match e.downcast_ref::<FrontendError>() {
         Some(fe) => fe.to_string(),
-        None => format!("{e:#}"),
+        None => chain_text(e),
     };
     for h in help::option_help(e) {
         text.push_str(&format!("\n  help: {h}"));
@@ -397,6 +412,18 @@ mod tests {
         assert_eq!(
             error_text(&bug, ExitStatus::Internal),
             "error: internal error: isl said no (please report)"
+        );
+        // Each cause once: a store error that quotes SQLite's is not
+        // followed by SQLite's again; a context is followed by its cause.
+        let sql = rusqlite::Connection::open_in_memory()
+            .unwrap()
+            .execute("SELECT * FROM variant_features", [])
+            .unwrap_err();
+        let store = anyhow::Error::from(crate::lab::store::StoreError::Sql(sql))
+            .context("reading s.sqlite");
+        assert_eq!(
+            error_text(&store, ExitStatus::Rejected),
+            "error: reading s.sqlite: database: no such table: variant_features: Error code 1: SQL error or missing database"
         );
         for not_a_place in [
             "a.c: error: x",

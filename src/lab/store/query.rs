@@ -139,6 +139,16 @@ impl Store {
     /// original timed in the same batch: what the ranker of the variant
     /// learns from, by kernel.
     pub fn featured(&self, family: Family, names: &[String]) -> Result<Vec<Featured>, StoreError> {
+        // A campaign's exported dataset keeps no features of variants:
+        // nothing to learn from, not a broken store.
+        let has_features: bool = self.conn.query_row(
+            "SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'variant_features')",
+            [],
+            |r| r.get(0),
+        )?;
+        if !has_features {
+            return Ok(Vec::new());
+        }
         let mut stmt = self.conn.prepare(
             "SELECT k.id, k.name, ma.cpu, m.size, m.threads, m.median, m.baseline, f.x,
                     (SELECT MIN(config) FROM variant_configs WHERE variant_id = v.id)
