@@ -506,7 +506,7 @@ fn the_ranker_also_learns_from_a_store() {
         with["kernels"], alone["kernels"],
         "more to learn from, another ranking"
     );
-    let e = json(&polytune(&[
+    let evaluate = [
         "evaluate",
         "--db",
         db,
@@ -514,18 +514,10 @@ fn the_ranker_also_learns_from_a_store() {
         "variant",
         "--store",
         store,
-        "--json",
-    ]));
+    ];
+    let e = json(&polytune(&[&evaluate[..], &["--json"]].concat()));
     assert_eq!(e["spaces"][0]["evaluation"]["kernels"], with["kernels"]);
-    let o = polytune(&[
-        "evaluate",
-        "--db",
-        db,
-        "--ranking",
-        "variant",
-        "--store",
-        store,
-    ]);
+    let o = polytune(&evaluate);
     succeeded(&o);
     let text = String::from_utf8_lossy(&o.stdout);
     assert!(text.contains("every fold also learned from"), "{text}");
