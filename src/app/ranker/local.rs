@@ -38,7 +38,7 @@ impl Local {
 
     /// Its runs as rows the leave-one-kernel-out folds also learn from
     /// (`evaluate`/`simulate --ranking variant --store`), weighted as in
-    /// [`fit`].
+    /// [`super::fit`].
     pub fn also(&self) -> crate::app::variants::Also<'_> {
         crate::app::variants::Also {
             kernels: &self.kernels,
