@@ -582,3 +582,79 @@ fn the_ranker_also_learns_from_a_store() {
     let v = ranker_figures(db, &["--compiler", "clang", "--store", clang_only]);
     assert_eq!(v["also_kernels"], 10, "{v}");
 }
+
+/// `--labels` with `--ranking variant`: the folds learn the speedups of
+/// the confirmed copy of the dataset (its fastest variants timed again),
+/// the same in `evaluate` and `simulate`, and say so; every kernel is
+/// still scored against --db's. Without the ranker, without the file or
+/// with a database of other variants, a usage error (exit 2).
+#[test]
+fn the_ranker_learns_the_labels_of_a_confirmed_copy() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = shipped_cut(dir.path());
+    let db = db.to_str().unwrap();
+    let kernels = "'gemm', 'atax', 'mvt', 'syrk', 'jacobi-2d-imper'";
+    let conf = cut(dir.path(), "dataset-confirmed.sqlite", kernels, 3);
+    let conf = conf.to_str().unwrap();
+    let alone = ranker_figures(db, &[]);
+    assert_eq!(alone["relabelled"], 0, "{alone}");
+    let with = ranker_figures(db, &["--labels", conf]);
+    let rows: u64 = (with["kernels"].as_array().unwrap().iter())
+        .map(|k| k["variants"].as_u64().unwrap())
+        .sum();
+    assert_eq!(with["relabelled"].as_u64(), Some(rows), "{with}");
+    assert_ne!(
+        with["kernels"], alone["kernels"],
+        "other labels, another ranking"
+    );
+    let evaluate = [
+        "evaluate",
+        "--db",
+        db,
+        "--ranking",
+        "variant",
+        "--labels",
+        conf,
+    ];
+    let e = json(&polytune(&[&evaluate[..], &["--json"]].concat()));
+    assert_eq!(e["spaces"][0]["evaluation"]["kernels"], with["kernels"]);
+    let o = polytune(&evaluate);
+    succeeded(&o);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        text.contains("from the database given (--labels)"),
+        "{text}"
+    );
+    // Another kernel's variants only (in a directory of its own: `cut`
+    // names its copy as the shipped file).
+    let elsewhere = dir.path().join("bicg");
+    std::fs::create_dir(&elsewhere).unwrap();
+    let others = cut(&elsewhere, "dataset.sqlite", "'bicg'", 3);
+    let missing = dir.path().join("none.sqlite");
+    let (others, missing) = (others.to_str().unwrap(), missing.to_str().unwrap());
+    let simulate = |labels| {
+        vec![
+            "simulate",
+            "--db",
+            db,
+            "--ranking",
+            "variant",
+            "--labels",
+            labels,
+        ]
+    };
+    for (args, says) in [
+        (vec!["evaluate", "--db", db, "--labels", conf], "--ranking"),
+        (
+            vec!["simulate", "--db", db, "--labels", conf],
+            "needs --ranking variant",
+        ),
+        (simulate(missing), "no such file"),
+        (simulate(others), "none of its variants"),
+    ] {
+        let o = polytune(&args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {o:?}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains(says), "{args:?}: {err}");
+    }
+}

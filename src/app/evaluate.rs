@@ -153,15 +153,16 @@ pub struct Ablation {
     pub mean_best_of_12: f64,
 }
 
-/// The variant ranker's report on `d` from table `t`; `ablations` adds
-/// the feature groups left out in turn; `progress(done, total)` after
+/// The variant ranker's report on `d` from table `t`, each fold learning
+/// from `besides` too; `ablations` adds the feature groups left out in
+/// turn; `progress(done, total)` after
 /// each evaluation (one per space and ablation).
 pub fn ranker_report(
     d: &Dataset,
     t: &crate::app::variants::VariantTable,
     ablations: bool,
     train_kernels: Option<usize>,
-    also: Option<crate::app::variants::Also<'_>>,
+    besides: crate::app::variants::Besides<'_>,
     progress: &dyn Fn(usize, usize),
 ) -> Result<RankerReport, crate::learn::LearnError> {
     use crate::app::variants::{Folds, feature_group, leave_one_kernel_out_from};
@@ -172,10 +173,7 @@ pub fn ranker_report(
         train_kernels,
         crate::learn::evaluate::Options::default().seed,
     );
-    let folds = Folds {
-        train: masks.as_deref(),
-        also,
-    };
+    let folds = Folds::new(masks.as_deref(), besides);
     let leave_one_kernel_out = |t, p, keep: &[usize]| leave_one_kernel_out_from(t, p, keep, folds);
     let params = crate::learn::rank::RankerParams::default();
     let all = t.labelled_by(d)?;

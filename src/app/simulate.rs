@@ -56,9 +56,10 @@ pub enum Predictions<'a> {
     /// features (the shipped `variants.json`), each kernel ranked by the
     /// ranker fitted to the others ([`VariantTable::leave_one_out_speedups`]):
     /// the one model the strategies see, as `optimize` follows it; each
-    /// fold also learns from the other programs' runs of the store given
-    /// (`--store`).
-    Ranker(&'a VariantTable, Option<crate::app::variants::Also<'a>>),
+    /// fold also learns from what `Besides` gives: the other programs'
+    /// runs of the stores (`--store`), the labels of a confirmed copy
+    /// (`--labels`).
+    Ranker(&'a VariantTable, crate::app::variants::Besides<'a>),
 }
 
 /// The stages whose progress is shown: the leave-one-out folds (when
@@ -101,13 +102,10 @@ pub fn simulate(
             progress(Event::Begins(Stage::Folds));
             evaluate::predictions_with(d, eo, &through(Stage::Folds, progress))?
         }
-        Predictions::Ranker(t, also) => {
+        Predictions::Ranker(t, besides) => {
             progress(Event::Begins(Stage::Folds));
             let masks = training_masks(d, eo.train_kernels, eo.seed);
-            let folds = crate::app::variants::Folds {
-                train: masks.as_deref(),
-                also,
-            };
+            let folds = crate::app::variants::Folds::new(masks.as_deref(), besides);
             let l = t.leave_one_out_speedups(d, &RankerParams::default(), folds)?;
             ranker = Some(RankerFigures {
                 evaluation: l.evaluation,

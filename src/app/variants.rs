@@ -31,8 +31,8 @@ use std::path::{Path, PathBuf};
 
 mod held_out;
 pub use held_out::{
-    Also, Evaluation, Folds, HeldOut, LeftOut, leave_one_kernel_out, leave_one_kernel_out_from,
-    same_program,
+    Also, Besides, Evaluation, Folds, HeldOut, LeftOut, leave_one_kernel_out,
+    leave_one_kernel_out_from, same_program,
 };
 
 /// Why the table could not be made.

@@ -85,6 +85,15 @@ pub(crate) struct Args {
     /// fold. What runs of new programs add to the ranking of the dataset's.
     #[arg(long, value_name = "FILE", requires = "ranking")]
     store: Vec<PathBuf>,
+    /// With --ranking variant: the folds learn the variants' speedups from DB.
+    ///
+    /// DB holds the same kernels' variants timed again:
+    /// models/dataset-confirmed.sqlite is the shipped dataset with each
+    /// kernel's fastest variants confirmed; a variant it lacks keeps --db's
+    /// speedup. Every kernel is still scored, and searches replayed,
+    /// against --db's measurements.
+    #[arg(long, value_name = "DB", requires = "ranking")]
+    labels: Option<PathBuf>,
 }
 
 pub(crate) fn run(a: Args, ui: &Ui) -> Result<()> {
@@ -101,9 +110,11 @@ pub(crate) fn run(a: Args, ui: &Ui) -> Result<()> {
     if a.ranking == Some(RankingBy::Variant) {
         return run_ranker(&a, &d, ui);
     }
-    if a.ablations || !a.store.is_empty() {
+    if a.ablations || !a.store.is_empty() || a.labels.is_some() {
         let what = if a.ablations {
             "--ablations"
+        } else if a.labels.is_some() {
+            "--labels"
         } else {
             "--store"
         };
@@ -216,6 +227,11 @@ fn run_ranker(a: &Args, d: &crate::learn::dataset::Dataset, ui: &Ui) -> Result<(
         .into());
     };
     let also = also_learned(&a.store, a.data.compiler)?;
+    let labels = learned_labels(a.labels.as_deref(), &a.data, d)?;
+    let besides = crate::app::variants::Besides {
+        also: also.as_ref().map(|l| l.also()),
+        labels: labels.as_ref(),
+    };
     let t = std::time::Instant::now();
     let r = counting(ui, "leave-one-out evaluations", |progress| {
         crate::app::evaluate::ranker_report(
@@ -223,7 +239,7 @@ fn run_ranker(a: &Args, d: &crate::learn::dataset::Dataset, ui: &Ui) -> Result<(
             &shipped.table,
             a.ablations,
             a.train_kernels.map(|n| n as usize),
-            also.as_ref().map(|l| l.also()),
+            besides,
             progress,
         )
     })?;
@@ -370,16 +386,62 @@ fn plots(d: &crate::learn::dataset::Dataset, e: &Evaluation, dir: &Path, ui: &Ui
     Ok(())
 }
 
-/// What the folds also learned from (`--store`), as a clause of the
-/// report's first sentence (empty without).
+/// What the folds also learned from (`--store`, `--labels`), as clauses
+/// of the report's first sentence (empty without).
 pub(super) fn also_learned_clause(e: Option<&crate::app::variants::Evaluation>) -> String {
-    match e {
-        Some(e) if e.also_rows > 0 => format!(
+    let Some(e) = e else {
+        return String::new();
+    };
+    let mut c = String::new();
+    if e.also_rows > 0 {
+        c += &format!(
             "; every fold also learned from {} runs of {} other programs in the store given (--store)",
             e.also_rows, e.also_kernels
-        ),
-        _ => String::new(),
+        );
     }
+    if e.relabelled > 0 {
+        c += &format!(
+            "; the folds learned the speedups of {} variants from the database given (--labels), each kernel scored against --db's",
+            e.relabelled
+        );
+    }
+    c
+}
+
+/// The measurements the variant ranker's folds learn their labels from
+/// (`evaluate`/`simulate --ranking variant --labels DB`), selected as
+/// `--db`'s are: a usage error when the file is missing or has none of
+/// `d`'s variants.
+pub(super) fn learned_labels(
+    path: Option<&Path>,
+    data: &DataArgs,
+    d: &crate::learn::dataset::Dataset,
+) -> Result<Option<crate::learn::dataset::Dataset>> {
+    let Some(path) = path else {
+        return Ok(None);
+    };
+    if !path.exists() {
+        return Err(super::Usage(format!(
+            "--labels {}: no such file (a campaign's database, as --db)",
+            path.display()
+        ))
+        .into());
+    }
+    let store = crate::lab::store::Store::open_read_only(path)?;
+    let l = crate::learn::dataset::Dataset::from_store(&store, &data.selection())
+        .with_context(|| format!("--labels {}: cannot read its dataset", path.display()))?;
+    let name = |x: &crate::learn::dataset::Dataset, r: &crate::learn::dataset::Row| {
+        (x.kernels[r.kernel].name.clone(), r.config.to_string())
+    };
+    let ours: std::collections::HashSet<_> = d.rows.iter().map(|r| name(d, r)).collect();
+    if !l.rows.iter().any(|r| ours.contains(&name(&l, r))) {
+        return Err(super::Usage(format!(
+            "--labels {}: none of its variants is one of --db's\n  help: name a copy of --db's campaign with variants timed again (models/dataset-confirmed.sqlite for the shipped dataset)",
+            path.display()
+        ))
+        .into());
+    }
+    Ok(Some(l))
 }
 
 /// The runs in the stores `stores` that the variant ranker's

@@ -42,6 +42,9 @@ pub struct Evaluation {
     /// ([`Folds::also`]; 0 without).
     pub also_kernels: usize,
     pub also_rows: usize,
+    /// The table's rows whose label the folds learned from
+    /// [`Folds::labels`] (0 without).
+    pub relabelled: usize,
     /// Each row's score when its kernel was held out, in the table's row
     /// order (the leave-one-out predictions `simulate --predictions`
     /// replays searches with).
@@ -96,6 +99,64 @@ pub struct Folds<'a> {
     pub train: Option<&'a [Vec<bool>]>,
     /// Other programs' runs every fold learns from too.
     pub also: Option<Also<'a>>,
+    /// The measurements the folds learn their labels from, when not the
+    /// table's own: the same kernels' variants timed again (a confirmed
+    /// copy of the dataset, `--labels`). A row it lacks keeps its own
+    /// label; each held-out kernel is scored against the table's labels
+    /// either way.
+    pub labels: Option<&'a Dataset>,
+}
+
+/// What every fold learns from besides the table's other kernels, as
+/// the command line gives it: other programs' runs (`--store`) and the
+/// measurements to learn the labels from (`--labels`).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Besides<'a> {
+    pub also: Option<Also<'a>>,
+    pub labels: Option<&'a Dataset>,
+}
+
+impl<'a> Folds<'a> {
+    /// Folds on the kernels `train` marks (all the others: `None`),
+    /// learning from `besides` too.
+    pub fn new(train: Option<&'a [Vec<bool>]>, besides: Besides<'a>) -> Folds<'a> {
+        Folds {
+            train,
+            also: besides.also,
+            labels: besides.labels,
+        }
+    }
+}
+
+/// Per row of `t`, the log speedup its folds learn from: `labels`'
+/// measurement of the same kernel and configuration where it has one,
+/// else the row's own; and how many rows took `labels`'.
+fn learned_labels(t: &VariantTable, labels: Option<&Dataset>) -> (Vec<f64>, usize) {
+    let own = t.rows.iter().map(|r| r.speedup.ln());
+    let Some(d) = labels else {
+        return (own.collect(), 0);
+    };
+    let measured: std::collections::HashMap<(&str, String), f64> = d
+        .rows
+        .iter()
+        .map(|r| {
+            let name = d.kernels[r.kernel].name.as_str();
+            ((name, r.config.to_string()), r.speedup.ln())
+        })
+        .collect();
+    let mut taken = 0;
+    let learned = t
+        .rows
+        .iter()
+        .zip(own)
+        .map(|(r, l)| {
+            let key = (t.kernels[r.kernel].as_str(), r.config.to_string());
+            let m = measured.get(&key).copied();
+            taken += usize::from(m.is_some());
+            m.unwrap_or(l)
+        })
+        .collect();
+    (learned, taken)
 }
 
 /// [`leave_one_kernel_out`], each held-out kernel `h`'s ranker fitted to
@@ -115,6 +176,7 @@ pub fn leave_one_kernel_out_from(
         .map(|r| keep.iter().map(|&i| r.x[i]).collect())
         .collect();
     let label: Vec<f64> = t.rows.iter().map(|r| r.speedup.ln()).collect();
+    let (learned, relabelled) = learned_labels(t, folds.labels);
     let mut kernels: Vec<usize> = t.rows.iter().map(|r| r.kernel).collect();
     kernels.sort_unstable();
     kernels.dedup();
@@ -125,7 +187,7 @@ pub fn leave_one_kernel_out_from(
             .collect();
         let mut tx: Vec<Vec<f64>> = train.iter().map(|&i| x[i].clone()).collect();
         let mut tg: Vec<usize> = train.iter().map(|&i| t.rows[i].kernel).collect();
-        let mut tl: Vec<f64> = train.iter().map(|&i| label[i]).collect();
+        let mut tl: Vec<f64> = train.iter().map(|&i| learned[i]).collect();
         let mut tw: Option<Vec<f64>> = None;
         if let Some(a) = folds.also {
             let w = tw.insert(vec![1.0; tx.len()]);
@@ -183,6 +245,7 @@ pub fn leave_one_kernel_out_from(
         kernels: held,
         also_kernels: folds.also.map_or(0, |a| a.kernels.len()),
         also_rows: folds.also.map_or(0, |a| a.rows.len()),
+        relabelled,
         scores,
     })
 }

@@ -227,8 +227,8 @@ fn other_programs_runs_teach_every_fold_but_their_namesakes() {
             weight: &weight,
         };
         let (rho, k, n) = rho_of_k0(Folds {
-            train: None,
             also: Some(also),
+            ..Folds::default()
         });
         assert_eq!((k, n), (1, 13));
         if taught {
@@ -237,4 +237,46 @@ fn other_programs_runs_teach_every_fold_but_their_namesakes() {
             assert_eq!(rho, alone, "{name}");
         }
     }
+}
+
+/// [`Folds::labels`]: the folds learn each row's label from the
+/// measurements given (where they have the row), and every held-out
+/// kernel is still scored against the table's own labels.
+#[test]
+fn the_folds_learn_the_labels_given_and_are_scored_against_their_own() {
+    let (d, t) = synthetic(3, 21);
+    let p = crate::learn::rank::RankerParams {
+        trees: 40,
+        depth: 3,
+        min_leaf: 2,
+        ..Default::default()
+    };
+    let run = |labels: Option<&Dataset>| {
+        let folds = Folds {
+            labels,
+            ..Folds::default()
+        };
+        t.leave_one_out_speedups(&d, &p, folds).unwrap().evaluation
+    };
+    let own = run(None);
+    assert_eq!(own.relabelled, 0);
+    let rho = |e: &Evaluation, k: usize| e.kernels[k].rank_correlation.unwrap();
+    assert!(rho(&own, 0) > 0.9, "{}", rho(&own, 0));
+    // The same measurements again: the same folds.
+    let same = run(Some(&d));
+    assert_eq!(same.relabelled, 63);
+    assert_eq!(same.scores, own.scores);
+    // Measured again the other way round: every fold learns that the
+    // larger `good` is slower, and is scored against the rows' own
+    // labels, which say the opposite.
+    let mut inverted = d.clone();
+    for r in &mut inverted.rows {
+        r.speedup = 1.0 / r.speedup;
+    }
+    let learned = run(Some(&inverted));
+    assert_eq!(learned.relabelled, 63);
+    assert!(rho(&learned, 0) < -0.9, "{}", rho(&learned, 0));
+    // A copy with only kernel k1's rows: the others keep their labels.
+    inverted.rows.retain(|r| r.kernel == 1);
+    assert_eq!(run(Some(&inverted)).relabelled, 21);
 }
