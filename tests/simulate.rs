@@ -482,6 +482,35 @@ fn ranker_figures(db: &str, extra: &[&str]) -> Value {
     v["ranker"]["evaluation"].clone()
 }
 
+/// `simulate --ranking variant` on `db` with `flag value`.
+fn ranker_simulate<'a>(db: &'a str, flag: &'a str, value: &'a str) -> Vec<&'a str> {
+    vec!["simulate", "--db", db, "--ranking", "variant", flag, value]
+}
+
+/// Each command line of `cases` fails with a usage error (exit 2) whose
+/// message says its text.
+fn usage_errors(cases: &[(Vec<&str>, &str)]) {
+    for (args, says) in cases {
+        let o = polytune(args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {o:?}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains(says), "{args:?}: {err}");
+    }
+}
+
+/// `evaluate --ranking variant` with `extra`: its folds rank each
+/// kernel as `simulate`'s did (`figures`, [`ranker_figures`]), and its
+/// markdown says `says`.
+fn evaluate_agrees(db: &str, extra: &[&str], figures: &Value, says: &str) {
+    let evaluate = [&["evaluate", "--db", db, "--ranking", "variant"][..], extra].concat();
+    let e = json(&polytune(&[&evaluate[..], &["--json"]].concat()));
+    assert_eq!(e["spaces"][0]["evaluation"]["kernels"], figures["kernels"]);
+    let o = polytune(&evaluate);
+    succeeded(&o);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.contains(says), "{text}");
+}
+
 /// `--store` with `--ranking variant`: every fold also learns from the
 /// runs of other programs in a store (here the shipped stores of two Zen 5
 /// campaigns, one or both), the same in `evaluate` and `simulate`; without the
@@ -506,21 +535,12 @@ fn the_ranker_also_learns_from_a_store() {
         with["kernels"], alone["kernels"],
         "more to learn from, another ranking"
     );
-    let evaluate = [
-        "evaluate",
-        "--db",
+    evaluate_agrees(
         db,
-        "--ranking",
-        "variant",
-        "--store",
-        store,
-    ];
-    let e = json(&polytune(&[&evaluate[..], &["--json"]].concat()));
-    assert_eq!(e["spaces"][0]["evaluation"]["kernels"], with["kernels"]);
-    let o = polytune(&evaluate);
-    succeeded(&o);
-    let text = String::from_utf8_lossy(&o.stdout);
-    assert!(text.contains("every fold also learned from"), "{text}");
+        &["--store", store],
+        &with,
+        "every fold also learned from",
+    );
     // Two stores, one after the other: the programs of both.
     let more = common::root().join("models/zen5-more-store.sqlite");
     let both = ranker_figures(db, &["--store", store, "--store", more.to_str().unwrap()]);
@@ -543,18 +563,8 @@ fn the_ranker_also_learns_from_a_store() {
         )
         .unwrap();
     let (missing, clang_only) = (missing.to_str().unwrap(), clang_only.to_str().unwrap());
-    let simulate = |store| {
-        vec![
-            "simulate",
-            "--db",
-            db,
-            "--ranking",
-            "variant",
-            "--store",
-            store,
-        ]
-    };
-    for (args, says) in [
+    let simulate = |store| ranker_simulate(db, "--store", store);
+    usage_errors(&[
         (vec!["evaluate", "--db", db, "--store", store], "--ranking"),
         (
             vec![
@@ -572,12 +582,7 @@ fn the_ranker_also_learns_from_a_store() {
         (simulate(clang_only), "no verified runs with gcc"),
         // A campaign's dataset keeps no features of variants.
         (simulate(db), "no verified runs with gcc"),
-    ] {
-        let o = polytune(&args);
-        assert_eq!(o.status.code(), Some(2), "{args:?}: {o:?}");
-        let err = String::from_utf8_lossy(&o.stderr);
-        assert!(err.contains(says), "{args:?}: {err}");
-    }
+    ]);
     // With clang, the same store teaches.
     let v = ranker_figures(db, &["--compiler", "clang", "--store", clang_only]);
     assert_eq!(v["also_kernels"], 10, "{v}");
@@ -607,23 +612,11 @@ fn the_ranker_learns_the_labels_of_a_confirmed_copy() {
         with["kernels"], alone["kernels"],
         "other labels, another ranking"
     );
-    let evaluate = [
-        "evaluate",
-        "--db",
+    evaluate_agrees(
         db,
-        "--ranking",
-        "variant",
-        "--labels",
-        conf,
-    ];
-    let e = json(&polytune(&[&evaluate[..], &["--json"]].concat()));
-    assert_eq!(e["spaces"][0]["evaluation"]["kernels"], with["kernels"]);
-    let o = polytune(&evaluate);
-    succeeded(&o);
-    let text = String::from_utf8_lossy(&o.stdout);
-    assert!(
-        text.contains("from the database given (--labels)"),
-        "{text}"
+        &["--labels", conf],
+        &with,
+        "from the database given (--labels)",
     );
     // Another kernel's variants only (in a directory of its own: `cut`
     // names its copy as the shipped file).
@@ -632,18 +625,8 @@ fn the_ranker_learns_the_labels_of_a_confirmed_copy() {
     let others = cut(&elsewhere, "dataset.sqlite", "'bicg'", 3);
     let missing = dir.path().join("none.sqlite");
     let (others, missing) = (others.to_str().unwrap(), missing.to_str().unwrap());
-    let simulate = |labels| {
-        vec![
-            "simulate",
-            "--db",
-            db,
-            "--ranking",
-            "variant",
-            "--labels",
-            labels,
-        ]
-    };
-    for (args, says) in [
+    let simulate = |labels| ranker_simulate(db, "--labels", labels);
+    usage_errors(&[
         (vec!["evaluate", "--db", db, "--labels", conf], "--ranking"),
         (
             vec!["simulate", "--db", db, "--labels", conf],
@@ -651,10 +634,5 @@ fn the_ranker_learns_the_labels_of_a_confirmed_copy() {
         ),
         (simulate(missing), "no such file"),
         (simulate(others), "none of its variants"),
-    ] {
-        let o = polytune(&args);
-        assert_eq!(o.status.code(), Some(2), "{args:?}: {o:?}");
-        let err = String::from_utf8_lossy(&o.stderr);
-        assert!(err.contains(says), "{args:?}: {err}");
-    }
+    ]);
 }
