@@ -307,7 +307,8 @@ fn search_with_the_ranker(
 /// trial table; `POLYTUNE_SEARCH=1` replays `bo` with the first one's
 /// scores; `POLYTUNE_BLEND=NAME:W` blends a log-time column into the
 /// scores instead of learning from it; `POLYTUNE_SHOW=KERNEL` lists a
-/// kernel's picks.
+/// kernel's picks; `POLYTUNE_LABELS=DB` has the folds learn DB's
+/// speedups (`--labels`).
 #[test]
 #[ignore = "minutes in release: 30 folds per setting and compiler"]
 fn ranker_settings_on_the_shipped_tables() {
@@ -456,12 +457,30 @@ fn ranker_settings_on_the_shipped_tables() {
         let keep: Vec<usize> = (0..t.names.len())
             .filter(|&i| blend.is_none_or(|(b, _)| b != i))
             .collect();
+        // `POLYTUNE_LABELS=DB`: the folds learn DB's speedups (`--labels`).
+        let labels: Option<Dataset> = std::env::var_os("POLYTUNE_LABELS").map(|db| {
+            let family = if compiler == "gcc" {
+                Family::Gcc
+            } else {
+                Family::Clang
+            };
+            let selection = Selection {
+                compiler: family,
+                ..Selection::default()
+            };
+            Dataset::from_store(&Store::open_read_only(db.as_ref()).unwrap(), &selection).unwrap()
+        });
         let chosen = settings
             .iter()
             .filter(|(name, _)| only.as_ref().is_none_or(|o| o.iter().any(|s| s == name)));
         for (k, (name, p)) in chosen.enumerate() {
             let t0 = std::time::Instant::now();
-            let mut e = leave_one_kernel_out(&t, p, &keep).unwrap();
+            let folds = polytune::app::variants::Folds {
+                labels: labels.as_ref(),
+                ..Default::default()
+            };
+            let mut e =
+                polytune::app::variants::leave_one_kernel_out_from(&t, p, &keep, folds).unwrap();
             if let Some((col, w)) = blend {
                 blended(&t, &mut e, col, w);
             }
