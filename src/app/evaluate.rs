@@ -155,8 +155,8 @@ pub struct Ablation {
 
 /// The variant ranker's report on `d` from table `t`, each fold learning
 /// from `besides` too; `ablations` adds the feature groups left out in
-/// turn; `progress(done, total)` after
-/// each evaluation (one per space and ablation).
+/// turn; `progress(done, total)` after each evaluation (one per space and
+/// ablation).
 pub fn ranker_report(
     d: &Dataset,
     t: &crate::app::variants::VariantTable,
