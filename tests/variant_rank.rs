@@ -308,7 +308,9 @@ fn search_with_the_ranker(
 /// scores; `POLYTUNE_BLEND=NAME:W` blends a log-time column into the
 /// scores instead of learning from it; `POLYTUNE_SHOW=KERNEL` lists a
 /// kernel's picks; `POLYTUNE_LABELS=DB` has the folds learn DB's
-/// speedups (`--labels`).
+/// speedups (`--labels`); `POLYTUNE_UCB=K1,K2` replays `bo` with the
+/// settings run taken as draws, scored by their mean plus K times their
+/// spread ([`optimistic`]).
 #[test]
 #[ignore = "minutes in release: 30 folds per setting and compiler"]
 fn ranker_settings_on_the_shipped_tables() {
@@ -410,11 +412,11 @@ fn ranker_settings_on_the_shipped_tables() {
         ),
     ];
     // The spread of a fit's figures from its draws alone: one chain on
-    // 80% of the kernels per tree, five seeds (`subsample 0.8` is seed 1).
+    // 80% of the kernels per tree, ten seeds (`subsample 0.8` is seed 1).
     let settings: Vec<(String, RankerParams)> = settings
         .into_iter()
         .map(|(n, p)| (n.to_string(), p))
-        .chain((2..=5).map(|seed| {
+        .chain((2..=10).map(|seed| {
             (
                 format!("subsample 0.8 seed {seed}"),
                 RankerParams {
@@ -473,6 +475,7 @@ fn ranker_settings_on_the_shipped_tables() {
         let chosen = settings
             .iter()
             .filter(|(name, _)| only.as_ref().is_none_or(|o| o.iter().any(|s| s == name)));
+        let mut every: Vec<Vec<f64>> = Vec::new();
         for (k, (name, p)) in chosen.enumerate() {
             let t0 = std::time::Instant::now();
             let folds = polytune::app::variants::Folds {
@@ -529,8 +532,46 @@ fn ranker_settings_on_the_shipped_tables() {
                 }
             }
             assert!(e.median_rank_correlation.is_some());
+            every.push(e.scores.clone());
+        }
+        // `POLYTUNE_UCB=K1,K2`: the settings run as draws of one ranker;
+        // per kernel each draw's scores standardized, then their mean plus
+        // K times their spread across the draws (optimism where the draws
+        // disagree), replayed as `optimize` would search with them.
+        if let Ok(ks) = std::env::var("POLYTUNE_UCB") {
+            for kappa in ks.split(',').map(|k| k.parse::<f64>().expect("a number")) {
+                println!(
+                    "{compiler}: mean + {kappa} x spread over {} draws",
+                    every.len()
+                );
+                replay_as_optimize(compiler, &t, &optimistic(&t, &every, kappa));
+            }
         }
     }
+}
+
+/// Per kernel, each draw's scores as z-scores; then the mean over the
+/// draws plus `kappa` times their standard deviation, row by row.
+fn optimistic(t: &VariantTable, draws: &[Vec<f64>], kappa: f64) -> Vec<f64> {
+    let n = t.rows.len();
+    let mut z = vec![vec![0.0; n]; draws.len()];
+    for k in 0..t.kernels.len() {
+        let rows: Vec<usize> = (0..n).filter(|&i| t.rows[i].kernel == k).collect();
+        for (d, s) in draws.iter().enumerate() {
+            let m = rows.iter().map(|&i| s[i]).sum::<f64>() / rows.len() as f64;
+            let v = rows.iter().map(|&i| (s[i] - m).powi(2)).sum::<f64>() / rows.len() as f64;
+            for &i in &rows {
+                z[d][i] = if v > 0.0 { (s[i] - m) / v.sqrt() } else { 0.0 };
+            }
+        }
+    }
+    (0..n)
+        .map(|i| {
+            let m = z.iter().map(|d| d[i]).sum::<f64>() / z.len() as f64;
+            let v = z.iter().map(|d| (d[i] - m).powi(2)).sum::<f64>() / z.len() as f64;
+            m + kappa * v.sqrt()
+        })
+        .collect()
 }
 
 /// A kernel's six best-scored variants against its six fastest, with the
