@@ -234,10 +234,7 @@ fn search_with_the_ranker(
         per_kernel.entry(r.kernel).or_default().push(i);
     }
     let spread = |rows: &[usize], f: &dyn Fn(usize) -> f64| {
-        let n = rows.len() as f64;
-        let m = rows.iter().map(|&i| f(i)).sum::<f64>() / n;
-        let v = rows.iter().map(|&i| (f(i) - m).powi(2)).sum::<f64>() / n;
-        (m, v.sqrt())
+        mean_sd(&rows.iter().map(|&i| f(i)).collect::<Vec<_>>())
     };
     let mut predicted_log = vec![0.0; t.rows.len()];
     for (&k, rows) in &per_kernel {
@@ -532,7 +529,7 @@ fn ranker_settings_on_the_shipped_tables() {
                 }
             }
             assert!(e.median_rank_correlation.is_some());
-            every.push(e.scores.clone());
+            every.push(e.scores);
         }
         // `POLYTUNE_UCB=K1,K2`: the settings run as draws of one ranker;
         // per kernel each draw's scores standardized, then their mean plus
@@ -558,20 +555,28 @@ fn optimistic(t: &VariantTable, draws: &[Vec<f64>], kappa: f64) -> Vec<f64> {
     for k in 0..t.kernels.len() {
         let rows: Vec<usize> = (0..n).filter(|&i| t.rows[i].kernel == k).collect();
         for (d, s) in draws.iter().enumerate() {
-            let m = rows.iter().map(|&i| s[i]).sum::<f64>() / rows.len() as f64;
-            let v = rows.iter().map(|&i| (s[i] - m).powi(2)).sum::<f64>() / rows.len() as f64;
+            let (m, sd) = mean_sd(&rows.iter().map(|&i| s[i]).collect::<Vec<_>>());
             for &i in &rows {
-                z[d][i] = if v > 0.0 { (s[i] - m) / v.sqrt() } else { 0.0 };
+                z[d][i] = if sd > 0.0 { (s[i] - m) / sd } else { 0.0 };
             }
         }
     }
     (0..n)
         .map(|i| {
-            let m = z.iter().map(|d| d[i]).sum::<f64>() / z.len() as f64;
-            let v = z.iter().map(|d| (d[i] - m).powi(2)).sum::<f64>() / z.len() as f64;
-            m + kappa * v.sqrt()
+            let (m, sd) = mean_sd(&z.iter().map(|d| d[i]).collect::<Vec<_>>());
+            m + kappa * sd
         })
         .collect()
+}
+
+/// The mean and the (population) standard deviation of `v`.
+fn mean_sd(v: &[f64]) -> (f64, f64) {
+    let n = v.len() as f64;
+    let m = v.iter().sum::<f64>() / n;
+    (
+        m,
+        (v.iter().map(|x| (x - m).powi(2)).sum::<f64>() / n).sqrt(),
+    )
 }
 
 /// A kernel's six best-scored variants against its six fastest, with the
